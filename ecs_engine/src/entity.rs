@@ -1,0 +1,407 @@
+//! Generational entity handles and the allocator that hands them out.
+//!
+//! An [`Entity`] is a slot index plus the generation of that slot. The
+//! [`EntityAllocator`] keeps one generation per slot and a first-in, first-out
+//! queue of free slots:
+//!
+//! - a freed slot goes to the back of the queue and is reused only after every
+//!   slot freed before it, so a handle that was just destroyed stays dead for as
+//!   long as possible;
+//! - every reuse bumps the slot's generation, so a stale handle never matches
+//!   the slot's new owner;
+//! - a slot whose generation has reached the limit is retired for good instead
+//!   of wrapping around to a generation an old handle might still carry.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::num::NonZeroU32;
+
+use crate::EcsError;
+
+/// A handle to an entity: a slot index and the generation of that slot.
+///
+/// Handles are plain values: cheap to copy, compare, hash and order (by index,
+/// then generation), and safe to keep. A handle whose slot was freed, or
+/// reused by a newer entity, is *stale*: every registry operation treats it as
+/// not alive. The generation is never zero, so `Option<Entity>` is as small as
+/// `Entity` (8 bytes).
+///
+/// # Examples
+///
+/// ```
+/// use ecs_engine::Entity;
+///
+/// assert_eq!(std::mem::size_of::<Option<Entity>>(), 8);
+/// assert!(Entity::NULL.is_null());
+/// let e = Entity::from_bits(5 | (2 << 32)).unwrap();
+/// assert_eq!((e.index(), e.generation()), (5, 2));
+/// assert_eq!(e.to_string(), "5:2");
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Entity {
+    index: u32,
+    generation: NonZeroU32,
+}
+
+impl Entity {
+    /// The null handle: never alive in any registry, and the value that
+    /// `Default` gives. Its index and generation are both `u32::MAX`.
+    pub const NULL: Entity = Entity {
+        index: u32::MAX,
+        generation: NonZeroU32::MAX,
+    };
+
+    /// The slot index: the position of the entity in the allocator and in
+    /// every sparse array.
+    #[inline]
+    pub const fn index(self) -> u32 {
+        self.index
+    }
+
+    /// The generation of the slot when this handle was made (1 for a slot's
+    /// first entity).
+    #[inline]
+    pub const fn generation(self) -> u32 {
+        self.generation.get()
+    }
+
+    /// `true` for [`Entity::NULL`].
+    #[inline]
+    pub const fn is_null(self) -> bool {
+        self.index == u32::MAX
+    }
+
+    /// The handle as one 64-bit value: the generation in the high 32 bits and
+    /// the index in the low 32 bits. Round-trips through [`Entity::from_bits`].
+    #[inline]
+    pub const fn to_bits(self) -> u64 {
+        ((self.generation.get() as u64) << 32) | self.index as u64
+    }
+
+    /// Rebuilds a handle from [`Entity::to_bits`]; `None` when the generation
+    /// part is zero, which no handle has.
+    #[inline]
+    pub const fn from_bits(bits: u64) -> Option<Entity> {
+        match NonZeroU32::new((bits >> 32) as u32) {
+            Some(generation) => Some(Entity {
+                index: bits as u32,
+                generation,
+            }),
+            None => None,
+        }
+    }
+
+    #[inline]
+    pub(crate) const fn new(index: u32, generation: NonZeroU32) -> Entity {
+        Entity { index, generation }
+    }
+}
+
+impl Default for Entity {
+    fn default() -> Self {
+        Entity::NULL
+    }
+}
+
+impl fmt::Debug for Entity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.index, self.generation)
+    }
+}
+
+impl fmt::Display for Entity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+/// The largest index a live entity can have; `u32::MAX` is the null index.
+const MAX_INDEX: u32 = u32::MAX - 1;
+
+/// Hands out [`Entity`] handles, reuses freed slots first-in, first-out and
+/// tracks which handles are alive.
+///
+/// Memory: 4 bytes per slot ever used (its generation), 1 bit per slot for the
+/// alive flag, and 4 bytes per free slot waiting in the queue.
+///
+/// # Examples
+///
+/// ```
+/// use ecs_engine::EntityAllocator;
+///
+/// let mut alloc = EntityAllocator::new();
+/// let a = alloc.allocate().unwrap();
+/// let b = alloc.allocate().unwrap();
+/// alloc.free(a).unwrap();
+/// alloc.free(b).unwrap();
+/// // Slot `a` was freed first, so it is reused first, with a new generation.
+/// let c = alloc.allocate().unwrap();
+/// assert_eq!((c.index(), c.generation()), (a.index(), a.generation() + 1));
+/// assert!(!alloc.is_alive(a));
+/// ```
+#[derive(Debug, Clone)]
+pub struct EntityAllocator {
+    /// Current generation of every slot ever used: the live entity's, or the
+    /// one the next entity in that slot will get.
+    generations: Vec<NonZeroU32>,
+    /// One bit per slot: set while the slot holds a live entity.
+    alive: Vec<u64>,
+    /// Free slots, oldest first.
+    free: VecDeque<u32>,
+    live: u32,
+    max_live: u32,
+    max_generation: NonZeroU32,
+    retired: u32,
+}
+
+impl Default for EntityAllocator {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl EntityAllocator {
+    /// An allocator with no live entity, allowing up to `u32::MAX - 1` live
+    /// entities and generations up to `u32::MAX`.
+    pub fn new() -> Self {
+        EntityAllocator {
+            generations: Vec::new(),
+            alive: Vec::new(),
+            free: VecDeque::new(),
+            live: 0,
+            max_live: MAX_INDEX,
+            max_generation: NonZeroU32::MAX,
+            retired: 0,
+        }
+    }
+
+    /// Limits the number of entities alive at once; [`allocate`](Self::allocate)
+    /// past it returns [`EcsError::TooManyEntities`]. Values above
+    /// `u32::MAX - 1` are clamped.
+    pub fn with_max_live(mut self, max_live: u32) -> Self {
+        self.max_live = max_live.min(MAX_INDEX);
+        self
+    }
+
+    /// Lowers the generation at which a slot is retired (default `u32::MAX`).
+    /// A slot whose entity had this generation is never reused. Useful for
+    /// tests of retirement, and for callers that pack handles into fewer bits.
+    pub fn with_max_generation(mut self, max_generation: NonZeroU32) -> Self {
+        self.max_generation = max_generation;
+        self
+    }
+
+    /// The configured limit of live entities.
+    pub fn max_live(&self) -> u32 {
+        self.max_live
+    }
+
+    /// Number of live entities.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.live as usize
+    }
+
+    /// `true` when no entity is alive.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    /// Number of slots retired because their generation reached the limit.
+    pub fn retired(&self) -> u32 {
+        self.retired
+    }
+
+    /// Number of slots ever used (live, free or retired): one past the largest
+    /// index handed out.
+    pub fn slot_count(&self) -> usize {
+        self.generations.len()
+    }
+
+    /// A new live handle: the oldest free slot with its bumped generation, or
+    /// a fresh slot when none is free.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::TooManyEntities`] when the live limit is reached or every
+    /// index is used up; nothing changes then.
+    pub fn allocate(&mut self) -> Result<Entity, EcsError> {
+        if self.live >= self.max_live {
+            return Err(EcsError::TooManyEntities {
+                limit: self.max_live,
+            });
+        }
+        let index = match self.free.pop_front() {
+            Some(index) => index,
+            None => {
+                let index = self.generations.len();
+                if index > MAX_INDEX as usize {
+                    return Err(EcsError::TooManyEntities {
+                        limit: self.max_live,
+                    });
+                }
+                self.generations.push(NonZeroU32::MIN);
+                if index % 64 == 0 {
+                    self.alive.push(0);
+                }
+                index as u32
+            }
+        };
+        self.set_alive(index, true);
+        self.live += 1;
+        Ok(Entity::new(index, self.generations[index as usize]))
+    }
+
+    /// Frees a live handle's slot: the handle and all its copies become stale.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::NoSuchEntity`] when `entity` is not alive (stale, null, or
+    /// never allocated); nothing changes then.
+    pub fn free(&mut self, entity: Entity) -> Result<(), EcsError> {
+        if !self.is_alive(entity) {
+            return Err(EcsError::NoSuchEntity { entity });
+        }
+        let index = entity.index();
+        self.set_alive(index, false);
+        self.live -= 1;
+        let generation = entity.generation;
+        if generation >= self.max_generation {
+            // Bumping would pass the limit (or wrap): retire the slot.
+            self.retired += 1;
+        } else {
+            self.generations[index as usize] = generation.saturating_add(1);
+            self.free.push_back(index);
+        }
+        Ok(())
+    }
+
+    /// `true` when `entity` is the current live occupant of its slot. Null,
+    /// stale and never-allocated handles are simply not alive.
+    #[inline]
+    pub fn is_alive(&self, entity: Entity) -> bool {
+        let index = entity.index() as usize;
+        match self.generations.get(index) {
+            Some(&generation) => generation == entity.generation && self.alive_bit(index),
+            None => false,
+        }
+    }
+
+    /// The live handle in slot `index`, if any.
+    pub fn entity_at(&self, index: u32) -> Option<Entity> {
+        let i = index as usize;
+        let generation = *self.generations.get(i)?;
+        self.alive_bit(i).then(|| Entity::new(index, generation))
+    }
+
+    /// Every live handle, by increasing index.
+    pub fn iter(&self) -> impl Iterator<Item = Entity> + '_ {
+        (0..self.generations.len() as u32).filter_map(|i| self.entity_at(i))
+    }
+
+    /// Bytes held on the heap by this allocator (capacity, not length).
+    pub fn heap_bytes(&self) -> usize {
+        self.generations.capacity() * 4 + self.alive.capacity() * 8 + self.free.capacity() * 4
+    }
+
+    #[inline]
+    fn alive_bit(&self, index: usize) -> bool {
+        self.alive[index / 64] & (1 << (index % 64)) != 0
+    }
+
+    #[inline]
+    fn set_alive(&mut self, index: u32, alive: bool) {
+        let (word, bit) = (index as usize / 64, index % 64);
+        if alive {
+            self.alive[word] |= 1 << bit;
+        } else {
+            self.alive[word] &= !(1 << bit);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fifo_reuse_bumps_generation() {
+        let mut alloc = EntityAllocator::new();
+        let e: Vec<Entity> = (0..4).map(|_| alloc.allocate().unwrap()).collect();
+        alloc.free(e[2]).unwrap();
+        alloc.free(e[0]).unwrap();
+        alloc.free(e[3]).unwrap();
+        let reused: Vec<(u32, u32)> = (0..4)
+            .map(|_| alloc.allocate().unwrap())
+            .map(|e| (e.index(), e.generation()))
+            .collect();
+        assert_eq!(reused, vec![(2, 2), (0, 2), (3, 2), (4, 1)]);
+        assert!(!alloc.is_alive(e[0]));
+        assert!(alloc.is_alive(e[1]));
+        assert_eq!(alloc.len(), 5);
+    }
+
+    #[test]
+    fn slot_is_retired_at_generation_limit() {
+        let mut alloc = EntityAllocator::new().with_max_generation(NonZeroU32::new(3).unwrap());
+        let mut e = alloc.allocate().unwrap();
+        for generation in 1..3 {
+            assert_eq!((e.index(), e.generation()), (0, generation));
+            alloc.free(e).unwrap();
+            e = alloc.allocate().unwrap();
+        }
+        assert_eq!((e.index(), e.generation()), (0, 3));
+        alloc.free(e).unwrap();
+        assert_eq!(alloc.retired(), 1);
+        let next = alloc.allocate().unwrap();
+        assert_eq!((next.index(), next.generation()), (1, 1));
+        assert!(!alloc.is_alive(e));
+    }
+
+    #[test]
+    fn default_limit_retires_instead_of_wrapping() {
+        let mut alloc = EntityAllocator::new();
+        let e = alloc.allocate().unwrap();
+        alloc.generations[0] = NonZeroU32::MAX;
+        let last = Entity::new(0, NonZeroU32::MAX);
+        assert!(alloc.is_alive(last));
+        assert!(!alloc.is_alive(e));
+        alloc.free(last).unwrap();
+        assert_eq!(alloc.retired(), 1);
+        assert_eq!(alloc.allocate().unwrap().index(), 1);
+    }
+
+    #[test]
+    fn live_limit_is_an_error() {
+        let mut alloc = EntityAllocator::new().with_max_live(2);
+        let a = alloc.allocate().unwrap();
+        alloc.allocate().unwrap();
+        assert_eq!(
+            alloc.allocate(),
+            Err(EcsError::TooManyEntities { limit: 2 })
+        );
+        alloc.free(a).unwrap();
+        assert!(alloc.allocate().is_ok());
+    }
+
+    #[test]
+    fn unknown_and_null_handles_are_not_alive() {
+        let mut alloc = EntityAllocator::new();
+        assert!(!alloc.is_alive(Entity::NULL));
+        let far = Entity::new(10_000_000, NonZeroU32::MIN);
+        assert!(!alloc.is_alive(far));
+        assert_eq!(alloc.free(far), Err(EcsError::NoSuchEntity { entity: far }));
+        let e = alloc.allocate().unwrap();
+        alloc.free(e).unwrap();
+        assert_eq!(alloc.free(e), Err(EcsError::NoSuchEntity { entity: e }));
+    }
+
+    #[test]
+    fn bits_round_trip() {
+        let e = Entity::new(7, NonZeroU32::new(9).unwrap());
+        assert_eq!(Entity::from_bits(e.to_bits()), Some(e));
+        assert_eq!(Entity::from_bits(7), None);
+        assert_eq!(format!("{e:?}"), "7:9");
+    }
+}

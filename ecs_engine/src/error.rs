@@ -1,0 +1,75 @@
+//! The crate's error type.
+
+use crate::Entity;
+
+/// Everything a registry operation can refuse. Each variant names the entity,
+/// the component or resource type, and what was expected; the registry is
+/// unchanged when one is returned.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EcsError {
+    /// The handle is null, stale (its slot was freed or reused) or was never
+    /// handed out by this registry.
+    #[error("entity {entity} is not alive (null, stale or never allocated)")]
+    NoSuchEntity {
+        /// The handle that was used.
+        entity: Entity,
+    },
+    /// The entity is alive but does not have the component.
+    #[error("entity {entity} has no component `{component}`")]
+    MissingComponent {
+        /// The entity asked about.
+        entity: Entity,
+        /// The component's type name.
+        component: &'static str,
+    },
+    /// `try_insert` found the component already there and kept the old value.
+    #[error("entity {entity} already has component `{component}`; use `insert` to replace it")]
+    ComponentExists {
+        /// The entity asked about.
+        entity: Entity,
+        /// The component's type name.
+        component: &'static str,
+    },
+    /// The configured limit of live entities is reached.
+    #[error("cannot spawn: the limit of {limit} live entities is reached")]
+    TooManyEntities {
+        /// The limit in force.
+        limit: u32,
+    },
+    /// No resource of this type is in the registry.
+    #[error("no resource `{resource}` in the registry")]
+    MissingResource {
+        /// The resource's type name.
+        resource: &'static str,
+    },
+    /// A pool or resource is already borrowed in a way that conflicts with
+    /// the borrow asked for (for example the same type twice in one view, or
+    /// two parallel systems writing one type).
+    #[error("cannot borrow `{name}` {wanted}: it is already borrowed {held}")]
+    BorrowConflict {
+        /// The component or resource type name.
+        name: &'static str,
+        /// The access that was asked for.
+        wanted: Access,
+        /// The access that holds it (`Access::Write` if any writer holds it).
+        held: Access,
+    },
+}
+
+/// How a component pool or a resource is accessed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Access {
+    /// Shared access: any number of readers at once.
+    Read,
+    /// Exclusive access: one writer and no reader.
+    Write,
+}
+
+impl std::fmt::Display for Access {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Access::Read => "for reading",
+            Access::Write => "for writing",
+        })
+    }
+}

@@ -1,0 +1,427 @@
+//! What a view asks for: [`Query`] terms (`&T`, `&mut T`, `Option<Q>`,
+//! [`Entity`] and tuples of them) and [`Filter`]s ([`With`], [`Without`]).
+//!
+//! A view borrows every pool its query names (a read lock for `&T`, a write
+//! lock for `&mut T`), picks the smallest pool among the required terms as
+//! the *driver*, walks the driver's dense entities and, for each, looks the
+//! entity up in the other pools in O(1). The lookup first tries the same
+//! dense position as in the driver, so pools that hold the same entities in
+//! the same order are joined without touching their sparse arrays.
+
+use std::marker::PhantomData;
+
+use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
+
+use crate::sparse_set::SparseIndex;
+use crate::{Access, Component, ComponentId, EcsError, Entity, Registry, SparseSet};
+
+mod sealed {
+    pub trait SealedQuery {}
+    pub trait SealedFilter {}
+}
+
+/// A component set a view iterates over, and the item it yields per entity.
+///
+/// Implemented (sealed) for:
+/// - `&T`: the entity must have `T`; yields `&T` (read access);
+/// - `&mut T`: the entity must have `T`; yields `&mut T` (write access);
+/// - `Option<Q>`: yields `Some` when the entity matches `Q`, else `None`;
+///   never restricts the entities visited;
+/// - [`Entity`]: yields the entity's handle;
+/// - tuples of up to 12 queries.
+///
+/// A query needs at least one required term (`&T` or `&mut T`) to drive the
+/// iteration; one without is rejected at compile time. The same component
+/// twice with a write (`(&mut A, &A)`) cannot be proven distinct at compile
+/// time on stable Rust: it is refused when the view is created (a panic from
+/// `Registry::view_mut`, an error from `RegistryCell::view`).
+pub trait Query: sealed::SealedQuery {
+    /// What the view yields for one entity.
+    type Item<'a>;
+    #[doc(hidden)]
+    type Borrow<'w>;
+    #[doc(hidden)]
+    type Cursor<'a>: Copy;
+    #[doc(hidden)]
+    const DRIVES: bool;
+
+    #[doc(hidden)]
+    fn borrow(registry: &Registry) -> Result<Self::Borrow<'_>, EcsError>;
+
+    #[doc(hidden)]
+    fn cursor<'a>(borrow: &'a mut Self::Borrow<'_>) -> Self::Cursor<'a>;
+
+    #[doc(hidden)]
+    fn driver<'a>(cursor: Self::Cursor<'a>) -> Option<&'a [Entity]>;
+
+    /// # Safety
+    ///
+    /// While an item fetched from `cursor` for `entity` is alive, the same
+    /// entity must not be fetched again from a cursor of the same borrow
+    /// (an `&mut T` item would be aliased).
+    #[doc(hidden)]
+    unsafe fn fetch<'a>(
+        cursor: Self::Cursor<'a>,
+        entity: Entity,
+        hint: usize,
+    ) -> Option<Self::Item<'a>>;
+
+    /// Registers the pools the query names and reports each with its access.
+    #[doc(hidden)]
+    fn declare(registry: &mut Registry, out: &mut dyn FnMut(ComponentId, Access));
+}
+
+/// Queries that only read: allowed on a shared `&Registry` (`Registry::view`).
+pub trait ReadOnlyQuery: Query {}
+
+impl<T: Component> sealed::SealedQuery for &T {}
+
+impl<T: Component> Query for &T {
+    type Item<'a> = &'a T;
+    type Borrow<'w> = Option<MappedRwLockReadGuard<'w, SparseSet<T>>>;
+    type Cursor<'a> = Option<&'a SparseSet<T>>;
+    const DRIVES: bool = true;
+
+    fn borrow(registry: &Registry) -> Result<Self::Borrow<'_>, EcsError> {
+        registry.pools.read::<T>()
+    }
+
+    fn cursor<'a>(borrow: &'a mut Self::Borrow<'_>) -> Self::Cursor<'a> {
+        borrow.as_deref()
+    }
+
+    fn driver<'a>(cursor: Self::Cursor<'a>) -> Option<&'a [Entity]> {
+        Some(cursor.map_or(&[], SparseSet::entities))
+    }
+
+    unsafe fn fetch<'a>(
+        cursor: Self::Cursor<'a>,
+        entity: Entity,
+        hint: usize,
+    ) -> Option<Self::Item<'a>> {
+        let pool = cursor?;
+        let i = pool.dense_index_hinted(entity, hint)?;
+        Some(&pool.components()[i])
+    }
+
+    fn declare(registry: &mut Registry, out: &mut dyn FnMut(ComponentId, Access)) {
+        out(registry.register::<T>(), Access::Read);
+    }
+}
+
+impl<T: Component> ReadOnlyQuery for &T {}
+
+/// The lookup parts of a write-locked pool and a raw pointer to its
+/// components, so a view can hand out `&mut T` for many entities at once.
+#[doc(hidden)]
+pub struct MutCursor<'a, T> {
+    dense: &'a [Entity],
+    sparse: &'a SparseIndex,
+    data: *mut T,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+impl<T> Clone for MutCursor<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for MutCursor<'_, T> {}
+
+impl<T> std::fmt::Debug for MutCursor<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MutCursor")
+            .field("len", &self.dense.len())
+            .finish()
+    }
+}
+
+// SAFETY: a `MutCursor` stands for `&'a mut [T]` split by entity; sharing it
+// across threads lets each thread build `&mut T` for distinct entities only
+// (the `Query::fetch` contract), which is sound when `T: Send + Sync`.
+unsafe impl<T: Send + Sync> Send for MutCursor<'_, T> {}
+// SAFETY: see the `Send` impl above.
+unsafe impl<T: Send + Sync> Sync for MutCursor<'_, T> {}
+
+impl<T: Component> sealed::SealedQuery for &mut T {}
+
+impl<T: Component> Query for &mut T {
+    type Item<'a> = &'a mut T;
+    type Borrow<'w> = Option<MappedRwLockWriteGuard<'w, SparseSet<T>>>;
+    type Cursor<'a> = Option<MutCursor<'a, T>>;
+    const DRIVES: bool = true;
+
+    fn borrow(registry: &Registry) -> Result<Self::Borrow<'_>, EcsError> {
+        registry.pools.write::<T>()
+    }
+
+    fn cursor<'a>(borrow: &'a mut Self::Borrow<'_>) -> Self::Cursor<'a> {
+        let (dense, sparse, data) = borrow.as_deref_mut()?.parts_mut();
+        Some(MutCursor {
+            dense,
+            sparse,
+            data,
+            _borrow: PhantomData,
+        })
+    }
+
+    fn driver<'a>(cursor: Self::Cursor<'a>) -> Option<&'a [Entity]> {
+        Some(cursor.map_or(&[], |c| c.dense))
+    }
+
+    unsafe fn fetch<'a>(
+        cursor: Self::Cursor<'a>,
+        entity: Entity,
+        hint: usize,
+    ) -> Option<Self::Item<'a>> {
+        let c = cursor?;
+        let i = SparseSet::<T>::locate(c.dense, c.sparse, entity, hint)?;
+        // SAFETY: `i < dense.len() == data.len()` (the sparse set's
+        // invariant), `data` comes from the write-locked pool borrowed for
+        // `'a`, and the caller fetches each entity (so each `i`) at most once
+        // while its item lives, so no two `&mut T` alias.
+        Some(unsafe { &mut *c.data.add(i) })
+    }
+
+    fn declare(registry: &mut Registry, out: &mut dyn FnMut(ComponentId, Access)) {
+        out(registry.register::<T>(), Access::Write);
+    }
+}
+
+impl<Q: Query> sealed::SealedQuery for Option<Q> {}
+
+impl<Q: Query> Query for Option<Q> {
+    type Item<'a> = Option<Q::Item<'a>>;
+    type Borrow<'w> = Q::Borrow<'w>;
+    type Cursor<'a> = Q::Cursor<'a>;
+    const DRIVES: bool = false;
+
+    fn borrow(registry: &Registry) -> Result<Self::Borrow<'_>, EcsError> {
+        Q::borrow(registry)
+    }
+
+    fn cursor<'a>(borrow: &'a mut Self::Borrow<'_>) -> Self::Cursor<'a> {
+        Q::cursor(borrow)
+    }
+
+    fn driver<'a>(_: Self::Cursor<'a>) -> Option<&'a [Entity]> {
+        None
+    }
+
+    unsafe fn fetch<'a>(
+        cursor: Self::Cursor<'a>,
+        entity: Entity,
+        hint: usize,
+    ) -> Option<Self::Item<'a>> {
+        // SAFETY: forwarded contract.
+        Some(unsafe { Q::fetch(cursor, entity, hint) })
+    }
+
+    fn declare(registry: &mut Registry, out: &mut dyn FnMut(ComponentId, Access)) {
+        Q::declare(registry, out);
+    }
+}
+
+impl<Q: ReadOnlyQuery> ReadOnlyQuery for Option<Q> {}
+
+impl sealed::SealedQuery for Entity {}
+
+impl Query for Entity {
+    type Item<'a> = Entity;
+    type Borrow<'w> = ();
+    type Cursor<'a> = ();
+    const DRIVES: bool = false;
+
+    fn borrow(_: &Registry) -> Result<(), EcsError> {
+        Ok(())
+    }
+
+    fn cursor<'a>(_: &'a mut ()) {}
+
+    fn driver<'a>(_: ()) -> Option<&'a [Entity]> {
+        None
+    }
+
+    unsafe fn fetch<'a>(_: Self::Cursor<'a>, entity: Entity, _: usize) -> Option<Self::Item<'a>> {
+        Some(entity)
+    }
+
+    fn declare(_: &mut Registry, _: &mut dyn FnMut(ComponentId, Access)) {}
+}
+
+impl ReadOnlyQuery for Entity {}
+
+macro_rules! query_tuple {
+    ($($name:ident $index:tt),+) => {
+        impl<$($name: Query),+> sealed::SealedQuery for ($($name,)+) {}
+
+        impl<$($name: Query),+> Query for ($($name,)+) {
+            type Item<'a> = ($($name::Item<'a>,)+);
+            type Borrow<'w> = ($($name::Borrow<'w>,)+);
+            type Cursor<'a> = ($($name::Cursor<'a>,)+);
+            const DRIVES: bool = $($name::DRIVES)||+;
+
+            fn borrow(registry: &Registry) -> Result<Self::Borrow<'_>, EcsError> {
+                Ok(($($name::borrow(registry)?,)+))
+            }
+
+            fn cursor<'a>(borrow: &'a mut Self::Borrow<'_>) -> Self::Cursor<'a> {
+                ($($name::cursor(&mut borrow.$index),)+)
+            }
+
+            fn driver<'a>(cursor: Self::Cursor<'a>) -> Option<&'a [Entity]> {
+                let mut best: Option<&'a [Entity]> = None;
+                $(
+                    if let Some(d) = $name::driver(cursor.$index) {
+                        if best.is_none_or(|b| d.len() < b.len()) {
+                            best = Some(d);
+                        }
+                    }
+                )+
+                best
+            }
+
+            unsafe fn fetch<'a>(
+                cursor: Self::Cursor<'a>,
+                entity: Entity,
+                hint: usize,
+            ) -> Option<Self::Item<'a>> {
+                // SAFETY: forwarded contract; each term has its own pool.
+                unsafe { Some(($($name::fetch(cursor.$index, entity, hint)?,)+)) }
+            }
+
+            fn declare(registry: &mut Registry, out: &mut dyn FnMut(ComponentId, Access)) {
+                $($name::declare(registry, out);)+
+            }
+        }
+
+        impl<$($name: ReadOnlyQuery),+> ReadOnlyQuery for ($($name,)+) {}
+    };
+}
+
+query_tuple!(A 0);
+query_tuple!(A 0, B 1);
+query_tuple!(A 0, B 1, C 2);
+query_tuple!(A 0, B 1, C 2, D 3);
+query_tuple!(A 0, B 1, C 2, D 3, E 4);
+query_tuple!(A 0, B 1, C 2, D 3, E 4, F 5);
+query_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
+query_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
+query_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8);
+query_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9);
+query_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
+query_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
+
+/// A condition on the visited entities that yields nothing: [`With`],
+/// [`Without`], `()` (no condition) and pairs of filters (both must hold).
+pub trait Filter: sealed::SealedFilter {
+    #[doc(hidden)]
+    type Borrow<'w>;
+    #[doc(hidden)]
+    type Cursor<'a>: Copy;
+
+    #[doc(hidden)]
+    fn borrow(registry: &Registry) -> Result<Self::Borrow<'_>, EcsError>;
+
+    #[doc(hidden)]
+    fn cursor<'a>(borrow: &'a Self::Borrow<'_>) -> Self::Cursor<'a>;
+
+    #[doc(hidden)]
+    fn matches(cursor: Self::Cursor<'_>, entity: Entity, hint: usize) -> bool;
+
+    /// Registers the pools the filter names; each is a read access.
+    #[doc(hidden)]
+    fn declare(registry: &mut Registry, out: &mut dyn FnMut(ComponentId, Access));
+}
+
+/// Filter: only entities that have component `C` (its value is not borrowed
+/// for the caller, but its pool is read-locked while the view lives).
+pub struct With<C>(PhantomData<fn() -> C>);
+
+/// Filter: only entities that do not have component `C` (its pool is
+/// read-locked while the view lives).
+pub struct Without<C>(PhantomData<fn() -> C>);
+
+macro_rules! presence_filter {
+    ($filter:ident, $keep_if_present:expr) => {
+        impl<C> std::fmt::Debug for $filter<C> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "{}<{}>", stringify!($filter), std::any::type_name::<C>())
+            }
+        }
+
+        impl<C: Component> sealed::SealedFilter for $filter<C> {}
+
+        impl<C: Component> Filter for $filter<C> {
+            type Borrow<'w> = Option<MappedRwLockReadGuard<'w, SparseSet<C>>>;
+            type Cursor<'a> = Option<&'a SparseSet<C>>;
+
+            fn borrow(registry: &Registry) -> Result<Self::Borrow<'_>, EcsError> {
+                registry.pools.read::<C>()
+            }
+
+            fn cursor<'a>(borrow: &'a Self::Borrow<'_>) -> Self::Cursor<'a> {
+                borrow.as_deref()
+            }
+
+            #[inline]
+            fn matches(cursor: Self::Cursor<'_>, entity: Entity, hint: usize) -> bool {
+                let present = cursor.is_some_and(|p| p.dense_index_hinted(entity, hint).is_some());
+                present == $keep_if_present
+            }
+
+            fn declare(registry: &mut Registry, out: &mut dyn FnMut(ComponentId, Access)) {
+                out(registry.register::<C>(), Access::Read);
+            }
+        }
+    };
+}
+
+presence_filter!(With, true);
+presence_filter!(Without, false);
+
+impl sealed::SealedFilter for () {}
+
+impl Filter for () {
+    type Borrow<'w> = ();
+    type Cursor<'a> = ();
+
+    fn borrow(_: &Registry) -> Result<(), EcsError> {
+        Ok(())
+    }
+
+    fn cursor<'a>(_: &'a ()) {}
+
+    #[inline]
+    fn matches(_: (), _: Entity, _: usize) -> bool {
+        true
+    }
+
+    fn declare(_: &mut Registry, _: &mut dyn FnMut(ComponentId, Access)) {}
+}
+
+impl<F: Filter, G: Filter> sealed::SealedFilter for (F, G) {}
+
+impl<F: Filter, G: Filter> Filter for (F, G) {
+    type Borrow<'w> = (F::Borrow<'w>, G::Borrow<'w>);
+    type Cursor<'a> = (F::Cursor<'a>, G::Cursor<'a>);
+
+    fn borrow(registry: &Registry) -> Result<Self::Borrow<'_>, EcsError> {
+        Ok((F::borrow(registry)?, G::borrow(registry)?))
+    }
+
+    fn cursor<'a>(borrow: &'a Self::Borrow<'_>) -> Self::Cursor<'a> {
+        (F::cursor(&borrow.0), G::cursor(&borrow.1))
+    }
+
+    #[inline]
+    fn matches(cursor: Self::Cursor<'_>, entity: Entity, hint: usize) -> bool {
+        F::matches(cursor.0, entity, hint) && G::matches(cursor.1, entity, hint)
+    }
+
+    fn declare(registry: &mut Registry, out: &mut dyn FnMut(ComponentId, Access)) {
+        F::declare(registry, out);
+        G::declare(registry, out);
+    }
+}

@@ -1,0 +1,533 @@
+//! The registry: the world's entities, component pools and resources.
+
+use std::any::type_name;
+
+use crate::pools::Pools;
+use crate::query::{Filter, ReadOnlyQuery};
+use crate::resources::Resources;
+use crate::{
+    Bundle, Component, ComponentId, ComponentInfo, EcsError, Entity, EntityAllocator, Query,
+    RegistryCell, SparseSet, View,
+};
+
+/// The world: entities, one [`SparseSet`] per component type, and resources.
+///
+/// Every operation that takes an [`Entity`] treats a null, stale or unknown
+/// handle as not alive: it returns `None`, `false` or
+/// [`EcsError::NoSuchEntity`], and never touches another entity's data.
+/// Component values are dropped exactly once when they leave the world
+/// (remove, replace, despawn, clear or the registry's drop).
+///
+/// `&self` methods only read; `&mut self` methods change values or
+/// structure. For parallel systems that each write different pools, borrow
+/// the registry as a [`RegistryCell`].
+///
+/// # Examples
+///
+/// ```
+/// use ecs_engine::Registry;
+///
+/// #[derive(Debug, PartialEq)]
+/// struct Health(i32);
+///
+/// let mut registry = Registry::new();
+/// let ship = registry.spawn((Health(3), "ship"));
+/// assert_eq!(registry.insert(ship, Health(2)), Ok(Some(Health(3))));
+/// assert!(registry.has::<(Health, &str)>(ship));
+/// registry.despawn(ship).unwrap();
+/// assert_eq!(registry.get::<Health>(ship), None);
+/// assert!(registry.despawn(ship).is_err());
+/// ```
+#[derive(Debug, Default)]
+pub struct Registry {
+    allocator: EntityAllocator,
+    pub(crate) pools: Pools,
+    resources: Resources,
+}
+
+/// The value [`Registry::try_insert`] refused, with the reason.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{error}")]
+pub struct InsertError<T> {
+    /// Why the value was refused.
+    pub error: EcsError,
+    /// The value, given back untouched.
+    pub value: T,
+}
+
+fn missing<T>(entity: Entity) -> EcsError {
+    EcsError::MissingComponent {
+        entity,
+        component: type_name::<T>(),
+    }
+}
+
+impl Registry {
+    /// An empty registry with the default entity limit (`u32::MAX - 1`).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// An empty registry using `allocator` (for its limits:
+    /// [`EntityAllocator::with_max_live`],
+    /// [`EntityAllocator::with_max_generation`]).
+    pub fn with_allocator(allocator: EntityAllocator) -> Self {
+        Registry {
+            allocator,
+            ..Self::default()
+        }
+    }
+
+    /// The entity allocator (read-only): live handles, limits, slot counts.
+    pub fn entities(&self) -> &EntityAllocator {
+        &self.allocator
+    }
+
+    // --- entities -------------------------------------------------------
+
+    /// Spawns an entity with the components of `bundle` (a tuple; `()` for
+    /// none).
+    ///
+    /// # Panics
+    ///
+    /// When the live-entity limit is reached; [`try_spawn`](Self::try_spawn)
+    /// returns the error instead.
+    #[track_caller]
+    pub fn spawn<B: Bundle>(&mut self, bundle: B) -> Entity {
+        self.try_spawn(bundle)
+            .unwrap_or_else(|e| panic!("Registry::spawn: {e}"))
+    }
+
+    /// Spawns an entity with no component.
+    ///
+    /// # Panics
+    ///
+    /// When the live-entity limit is reached.
+    #[track_caller]
+    pub fn spawn_empty(&mut self) -> Entity {
+        self.spawn(())
+    }
+
+    /// Spawns an entity with the components of `bundle`.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::TooManyEntities`] when the live-entity limit is reached;
+    /// the bundle is dropped and the registry is unchanged.
+    pub fn try_spawn<B: Bundle>(&mut self, bundle: B) -> Result<Entity, EcsError> {
+        let entity = self.allocator.allocate()?;
+        bundle.insert_into(self, entity);
+        Ok(entity)
+    }
+
+    /// Spawns one entity per bundle, reserving room in each pool first from
+    /// the iterator's size hint, and returns the handles in order.
+    ///
+    /// # Panics
+    ///
+    /// When the live-entity limit is reached (the entities spawned before
+    /// stay alive).
+    #[track_caller]
+    pub fn spawn_batch<B: Bundle>(&mut self, bundles: impl IntoIterator<Item = B>) -> Vec<Entity> {
+        let bundles = bundles.into_iter();
+        B::reserve(self, bundles.size_hint().0);
+        bundles.map(|bundle| self.spawn(bundle)).collect()
+    }
+
+    /// Destroys `entity` and drops all its components. Its handle, and every
+    /// copy of it, becomes stale.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::NoSuchEntity`] when `entity` is not alive.
+    pub fn despawn(&mut self, entity: Entity) -> Result<(), EcsError> {
+        self.allocator.free(entity)?;
+        self.pools.remove_entity(entity);
+        Ok(())
+    }
+
+    /// `true` when `entity` is alive in this registry.
+    #[inline]
+    pub fn is_alive(&self, entity: Entity) -> bool {
+        self.allocator.is_alive(entity)
+    }
+
+    /// Number of live entities.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.allocator.len()
+    }
+
+    /// `true` when no entity is alive.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.allocator.is_empty()
+    }
+
+    /// Despawns every entity (dropping every component). Resources stay.
+    pub fn clear(&mut self) {
+        let live: Vec<Entity> = self.allocator.iter().collect();
+        for entity in live {
+            self.allocator
+                .free(entity)
+                .expect("entity listed as alive by the allocator");
+        }
+        self.pools.clear();
+    }
+
+    // --- components -----------------------------------------------------
+
+    /// The id of `T` in this registry, creating its (empty) pool on first
+    /// use. A view over a registered type nobody has inserted yet is empty.
+    pub fn register<T: Component>(&mut self) -> ComponentId {
+        self.pools.register::<T>()
+    }
+
+    /// The id of `T`, if it has a pool.
+    pub fn component_id<T: Component>(&self) -> Option<ComponentId> {
+        self.pools.id_of::<T>()
+    }
+
+    /// What the registry knows of component type `id`.
+    pub fn component_info(&self, id: ComponentId) -> Option<&ComponentInfo> {
+        self.pools.info(id)
+    }
+
+    /// Number of component types with a pool (ids `0..component_types()`).
+    pub fn component_types(&self) -> usize {
+        self.pools.len()
+    }
+
+    /// Gives `entity` the component `value`; returns the value it replaces,
+    /// like `HashMap::insert`.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::NoSuchEntity`] when `entity` is not alive (`value` is
+    /// dropped).
+    pub fn insert<T: Component>(
+        &mut self,
+        entity: Entity,
+        value: T,
+    ) -> Result<Option<T>, EcsError> {
+        self.check_alive(entity)?;
+        Ok(self.pools.get_or_create::<T>().insert(entity, value))
+    }
+
+    /// Gives `entity` the component `value` unless it already has one.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::ComponentExists`] when `entity` already has a `T`, or
+    /// [`EcsError::NoSuchEntity`] when it is not alive; either way `value`
+    /// comes back in the error and nothing changes.
+    pub fn try_insert<T: Component>(
+        &mut self,
+        entity: Entity,
+        value: T,
+    ) -> Result<&mut T, InsertError<T>> {
+        if let Err(error) = self.check_alive(entity) {
+            return Err(InsertError { error, value });
+        }
+        let pool = self.pools.get_or_create::<T>();
+        if pool.contains(entity) {
+            let error = EcsError::ComponentExists {
+                entity,
+                component: type_name::<T>(),
+            };
+            return Err(InsertError { error, value });
+        }
+        pool.insert(entity, value);
+        Ok(pool.get_mut(entity).expect("just inserted"))
+    }
+
+    /// Gives `entity` every component of `bundle`, replacing (and dropping)
+    /// those it already had.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::NoSuchEntity`] when `entity` is not alive (the bundle is
+    /// dropped).
+    pub fn insert_bundle<B: Bundle>(&mut self, entity: Entity, bundle: B) -> Result<(), EcsError> {
+        self.check_alive(entity)?;
+        bundle.insert_into(self, entity);
+        Ok(())
+    }
+
+    /// Takes `entity`'s `T` out of the registry.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::NoSuchEntity`] when `entity` is not alive;
+    /// [`EcsError::MissingComponent`] when it has no `T`.
+    pub fn remove<T: Component>(&mut self, entity: Entity) -> Result<T, EcsError> {
+        self.check_alive(entity)?;
+        self.pools
+            .get_mut::<T>()
+            .and_then(|pool| pool.remove(entity))
+            .ok_or_else(|| missing::<T>(entity))
+    }
+
+    /// Removes (and drops) every component of `B` that `entity` has.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::NoSuchEntity`] when `entity` is not alive.
+    pub fn remove_bundle<B: Bundle>(&mut self, entity: Entity) -> Result<(), EcsError> {
+        self.check_alive(entity)?;
+        B::remove_from(self, entity);
+        Ok(())
+    }
+
+    /// Removes (and drops) `entity`'s component of type `id`; `true` if it
+    /// had one.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::NoSuchEntity`] when `entity` is not alive.
+    pub fn remove_by_id(&mut self, entity: Entity, id: ComponentId) -> Result<bool, EcsError> {
+        self.check_alive(entity)?;
+        Ok(self.pools.remove_by_id(id, entity))
+    }
+
+    /// `true` when `entity` is alive and has every component type of `B`
+    /// (a tuple type, e.g. `has::<(Position, Velocity)>`).
+    pub fn has<B: Bundle>(&self, entity: Entity) -> bool {
+        B::contained_in(self, entity)
+    }
+
+    /// `true` when `entity` is alive and has component type `id`.
+    pub fn has_id(&self, entity: Entity, id: ComponentId) -> bool {
+        self.is_alive(entity) && self.pools.contains_by_id(id, entity)
+    }
+
+    /// `entity`'s `T`; `None` when it has none or is not alive.
+    #[inline]
+    pub fn get<T: Component>(&self, entity: Entity) -> Option<&T> {
+        self.pools.get::<T>()?.get(entity)
+    }
+
+    /// `entity`'s `T`, mutable; `None` when it has none or is not alive.
+    #[inline]
+    pub fn get_mut<T: Component>(&mut self, entity: Entity) -> Option<&mut T> {
+        self.pools.get_mut::<T>()?.get_mut(entity)
+    }
+
+    /// `entity`'s `T`, or an error that says why not.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::NoSuchEntity`] when `entity` is not alive;
+    /// [`EcsError::MissingComponent`] when it has no `T`.
+    pub fn component<T: Component>(&self, entity: Entity) -> Result<&T, EcsError> {
+        self.check_alive(entity)?;
+        self.get(entity).ok_or_else(|| missing::<T>(entity))
+    }
+
+    /// `entity`'s `T`, mutable, or an error that says why not.
+    ///
+    /// # Errors
+    ///
+    /// As [`component`](Self::component).
+    pub fn component_mut<T: Component>(&mut self, entity: Entity) -> Result<&mut T, EcsError> {
+        self.check_alive(entity)?;
+        self.get_mut(entity).ok_or_else(|| missing::<T>(entity))
+    }
+
+    /// The pool of `T` (read-only); `None` before `T` is first used.
+    pub fn pool<T: Component>(&self) -> Option<&SparseSet<T>> {
+        self.pools.get::<T>()
+    }
+
+    /// Number of entities with a `T`.
+    pub fn count<T: Component>(&self) -> usize {
+        self.pool::<T>().map_or(0, SparseSet::len)
+    }
+
+    /// Number of entities with component type `id`.
+    pub fn count_id(&self, id: ComponentId) -> usize {
+        self.pools.len_by_id(id)
+    }
+
+    // --- views ----------------------------------------------------------
+
+    /// A read-only view over `Q` (e.g. `(Entity, &Position, Option<&Name>)`).
+    ///
+    /// # Panics
+    ///
+    /// Never for a well-formed program: read locks taken through `&self`
+    /// cannot conflict, since write locks need `&mut Registry`.
+    #[track_caller]
+    pub fn view<Q: ReadOnlyQuery>(&self) -> View<'_, Q> {
+        View::new(self).unwrap_or_else(|e| panic!("Registry::view: {e}"))
+    }
+
+    /// A view over `Q` that may write components (e.g.
+    /// `(&mut Position, &Velocity)`).
+    ///
+    /// # Panics
+    ///
+    /// When `Q` names one component type twice and one of them is `&mut`.
+    #[track_caller]
+    pub fn view_mut<Q: Query>(&mut self) -> View<'_, Q> {
+        View::new(self)
+            .unwrap_or_else(|e| panic!("Registry::view_mut: query names a type twice: {e}"))
+    }
+
+    /// A view over `Q` with filter `F` (e.g. `Without<Frozen>`), for code
+    /// that names the filter as a type.
+    ///
+    /// # Panics
+    ///
+    /// As [`view_mut`](Self::view_mut), also for a filter type the query
+    /// writes.
+    #[track_caller]
+    pub fn view_filtered<Q: Query, F: Filter>(&mut self) -> View<'_, Q, F> {
+        View::new(self).unwrap_or_else(|e| panic!("Registry::view_filtered: {e}"))
+    }
+
+    /// Visits every entity matching `Q` once, like [`View::each_with_entity`],
+    /// and lets the closure despawn the visited entity or remove its
+    /// components through [`EntityChanges`]. The changes are applied when
+    /// the pass ends, so every other entity is still visited exactly once;
+    /// returns the number of changes applied.
+    ///
+    /// # Panics
+    ///
+    /// As [`view_mut`](Self::view_mut).
+    #[track_caller]
+    pub fn visit<Q: Query>(
+        &mut self,
+        mut f: impl FnMut(Entity, Q::Item<'_>, &mut EntityChanges),
+    ) -> usize {
+        let mut changes = EntityChanges::default();
+        self.view_mut::<Q>().each_with_entity(|entity, item| {
+            changes.entity = entity;
+            f(entity, item, &mut changes);
+        });
+        let count = changes.pending.len();
+        for (entity, change) in changes.pending {
+            // An entity despawned by an earlier change of this pass is skipped.
+            if self.is_alive(entity) {
+                match change {
+                    Change::Despawn => self.despawn(entity).expect("checked alive"),
+                    Change::Remove(remove) => remove(self, entity),
+                }
+            }
+        }
+        count
+    }
+
+    /// Despawns every entity matching `Q` for which `keep` returns `false`;
+    /// returns how many were despawned.
+    ///
+    /// # Panics
+    ///
+    /// As [`view_mut`](Self::view_mut).
+    #[track_caller]
+    pub fn retain<Q: Query>(&mut self, mut keep: impl FnMut(Q::Item<'_>) -> bool) -> usize {
+        self.visit::<Q>(|_, item, changes| {
+            if !keep(item) {
+                changes.despawn();
+            }
+        })
+    }
+
+    /// Borrows the registry for parallel systems: every pool and resource
+    /// is then reached through its lock.
+    pub fn cell(&mut self) -> RegistryCell<'_> {
+        RegistryCell::new(self)
+    }
+
+    // --- resources ------------------------------------------------------
+
+    /// Stores `value` as the resource of its type; returns the one it
+    /// replaces.
+    pub fn insert_resource<R: Send + Sync + 'static>(&mut self, value: R) -> Option<R> {
+        self.resources.insert(value)
+    }
+
+    /// Takes the resource of type `R` out.
+    pub fn remove_resource<R: Send + Sync + 'static>(&mut self) -> Option<R> {
+        self.resources.remove::<R>()
+    }
+
+    /// The resource of type `R`.
+    pub fn resource<R: Send + Sync + 'static>(&self) -> Option<&R> {
+        self.resources.get::<R>()
+    }
+
+    /// The resource of type `R`, mutable.
+    pub fn resource_mut<R: Send + Sync + 'static>(&mut self) -> Option<&mut R> {
+        self.resources.get_mut::<R>()
+    }
+
+    /// `true` when a resource of type `R` is stored.
+    pub fn contains_resource<R: Send + Sync + 'static>(&self) -> bool {
+        self.resources.contains::<R>()
+    }
+
+    pub(crate) fn resources(&self) -> &Resources {
+        &self.resources
+    }
+
+    // --- memory ---------------------------------------------------------
+
+    /// Bytes the registry holds on the heap for entities and components
+    /// (allocator, sparse pages, dense arrays, component capacity; not
+    /// resources).
+    pub fn heap_bytes(&self) -> usize {
+        self.allocator.heap_bytes() + self.pools.heap_bytes()
+    }
+
+    #[inline]
+    fn check_alive(&self, entity: Entity) -> Result<(), EcsError> {
+        if self.allocator.is_alive(entity) {
+            Ok(())
+        } else {
+            Err(EcsError::NoSuchEntity { entity })
+        }
+    }
+}
+
+type RemoveFn = fn(&mut Registry, Entity);
+
+enum Change {
+    Despawn,
+    Remove(RemoveFn),
+}
+
+/// Structural changes to the entity being visited by [`Registry::visit`],
+/// applied when the pass ends.
+#[derive(Default)]
+pub struct EntityChanges {
+    entity: Entity,
+    pending: Vec<(Entity, Change)>,
+}
+
+impl std::fmt::Debug for EntityChanges {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EntityChanges")
+            .field("entity", &self.entity)
+            .field("pending", &self.pending.len())
+            .finish()
+    }
+}
+
+impl EntityChanges {
+    /// Despawns the visited entity when the pass ends.
+    pub fn despawn(&mut self) {
+        self.pending.push((self.entity, Change::Despawn));
+    }
+
+    /// Removes (and drops) the visited entity's `T` when the pass ends.
+    pub fn remove<T: Component>(&mut self) {
+        fn remove<T: Component>(registry: &mut Registry, entity: Entity) {
+            if let Some(pool) = registry.pools.get_mut::<T>() {
+                pool.remove(entity);
+            }
+        }
+        self.pending
+            .push((self.entity, Change::Remove(remove::<T>)));
+    }
+}

@@ -1,0 +1,323 @@
+//! The sparse set: one per component type.
+//!
+//! Invariants, for every `i < len`:
+//! - `dense[i]` is the entity whose component is `data[i]`;
+//! - `sparse[dense[i].index()] == i`;
+//! - every other sparse slot is empty.
+//!
+//! The sparse array is paged: a page of [`PAGE_LEN`] slots is allocated the
+//! first time an index in its range is stored, so one entity with index
+//! 10,000,000 costs one page, not ten million slots. Removal moves the last
+//! element into the hole (swap-and-pop), so the dense arrays stay packed and
+//! iteration touches only live components. See EnTT's and shipyard's sparse
+//! sets for the same layout.
+
+use crate::Entity;
+
+/// Slots per page of the sparse array (16 KiB of `u32` per page).
+pub const PAGE_LEN: usize = 4096;
+const EMPTY: u32 = u32::MAX;
+
+/// A paged map from entity index to dense position.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct SparseIndex {
+    pages: Vec<Option<Box<[u32]>>>,
+}
+
+impl SparseIndex {
+    #[inline]
+    fn get(&self, index: u32) -> Option<usize> {
+        let index = index as usize;
+        let page = self.pages.get(index / PAGE_LEN)?.as_ref()?;
+        let slot = page[index % PAGE_LEN];
+        (slot != EMPTY).then_some(slot as usize)
+    }
+
+    #[inline]
+    fn set(&mut self, index: u32, dense: usize) {
+        let index = index as usize;
+        let page_number = index / PAGE_LEN;
+        if page_number >= self.pages.len() {
+            self.pages.resize_with(page_number + 1, || None);
+        }
+        let page = self.pages[page_number].get_or_insert_with(|| vec![EMPTY; PAGE_LEN].into());
+        page[index % PAGE_LEN] = dense as u32;
+    }
+
+    #[inline]
+    fn clear_slot(&mut self, index: u32) {
+        let index = index as usize;
+        if let Some(Some(page)) = self.pages.get_mut(index / PAGE_LEN) {
+            page[index % PAGE_LEN] = EMPTY;
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        let pages = self.pages.iter().flatten().count();
+        self.pages.capacity() * std::mem::size_of::<Option<Box<[u32]>>>() + pages * PAGE_LEN * 4
+    }
+}
+
+/// The components of one type, packed densely, with O(1) lookup by entity.
+///
+/// `entities()`, `components()` and `components_mut()` are slices of equal
+/// length, in the same order: `components()[i]` belongs to `entities()[i]`.
+/// The order changes on removal (the last element fills the hole). A
+/// zero-sized component costs no component memory: only the dense entity and
+/// the sparse slot.
+///
+/// # Examples
+///
+/// ```
+/// use ecs_engine::{Registry, SparseSet};
+///
+/// let mut registry = Registry::new();
+/// let a = registry.spawn((1u32,));
+/// let b = registry.spawn((2u32,));
+/// let pool: &SparseSet<u32> = registry.pool::<u32>().unwrap();
+/// assert_eq!(pool.entities(), &[a, b]);
+/// assert_eq!(pool.components(), &[1, 2]);
+/// assert_eq!(pool.get(b), Some(&2));
+/// ```
+#[derive(Debug, Clone)]
+pub struct SparseSet<T> {
+    sparse: SparseIndex,
+    dense: Vec<Entity>,
+    data: Vec<T>,
+}
+
+impl<T> Default for SparseSet<T> {
+    fn default() -> Self {
+        SparseSet {
+            sparse: SparseIndex::default(),
+            dense: Vec::new(),
+            data: Vec::new(),
+        }
+    }
+}
+
+impl<T> SparseSet<T> {
+    /// An empty set; allocates nothing.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of components stored.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.dense.len()
+    }
+
+    /// `true` when no component is stored.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.dense.is_empty()
+    }
+
+    /// The owners, in dense order.
+    #[inline]
+    pub fn entities(&self) -> &[Entity] {
+        &self.dense
+    }
+
+    /// The components, in the same order as [`entities`](Self::entities).
+    #[inline]
+    pub fn components(&self) -> &[T] {
+        &self.data
+    }
+
+    /// The components, mutable, in the same order as
+    /// [`entities`](Self::entities).
+    #[inline]
+    pub fn components_mut(&mut self) -> &mut [T] {
+        &mut self.data
+    }
+
+    /// `(entity, &component)` pairs in dense order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (Entity, &T)> {
+        self.dense.iter().copied().zip(self.data.iter())
+    }
+
+    /// `(entity, &mut component)` pairs in dense order.
+    pub fn iter_mut(&mut self) -> impl ExactSizeIterator<Item = (Entity, &mut T)> {
+        self.dense.iter().copied().zip(self.data.iter_mut())
+    }
+
+    /// The dense position of `entity`'s component, if it has one. Only an
+    /// exact handle matches: a stale handle with the same index does not.
+    #[inline]
+    pub fn dense_index(&self, entity: Entity) -> Option<usize> {
+        Self::locate(&self.dense, &self.sparse, entity, usize::MAX)
+    }
+
+    /// Like [`dense_index`](Self::dense_index), trying position `hint` first:
+    /// when pools hold the same entities in the same order this skips the
+    /// sparse lookup.
+    #[inline]
+    pub(crate) fn dense_index_hinted(&self, entity: Entity, hint: usize) -> Option<usize> {
+        Self::locate(&self.dense, &self.sparse, entity, hint)
+    }
+
+    /// `true` when `entity` (this exact handle) has a component here.
+    #[inline]
+    pub fn contains(&self, entity: Entity) -> bool {
+        self.dense_index(entity).is_some()
+    }
+
+    /// `entity`'s component.
+    #[inline]
+    pub fn get(&self, entity: Entity) -> Option<&T> {
+        self.dense_index(entity).map(|i| &self.data[i])
+    }
+
+    /// `entity`'s component, mutable.
+    #[inline]
+    pub fn get_mut(&mut self, entity: Entity) -> Option<&mut T> {
+        self.dense_index(entity).map(|i| &mut self.data[i])
+    }
+
+    /// Stores `value` for `entity`. Returns the value it replaces when
+    /// `entity` already had one. An entry left by a stale handle with the
+    /// same index is overwritten and dropped (the registry never leaves such
+    /// entries: despawn empties every pool).
+    pub fn insert(&mut self, entity: Entity, value: T) -> Option<T> {
+        if let Some(i) = self.sparse.get(entity.index()) {
+            let old = std::mem::replace(&mut self.data[i], value);
+            if self.dense[i] == entity {
+                return Some(old);
+            }
+            self.dense[i] = entity;
+            return None;
+        }
+        self.sparse.set(entity.index(), self.dense.len());
+        self.dense.push(entity);
+        self.data.push(value);
+        None
+    }
+
+    /// Removes and returns `entity`'s component; the last component moves
+    /// into its place.
+    pub fn remove(&mut self, entity: Entity) -> Option<T> {
+        let i = self.dense_index(entity)?;
+        self.sparse.clear_slot(entity.index());
+        self.dense.swap_remove(i);
+        if let Some(&moved) = self.dense.get(i) {
+            self.sparse.set(moved.index(), i);
+        }
+        Some(self.data.swap_remove(i))
+    }
+
+    /// Drops every component; keeps the allocated memory.
+    pub fn clear(&mut self) {
+        for entity in self.dense.drain(..) {
+            self.sparse.clear_slot(entity.index());
+        }
+        self.data.clear();
+    }
+
+    /// Reserves room for `additional` more components in the dense arrays.
+    pub fn reserve(&mut self, additional: usize) {
+        self.dense.reserve(additional);
+        self.data.reserve(additional);
+    }
+
+    /// Bytes held on the heap: sparse pages, dense entities and component
+    /// capacity.
+    pub fn heap_bytes(&self) -> usize {
+        self.sparse.heap_bytes()
+            + self.dense.capacity() * std::mem::size_of::<Entity>()
+            + self.data.capacity() * std::mem::size_of::<T>()
+    }
+
+    /// Splits the set into its lookup parts and a raw pointer to the
+    /// components, for views that hand out `&mut T` to many entities.
+    pub(crate) fn parts_mut(&mut self) -> (&[Entity], &SparseIndex, *mut T) {
+        (&self.dense, &self.sparse, self.data.as_mut_ptr())
+    }
+
+    /// The dense position of `entity` using only the lookup parts.
+    #[inline]
+    pub(crate) fn locate(
+        dense: &[Entity],
+        sparse: &SparseIndex,
+        entity: Entity,
+        hint: usize,
+    ) -> Option<usize> {
+        if dense.get(hint) == Some(&entity) {
+            return Some(hint);
+        }
+        let i = sparse.get(entity.index())?;
+        (dense[i] == entity).then_some(i)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::num::NonZeroU32;
+
+    fn e(index: u32, generation: u32) -> Entity {
+        Entity::new(index, NonZeroU32::new(generation).unwrap())
+    }
+
+    #[test]
+    fn swap_and_pop_keeps_invariants() {
+        let mut set = SparseSet::new();
+        for i in 0..5 {
+            assert_eq!(set.insert(e(i, 1), i * 10), None);
+        }
+        assert_eq!(set.remove(e(1, 1)), Some(10));
+        assert_eq!(set.entities(), &[e(0, 1), e(4, 1), e(2, 1), e(3, 1)]);
+        assert_eq!(set.components(), &[0, 40, 20, 30]);
+        assert_eq!(set.get(e(4, 1)), Some(&40));
+        assert_eq!(set.remove(e(1, 1)), None);
+        assert_eq!(set.insert(e(4, 1), 41), Some(40));
+        assert_eq!(set.len(), 4);
+    }
+
+    #[test]
+    fn stale_handle_sees_nothing() {
+        let mut set = SparseSet::new();
+        set.insert(e(3, 2), "new");
+        assert!(!set.contains(e(3, 1)));
+        assert_eq!(set.get(e(3, 1)), None);
+        assert_eq!(set.remove(e(3, 1)), None);
+        assert_eq!(set.get(e(3, 2)), Some(&"new"));
+    }
+
+    #[test]
+    fn far_index_costs_one_page() {
+        let mut set = SparseSet::new();
+        set.insert(e(10_000_000, 1), 1u8);
+        let pages = set.sparse.pages.iter().flatten().count();
+        assert_eq!(pages, 1);
+        assert!(set.heap_bytes() < 64 * 1024);
+        assert!(!set.contains(e(9_999_999, 1)));
+        assert!(!set.contains(e(u32::MAX - 1, 1)));
+    }
+
+    #[test]
+    fn zero_sized_components_use_no_component_memory() {
+        #[derive(Debug, PartialEq)]
+        struct Marker;
+        let mut set = SparseSet::new();
+        for i in 0..1000 {
+            set.insert(e(i, 1), Marker);
+        }
+        let expected = set.sparse.heap_bytes() + set.dense.capacity() * 8;
+        assert_eq!(set.heap_bytes(), expected);
+        assert_eq!(set.get(e(999, 1)), Some(&Marker));
+    }
+
+    #[test]
+    fn clear_empties_sparse_slots() {
+        let mut set = SparseSet::new();
+        set.insert(e(1, 1), 1);
+        set.insert(e(2, 1), 2);
+        set.clear();
+        assert!(set.is_empty());
+        assert!(!set.contains(e(1, 1)));
+        set.insert(e(2, 1), 3);
+        assert_eq!(set.entities(), &[e(2, 1)]);
+    }
+}

@@ -1,0 +1,246 @@
+//! Views: the borrowed pools of a [`Query`], iterated with a closure
+//! ([`View::each`]), an [`Iterator`] ([`View::iter`]) or in parallel
+//! ([`View::par_each`]).
+
+use std::fmt;
+
+use rayon::prelude::*;
+
+use crate::query::{Filter, Query, With, Without};
+use crate::{Component, EcsError, Entity, Registry};
+
+/// The pools of a query `Q`, borrowed (locked) for as long as the view
+/// lives, with a filter `F` on the entities visited.
+///
+/// Created by [`Registry::view`], [`Registry::view_mut`] and
+/// [`RegistryCell::view`](crate::RegistryCell::view). Iteration walks the
+/// smallest pool among the query's required terms, in its dense order, and
+/// visits every entity that has all required components and passes the
+/// filter exactly once.
+///
+/// # Borrows
+///
+/// A read lock on the pool of every `&T`, `Option<&T>`, [`With`] and
+/// [`Without`] type, and a write lock on the pool of every `&mut T` type,
+/// released when the view drops.
+///
+/// # Examples
+///
+/// ```
+/// use ecs_engine::{Entity, Registry};
+///
+/// #[derive(Debug, PartialEq)]
+/// struct Position(f32);
+/// struct Velocity(f32);
+/// struct Frozen;
+///
+/// let mut registry = Registry::new();
+/// let moving = registry.spawn((Position(0.0), Velocity(2.0)));
+/// let frozen = registry.spawn((Position(0.0), Velocity(2.0), Frozen));
+///
+/// registry
+///     .view_mut::<(&mut Position, &Velocity)>()
+///     .without::<Frozen>()
+///     .each(|(p, v)| p.0 += v.0);
+///
+/// assert_eq!(registry.get::<Position>(moving), Some(&Position(2.0)));
+/// assert_eq!(registry.get::<Position>(frozen), Some(&Position(0.0)));
+///
+/// let seen: Vec<Entity> = registry.view::<(Entity, &Frozen)>().iter().map(|(e, _)| e).collect();
+/// assert_eq!(seen, vec![frozen]);
+/// ```
+pub struct View<'w, Q: Query, F: Filter = ()> {
+    registry: &'w Registry,
+    query: Q::Borrow<'w>,
+    filter: F::Borrow<'w>,
+}
+
+impl<Q: Query, F: Filter> fmt::Debug for View<'_, Q, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("View")
+            .field("query", &std::any::type_name::<Q>())
+            .field("filter", &std::any::type_name::<F>())
+            .finish()
+    }
+}
+
+/// The cursors of one pass: what each fetch reads.
+struct Pass<'a, Q: Query, F: Filter> {
+    query: Q::Cursor<'a>,
+    filter: F::Cursor<'a>,
+    driver: &'a [Entity],
+}
+
+impl<'w, Q: Query, F: Filter> View<'w, Q, F> {
+    /// Borrows every pool of `Q` and `F`.
+    pub(crate) fn new(registry: &'w Registry) -> Result<Self, EcsError> {
+        const {
+            assert!(
+                Q::DRIVES,
+                "a view needs at least one required component (`&T` or `&mut T`)"
+            )
+        };
+        Ok(View {
+            registry,
+            query: Q::borrow(registry)?,
+            filter: F::borrow(registry)?,
+        })
+    }
+
+    /// Adds a filter; the extra pool is read-locked.
+    fn filtered<G: Filter>(self) -> Result<View<'w, Q, (F, G)>, EcsError> {
+        let extra = G::borrow(self.registry)?;
+        Ok(View {
+            registry: self.registry,
+            query: self.query,
+            filter: (self.filter, extra),
+        })
+    }
+
+    /// Restricts the view to entities that also have `C`.
+    ///
+    /// # Panics
+    ///
+    /// When `C`'s pool is write-locked (the query itself has `&mut C`).
+    #[track_caller]
+    pub fn with<C: Component>(self) -> View<'w, Q, (F, With<C>)> {
+        self.filtered()
+            .unwrap_or_else(|e| panic!("View::with: {e}"))
+    }
+
+    /// Restricts the view to entities that do not have `C`.
+    ///
+    /// # Panics
+    ///
+    /// When `C`'s pool is write-locked (the query itself has `&mut C`).
+    #[track_caller]
+    pub fn without<C: Component>(self) -> View<'w, Q, (F, Without<C>)> {
+        self.filtered()
+            .unwrap_or_else(|e| panic!("View::without: {e}"))
+    }
+
+    fn pass(&mut self) -> Pass<'_, Q, F> {
+        let query = Q::cursor(&mut self.query);
+        let driver = Q::driver(query).expect("a driving term, checked at creation");
+        Pass {
+            query,
+            filter: F::cursor(&self.filter),
+            driver,
+        }
+    }
+
+    /// Calls `f` with the item of every matching entity.
+    pub fn each<'a>(&'a mut self, mut f: impl FnMut(Q::Item<'a>)) {
+        self.each_with_entity(|_, item| f(item));
+    }
+
+    /// Calls `f` with the handle and the item of every matching entity.
+    pub fn each_with_entity<'a>(&'a mut self, mut f: impl FnMut(Entity, Q::Item<'a>)) {
+        let pass = self.pass();
+        for (i, &entity) in pass.driver.iter().enumerate() {
+            if F::matches(pass.filter, entity, i) {
+                // SAFETY: the driver holds each entity once, so each is
+                // fetched once in this pass.
+                if let Some(item) = unsafe { Q::fetch(pass.query, entity, i) } {
+                    f(entity, item);
+                }
+            }
+        }
+    }
+
+    /// The items of every matching entity, as an iterator.
+    pub fn iter(&mut self) -> ViewIter<'_, Q, F> {
+        let pass = self.pass();
+        ViewIter { pass, next: 0 }
+    }
+
+    /// Calls `f` with the item of every matching entity, in parallel on the
+    /// current rayon pool: the driving pool is split into chunks of
+    /// consecutive entities, each chunk run by one task.
+    pub fn par_each<'a, Fun>(&'a mut self, f: Fun)
+    where
+        Fun: Fn(Q::Item<'a>) + Send + Sync,
+        Q::Cursor<'a>: Send + Sync,
+        F::Cursor<'a>: Send + Sync,
+    {
+        let pass = self.pass();
+        let (query, filter) = (pass.query, pass.filter);
+        let chunk = (pass.driver.len() / (rayon::current_num_threads() * 8)).max(256);
+        pass.driver
+            .par_chunks(chunk)
+            .enumerate()
+            .for_each(|(n, entities)| {
+                for (k, &entity) in entities.iter().enumerate() {
+                    let i = n * chunk + k;
+                    if F::matches(filter, entity, i) {
+                        // SAFETY: chunks are disjoint and the driver holds
+                        // each entity once, so each is fetched once.
+                        if let Some(item) = unsafe { Q::fetch(query, entity, i) } {
+                            f(item);
+                        }
+                    }
+                }
+            });
+    }
+
+    /// The item of `entity`, if it matches the view.
+    pub fn get(&mut self, entity: Entity) -> Option<Q::Item<'_>> {
+        let pass = self.pass();
+        if !F::matches(pass.filter, entity, usize::MAX) {
+            return None;
+        }
+        // SAFETY: one fetch from a fresh cursor; the item borrows `self`
+        // mutably, so no other item of this view is alive meanwhile.
+        unsafe { Q::fetch(pass.query, entity, usize::MAX) }
+    }
+
+    /// `true` when `entity` matches the view.
+    pub fn contains(&mut self, entity: Entity) -> bool {
+        self.get(entity).is_some()
+    }
+
+    /// Number of entities the view visits (walks the driving pool).
+    pub fn count(&mut self) -> usize {
+        self.iter().count()
+    }
+}
+
+/// The iterator of [`View::iter`]: yields the item of every matching entity,
+/// in the driving pool's dense order.
+pub struct ViewIter<'a, Q: Query, F: Filter> {
+    pass: Pass<'a, Q, F>,
+    next: usize,
+}
+
+impl<Q: Query, F: Filter> fmt::Debug for ViewIter<'_, Q, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ViewIter")
+            .field("position", &self.next)
+            .field("len", &self.pass.driver.len())
+            .finish()
+    }
+}
+
+impl<'a, Q: Query, F: Filter> Iterator for ViewIter<'a, Q, F> {
+    type Item = Q::Item<'a>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let pass = &self.pass;
+        while let Some(&entity) = pass.driver.get(self.next) {
+            let i = self.next;
+            self.next += 1;
+            if F::matches(pass.filter, entity, i) {
+                // SAFETY: `next` only grows, so each driver entity is
+                // fetched once over the iterator's life.
+                if let Some(item) = unsafe { Q::fetch(pass.query, entity, i) } {
+                    return Some(item);
+                }
+            }
+        }
+        None
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(self.pass.driver.len() - self.next))
+    }
+}
