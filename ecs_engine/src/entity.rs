@@ -121,8 +121,8 @@ const MAX_INDEX: u32 = u32::MAX - 1;
 /// Hands out [`Entity`] handles, reuses freed slots first-in, first-out and
 /// tracks which handles are alive.
 ///
-/// Memory: 4 bytes per slot ever used (its generation), 1 bit per slot for the
-/// alive flag, and 4 bytes per free slot waiting in the queue.
+/// Memory: 4 bytes per slot ever used (its generation), 2 bits per slot (the
+/// alive and reserved flags), and 4 bytes per free slot waiting in the queue.
 ///
 /// # Examples
 ///
@@ -146,9 +146,13 @@ pub struct EntityAllocator {
     generations: Vec<NonZeroU32>,
     /// One bit per slot: set while the slot holds a live entity.
     alive: Vec<u64>,
+    /// One bit per slot: set while the slot is reserved (handed out by
+    /// `reserve`, not alive yet, not free).
+    reserved: Vec<u64>,
     /// Free slots, oldest first.
     free: VecDeque<u32>,
     live: u32,
+    reserved_count: u32,
     max_live: u32,
     max_generation: NonZeroU32,
     retired: u32,
@@ -167,8 +171,10 @@ impl EntityAllocator {
         EntityAllocator {
             generations: Vec::new(),
             alive: Vec::new(),
+            reserved: Vec::new(),
             free: VecDeque::new(),
             live: 0,
+            reserved_count: 0,
             max_live: MAX_INDEX,
             max_generation: NonZeroU32::MAX,
             retired: 0,
@@ -224,32 +230,99 @@ impl EntityAllocator {
     ///
     /// # Errors
     ///
-    /// [`EcsError::TooManyEntities`] when the live limit is reached or every
-    /// index is used up; nothing changes then.
+    /// [`EcsError::TooManyEntities`] when the live limit is reached (reserved
+    /// slots count toward it) or every index is used up; nothing changes
+    /// then.
     pub fn allocate(&mut self) -> Result<Entity, EcsError> {
-        if self.live >= self.max_live {
-            return Err(EcsError::TooManyEntities {
-                limit: self.max_live,
-            });
+        let entity = self.take_slot()?;
+        set_bit(&mut self.alive, entity.index(), true);
+        self.live += 1;
+        Ok(entity)
+    }
+
+    /// Reserves a handle without making it alive: the slot leaves the free
+    /// queue, [`is_alive`](Self::is_alive) stays `false` until
+    /// [`activate`](Self::activate), and [`cancel`](Self::cancel) gives it
+    /// back. Command buffers use this to hand out real handles before the
+    /// entity exists.
+    ///
+    /// # Errors
+    ///
+    /// As [`allocate`](Self::allocate).
+    pub fn reserve(&mut self) -> Result<Entity, EcsError> {
+        let entity = self.take_slot()?;
+        set_bit(&mut self.reserved, entity.index(), true);
+        self.reserved_count += 1;
+        Ok(entity)
+    }
+
+    /// Makes a reserved handle alive.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::NoSuchEntity`] when `entity` is not currently reserved.
+    pub fn activate(&mut self, entity: Entity) -> Result<(), EcsError> {
+        self.unreserve(entity)?;
+        set_bit(&mut self.alive, entity.index(), true);
+        self.live += 1;
+        Ok(())
+    }
+
+    /// Gives a reserved slot back to the free queue (with a bumped
+    /// generation, as if the entity had lived and died).
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::NoSuchEntity`] when `entity` is not currently reserved.
+    pub fn cancel(&mut self, entity: Entity) -> Result<(), EcsError> {
+        self.unreserve(entity)?;
+        self.release(entity);
+        Ok(())
+    }
+
+    /// `true` when `entity` is reserved and not yet activated or cancelled.
+    pub fn is_reserved(&self, entity: Entity) -> bool {
+        let index = entity.index() as usize;
+        self.generations.get(index) == Some(&entity.generation) && bit(&self.reserved, index)
+    }
+
+    /// Number of reserved slots.
+    pub fn reserved(&self) -> usize {
+        self.reserved_count as usize
+    }
+
+    fn unreserve(&mut self, entity: Entity) -> Result<(), EcsError> {
+        if !self.is_reserved(entity) {
+            return Err(EcsError::NoSuchEntity { entity });
+        }
+        set_bit(&mut self.reserved, entity.index(), false);
+        self.reserved_count -= 1;
+        Ok(())
+    }
+
+    /// The oldest free slot, or a fresh one, with its current generation.
+    fn take_slot(&mut self) -> Result<Entity, EcsError> {
+        let too_many = EcsError::TooManyEntities {
+            limit: self.max_live,
+        };
+        if self.live + self.reserved_count >= self.max_live {
+            return Err(too_many);
         }
         let index = match self.free.pop_front() {
             Some(index) => index,
             None => {
                 let index = self.generations.len();
                 if index > MAX_INDEX as usize {
-                    return Err(EcsError::TooManyEntities {
-                        limit: self.max_live,
-                    });
+                    return Err(too_many);
                 }
                 self.generations.push(NonZeroU32::MIN);
                 if index % 64 == 0 {
                     self.alive.push(0);
+                    self.reserved.push(0);
                 }
                 index as u32
             }
         };
-        self.set_alive(index, true);
-        self.live += 1;
         Ok(Entity::new(index, self.generations[index as usize]))
     }
 
@@ -263,18 +336,22 @@ impl EntityAllocator {
         if !self.is_alive(entity) {
             return Err(EcsError::NoSuchEntity { entity });
         }
-        let index = entity.index();
-        self.set_alive(index, false);
+        set_bit(&mut self.alive, entity.index(), false);
         self.live -= 1;
+        self.release(entity);
+        Ok(())
+    }
+
+    /// Queues the slot of a dead or cancelled handle for reuse with the next
+    /// generation, or retires it at the generation limit.
+    fn release(&mut self, entity: Entity) {
         let generation = entity.generation;
         if generation >= self.max_generation {
-            // Bumping would pass the limit (or wrap): retire the slot.
             self.retired += 1;
         } else {
-            self.generations[index as usize] = generation.saturating_add(1);
-            self.free.push_back(index);
+            self.generations[entity.index() as usize] = generation.saturating_add(1);
+            self.free.push_back(entity.index());
         }
-        Ok(())
     }
 
     /// `true` when `entity` is the current live occupant of its slot. Null,
@@ -283,7 +360,7 @@ impl EntityAllocator {
     pub fn is_alive(&self, entity: Entity) -> bool {
         let index = entity.index() as usize;
         match self.generations.get(index) {
-            Some(&generation) => generation == entity.generation && self.alive_bit(index),
+            Some(&generation) => generation == entity.generation && bit(&self.alive, index),
             None => false,
         }
     }
@@ -292,7 +369,7 @@ impl EntityAllocator {
     pub fn entity_at(&self, index: u32) -> Option<Entity> {
         let i = index as usize;
         let generation = *self.generations.get(i)?;
-        self.alive_bit(i).then(|| Entity::new(index, generation))
+        bit(&self.alive, i).then(|| Entity::new(index, generation))
     }
 
     /// Every live handle, by increasing index.
@@ -302,22 +379,24 @@ impl EntityAllocator {
 
     /// Bytes held on the heap by this allocator (capacity, not length).
     pub fn heap_bytes(&self) -> usize {
-        self.generations.capacity() * 4 + self.alive.capacity() * 8 + self.free.capacity() * 4
+        self.generations.capacity() * 4
+            + (self.alive.capacity() + self.reserved.capacity()) * 8
+            + self.free.capacity() * 4
     }
+}
 
-    #[inline]
-    fn alive_bit(&self, index: usize) -> bool {
-        self.alive[index / 64] & (1 << (index % 64)) != 0
-    }
+#[inline]
+fn bit(bits: &[u64], index: usize) -> bool {
+    bits[index / 64] & (1 << (index % 64)) != 0
+}
 
-    #[inline]
-    fn set_alive(&mut self, index: u32, alive: bool) {
-        let (word, bit) = (index as usize / 64, index % 64);
-        if alive {
-            self.alive[word] |= 1 << bit;
-        } else {
-            self.alive[word] &= !(1 << bit);
-        }
+#[inline]
+fn set_bit(bits: &mut [u64], index: u32, value: bool) {
+    let (word, mask) = (index as usize / 64, 1u64 << (index % 64));
+    if value {
+        bits[word] |= mask;
+    } else {
+        bits[word] &= !mask;
     }
 }
 
@@ -395,6 +474,34 @@ mod tests {
         let e = alloc.allocate().unwrap();
         alloc.free(e).unwrap();
         assert_eq!(alloc.free(e), Err(EcsError::NoSuchEntity { entity: e }));
+    }
+
+    #[test]
+    fn reserved_handles_are_not_alive_until_activated() {
+        let mut alloc = EntityAllocator::new().with_max_live(2);
+        let r = alloc.reserve().unwrap();
+        assert!(alloc.is_reserved(r) && !alloc.is_alive(r));
+        let a = alloc.allocate().unwrap();
+        assert_ne!(a.index(), r.index());
+        assert!(
+            alloc.allocate().is_err(),
+            "the reservation counts toward the limit"
+        );
+        alloc.activate(r).unwrap();
+        assert!(alloc.is_alive(r) && !alloc.is_reserved(r));
+        assert_eq!(alloc.activate(r), Err(EcsError::NoSuchEntity { entity: r }));
+        alloc.free(r).unwrap();
+        let r2 = alloc.reserve().unwrap();
+        assert_eq!((r2.index(), r2.generation()), (r.index(), 2));
+        alloc.cancel(r2).unwrap();
+        assert_eq!(alloc.cancel(r2), Err(EcsError::NoSuchEntity { entity: r2 }));
+        // A forged handle to a free slot is not reserved.
+        let forged = Entity::new(r.index(), NonZeroU32::new(3).unwrap());
+        assert_eq!(
+            alloc.activate(forged),
+            Err(EcsError::NoSuchEntity { entity: forged })
+        );
+        assert_eq!((alloc.len(), alloc.reserved()), (1, 0));
     }
 
     #[test]

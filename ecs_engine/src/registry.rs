@@ -134,6 +134,41 @@ impl Registry {
         bundles.map(|bundle| self.spawn(bundle)).collect()
     }
 
+    /// Reserves a handle for an entity that does not exist yet (see
+    /// [`EntityAllocator::reserve`]): it is not alive, and no later spawn
+    /// gets it, until [`spawn_reserved`](Self::spawn_reserved) makes it
+    /// alive or [`cancel_reserved`](Self::cancel_reserved) gives it back.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::TooManyEntities`] when the live-entity limit is reached.
+    pub fn reserve_entity(&mut self) -> Result<Entity, EcsError> {
+        self.allocator.reserve()
+    }
+
+    /// Makes the reserved handle `entity` alive with the components of
+    /// `bundle`.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::NoSuchEntity`] when `entity` is not reserved (the bundle
+    /// is dropped).
+    pub fn spawn_reserved<B: Bundle>(&mut self, entity: Entity, bundle: B) -> Result<(), EcsError> {
+        self.allocator.activate(entity)?;
+        bundle.insert_into(self, entity);
+        Ok(())
+    }
+
+    /// Gives a reserved handle back; its slot is reused later with a new
+    /// generation.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::NoSuchEntity`] when `entity` is not reserved.
+    pub fn cancel_reserved(&mut self, entity: Entity) -> Result<(), EcsError> {
+        self.allocator.cancel(entity)
+    }
+
     /// Destroys `entity` and drops all its components. Its handle, and every
     /// copy of it, becomes stale.
     ///
