@@ -9,6 +9,7 @@
 //! the same order are joined without touching their sparse arrays.
 
 use std::marker::PhantomData;
+use std::ops::Range;
 
 use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 
@@ -66,9 +67,37 @@ pub trait Query: sealed::SealedQuery {
         hint: usize,
     ) -> Option<Self::Item<'a>>;
 
+    /// `true` when every pool of the query holds, at the dense positions
+    /// `range`, exactly the driver's entities at those positions, so that
+    /// [`fetch_aligned`](Self::fetch_aligned) may be used there. Only
+    /// required terms' pools and optional terms that are aligned count.
+    #[doc(hidden)]
+    fn aligned(cursor: Self::Cursor<'_>, driver: &[Entity], range: Range<usize>) -> bool;
+
+    /// The item at dense position `i`, with no lookup.
+    ///
+    /// # Safety
+    ///
+    /// `aligned(cursor, driver, range)` returned `true` for a `range`
+    /// containing `i`, `entity == driver[i]`, and the contract of
+    /// [`fetch`](Self::fetch) holds.
+    #[doc(hidden)]
+    unsafe fn fetch_aligned<'a>(
+        cursor: Self::Cursor<'a>,
+        entity: Entity,
+        i: usize,
+    ) -> Self::Item<'a>;
+
     /// Registers the pools the query names and reports each with its access.
     #[doc(hidden)]
     fn declare(registry: &mut Registry, out: &mut dyn FnMut(ComponentId, Access));
+}
+
+/// `true` when `dense[range]` holds the same entities as `driver[range]`
+/// (trivially when `dense` is the driver).
+#[inline]
+fn same_entities(dense: &[Entity], driver: &[Entity], range: Range<usize>) -> bool {
+    std::ptr::eq(dense, driver) || dense.get(range.clone()) == driver.get(range)
 }
 
 /// Queries that only read: allowed on a shared `&Registry` (`Registry::view`).
@@ -102,6 +131,17 @@ impl<T: Component> Query for &T {
         let pool = cursor?;
         let i = pool.dense_index_hinted(entity, hint)?;
         Some(&pool.components()[i])
+    }
+
+    #[inline]
+    fn aligned(cursor: Self::Cursor<'_>, driver: &[Entity], range: Range<usize>) -> bool {
+        cursor.is_some_and(|pool| same_entities(pool.entities(), driver, range))
+    }
+
+    #[inline]
+    unsafe fn fetch_aligned<'a>(cursor: Self::Cursor<'a>, _: Entity, i: usize) -> Self::Item<'a> {
+        // SAFETY: `aligned` saw the pool and `i < dense.len() == data.len()`.
+        unsafe { cursor.unwrap_unchecked().components().get_unchecked(i) }
     }
 
     fn declare(registry: &mut Registry, out: &mut dyn FnMut(ComponentId, Access)) {
@@ -184,6 +224,19 @@ impl<T: Component> Query for &mut T {
         Some(unsafe { &mut *c.data.add(i) })
     }
 
+    #[inline]
+    fn aligned(cursor: Self::Cursor<'_>, driver: &[Entity], range: Range<usize>) -> bool {
+        cursor.is_some_and(|c| same_entities(c.dense, driver, range))
+    }
+
+    #[inline]
+    unsafe fn fetch_aligned<'a>(cursor: Self::Cursor<'a>, _: Entity, i: usize) -> Self::Item<'a> {
+        // SAFETY: `aligned` saw the pool and `i < dense.len() == data.len()`;
+        // the pool is write-locked for `'a` and each `i` is fetched once
+        // while its item lives (the caller's contract).
+        unsafe { &mut *cursor.unwrap_unchecked().data.add(i) }
+    }
+
     fn declare(registry: &mut Registry, out: &mut dyn FnMut(ComponentId, Access)) {
         out(registry.register::<T>(), Access::Write);
     }
@@ -218,6 +271,21 @@ impl<Q: Query> Query for Option<Q> {
         Some(unsafe { Q::fetch(cursor, entity, hint) })
     }
 
+    #[inline]
+    fn aligned(cursor: Self::Cursor<'_>, driver: &[Entity], range: Range<usize>) -> bool {
+        Q::aligned(cursor, driver, range)
+    }
+
+    #[inline]
+    unsafe fn fetch_aligned<'a>(
+        cursor: Self::Cursor<'a>,
+        entity: Entity,
+        i: usize,
+    ) -> Self::Item<'a> {
+        // SAFETY: forwarded contract; aligned means present.
+        Some(unsafe { Q::fetch_aligned(cursor, entity, i) })
+    }
+
     fn declare(registry: &mut Registry, out: &mut dyn FnMut(ComponentId, Access)) {
         Q::declare(registry, out);
     }
@@ -245,6 +313,16 @@ impl Query for Entity {
 
     unsafe fn fetch<'a>(_: Self::Cursor<'a>, entity: Entity, _: usize) -> Option<Self::Item<'a>> {
         Some(entity)
+    }
+
+    #[inline]
+    fn aligned(_: Self::Cursor<'_>, _: &[Entity], _: Range<usize>) -> bool {
+        true
+    }
+
+    #[inline]
+    unsafe fn fetch_aligned<'a>(_: Self::Cursor<'a>, entity: Entity, _: usize) -> Self::Item<'a> {
+        entity
     }
 
     fn declare(_: &mut Registry, _: &mut dyn FnMut(ComponentId, Access)) {}
@@ -289,6 +367,21 @@ macro_rules! query_tuple {
             ) -> Option<Self::Item<'a>> {
                 // SAFETY: forwarded contract; each term has its own pool.
                 unsafe { Some(($($name::fetch(cursor.$index, entity, hint)?,)+)) }
+            }
+
+            #[inline]
+            fn aligned(cursor: Self::Cursor<'_>, driver: &[Entity], range: Range<usize>) -> bool {
+                $($name::aligned(cursor.$index, driver, range.clone()))&&+
+            }
+
+            #[inline]
+            unsafe fn fetch_aligned<'a>(
+                cursor: Self::Cursor<'a>,
+                entity: Entity,
+                i: usize,
+            ) -> Self::Item<'a> {
+                // SAFETY: forwarded contract; every term is aligned.
+                unsafe { ($($name::fetch_aligned(cursor.$index, entity, i),)+) }
             }
 
             fn declare(registry: &mut Registry, out: &mut dyn FnMut(ComponentId, Access)) {

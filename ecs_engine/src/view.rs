@@ -3,6 +3,7 @@
 //! ([`View::par_each`]).
 
 use std::fmt;
+use std::ops::Range;
 
 use rayon::prelude::*;
 
@@ -64,11 +65,75 @@ impl<Q: Query, F: Filter> fmt::Debug for View<'_, Q, F> {
     }
 }
 
+/// Entities per block: a view checks once per block whether all its pools
+/// hold the driver's entities at the same positions, and then joins the
+/// block by position, with no lookup.
+const BLOCK: usize = 512;
+
 /// The cursors of one pass: what each fetch reads.
 struct Pass<'a, Q: Query, F: Filter> {
     query: Q::Cursor<'a>,
     filter: F::Cursor<'a>,
     driver: &'a [Entity],
+}
+
+impl<Q: Query, F: Filter> Clone for Pass<'_, Q, F> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<Q: Query, F: Filter> Copy for Pass<'_, Q, F> {}
+
+impl<'a, Q: Query, F: Filter> Pass<'a, Q, F> {
+    /// Calls `f` for every matching entity at the driver positions `range`
+    /// (at most one block).
+    ///
+    /// # Safety
+    ///
+    /// No position of `range` is walked twice in this pass while its items
+    /// live.
+    #[inline]
+    unsafe fn walk_block(self, range: Range<usize>, f: &mut impl FnMut(Entity, Q::Item<'a>)) {
+        let start = range.start;
+        let entities = &self.driver[range.clone()];
+        if Q::aligned(self.query, self.driver, range) {
+            for (k, &entity) in entities.iter().enumerate() {
+                if F::matches(self.filter, entity, start + k) {
+                    // SAFETY: aligned on this block; each position once.
+                    f(entity, unsafe {
+                        Q::fetch_aligned(self.query, entity, start + k)
+                    });
+                }
+            }
+        } else {
+            for (k, &entity) in entities.iter().enumerate() {
+                if F::matches(self.filter, entity, start + k) {
+                    // SAFETY: the driver holds each entity once, and each
+                    // position is walked once.
+                    if let Some(item) = unsafe { Q::fetch(self.query, entity, start + k) } {
+                        f(entity, item);
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`walk_block`](Self::walk_block) over `range`, block by block.
+    ///
+    /// # Safety
+    ///
+    /// As `walk_block`.
+    #[inline]
+    unsafe fn walk(self, range: Range<usize>, f: &mut impl FnMut(Entity, Q::Item<'a>)) {
+        let mut start = range.start;
+        while start < range.end {
+            let end = (start + BLOCK).min(range.end);
+            // SAFETY: blocks of `range` are disjoint; forwarded contract.
+            unsafe { self.walk_block(start..end, f) };
+            start = end;
+        }
+    }
 }
 
 impl<'w, Q: Query, F: Filter> View<'w, Q, F> {
@@ -137,21 +202,18 @@ impl<'w, Q: Query, F: Filter> View<'w, Q, F> {
     /// Calls `f` with the handle and the item of every matching entity.
     pub fn each_with_entity<'a>(&'a mut self, mut f: impl FnMut(Entity, Q::Item<'a>)) {
         let pass = self.pass();
-        for (i, &entity) in pass.driver.iter().enumerate() {
-            if F::matches(pass.filter, entity, i) {
-                // SAFETY: the driver holds each entity once, so each is
-                // fetched once in this pass.
-                if let Some(item) = unsafe { Q::fetch(pass.query, entity, i) } {
-                    f(entity, item);
-                }
-            }
-        }
+        // SAFETY: one walk over the whole driver: each position once.
+        unsafe { pass.walk(0..pass.driver.len(), &mut f) };
     }
 
     /// The items of every matching entity, as an iterator.
     pub fn iter(&mut self) -> ViewIter<'_, Q, F> {
-        let pass = self.pass();
-        ViewIter { pass, next: 0 }
+        ViewIter {
+            pass: self.pass(),
+            next: 0,
+            block_end: 0,
+            block_aligned: false,
+        }
     }
 
     /// Calls `f` with the item of every matching entity, in parallel on the
@@ -164,23 +226,13 @@ impl<'w, Q: Query, F: Filter> View<'w, Q, F> {
         F::Cursor<'a>: Send + Sync,
     {
         let pass = self.pass();
-        let (query, filter) = (pass.query, pass.filter);
-        let chunk = (pass.driver.len() / (rayon::current_num_threads() * 8)).max(256);
-        pass.driver
-            .par_chunks(chunk)
-            .enumerate()
-            .for_each(|(n, entities)| {
-                for (k, &entity) in entities.iter().enumerate() {
-                    let i = n * chunk + k;
-                    if F::matches(filter, entity, i) {
-                        // SAFETY: chunks are disjoint and the driver holds
-                        // each entity once, so each is fetched once.
-                        if let Some(item) = unsafe { Q::fetch(query, entity, i) } {
-                            f(item);
-                        }
-                    }
-                }
-            });
+        let len = pass.driver.len();
+        let chunk = (len / (rayon::current_num_threads() * 8)).max(BLOCK);
+        (0..len.div_ceil(chunk)).into_par_iter().for_each(|n| {
+            let range = n * chunk..((n + 1) * chunk).min(len);
+            // SAFETY: chunks are disjoint, so each position is walked once.
+            unsafe { pass.walk(range, &mut |_, item| f(item)) };
+        });
     }
 
     /// The item of `entity`, if it matches the view.
@@ -210,6 +262,8 @@ impl<'w, Q: Query, F: Filter> View<'w, Q, F> {
 pub struct ViewIter<'a, Q: Query, F: Filter> {
     pass: Pass<'a, Q, F>,
     next: usize,
+    block_end: usize,
+    block_aligned: bool,
 }
 
 impl<Q: Query, F: Filter> fmt::Debug for ViewIter<'_, Q, F> {
@@ -225,16 +279,29 @@ impl<'a, Q: Query, F: Filter> Iterator for ViewIter<'a, Q, F> {
     type Item = Q::Item<'a>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let pass = &self.pass;
+        let pass = self.pass;
         while let Some(&entity) = pass.driver.get(self.next) {
             let i = self.next;
             self.next += 1;
-            if F::matches(pass.filter, entity, i) {
-                // SAFETY: `next` only grows, so each driver entity is
-                // fetched once over the iterator's life.
-                if let Some(item) = unsafe { Q::fetch(pass.query, entity, i) } {
-                    return Some(item);
+            if i >= self.block_end {
+                self.block_end = (i + BLOCK).min(pass.driver.len());
+                self.block_aligned = Q::aligned(pass.query, pass.driver, i..self.block_end);
+            }
+            if !F::matches(pass.filter, entity, i) {
+                continue;
+            }
+            // SAFETY: `next` only grows, so each position is fetched once
+            // over the iterator's life; `block_aligned` was computed for the
+            // block holding `i`.
+            let item = unsafe {
+                if self.block_aligned {
+                    Some(Q::fetch_aligned(pass.query, entity, i))
+                } else {
+                    Q::fetch(pass.query, entity, i)
                 }
+            };
+            if item.is_some() {
+                return item;
             }
         }
         None
