@@ -28,7 +28,7 @@ pub use scheduler;
 /// The names most programs use, in one import: `use ecs_runtime::prelude::*;`.
 pub mod prelude {
     pub use ecs_engine::{
-        Bundle, Component, ComponentId, EcsError, Entity, Query, Registry, RegistryCell, View,
+        Bundle, Component, ComponentId, EcsError, Entity, QueryData, Registry, RegistryCell, View,
         With, Without,
     };
 }

@@ -3,8 +3,8 @@
 
 use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 
-use crate::query::Filter;
-use crate::{EcsError, Entity, EntityAllocator, Query, Registry, View};
+use crate::query::QueryFilter;
+use crate::{EcsError, Entity, EntityAllocator, QueryData, Registry, View};
 
 /// An exclusive borrow of a [`Registry`] that many threads can share: each
 /// thread borrows the pools and resources it needs through their locks, so
@@ -60,7 +60,7 @@ impl<'w> RegistryCell<'w> {
     /// [`EcsError::BorrowConflict`] naming the type when a pool is already
     /// borrowed in a conflicting way (by another view alive on any thread,
     /// or because `Q` names a type twice with a write).
-    pub fn view<Q: Query>(&self) -> Result<View<'_, Q>, EcsError> {
+    pub fn view<Q: QueryData>(&self) -> Result<View<'_, Q>, EcsError> {
         View::new(self.registry)
     }
 
@@ -69,7 +69,7 @@ impl<'w> RegistryCell<'w> {
     /// # Errors
     ///
     /// As [`view`](Self::view).
-    pub fn view_filtered<Q: Query, F: Filter>(&self) -> Result<View<'_, Q, F>, EcsError> {
+    pub fn view_filtered<Q: QueryData, F: QueryFilter>(&self) -> Result<View<'_, Q, F>, EcsError> {
         View::new(self.registry)
     }
 

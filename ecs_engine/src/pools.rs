@@ -27,7 +27,7 @@ use parking_lot::{
     MappedRwLockReadGuard, MappedRwLockWriteGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
 };
 
-use crate::{Access, EcsError, Entity, SparseSet};
+use crate::{Access, EcsError, Entity, Registry, SparseSet};
 
 /// A component: any `'static + Send + Sync` type. Implemented for every such
 /// type; nothing to derive.
@@ -80,6 +80,32 @@ impl ComponentInfo {
     /// Size and alignment of one component, in bytes.
     pub fn layout(&self) -> Layout {
         self.layout
+    }
+}
+
+/// One component type that a query or filter borrows, and how: what the
+/// scheduler needs to order systems and to check a system's declaration.
+#[derive(Debug, Clone, Copy)]
+pub struct ComponentAccess {
+    /// The component's Rust type.
+    pub type_id: TypeId,
+    /// The component's type name.
+    pub name: &'static str,
+    /// Read or write.
+    pub access: Access,
+    /// Creates the type's pool in a registry if missing and returns its id.
+    pub register: fn(&mut Registry) -> ComponentId,
+}
+
+impl ComponentAccess {
+    /// `access` to the Rust type `T`.
+    pub fn of<T: Component>(access: Access) -> Self {
+        ComponentAccess {
+            type_id: TypeId::of::<T>(),
+            name: type_name::<T>(),
+            access,
+            register: Registry::register::<T>,
+        }
     }
 }
 

@@ -1,5 +1,5 @@
-//! What a view asks for: [`Query`] terms (`&T`, `&mut T`, `Option<Q>`,
-//! [`Entity`] and tuples of them) and [`Filter`]s ([`With`], [`Without`]).
+//! What a view asks for: [`QueryData`] terms (`&T`, `&mut T`, `Option<Q>`,
+//! [`Entity`] and tuples of them) and [`QueryFilter`]s ([`With`], [`Without`]).
 //!
 //! A view borrows every pool its query names (a read lock for `&T`, a write
 //! lock for `&mut T`), picks the smallest pool among the required terms as
@@ -14,11 +14,11 @@ use std::ops::Range;
 use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 
 use crate::sparse_set::SparseIndex;
-use crate::{Access, Component, ComponentId, EcsError, Entity, Registry, SparseSet};
+use crate::{Access, Component, ComponentAccess, EcsError, Entity, Registry, SparseSet};
 
 mod sealed {
-    pub trait SealedQuery {}
-    pub trait SealedFilter {}
+    pub trait SealedQueryData {}
+    pub trait SealedQueryFilter {}
 }
 
 /// A component set a view iterates over, and the item it yields per entity.
@@ -36,7 +36,7 @@ mod sealed {
 /// twice with a write (`(&mut A, &A)`) cannot be proven distinct at compile
 /// time on stable Rust: it is refused when the view is created (a panic from
 /// `Registry::view_mut`, an error from `RegistryCell::view`).
-pub trait Query: sealed::SealedQuery {
+pub trait QueryData: sealed::SealedQueryData {
     /// What the view yields for one entity.
     type Item<'a>;
     #[doc(hidden)]
@@ -88,9 +88,9 @@ pub trait Query: sealed::SealedQuery {
         i: usize,
     ) -> Self::Item<'a>;
 
-    /// Registers the pools the query names and reports each with its access.
-    #[doc(hidden)]
-    fn declare(registry: &mut Registry, out: &mut dyn FnMut(ComponentId, Access));
+    /// Reports every component type the query borrows, with its access
+    /// (the scheduler derives a system's access from this).
+    fn access(out: &mut dyn FnMut(ComponentAccess));
 }
 
 /// `true` when `dense[range]` holds the same entities as `driver[range]`
@@ -101,11 +101,11 @@ fn same_entities(dense: &[Entity], driver: &[Entity], range: Range<usize>) -> bo
 }
 
 /// Queries that only read: allowed on a shared `&Registry` (`Registry::view`).
-pub trait ReadOnlyQuery: Query {}
+pub trait ReadOnlyQueryData: QueryData {}
 
-impl<T: Component> sealed::SealedQuery for &T {}
+impl<T: Component> sealed::SealedQueryData for &T {}
 
-impl<T: Component> Query for &T {
+impl<T: Component> QueryData for &T {
     type Item<'a> = &'a T;
     type Borrow<'w> = Option<MappedRwLockReadGuard<'w, SparseSet<T>>>;
     type Cursor<'a> = Option<&'a SparseSet<T>>;
@@ -144,12 +144,12 @@ impl<T: Component> Query for &T {
         unsafe { cursor.unwrap_unchecked().components().get_unchecked(i) }
     }
 
-    fn declare(registry: &mut Registry, out: &mut dyn FnMut(ComponentId, Access)) {
-        out(registry.register::<T>(), Access::Read);
+    fn access(out: &mut dyn FnMut(ComponentAccess)) {
+        out(ComponentAccess::of::<T>(Access::Read));
     }
 }
 
-impl<T: Component> ReadOnlyQuery for &T {}
+impl<T: Component> ReadOnlyQueryData for &T {}
 
 /// The lookup parts of a write-locked pool and a raw pointer to its
 /// components, so a view can hand out `&mut T` for many entities at once.
@@ -179,14 +179,14 @@ impl<T> std::fmt::Debug for MutCursor<'_, T> {
 
 // SAFETY: a `MutCursor` stands for `&'a mut [T]` split by entity; sharing it
 // across threads lets each thread build `&mut T` for distinct entities only
-// (the `Query::fetch` contract), which is sound when `T: Send + Sync`.
+// (the `QueryData::fetch` contract), which is sound when `T: Send + Sync`.
 unsafe impl<T: Send + Sync> Send for MutCursor<'_, T> {}
 // SAFETY: see the `Send` impl above.
 unsafe impl<T: Send + Sync> Sync for MutCursor<'_, T> {}
 
-impl<T: Component> sealed::SealedQuery for &mut T {}
+impl<T: Component> sealed::SealedQueryData for &mut T {}
 
-impl<T: Component> Query for &mut T {
+impl<T: Component> QueryData for &mut T {
     type Item<'a> = &'a mut T;
     type Borrow<'w> = Option<MappedRwLockWriteGuard<'w, SparseSet<T>>>;
     type Cursor<'a> = Option<MutCursor<'a, T>>;
@@ -237,14 +237,14 @@ impl<T: Component> Query for &mut T {
         unsafe { &mut *cursor.unwrap_unchecked().data.add(i) }
     }
 
-    fn declare(registry: &mut Registry, out: &mut dyn FnMut(ComponentId, Access)) {
-        out(registry.register::<T>(), Access::Write);
+    fn access(out: &mut dyn FnMut(ComponentAccess)) {
+        out(ComponentAccess::of::<T>(Access::Write));
     }
 }
 
-impl<Q: Query> sealed::SealedQuery for Option<Q> {}
+impl<Q: QueryData> sealed::SealedQueryData for Option<Q> {}
 
-impl<Q: Query> Query for Option<Q> {
+impl<Q: QueryData> QueryData for Option<Q> {
     type Item<'a> = Option<Q::Item<'a>>;
     type Borrow<'w> = Q::Borrow<'w>;
     type Cursor<'a> = Q::Cursor<'a>;
@@ -286,16 +286,16 @@ impl<Q: Query> Query for Option<Q> {
         Some(unsafe { Q::fetch_aligned(cursor, entity, i) })
     }
 
-    fn declare(registry: &mut Registry, out: &mut dyn FnMut(ComponentId, Access)) {
-        Q::declare(registry, out);
+    fn access(out: &mut dyn FnMut(ComponentAccess)) {
+        Q::access(out);
     }
 }
 
-impl<Q: ReadOnlyQuery> ReadOnlyQuery for Option<Q> {}
+impl<Q: ReadOnlyQueryData> ReadOnlyQueryData for Option<Q> {}
 
-impl sealed::SealedQuery for Entity {}
+impl sealed::SealedQueryData for Entity {}
 
-impl Query for Entity {
+impl QueryData for Entity {
     type Item<'a> = Entity;
     type Borrow<'w> = ();
     type Cursor<'a> = ();
@@ -325,16 +325,16 @@ impl Query for Entity {
         entity
     }
 
-    fn declare(_: &mut Registry, _: &mut dyn FnMut(ComponentId, Access)) {}
+    fn access(_: &mut dyn FnMut(ComponentAccess)) {}
 }
 
-impl ReadOnlyQuery for Entity {}
+impl ReadOnlyQueryData for Entity {}
 
 macro_rules! query_tuple {
     ($($name:ident $index:tt),+) => {
-        impl<$($name: Query),+> sealed::SealedQuery for ($($name,)+) {}
+        impl<$($name: QueryData),+> sealed::SealedQueryData for ($($name,)+) {}
 
-        impl<$($name: Query),+> Query for ($($name,)+) {
+        impl<$($name: QueryData),+> QueryData for ($($name,)+) {
             type Item<'a> = ($($name::Item<'a>,)+);
             type Borrow<'w> = ($($name::Borrow<'w>,)+);
             type Cursor<'a> = ($($name::Cursor<'a>,)+);
@@ -384,12 +384,12 @@ macro_rules! query_tuple {
                 unsafe { ($($name::fetch_aligned(cursor.$index, entity, i),)+) }
             }
 
-            fn declare(registry: &mut Registry, out: &mut dyn FnMut(ComponentId, Access)) {
-                $($name::declare(registry, out);)+
+            fn access(out: &mut dyn FnMut(ComponentAccess)) {
+                $($name::access(out);)+
             }
         }
 
-        impl<$($name: ReadOnlyQuery),+> ReadOnlyQuery for ($($name,)+) {}
+        impl<$($name: ReadOnlyQueryData),+> ReadOnlyQueryData for ($($name,)+) {}
     };
 }
 
@@ -408,7 +408,7 @@ query_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
 
 /// A condition on the visited entities that yields nothing: [`With`],
 /// [`Without`], `()` (no condition) and pairs of filters (both must hold).
-pub trait Filter: sealed::SealedFilter {
+pub trait QueryFilter: sealed::SealedQueryFilter {
     #[doc(hidden)]
     type Borrow<'w>;
     #[doc(hidden)]
@@ -423,16 +423,16 @@ pub trait Filter: sealed::SealedFilter {
     #[doc(hidden)]
     fn matches(cursor: Self::Cursor<'_>, entity: Entity, hint: usize) -> bool;
 
-    /// Registers the pools the filter names; each is a read access.
-    #[doc(hidden)]
-    fn declare(registry: &mut Registry, out: &mut dyn FnMut(ComponentId, Access));
+    /// Reports every component type the filter reads (its pool is
+    /// read-locked while the view lives).
+    fn access(out: &mut dyn FnMut(ComponentAccess));
 }
 
-/// Filter: only entities that have component `C` (its value is not borrowed
+/// QueryFilter: only entities that have component `C` (its value is not borrowed
 /// for the caller, but its pool is read-locked while the view lives).
 pub struct With<C>(PhantomData<fn() -> C>);
 
-/// Filter: only entities that do not have component `C` (its pool is
+/// QueryFilter: only entities that do not have component `C` (its pool is
 /// read-locked while the view lives).
 pub struct Without<C>(PhantomData<fn() -> C>);
 
@@ -444,9 +444,9 @@ macro_rules! presence_filter {
             }
         }
 
-        impl<C: Component> sealed::SealedFilter for $filter<C> {}
+        impl<C: Component> sealed::SealedQueryFilter for $filter<C> {}
 
-        impl<C: Component> Filter for $filter<C> {
+        impl<C: Component> QueryFilter for $filter<C> {
             type Borrow<'w> = Option<MappedRwLockReadGuard<'w, SparseSet<C>>>;
             type Cursor<'a> = Option<&'a SparseSet<C>>;
 
@@ -464,8 +464,8 @@ macro_rules! presence_filter {
                 present == $keep_if_present
             }
 
-            fn declare(registry: &mut Registry, out: &mut dyn FnMut(ComponentId, Access)) {
-                out(registry.register::<C>(), Access::Read);
+            fn access(out: &mut dyn FnMut(ComponentAccess)) {
+                out(ComponentAccess::of::<C>(Access::Read));
             }
         }
     };
@@ -474,9 +474,9 @@ macro_rules! presence_filter {
 presence_filter!(With, true);
 presence_filter!(Without, false);
 
-impl sealed::SealedFilter for () {}
+impl sealed::SealedQueryFilter for () {}
 
-impl Filter for () {
+impl QueryFilter for () {
     type Borrow<'w> = ();
     type Cursor<'a> = ();
 
@@ -491,12 +491,12 @@ impl Filter for () {
         true
     }
 
-    fn declare(_: &mut Registry, _: &mut dyn FnMut(ComponentId, Access)) {}
+    fn access(_: &mut dyn FnMut(ComponentAccess)) {}
 }
 
-impl<F: Filter, G: Filter> sealed::SealedFilter for (F, G) {}
+impl<F: QueryFilter, G: QueryFilter> sealed::SealedQueryFilter for (F, G) {}
 
-impl<F: Filter, G: Filter> Filter for (F, G) {
+impl<F: QueryFilter, G: QueryFilter> QueryFilter for (F, G) {
     type Borrow<'w> = (F::Borrow<'w>, G::Borrow<'w>);
     type Cursor<'a> = (F::Cursor<'a>, G::Cursor<'a>);
 
@@ -513,8 +513,8 @@ impl<F: Filter, G: Filter> Filter for (F, G) {
         F::matches(cursor.0, entity, hint) && G::matches(cursor.1, entity, hint)
     }
 
-    fn declare(registry: &mut Registry, out: &mut dyn FnMut(ComponentId, Access)) {
-        F::declare(registry, out);
-        G::declare(registry, out);
+    fn access(out: &mut dyn FnMut(ComponentAccess)) {
+        F::access(out);
+        G::access(out);
     }
 }

@@ -3,10 +3,10 @@
 use std::any::type_name;
 
 use crate::pools::Pools;
-use crate::query::{Filter, ReadOnlyQuery};
+use crate::query::{QueryFilter, ReadOnlyQueryData};
 use crate::resources::Resources;
 use crate::{
-    Bundle, Component, ComponentId, ComponentInfo, EcsError, Entity, EntityAllocator, Query,
+    Bundle, Component, ComponentId, ComponentInfo, EcsError, Entity, EntityAllocator, QueryData,
     RegistryCell, SparseSet, View,
 };
 
@@ -393,7 +393,7 @@ impl Registry {
     /// Never for a well-formed program: read locks taken through `&self`
     /// cannot conflict, since write locks need `&mut Registry`.
     #[track_caller]
-    pub fn view<Q: ReadOnlyQuery>(&self) -> View<'_, Q> {
+    pub fn view<Q: ReadOnlyQueryData>(&self) -> View<'_, Q> {
         View::new(self).unwrap_or_else(|e| panic!("Registry::view: {e}"))
     }
 
@@ -404,7 +404,7 @@ impl Registry {
     ///
     /// When `Q` names one component type twice and one of them is `&mut`.
     #[track_caller]
-    pub fn view_mut<Q: Query>(&mut self) -> View<'_, Q> {
+    pub fn view_mut<Q: QueryData>(&mut self) -> View<'_, Q> {
         View::new(self)
             .unwrap_or_else(|e| panic!("Registry::view_mut: query names a type twice: {e}"))
     }
@@ -417,7 +417,7 @@ impl Registry {
     /// As [`view_mut`](Self::view_mut), also for a filter type the query
     /// writes.
     #[track_caller]
-    pub fn view_filtered<Q: Query, F: Filter>(&mut self) -> View<'_, Q, F> {
+    pub fn view_filtered<Q: QueryData, F: QueryFilter>(&mut self) -> View<'_, Q, F> {
         View::new(self).unwrap_or_else(|e| panic!("Registry::view_filtered: {e}"))
     }
 
@@ -431,7 +431,7 @@ impl Registry {
     ///
     /// As [`view_mut`](Self::view_mut).
     #[track_caller]
-    pub fn visit<Q: Query>(
+    pub fn visit<Q: QueryData>(
         &mut self,
         mut f: impl FnMut(Entity, Q::Item<'_>, &mut EntityChanges),
     ) -> usize {
@@ -460,7 +460,7 @@ impl Registry {
     ///
     /// As [`view_mut`](Self::view_mut).
     #[track_caller]
-    pub fn retain<Q: Query>(&mut self, mut keep: impl FnMut(Q::Item<'_>) -> bool) -> usize {
+    pub fn retain<Q: QueryData>(&mut self, mut keep: impl FnMut(Q::Item<'_>) -> bool) -> usize {
         self.visit::<Q>(|_, item, changes| {
             if !keep(item) {
                 changes.despawn();

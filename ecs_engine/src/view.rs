@@ -1,4 +1,4 @@
-//! Views: the borrowed pools of a [`Query`], iterated with a closure
+//! Views: the borrowed pools of a [`QueryData`], iterated with a closure
 //! ([`View::each`]), an [`Iterator`] ([`View::iter`]) or in parallel
 //! ([`View::par_each`]).
 
@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use crate::query::{Filter, Query, With, Without};
+use crate::query::{QueryData, QueryFilter, With, Without};
 use crate::{Component, EcsError, Entity, Registry};
 
 /// The pools of a query `Q`, borrowed (locked) for as long as the view
@@ -50,13 +50,13 @@ use crate::{Component, EcsError, Entity, Registry};
 /// let seen: Vec<Entity> = registry.view::<(Entity, &Frozen)>().iter().map(|(e, _)| e).collect();
 /// assert_eq!(seen, vec![frozen]);
 /// ```
-pub struct View<'w, Q: Query, F: Filter = ()> {
+pub struct View<'w, Q: QueryData, F: QueryFilter = ()> {
     registry: &'w Registry,
     query: Q::Borrow<'w>,
     filter: F::Borrow<'w>,
 }
 
-impl<Q: Query, F: Filter> fmt::Debug for View<'_, Q, F> {
+impl<Q: QueryData, F: QueryFilter> fmt::Debug for View<'_, Q, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("View")
             .field("query", &std::any::type_name::<Q>())
@@ -71,21 +71,21 @@ impl<Q: Query, F: Filter> fmt::Debug for View<'_, Q, F> {
 const BLOCK: usize = 512;
 
 /// The cursors of one pass: what each fetch reads.
-struct Pass<'a, Q: Query, F: Filter> {
+struct Pass<'a, Q: QueryData, F: QueryFilter> {
     query: Q::Cursor<'a>,
     filter: F::Cursor<'a>,
     driver: &'a [Entity],
 }
 
-impl<Q: Query, F: Filter> Clone for Pass<'_, Q, F> {
+impl<Q: QueryData, F: QueryFilter> Clone for Pass<'_, Q, F> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<Q: Query, F: Filter> Copy for Pass<'_, Q, F> {}
+impl<Q: QueryData, F: QueryFilter> Copy for Pass<'_, Q, F> {}
 
-impl<'a, Q: Query, F: Filter> Pass<'a, Q, F> {
+impl<'a, Q: QueryData, F: QueryFilter> Pass<'a, Q, F> {
     /// Calls `f` for every matching entity at the driver positions `range`
     /// (at most one block).
     ///
@@ -136,7 +136,7 @@ impl<'a, Q: Query, F: Filter> Pass<'a, Q, F> {
     }
 }
 
-impl<'w, Q: Query, F: Filter> View<'w, Q, F> {
+impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
     /// Borrows every pool of `Q` and `F`.
     pub(crate) fn new(registry: &'w Registry) -> Result<Self, EcsError> {
         const {
@@ -153,7 +153,7 @@ impl<'w, Q: Query, F: Filter> View<'w, Q, F> {
     }
 
     /// Adds a filter; the extra pool is read-locked.
-    fn filtered<G: Filter>(self) -> Result<View<'w, Q, (F, G)>, EcsError> {
+    fn filtered<G: QueryFilter>(self) -> Result<View<'w, Q, (F, G)>, EcsError> {
         let extra = G::borrow(self.registry)?;
         Ok(View {
             registry: self.registry,
@@ -259,14 +259,14 @@ impl<'w, Q: Query, F: Filter> View<'w, Q, F> {
 
 /// The iterator of [`View::iter`]: yields the item of every matching entity,
 /// in the driving pool's dense order.
-pub struct ViewIter<'a, Q: Query, F: Filter> {
+pub struct ViewIter<'a, Q: QueryData, F: QueryFilter> {
     pass: Pass<'a, Q, F>,
     next: usize,
     block_end: usize,
     block_aligned: bool,
 }
 
-impl<Q: Query, F: Filter> fmt::Debug for ViewIter<'_, Q, F> {
+impl<Q: QueryData, F: QueryFilter> fmt::Debug for ViewIter<'_, Q, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ViewIter")
             .field("position", &self.next)
@@ -275,7 +275,7 @@ impl<Q: Query, F: Filter> fmt::Debug for ViewIter<'_, Q, F> {
     }
 }
 
-impl<'a, Q: Query, F: Filter> Iterator for ViewIter<'a, Q, F> {
+impl<'a, Q: QueryData, F: QueryFilter> Iterator for ViewIter<'a, Q, F> {
     type Item = Q::Item<'a>;
 
     fn next(&mut self) -> Option<Self::Item> {
