@@ -1,5 +1,75 @@
 //! Systems, access declarations, the dependency DAG, Kahn waves and the
 //! parallel wave executor.
 //!
-//! Filled in by its own issue; see `../shared/DESIGN.md`.
+//! A system declares what it reads and writes, most often through its
+//! parameter types ([`Query`], [`Res`], [`ResMut`], [`Commands`], [`Tick`]),
+//! so the declaration cannot drift from the code. The scheduler turns the
+//! declarations into a DAG (writers before readers, writers in registration
+//! order, explicit `before`/`after`), sorts it into waves with Kahn's
+//! algorithm, and runs each wave's systems in parallel on a rayon pool.
+//! Structural changes go through each system's command buffer, applied
+//! between waves in registration order, so the result does not depend on
+//! thread timing. The schedule explains itself: [`Schedule::explain`]
+//! prints why each system is in its wave, [`Schedule::to_dot`] draws the
+//! DAG.
+//!
+//! # Examples
+//!
+//! ```
+//! use ecs_engine::Registry;
+//! use scheduler::{Query, Schedule, Tick};
+//!
+//! struct Position(f32);
+//! struct Velocity(f32);
+//! struct Health(i32);
+//!
+//! fn movement(mut q: Query<(&mut Position, &Velocity)>) {
+//!     q.each(|(p, v)| p.0 += v.0);
+//! }
+//! fn regen(mut q: Query<&mut Health>) {
+//!     q.each(|h| h.0 += 1);
+//! }
+//! fn report(mut q: Query<(&Position, &Health)>) {
+//!     assert!(q.iter().all(|(p, h)| p.0 > 0.0 && h.0 > 0));
+//! }
+//!
+//! let mut registry = Registry::new();
+//! registry.spawn((Position(0.0), Velocity(1.0), Health(1)));
+//! let mut builder = Schedule::builder();
+//! builder.add(movement);
+//! builder.add(regen);
+//! builder.add(report);
+//! let mut schedule = builder.build(&mut registry).unwrap();
+//! // movement and regen touch different types: one wave; report reads both.
+//! let names: Vec<Vec<&str>> = schedule
+//!     .waves()
+//!     .into_iter()
+//!     .map(|w| w.into_iter().map(|(_, name)| name).collect())
+//!     .collect();
+//! assert_eq!(names, vec![vec!["movement", "regen"], vec!["report"]]);
+//! schedule.run(&mut registry, Tick::default()).unwrap();
+//! ```
 #![forbid(unsafe_code)]
+
+mod access;
+mod context;
+mod error;
+mod executor;
+mod explain;
+mod graph;
+mod param;
+mod schedule;
+mod system;
+
+pub use access::{ResourceAccess, SubjectKind, SystemAccess, short_name};
+pub use context::SystemContext;
+pub use error::{BuildError, CycleEdge, RunError, SystemError};
+pub use executor::{Schedule, WaveTiming};
+pub use explain::Explain;
+pub use graph::{EdgeReason, Policy, Rule};
+pub use param::{Commands, Query, Res, ResMut, SystemParam};
+pub use schedule::{ScheduleBuilder, SystemConfig, SystemId};
+pub use system::{
+    DeclaredSystem, FunctionSystem, IntoSystem, IsStateful, IsSystem, Stateful, StatefulSystem,
+    System, Tick,
+};

@@ -1,0 +1,235 @@
+//! What a system touches: component types and resources, each read or
+//! written, and whether it records commands.
+
+use std::any::{TypeId, type_name};
+
+use ecs_engine::{Access, Component, ComponentAccess, Registry};
+
+/// One resource type a system reads or writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResourceAccess {
+    /// The resource's Rust type.
+    pub type_id: TypeId,
+    /// Its type name.
+    pub name: &'static str,
+    /// Read or write.
+    pub access: Access,
+}
+
+impl ResourceAccess {
+    /// `access` to the resource type `R`.
+    pub fn of<R: Send + Sync + 'static>(access: Access) -> Self {
+        ResourceAccess {
+            type_id: TypeId::of::<R>(),
+            name: type_name::<R>(),
+            access,
+        }
+    }
+}
+
+/// The declared access of a system: the scheduler orders systems by it, and
+/// a system may touch nothing outside it.
+///
+/// A type listed twice keeps the stronger access (write wins).
+///
+/// # Examples
+///
+/// ```
+/// use ecs_engine::Access;
+/// use scheduler::SystemAccess;
+///
+/// struct Position;
+/// struct Velocity;
+/// struct Gravity;
+///
+/// let access = SystemAccess::new()
+///     .write::<Position>()
+///     .read::<Velocity>()
+///     .read_resource::<Gravity>()
+///     .with_commands();
+/// assert_eq!(access.components().len(), 2);
+/// assert!(access.allows_component(std::any::TypeId::of::<Velocity>(), Access::Read));
+/// assert!(!access.allows_component(std::any::TypeId::of::<Velocity>(), Access::Write));
+/// assert!(access.commands());
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct SystemAccess {
+    components: Vec<ComponentAccess>,
+    resources: Vec<ResourceAccess>,
+    commands: bool,
+}
+
+impl SystemAccess {
+    /// No access at all.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds read access to component `T`.
+    pub fn read<T: Component>(mut self) -> Self {
+        self.add_component(ComponentAccess::of::<T>(Access::Read));
+        self
+    }
+
+    /// Adds write access to component `T`.
+    pub fn write<T: Component>(mut self) -> Self {
+        self.add_component(ComponentAccess::of::<T>(Access::Write));
+        self
+    }
+
+    /// Adds read access to resource `R`.
+    pub fn read_resource<R: Send + Sync + 'static>(mut self) -> Self {
+        self.add_resource(ResourceAccess::of::<R>(Access::Read));
+        self
+    }
+
+    /// Adds write access to resource `R`.
+    pub fn write_resource<R: Send + Sync + 'static>(mut self) -> Self {
+        self.add_resource(ResourceAccess::of::<R>(Access::Write));
+        self
+    }
+
+    /// Declares that the system records commands in its buffer.
+    pub fn with_commands(mut self) -> Self {
+        self.commands = true;
+        self
+    }
+
+    /// Adds one component access (merged with an earlier one of that type).
+    pub fn add_component(&mut self, new: ComponentAccess) {
+        match self
+            .components
+            .iter_mut()
+            .find(|c| c.type_id == new.type_id)
+        {
+            Some(old) => old.access = old.access.max(new.access),
+            None => self.components.push(new),
+        }
+    }
+
+    /// Adds one resource access (merged with an earlier one of that type).
+    pub fn add_resource(&mut self, new: ResourceAccess) {
+        match self.resources.iter_mut().find(|r| r.type_id == new.type_id) {
+            Some(old) => old.access = old.access.max(new.access),
+            None => self.resources.push(new),
+        }
+    }
+
+    /// Sets whether the system records commands.
+    pub fn set_commands(&mut self, commands: bool) {
+        self.commands |= commands;
+    }
+
+    /// The component types, in declaration order.
+    pub fn components(&self) -> &[ComponentAccess] {
+        &self.components
+    }
+
+    /// The resource types, in declaration order.
+    pub fn resources(&self) -> &[ResourceAccess] {
+        &self.resources
+    }
+
+    /// `true` when the system records commands.
+    pub fn commands(&self) -> bool {
+        self.commands
+    }
+
+    /// `true` when the declaration covers `access` to component `type_id`
+    /// (a declared write covers a read).
+    pub fn allows_component(&self, type_id: TypeId, access: Access) -> bool {
+        self.components
+            .iter()
+            .any(|c| c.type_id == type_id && c.access >= access)
+    }
+
+    /// `true` when the declaration covers `access` to resource `type_id`.
+    pub fn allows_resource(&self, type_id: TypeId, access: Access) -> bool {
+        self.resources
+            .iter()
+            .any(|r| r.type_id == type_id && r.access >= access)
+    }
+
+    /// Creates the pool of every declared component type in `registry`, so
+    /// a view over a type nobody has inserted yet is empty, not missing.
+    pub fn register_pools(&self, registry: &mut Registry) {
+        for component in &self.components {
+            (component.register)(registry);
+        }
+    }
+
+    /// Every type both declarations touch where at least one writes:
+    /// `(name, kind, self's access, other's access)`.
+    pub(crate) fn conflicts<'a>(
+        &'a self,
+        other: &'a SystemAccess,
+    ) -> impl Iterator<Item = (&'static str, SubjectKind, Access, Access)> + 'a {
+        let components = self.components.iter().filter_map(|a| {
+            let b = other.components.iter().find(|b| b.type_id == a.type_id)?;
+            Some((a.name, SubjectKind::Component, a.access, b.access))
+        });
+        let resources = self.resources.iter().filter_map(|a| {
+            let b = other.resources.iter().find(|b| b.type_id == a.type_id)?;
+            Some((a.name, SubjectKind::Resource, a.access, b.access))
+        });
+        components
+            .chain(resources)
+            .filter(|&(_, _, a, b)| a == Access::Write || b == Access::Write)
+    }
+
+    /// One line: `reads A, B; writes C; resources: reads R; commands`.
+    pub fn describe(&self) -> String {
+        let names = |access: Access| -> Vec<&str> {
+            self.components
+                .iter()
+                .filter(|c| c.access == access)
+                .map(|c| short_name(c.name))
+                .collect()
+        };
+        let resources = |access: Access| -> Vec<&str> {
+            self.resources
+                .iter()
+                .filter(|r| r.access == access)
+                .map(|r| short_name(r.name))
+                .collect()
+        };
+        let mut parts = Vec::new();
+        for (label, list) in [
+            ("reads", names(Access::Read)),
+            ("writes", names(Access::Write)),
+            ("reads resource", resources(Access::Read)),
+            ("writes resource", resources(Access::Write)),
+        ] {
+            if !list.is_empty() {
+                parts.push(format!("{label} {}", list.join(", ")));
+            }
+        }
+        if self.commands {
+            parts.push("records commands".to_owned());
+        }
+        if parts.is_empty() {
+            "no access".to_owned()
+        } else {
+            parts.join("; ")
+        }
+    }
+}
+
+/// Whether a conflict is on a component type or a resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubjectKind {
+    /// A component type (its pool).
+    Component,
+    /// A resource.
+    Resource,
+}
+
+/// A type name without its module path (`game::Position` → `Position`);
+/// generic names are kept whole.
+pub fn short_name(name: &str) -> &str {
+    let end = name.find('<').unwrap_or(name.len());
+    match name[..end].rfind("::") {
+        Some(i) if end == name.len() => &name[i + 2..],
+        _ => name,
+    }
+}

@@ -1,0 +1,117 @@
+//! Errors of building a schedule and of running a tick.
+
+use ecs_engine::{Access, EcsError};
+
+/// Why a schedule could not be built. Each names the systems involved.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BuildError {
+    /// Two systems share a name.
+    #[error("two systems are named `{name}`; system names must be unique")]
+    DuplicateName {
+        /// The repeated name.
+        name: String,
+    },
+    /// A `before`/`after` constraint names a system that is not in the
+    /// schedule.
+    #[error("system `{system}` must run {relation} `{target}`, but no system is named `{target}`")]
+    UnknownSystem {
+        /// The system with the constraint.
+        system: String,
+        /// `"before"` or `"after"`.
+        relation: &'static str,
+        /// The unknown name.
+        target: String,
+    },
+    /// The ordering constraints form a cycle.
+    #[error("the systems form a cycle: {}", describe_cycle(.cycle))]
+    Cycle {
+        /// The edges of one cycle, in order: each edge's `to` is the next
+        /// edge's `from`, and the last edge's `to` is the first's `from`.
+        cycle: Vec<CycleEdge>,
+    },
+}
+
+/// One edge of a cycle in a [`BuildError::Cycle`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CycleEdge {
+    /// The system that must run first.
+    pub from: String,
+    /// The system that must run after it.
+    pub to: String,
+    /// Why, as text (the type and rule, or the explicit constraint).
+    pub reasons: Vec<String>,
+}
+
+fn describe_cycle(cycle: &[CycleEdge]) -> String {
+    cycle
+        .iter()
+        .map(|e| format!("`{}` before `{}` ({})", e.from, e.to, e.reasons.join("; ")))
+        .collect::<Vec<_>>()
+        .join(", then ")
+}
+
+/// Why a system could not finish its run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SystemError {
+    /// The system touched a component or resource outside its declared
+    /// access.
+    #[error("system `{system}` accessed {kind} `{name}` {access} without declaring it")]
+    Undeclared {
+        /// The system.
+        system: String,
+        /// `"component"`, `"resource"` or `"command buffer"`.
+        kind: &'static str,
+        /// The type's name.
+        name: &'static str,
+        /// The access it asked for.
+        access: Access,
+    },
+    /// The registry refused a borrow (a missing resource, or a conflict the
+    /// schedule should have prevented).
+    #[error("system `{system}`: {source}")]
+    Registry {
+        /// The system.
+        system: String,
+        /// What the registry said.
+        source: EcsError,
+    },
+    /// The system's own code reported a failure.
+    #[error("system `{system}` failed: {message}")]
+    Failed {
+        /// The system.
+        system: String,
+        /// Its message.
+        message: String,
+    },
+}
+
+/// Why a tick stopped. The registry stays consistent: the failing system's
+/// commands are discarded, the other systems of its wave finish and have
+/// their commands applied, and the later waves do not run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RunError {
+    /// A system returned an error.
+    #[error("tick {tick}: {source}")]
+    System {
+        /// The tick's number.
+        tick: u64,
+        /// The system's error, naming it.
+        source: SystemError,
+    },
+    /// A system panicked.
+    #[error("tick {tick}: system `{system}` panicked: {message}")]
+    Panic {
+        /// The tick's number.
+        tick: u64,
+        /// The system.
+        system: String,
+        /// The panic message (`<non-string panic payload>` when it has none).
+        message: String,
+    },
+    /// No system has that name (from `set_enabled`).
+    #[error("no system is named `{name}`")]
+    UnknownSystem {
+        /// The name asked for.
+        name: String,
+    },
+}

@@ -1,0 +1,97 @@
+//! The schedule explains itself: a text report and a Graphviz DOT export.
+
+use std::fmt::{self, Write};
+
+use crate::Schedule;
+
+/// Text report of a schedule: each wave, its systems with their access, and
+/// for each system the edges that put it there. Made by
+/// [`Schedule::explain`]; print it with `{}`.
+#[derive(Debug)]
+pub struct Explain<'s>(&'s Schedule);
+
+impl fmt::Display for Explain<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let schedule = self.0;
+        let waves = schedule.waves();
+        writeln!(
+            f,
+            "{} systems in {} waves on {} threads",
+            schedule.len(),
+            waves.len(),
+            schedule.threads()
+        )?;
+        for (k, wave) in waves.iter().enumerate() {
+            let names: Vec<&str> = wave.iter().map(|&(_, name)| name).collect();
+            writeln!(f, "wave {k}: {}", names.join(", "))?;
+            for &(id, name) in wave {
+                let slot = schedule.slot(id);
+                let disabled = if slot.enabled { "" } else { " (disabled)" };
+                writeln!(f, "  {name}{disabled}: {}", slot.access.describe())?;
+                let mut predecessors: Vec<_> = schedule.dag.predecessors(id.0).collect();
+                predecessors.sort_by_key(|&(p, _)| p);
+                if predecessors.is_empty() {
+                    writeln!(f, "    no predecessor: runs in the first wave")?;
+                }
+                for (p, reasons) in predecessors {
+                    let reasons: Vec<String> = reasons.iter().map(ToString::to_string).collect();
+                    writeln!(
+                        f,
+                        "    after {} (wave {}): {}",
+                        schedule.slots[schedule.position[p]].name,
+                        wave_of(&waves, p),
+                        reasons.join("; ")
+                    )?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn wave_of(waves: &[Vec<(crate::SystemId, &str)>], index: usize) -> usize {
+    waves
+        .iter()
+        .position(|w| w.iter().any(|&(id, _)| id.index() == index))
+        .expect("every system is in a wave")
+}
+
+fn quote(text: &str) -> String {
+    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+impl Schedule {
+    /// A report of the waves and of why each system is in its wave; print
+    /// it with `{}`.
+    pub fn explain(&self) -> Explain<'_> {
+        Explain(self)
+    }
+
+    /// The DAG in Graphviz DOT: one cluster per wave, an edge per ordering
+    /// with its reasons as the label. Render with `dot -Tsvg`.
+    pub fn to_dot(&self) -> String {
+        let mut dot = String::from("digraph schedule {\n  rankdir=LR;\n  node [shape=box];\n");
+        for (k, wave) in self.waves().iter().enumerate() {
+            let _ = writeln!(
+                dot,
+                "  subgraph cluster_wave{k} {{\n    label=\"wave {k}\";"
+            );
+            for &(_, name) in wave {
+                let _ = writeln!(dot, "    {};", quote(name));
+            }
+            dot.push_str("  }\n");
+        }
+        for (from, to, reasons) in self.dag.edges() {
+            let label: Vec<String> = reasons.iter().map(ToString::to_string).collect();
+            let _ = writeln!(
+                dot,
+                "  {} -> {} [label={}];",
+                quote(&self.slots[self.position[from]].name),
+                quote(&self.slots[self.position[to]].name),
+                quote(&label.join("\\n"))
+            );
+        }
+        dot.push_str("}\n");
+        dot
+    }
+}
