@@ -4,6 +4,7 @@
 
 use std::ops::Range;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use ecs_engine::{Registry, RegistryCell};
@@ -125,8 +126,10 @@ impl Schedule {
     /// Runs every wave once: each wave's enabled systems in parallel (a
     /// single-system wave inline), then each system's command buffer
     /// applied to `registry` in registration order, then the next wave. The
-    /// whole tick runs inside one `install` of the pool, so systems may use
-    /// `par_each` on it.
+    /// whole tick runs as one job on the pool, so systems may use `par_each`
+    /// on it; no lock is held across a parallel call (views use try-locks
+    /// only). Allocates nothing once warm, except the one boxed job rayon
+    /// makes to carry the tick onto the pool.
     ///
     /// # Errors
     ///
@@ -144,50 +147,32 @@ impl Schedule {
             wave_timings,
             ..
         } = self;
-        pool.install(|| {
-            for (range, timing) in wave_ranges.iter().zip(wave_timings.iter_mut()) {
-                let wave = &mut slots[range.clone()];
-                let start = Instant::now();
-                {
-                    let cell = registry.cell();
-                    match &mut *wave {
-                        [single] => single.run(&cell, tick),
-                        many => many.par_iter_mut().for_each(|slot| slot.run(&cell, tick)),
-                    }
-                }
-                timing.wall = start.elapsed();
-                let busy: Duration = wave.iter().map(|s| s.last_run).sum();
-                timing.idle = (timing.wall * threads as u32).saturating_sub(busy);
-                let apply_start = Instant::now();
-                let mut first_failure = None;
-                for slot in wave.iter_mut() {
-                    match slot.failure.take() {
-                        None => {
-                            slot.buffer.apply(registry);
-                        }
-                        Some(failure) => {
-                            slot.buffer.clear();
-                            first_failure.get_or_insert((slot.name.clone(), failure));
-                        }
-                    }
-                }
-                timing.apply = apply_start.elapsed();
-                if let Some((system, failure)) = first_failure {
-                    return Err(match failure {
-                        Failure::Error(source) => RunError::System {
-                            tick: tick.number,
-                            source,
-                        },
-                        Failure::Panic(message) => RunError::Panic {
-                            tick: tick.number,
-                            system,
-                            message,
-                        },
-                    });
-                }
-            }
-            Ok(())
-        })
+        // The tick runs as one job on the pool, so systems and their
+        // `par_each` run on its threads. The caller waits for it by
+        // spinning briefly, then parking: a blocking `install` would put
+        // the caller to sleep and wake it up again on every tick, which
+        // costs more than a short tick itself.
+        let mut outcome = None;
+        let done = AtomicBool::new(false);
+        let caller = std::thread::current();
+        pool.in_place_scope(|scope| {
+            scope.spawn(|_| {
+                let _signal = DoneSignal {
+                    done: &done,
+                    caller: &caller,
+                };
+                outcome = Some(run_waves(
+                    slots,
+                    wave_ranges,
+                    wave_timings,
+                    registry,
+                    tick,
+                    threads,
+                ));
+            });
+            wait_for(&done);
+        });
+        outcome.expect("the tick job ran to completion")
     }
 
     /// The waves: for each, its systems' ids and names in registration
@@ -279,4 +264,85 @@ impl Schedule {
     pub fn wave_timings(&self) -> &[WaveTiming] {
         &self.wave_timings
     }
+}
+
+/// Sets `done` and wakes the caller when the tick job ends, even by
+/// unwinding.
+struct DoneSignal<'a> {
+    done: &'a AtomicBool,
+    caller: &'a std::thread::Thread,
+}
+
+impl Drop for DoneSignal<'_> {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::Release);
+        self.caller.unpark();
+    }
+}
+
+/// How long the caller spins (yielding its core) before parking.
+const SPIN: Duration = Duration::from_micros(50);
+
+fn wait_for(done: &AtomicBool) {
+    let start = Instant::now();
+    while !done.load(Ordering::Acquire) {
+        if start.elapsed() < SPIN {
+            std::thread::yield_now();
+        } else {
+            std::thread::park_timeout(Duration::from_millis(1));
+        }
+    }
+}
+
+/// One tick: every wave, then its commands. See [`Schedule::run`].
+fn run_waves(
+    slots: &mut [Slot],
+    wave_ranges: &[Range<usize>],
+    wave_timings: &mut [WaveTiming],
+    registry: &mut Registry,
+    tick: Tick,
+    threads: usize,
+) -> Result<(), RunError> {
+    for (range, timing) in wave_ranges.iter().zip(wave_timings.iter_mut()) {
+        let wave = &mut slots[range.clone()];
+        let start = Instant::now();
+        {
+            let cell = registry.cell();
+            match &mut *wave {
+                [single] => single.run(&cell, tick),
+                many => many.par_iter_mut().for_each(|slot| slot.run(&cell, tick)),
+            }
+        }
+        timing.wall = start.elapsed();
+        let busy: Duration = wave.iter().map(|s| s.last_run).sum();
+        timing.idle = (timing.wall * threads as u32).saturating_sub(busy);
+        let apply_start = Instant::now();
+        let mut first_failure = None;
+        for slot in wave.iter_mut() {
+            match slot.failure.take() {
+                None => {
+                    slot.buffer.apply(registry);
+                }
+                Some(failure) => {
+                    slot.buffer.clear();
+                    first_failure.get_or_insert((slot.name.clone(), failure));
+                }
+            }
+        }
+        timing.apply = apply_start.elapsed();
+        if let Some((system, failure)) = first_failure {
+            return Err(match failure {
+                Failure::Error(source) => RunError::System {
+                    tick: tick.number,
+                    source,
+                },
+                Failure::Panic(message) => RunError::Panic {
+                    tick: tick.number,
+                    system,
+                    message,
+                },
+            });
+        }
+    }
+    Ok(())
 }

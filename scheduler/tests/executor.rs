@@ -23,7 +23,11 @@ struct A;
 struct B;
 
 fn tick(number: u64) -> Tick {
-    Tick { number, step: 1.0 / 60.0, delta: 1.0 / 60.0 }
+    Tick {
+        number,
+        step: 1.0 / 60.0,
+        delta: 1.0 / 60.0,
+    }
 }
 
 /// Waits until `count` reaches `target`, for at most two seconds.
@@ -47,7 +51,11 @@ fn systems_of_one_wave_overlap_in_time() {
     builder.threads(2);
     for name in ["left", "right"] {
         let (arrived, met) = (arrived.clone(), met.clone());
-        let access = if name == "left" { SystemAccess::new().write::<A>() } else { SystemAccess::new().write::<B>() };
+        let access = if name == "left" {
+            SystemAccess::new().write::<A>()
+        } else {
+            SystemAccess::new().write::<B>()
+        };
         builder.add(DeclaredSystem::new(name, access, move |_| {
             if rendezvous(&arrived, 2) {
                 met.fetch_add(1, Ordering::SeqCst);
@@ -59,7 +67,11 @@ fn systems_of_one_wave_overlap_in_time() {
     let mut schedule = builder.build(&mut registry).unwrap();
     assert_eq!(schedule.waves().len(), 1);
     schedule.run(&mut registry, tick(0)).unwrap();
-    assert_eq!(met.load(Ordering::SeqCst), 2, "both systems were running at the same time");
+    assert_eq!(
+        met.load(Ordering::SeqCst),
+        2,
+        "both systems were running at the same time"
+    );
 }
 
 #[test]
@@ -69,23 +81,31 @@ fn a_writer_never_overlaps_its_reader() {
     let mut builder = Schedule::builder();
     builder.threads(4);
     let flag = writing.clone();
-    builder.add(DeclaredSystem::new("writer", SystemAccess::new().write::<A>(), move |_| {
-        flag.store(true, Ordering::SeqCst);
-        std::thread::sleep(Duration::from_millis(2));
-        flag.store(false, Ordering::SeqCst);
-        Ok(())
-    }));
+    builder.add(DeclaredSystem::new(
+        "writer",
+        SystemAccess::new().write::<A>(),
+        move |_| {
+            flag.store(true, Ordering::SeqCst);
+            std::thread::sleep(Duration::from_millis(2));
+            flag.store(false, Ordering::SeqCst);
+            Ok(())
+        },
+    ));
     for name in ["reader1", "reader2"] {
         let (flag, overlaps) = (writing.clone(), overlaps.clone());
-        builder.add(DeclaredSystem::new(name, SystemAccess::new().read::<A>(), move |_| {
-            for _ in 0..20 {
-                if flag.load(Ordering::SeqCst) {
-                    overlaps.fetch_add(1, Ordering::SeqCst);
+        builder.add(DeclaredSystem::new(
+            name,
+            SystemAccess::new().read::<A>(),
+            move |_| {
+                for _ in 0..20 {
+                    if flag.load(Ordering::SeqCst) {
+                        overlaps.fetch_add(1, Ordering::SeqCst);
+                    }
+                    std::thread::sleep(Duration::from_micros(100));
                 }
-                std::thread::sleep(Duration::from_micros(100));
-            }
-            Ok(())
-        }));
+                Ok(())
+            },
+        ));
     }
     let mut registry = Registry::new();
     let mut schedule = builder.build(&mut registry).unwrap();
@@ -100,26 +120,41 @@ fn a_panicking_system_stops_the_tick_and_keeps_the_world_consistent() {
     let later_runs = Arc::new(AtomicUsize::new(0));
     let mut builder = Schedule::builder();
     builder.threads(2);
-    builder.add(|mut commands: Commands| {
-        commands.spawn((Age(1),));
-        panic!("boom at {}", 42);
-    }).named("faulty");
-    builder.add(|mut commands: Commands| {
-        commands.spawn((Age(2),));
-    }).named("healthy");
+    builder
+        .add(|mut commands: Commands| {
+            commands.spawn((Age(1),));
+            panic!("boom at {}", 42);
+        })
+        .named("faulty");
+    builder
+        .add(|mut commands: Commands| {
+            commands.spawn((Age(2),));
+        })
+        .named("healthy");
     let runs = later_runs.clone();
-    builder.add(move |_ages: Query<&mut Age>| {
-        runs.fetch_add(1, Ordering::SeqCst);
-    }).named("later").after("healthy");
+    builder
+        .add(move |_ages: Query<&mut Age>| {
+            runs.fetch_add(1, Ordering::SeqCst);
+        })
+        .named("later")
+        .after("healthy");
     let mut registry = Registry::new();
     let mut schedule = builder.build(&mut registry).unwrap();
 
     let error = schedule.run(&mut registry, tick(7)).unwrap_err();
     assert_eq!(
         error,
-        RunError::Panic { tick: 7, system: "faulty".into(), message: "boom at 42".into() }
+        RunError::Panic {
+            tick: 7,
+            system: "faulty".into(),
+            message: "boom at 42".into()
+        }
     );
-    assert!(error.to_string().contains("system `faulty` panicked: boom at 42"));
+    assert!(
+        error
+            .to_string()
+            .contains("system `faulty` panicked: boom at 42")
+    );
     // The healthy system's spawn landed, the faulty one's was discarded,
     // and the next wave did not run.
     let ages: Vec<u32> = registry.view::<&Age>().iter().map(|a| a.0).collect();
@@ -134,21 +169,29 @@ fn a_panicking_system_stops_the_tick_and_keeps_the_world_consistent() {
     assert_eq!(later_runs.load(Ordering::SeqCst), 1);
     assert_eq!(
         schedule.set_enabled("nobody", true),
-        Err(RunError::UnknownSystem { name: "nobody".into() })
+        Err(RunError::UnknownSystem {
+            name: "nobody".into()
+        })
     );
 }
 
 #[test]
 fn undeclared_access_is_an_error_naming_system_and_type() {
     let mut builder = Schedule::builder();
-    builder.add(DeclaredSystem::new("sneaky", SystemAccess::new().read::<Position>(), |ctx| {
-        ctx.query::<(&mut Position,)>()?.each(|p| p.0 .0 = 0.0);
-        Ok(())
-    }));
+    builder.add(DeclaredSystem::new(
+        "sneaky",
+        SystemAccess::new().read::<Position>(),
+        |ctx| {
+            ctx.query::<(&mut Position,)>()?.each(|p| p.0.0 = 0.0);
+            Ok(())
+        },
+    ));
     let mut registry = Registry::new();
     let mut schedule = builder.build(&mut registry).unwrap();
     let error = schedule.run(&mut registry, tick(0)).unwrap_err();
-    let RunError::System { source, .. } = &error else { panic!("{error:?}") };
+    let RunError::System { source, .. } = &error else {
+        panic!("{error:?}")
+    };
     assert_eq!(
         source,
         &SystemError::Undeclared {
@@ -172,7 +215,10 @@ fn missing_resource_is_an_error_naming_system_and_resource() {
     let mut schedule = builder.build(&mut registry).unwrap();
     let error = schedule.run(&mut registry, tick(0)).unwrap_err();
     let message = error.to_string();
-    assert!(message.contains("system `fall`") && message.contains("Gravity"), "{message}");
+    assert!(
+        message.contains("system `fall`") && message.contains("Gravity"),
+        "{message}"
+    );
     registry.insert_resource(Gravity(1.0));
     let e = registry.spawn((Velocity(0.0, 0.0),));
     schedule.run(&mut registry, tick(1)).unwrap();
@@ -187,7 +233,10 @@ fn declared_pools_exist_before_the_first_tick() {
     builder.add(move |mut q: Query<&Age>| record.store(q.iter().count(), Ordering::SeqCst));
     let mut registry = Registry::new();
     let mut schedule = builder.build(&mut registry).unwrap();
-    assert!(registry.component_id::<Age>().is_some(), "build created the Age pool");
+    assert!(
+        registry.component_id::<Age>().is_some(),
+        "build created the Age pool"
+    );
     schedule.run(&mut registry, tick(0)).unwrap();
     assert_eq!(seen.load(Ordering::SeqCst), 0);
     registry.spawn((Age(3),));
@@ -239,7 +288,11 @@ fn simulate(threads: usize, ticks: u64) -> Vec<(u64, u64, u64, Option<u64>, u32)
     }
     fn spawner_b(tick: Tick, mut commands: Commands) {
         for k in 0..3 {
-            commands.spawn((Position(-(((tick.number + k) % 30) as f64), 2.0), Velocity(-0.5, 1.0), Age(0)));
+            commands.spawn((
+                Position(-(((tick.number + k) % 30) as f64), 2.0),
+                Velocity(-0.5, 1.0),
+                Age(0),
+            ));
         }
     }
     fn movement(mut q: Query<(&mut Position, &Velocity)>) {
@@ -281,7 +334,15 @@ fn simulate(threads: usize, ticks: u64) -> Vec<(u64, u64, u64, Option<u64>, u32)
     let mut dump: Vec<_> = registry
         .view::<(Entity, &Position, &Age, Option<&Follows>)>()
         .iter()
-        .map(|(e, p, a, f)| (e.to_bits(), p.0.to_bits(), p.1.to_bits(), f.map(|f| f.0.to_bits()), a.0))
+        .map(|(e, p, a, f)| {
+            (
+                e.to_bits(),
+                p.0.to_bits(),
+                p.1.to_bits(),
+                f.map(|f| f.0.to_bits()),
+                a.0,
+            )
+        })
         .collect();
     dump.sort_unstable();
     // Every stored handle points at a live entity or a despawned one, never
@@ -290,7 +351,10 @@ fn simulate(threads: usize, ticks: u64) -> Vec<(u64, u64, u64, Option<u64>, u32)
         if let Some(bits) = follows {
             let leader = Entity::from_bits(bits).unwrap();
             if registry.is_alive(leader) {
-                assert!(registry.get::<Velocity>(leader).is_some(), "a leader has a velocity");
+                assert!(
+                    registry.get::<Velocity>(leader).is_some(),
+                    "a leader has a velocity"
+                );
             }
         }
     }
@@ -300,8 +364,15 @@ fn simulate(threads: usize, ticks: u64) -> Vec<(u64, u64, u64, Option<u64>, u32)
 #[test]
 fn the_world_is_bit_identical_with_1_2_and_8_threads() {
     let one = simulate(1, 100);
-    assert!(one.len() > 100, "the world is not trivially empty: {}", one.len());
-    assert!(one.iter().any(|d| d.3.is_some()), "some followers keep their link");
+    assert!(
+        one.len() > 100,
+        "the world is not trivially empty: {}",
+        one.len()
+    );
+    assert!(
+        one.iter().any(|d| d.3.is_some()),
+        "some followers keep their link"
+    );
     assert_eq!(simulate(2, 100), one);
     assert_eq!(simulate(8, 100), one);
 }

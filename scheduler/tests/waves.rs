@@ -17,7 +17,12 @@ types!(
 );
 
 /// A system that does nothing, with the given access.
-fn noop(name: &'static str, access: SystemAccess) -> DeclaredSystem<impl FnMut(&scheduler::SystemContext<'_>) -> Result<(), scheduler::SystemError> + Send + 'static> {
+fn noop(
+    name: &'static str,
+    access: SystemAccess,
+) -> DeclaredSystem<
+    impl FnMut(&scheduler::SystemContext<'_>) -> Result<(), scheduler::SystemError> + Send + 'static,
+> {
     DeclaredSystem::new(name, access, |_| Ok(()))
 }
 
@@ -29,7 +34,10 @@ fn wave_names(schedule: &Schedule) -> Vec<Vec<String>> {
         .collect()
 }
 
-fn build(systems: Vec<(&'static str, SystemAccess)>, policy: Policy) -> Result<Schedule, BuildError> {
+fn build(
+    systems: Vec<(&'static str, SystemAccess)>,
+    policy: Policy,
+) -> Result<Schedule, BuildError> {
     let mut builder = ScheduleBuilder::default();
     builder.policy(policy).threads(1);
     for (name, access) in systems {
@@ -43,30 +51,45 @@ fn waves(systems: Vec<(&'static str, SystemAccess)>) -> Vec<Vec<String>> {
 }
 
 fn w(names: &[&[&str]]) -> Vec<Vec<String>> {
-    names.iter().map(|w| w.iter().map(|n| n.to_string()).collect()).collect()
+    names
+        .iter()
+        .map(|w| w.iter().map(|n| n.to_string()).collect())
+        .collect()
 }
 
 #[test]
 fn writer_then_reader() {
-    let got = waves(vec![("w", SystemAccess::new().write::<A>()), ("r", SystemAccess::new().read::<A>())]);
+    let got = waves(vec![
+        ("w", SystemAccess::new().write::<A>()),
+        ("r", SystemAccess::new().read::<A>()),
+    ]);
     assert_eq!(got, w(&[&["w"], &["r"]]));
 }
 
 #[test]
 fn reader_registered_before_writer_still_runs_after_it() {
-    let got = waves(vec![("r", SystemAccess::new().read::<A>()), ("w", SystemAccess::new().write::<A>())]);
+    let got = waves(vec![
+        ("r", SystemAccess::new().read::<A>()),
+        ("w", SystemAccess::new().write::<A>()),
+    ]);
     assert_eq!(got, w(&[&["w"], &["r"]]));
 }
 
 #[test]
 fn two_writers_run_in_registration_order() {
-    let got = waves(vec![("w2", SystemAccess::new().write::<A>()), ("w1", SystemAccess::new().write::<A>())]);
+    let got = waves(vec![
+        ("w2", SystemAccess::new().write::<A>()),
+        ("w1", SystemAccess::new().write::<A>()),
+    ]);
     assert_eq!(got, w(&[&["w2"], &["w1"]]));
 }
 
 #[test]
 fn readers_share_a_wave() {
-    let got = waves(vec![("r1", SystemAccess::new().read::<A>()), ("r2", SystemAccess::new().read::<A>())]);
+    let got = waves(vec![
+        ("r1", SystemAccess::new().read::<A>()),
+        ("r2", SystemAccess::new().read::<A>()),
+    ]);
     assert_eq!(got, w(&[&["r1", "r2"]]));
 }
 
@@ -84,17 +107,30 @@ fn resources_follow_the_same_rules() {
 #[test]
 fn edges_record_their_reasons() {
     let schedule = build(
-        vec![("r", SystemAccess::new().read::<A>()), ("w", SystemAccess::new().write::<A>().write_resource::<B>())],
+        vec![
+            ("r", SystemAccess::new().read::<A>()),
+            ("w", SystemAccess::new().write::<A>().write_resource::<B>()),
+        ],
         Policy::WriterFirst,
     )
     .unwrap();
     let text = schedule.explain().to_string();
     assert!(text.contains("wave 0: w"), "{text}");
-    assert!(text.contains("after w (wave 0): A: write -> read"), "{text}");
+    assert!(
+        text.contains("after w (wave 0): A: write -> read"),
+        "{text}"
+    );
     let dot = schedule.to_dot();
-    assert!(dot.contains("\"w\" -> \"r\" [label=\"A: write -> read\"]"), "{dot}");
+    assert!(
+        dot.contains("\"w\" -> \"r\" [label=\"A: write -> read\"]"),
+        "{dot}"
+    );
     assert!(dot.contains("label=\"wave 1\""), "{dot}");
-    let _ = EdgeReason::Conflict { name: "A", kind: SubjectKind::Component, rule: Rule::WriteBeforeRead };
+    let _ = EdgeReason::Conflict {
+        name: "A",
+        kind: SubjectKind::Component,
+        rule: Rule::WriteBeforeRead,
+    };
 }
 
 #[test]
@@ -107,8 +143,14 @@ fn explicit_constraints_add_edges() {
     let schedule = builder.build(&mut Registry::new()).unwrap();
     assert_eq!(wave_names(&schedule), w(&[&["b"], &["a"], &["c"]]));
     let text = schedule.explain().to_string();
-    assert!(text.contains("after b (wave 0): `b` declared before"), "{text}");
-    assert!(text.contains("after a (wave 1): `c` declared after"), "{text}");
+    assert!(
+        text.contains("after b (wave 0): `b` declared before"),
+        "{text}"
+    );
+    assert!(
+        text.contains("after a (wave 1): `c` declared after"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -121,8 +163,10 @@ fn mutual_read_write_is_a_cycle_naming_systems_and_types() {
     let BuildError::Cycle { cycle } = &error else {
         panic!("expected a cycle, got {error:?}")
     };
-    let mut edges: Vec<(String, String, Vec<String>)> =
-        cycle.iter().map(|e| (e.from.clone(), e.to.clone(), e.reasons.clone())).collect();
+    let mut edges: Vec<(String, String, Vec<String>)> = cycle
+        .iter()
+        .map(|e| (e.from.clone(), e.to.clone(), e.reasons.clone()))
+        .collect();
     edges.sort();
     assert_eq!(
         edges,
@@ -132,7 +176,10 @@ fn mutual_read_write_is_a_cycle_naming_systems_and_types() {
         ]
     );
     let message = error.to_string();
-    assert!(message.contains("`x` before `y` (A: write -> read)"), "{message}");
+    assert!(
+        message.contains("`x` before `y` (A: write -> read)"),
+        "{message}"
+    );
     // The registration-order policy never forms a cycle from conflicts.
     let schedule = build(systems, Policy::RegistrationOrder).unwrap();
     assert_eq!(wave_names(&schedule), w(&[&["x"], &["y"]]));
@@ -142,15 +189,24 @@ fn mutual_read_write_is_a_cycle_naming_systems_and_types() {
 fn constraint_cycle_is_reported() {
     let mut builder = Schedule::builder();
     builder.add(noop("a", SystemAccess::new().write::<A>()));
-    builder.add(noop("b", SystemAccess::new().read::<A>())).before("a");
+    builder
+        .add(noop("b", SystemAccess::new().read::<A>()))
+        .before("a");
     let error = builder.build(&mut Registry::new()).unwrap_err();
-    assert!(matches!(&error, BuildError::Cycle { cycle } if cycle.len() == 2), "{error:?}");
+    assert!(
+        matches!(&error, BuildError::Cycle { cycle } if cycle.len() == 2),
+        "{error:?}"
+    );
     assert!(error.to_string().contains("`b` declared before"), "{error}");
 }
 
 #[test]
 fn duplicate_name_and_unknown_constraint() {
-    let error = build(vec![("a", SystemAccess::new()), ("a", SystemAccess::new())], Policy::WriterFirst).unwrap_err();
+    let error = build(
+        vec![("a", SystemAccess::new()), ("a", SystemAccess::new())],
+        Policy::WriterFirst,
+    )
+    .unwrap_err();
     assert_eq!(error, BuildError::DuplicateName { name: "a".into() });
 
     let mut builder = Schedule::builder();
@@ -158,7 +214,11 @@ fn duplicate_name_and_unknown_constraint() {
     let error = builder.build(&mut Registry::new()).unwrap_err();
     assert_eq!(
         error,
-        BuildError::UnknownSystem { system: "a".into(), relation: "after", target: "ghost".into() }
+        BuildError::UnknownSystem {
+            system: "a".into(),
+            relation: "after",
+            target: "ghost".into()
+        }
     );
     assert!(error.to_string().contains("no system is named `ghost`"));
 }
@@ -166,23 +226,93 @@ fn duplicate_name_and_unknown_constraint() {
 #[test]
 fn shoot_em_up_waves_match_the_hand_worked_plan() {
     let systems = vec![
-        ("steering", SystemAccess::new().read::<Player>().read_resource::<Input>().write::<Velocity>()),
-        ("movement", SystemAccess::new().read::<Velocity>().write::<Position>()),
-        ("sine_motion", SystemAccess::new().read::<Sine>().write::<Position>()),
-        ("play_area", SystemAccess::new().read::<Player>().write::<Position>()),
+        (
+            "steering",
+            SystemAccess::new()
+                .read::<Player>()
+                .read_resource::<Input>()
+                .write::<Velocity>(),
+        ),
+        (
+            "movement",
+            SystemAccess::new().read::<Velocity>().write::<Position>(),
+        ),
+        (
+            "sine_motion",
+            SystemAccess::new().read::<Sine>().write::<Position>(),
+        ),
+        (
+            "play_area",
+            SystemAccess::new().read::<Player>().write::<Position>(),
+        ),
         (
             "weapons",
-            SystemAccess::new().read::<Player>().read::<Position>().read_resource::<Input>().write::<Weapon>().with_commands(),
+            SystemAccess::new()
+                .read::<Player>()
+                .read::<Position>()
+                .read_resource::<Input>()
+                .write::<Weapon>()
+                .with_commands(),
         ),
-        ("enemy_fire", SystemAccess::new().read::<Enemy>().read::<Position>().write::<EnemyGun>().with_commands()),
-        ("spawns", SystemAccess::new().write_resource::<Spawner>().with_commands()),
-        ("waves", SystemAccess::new().write_resource::<Waves>().write_resource::<Spawner>()),
-        ("collision", SystemAccess::new().read::<Position>().read::<Collider>().write_resource::<Contacts>()),
-        ("damage", SystemAccess::new().read_resource::<Contacts>().read::<Damage>().write::<Health>()),
-        ("score", SystemAccess::new().read::<Health>().read::<Enemy>().write_resource::<Score>()),
-        ("lives", SystemAccess::new().read::<Health>().read::<Player>().write_resource::<Lives>()),
-        ("cleanup", SystemAccess::new().read::<Position>().read::<Health>().with_commands()),
-        ("despawn", SystemAccess::new().write::<Lifetime>().with_commands()),
+        (
+            "enemy_fire",
+            SystemAccess::new()
+                .read::<Enemy>()
+                .read::<Position>()
+                .write::<EnemyGun>()
+                .with_commands(),
+        ),
+        (
+            "spawns",
+            SystemAccess::new()
+                .write_resource::<Spawner>()
+                .with_commands(),
+        ),
+        (
+            "waves",
+            SystemAccess::new()
+                .write_resource::<Waves>()
+                .write_resource::<Spawner>(),
+        ),
+        (
+            "collision",
+            SystemAccess::new()
+                .read::<Position>()
+                .read::<Collider>()
+                .write_resource::<Contacts>(),
+        ),
+        (
+            "damage",
+            SystemAccess::new()
+                .read_resource::<Contacts>()
+                .read::<Damage>()
+                .write::<Health>(),
+        ),
+        (
+            "score",
+            SystemAccess::new()
+                .read::<Health>()
+                .read::<Enemy>()
+                .write_resource::<Score>(),
+        ),
+        (
+            "lives",
+            SystemAccess::new()
+                .read::<Health>()
+                .read::<Player>()
+                .write_resource::<Lives>(),
+        ),
+        (
+            "cleanup",
+            SystemAccess::new()
+                .read::<Position>()
+                .read::<Health>()
+                .with_commands(),
+        ),
+        (
+            "despawn",
+            SystemAccess::new().write::<Lifetime>().with_commands(),
+        ),
     ];
     // Worked out by hand from the rules:
     // steering -> movement (Velocity); movement -> sine_motion -> play_area

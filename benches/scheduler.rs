@@ -1,0 +1,228 @@
+//! Scheduler benchmarks, each beside a baseline in the same group: the same
+//! loops run one after the other on plain `Vec`s, or on one thread.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use ecs_runtime::ecs_engine::Registry;
+use ecs_runtime::scheduler::{
+    DeclaredSystem, Policy, Query, Schedule, SystemAccess, SystemContext, SystemError, Tick,
+};
+
+/// Entities per archetype in `schedule`.
+const PER_SET: usize = 10_000;
+/// Entities in `heavy_compute`.
+const HEAVY: usize = 1_000;
+/// Matrix inversions per entity in `heavy_compute`.
+const INVERSIONS: usize = 100;
+
+struct A(f32);
+struct B(f32);
+struct C(f32);
+struct D(f32);
+struct E(f32);
+
+fn ab(mut q: Query<(&mut A, &mut B)>) {
+    q.each(|(a, b)| std::mem::swap(&mut a.0, &mut b.0));
+}
+fn cd(mut q: Query<(&mut C, &mut D)>) {
+    q.each(|(c, d)| std::mem::swap(&mut c.0, &mut d.0));
+}
+fn ce(mut q: Query<(&mut C, &mut E)>) {
+    q.each(|(c, e)| std::mem::swap(&mut c.0, &mut e.0));
+}
+
+fn schedule(c: &mut Criterion) {
+    let mut group = c.benchmark_group("schedule");
+    let mut registry = Registry::new();
+    for i in 0..PER_SET {
+        let x = i as f32;
+        registry.spawn((A(x), B(x)));
+        registry.spawn((A(x), B(x), C(x)));
+        registry.spawn((A(x), B(x), C(x), D(x)));
+        registry.spawn((A(x), B(x), C(x), E(x)));
+    }
+    for threads in [1, 2] {
+        let mut builder = Schedule::builder();
+        builder.threads(threads);
+        builder.add(ab);
+        builder.add(cd);
+        builder.add(ce);
+        let mut schedule = builder.build(&mut registry).unwrap();
+        assert_eq!(
+            schedule.waves().len(),
+            2,
+            "ab and cd share a wave; ce follows cd"
+        );
+        group.bench_function(format!("registry_{threads}_threads"), |b| {
+            b.iter(|| schedule.run(&mut registry, Tick::default()).unwrap())
+        });
+    }
+    let n = PER_SET;
+    let (mut a, mut b) = (vec![0.0f32; 4 * n], vec![0.0f32; 4 * n]);
+    let (mut c1, mut d) = (vec![0.0f32; n], vec![0.0f32; n]);
+    let (mut c2, mut e) = (vec![0.0f32; n], vec![0.0f32; n]);
+    group.bench_function("baseline_sequential_vecs", |bench| {
+        bench.iter(|| {
+            for (x, y) in black_box(&mut a)
+                .iter_mut()
+                .zip(black_box(&mut b).iter_mut())
+            {
+                std::mem::swap(x, y);
+            }
+            for (x, y) in black_box(&mut c1)
+                .iter_mut()
+                .zip(black_box(&mut d).iter_mut())
+            {
+                std::mem::swap(x, y);
+            }
+            for (x, y) in black_box(&mut c2)
+                .iter_mut()
+                .zip(black_box(&mut e).iter_mut())
+            {
+                std::mem::swap(x, y);
+            }
+        })
+    });
+    group.finish();
+}
+
+macro_rules! markers {
+    ($($t:ident),*) => { $(struct $t;)* };
+}
+markers!(T0, T1, T2, T3, T4, T5, T6, T7);
+
+type Run = fn(&SystemContext<'_>) -> Result<(), SystemError>;
+
+fn nothing(_: &SystemContext<'_>) -> Result<(), SystemError> {
+    Ok(())
+}
+
+/// Access of system `j` of wave `w`: writes one of the eight types, reads
+/// another, so that each column of systems forms a chain.
+fn access(w: usize, j: usize) -> SystemAccess {
+    let low = [
+        SystemAccess::new().write::<T0>().read::<T4>(),
+        SystemAccess::new().write::<T1>().read::<T5>(),
+        SystemAccess::new().write::<T2>().read::<T6>(),
+        SystemAccess::new().write::<T3>().read::<T7>(),
+    ];
+    let high = [
+        SystemAccess::new().write::<T4>().read::<T0>(),
+        SystemAccess::new().write::<T5>().read::<T1>(),
+        SystemAccess::new().write::<T6>().read::<T2>(),
+        SystemAccess::new().write::<T7>().read::<T3>(),
+    ];
+    if w % 2 == 0 {
+        low[j].clone()
+    } else {
+        high[j].clone()
+    }
+}
+
+fn empty_schedule(c: &mut Criterion) {
+    let mut group = c.benchmark_group("empty_schedule");
+    let mut registry = Registry::new();
+    for threads in [1, 2] {
+        let mut builder = Schedule::builder();
+        builder.threads(threads).policy(Policy::RegistrationOrder);
+        for w in 0..5 {
+            for j in 0..4 {
+                builder.add(DeclaredSystem::new(
+                    format!("s{w}{j}"),
+                    access(w, j),
+                    nothing as Run,
+                ));
+            }
+        }
+        let mut schedule = builder.build(&mut registry).unwrap();
+        let widths: Vec<usize> = schedule.waves().iter().map(Vec::len).collect();
+        assert_eq!(widths, vec![4; 5]);
+        group.bench_function(format!("20_systems_5_waves_{threads}_threads"), |b| {
+            b.iter(|| schedule.run(&mut registry, Tick::default()).unwrap())
+        });
+    }
+    group.finish();
+}
+
+/// A 4x4 matrix, row-major.
+#[derive(Clone, Copy)]
+struct Matrix([[f64; 4]; 4]);
+
+/// Gauss-Jordan inversion with partial pivoting; the input is always
+/// invertible here (diagonally dominant).
+fn invert(m: &Matrix) -> Matrix {
+    let mut a = m.0;
+    let mut inv = [[0.0; 4]; 4];
+    for (i, row) in inv.iter_mut().enumerate() {
+        row[i] = 1.0;
+    }
+    for col in 0..4 {
+        let pivot = (col..4)
+            .max_by(|&x, &y| a[x][col].abs().total_cmp(&a[y][col].abs()))
+            .expect("non-empty range");
+        a.swap(col, pivot);
+        inv.swap(col, pivot);
+        let p = a[col][col];
+        for k in 0..4 {
+            a[col][k] /= p;
+            inv[col][k] /= p;
+        }
+        for row in 0..4 {
+            if row != col {
+                let f = a[row][col];
+                for k in 0..4 {
+                    a[row][k] -= f * a[col][k];
+                    inv[row][k] -= f * inv[col][k];
+                }
+            }
+        }
+    }
+    Matrix(inv)
+}
+
+fn heavy(m: &mut Matrix) {
+    for _ in 0..INVERSIONS {
+        *m = invert(m);
+    }
+}
+
+fn heavy_compute(c: &mut Criterion) {
+    let mut group = c.benchmark_group("heavy_compute");
+    let mut registry = Registry::new();
+    for i in 0..HEAVY {
+        let d = 4.0 + i as f64 * 1e-3;
+        registry.spawn((Matrix([
+            [d, 1.0, 0.5, 0.0],
+            [0.0, d, 1.0, 0.5],
+            [0.5, 0.0, d, 1.0],
+            [1.0, 0.5, 0.0, d],
+        ]),));
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    group.bench_function("par_each_2_threads", |b| {
+        b.iter(|| pool.install(|| registry.view_mut::<&mut Matrix>().par_each(heavy)))
+    });
+    group.bench_function("baseline_one_thread", |b| {
+        b.iter(|| registry.view_mut::<&mut Matrix>().each(heavy))
+    });
+    group.finish();
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .sample_size(30)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+}
+
+criterion_group! {
+    name = benches;
+    config = config();
+    targets = schedule, empty_schedule, heavy_compute
+}
+criterion_main!(benches);
