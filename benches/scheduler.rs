@@ -33,31 +33,48 @@ fn ce(mut q: Query<(&mut C, &mut E)>) {
     q.each(|(c, e)| std::mem::swap(&mut c.0, &mut e.0));
 }
 
+/// The `schedule` world. `batched`: each archetype spawned as one batch
+/// (so every pool holds each archetype's entities as one run); otherwise
+/// interleaved, one entity of each archetype in turn.
+fn schedule_world(batched: bool) -> Registry {
+    let mut registry = Registry::new();
+    let x = |i: usize| i as f32;
+    if batched {
+        registry.spawn_batch((0..PER_SET).map(|i| (A(x(i)), B(x(i)))));
+        registry.spawn_batch((0..PER_SET).map(|i| (A(x(i)), B(x(i)), C(x(i)))));
+        registry.spawn_batch((0..PER_SET).map(|i| (A(x(i)), B(x(i)), C(x(i)), D(x(i)))));
+        registry.spawn_batch((0..PER_SET).map(|i| (A(x(i)), B(x(i)), C(x(i)), E(x(i)))));
+    } else {
+        for i in 0..PER_SET {
+            registry.spawn((A(x(i)), B(x(i))));
+            registry.spawn((A(x(i)), B(x(i)), C(x(i))));
+            registry.spawn((A(x(i)), B(x(i)), C(x(i)), D(x(i))));
+            registry.spawn((A(x(i)), B(x(i)), C(x(i)), E(x(i))));
+        }
+    }
+    registry
+}
+
 fn schedule(c: &mut Criterion) {
     let mut group = c.benchmark_group("schedule");
-    let mut registry = Registry::new();
-    for i in 0..PER_SET {
-        let x = i as f32;
-        registry.spawn((A(x), B(x)));
-        registry.spawn((A(x), B(x), C(x)));
-        registry.spawn((A(x), B(x), C(x), D(x)));
-        registry.spawn((A(x), B(x), C(x), E(x)));
-    }
-    for threads in [1, 2] {
-        let mut builder = Schedule::builder();
-        builder.threads(threads);
-        builder.add(ab);
-        builder.add(cd);
-        builder.add(ce);
-        let mut schedule = builder.build(&mut registry).unwrap();
-        assert_eq!(
-            schedule.waves().len(),
-            2,
-            "ab and cd share a wave; ce follows cd"
-        );
-        group.bench_function(format!("registry_{threads}_threads"), |b| {
-            b.iter(|| schedule.run(&mut registry, Tick::default()).unwrap())
-        });
+    for (batched, label) in [(true, "batched"), (false, "interleaved")] {
+        let mut registry = schedule_world(batched);
+        for threads in [1, 2] {
+            let mut builder = Schedule::builder();
+            builder.threads(threads);
+            builder.add(ab);
+            builder.add(cd);
+            builder.add(ce);
+            let mut schedule = builder.build(&mut registry).unwrap();
+            assert_eq!(
+                schedule.waves().len(),
+                2,
+                "ab and cd share a wave; ce follows cd"
+            );
+            group.bench_function(format!("registry_{label}_{threads}_threads"), |b| {
+                b.iter(|| schedule.run(&mut registry, Tick::default()).unwrap())
+            });
+        }
     }
     let n = PER_SET;
     let (mut a, mut b) = (vec![0.0f32; 4 * n], vec![0.0f32; 4 * n]);

@@ -67,37 +67,49 @@ pub trait QueryData: sealed::SealedQueryData {
         hint: usize,
     ) -> Option<Self::Item<'a>>;
 
-    /// `true` when every pool of the query holds, at the dense positions
-    /// `range`, exactly the driver's entities at those positions, so that
-    /// [`fetch_aligned`](Self::fetch_aligned) may be used there. Only
-    /// required terms' pools and optional terms that are aligned count.
     #[doc(hidden)]
-    fn aligned(cursor: Self::Cursor<'_>, driver: &[Entity], range: Range<usize>) -> bool;
+    type Block<'a>: Copy;
 
-    /// The item at dense position `i`, with no lookup.
+    /// The run of every pool of the query that holds exactly the driver's
+    /// entities `driver[range]`, in the same order (at any offset in each
+    /// pool); `None` when some pool does not. Such a block is joined by
+    /// position, with no lookup.
+    #[doc(hidden)]
+    fn block<'a>(
+        cursor: Self::Cursor<'a>,
+        driver: &'a [Entity],
+        range: Range<usize>,
+    ) -> Option<Self::Block<'a>>;
+
+    /// The item of the `k`-th entity of a block.
     ///
     /// # Safety
     ///
-    /// `aligned(cursor, driver, range)` returned `true` for a `range`
-    /// containing `i`, `entity == driver[i]`, and the contract of
-    /// [`fetch`](Self::fetch) holds.
+    /// `block` came from [`block`](Self::block) for a range longer than
+    /// `k`, and the contract of [`fetch`](Self::fetch) holds.
     #[doc(hidden)]
-    unsafe fn fetch_aligned<'a>(
-        cursor: Self::Cursor<'a>,
-        entity: Entity,
-        i: usize,
-    ) -> Self::Item<'a>;
+    unsafe fn fetch_block<'a>(block: Self::Block<'a>, k: usize) -> Self::Item<'a>;
 
     /// Reports every component type the query borrows, with its access
     /// (the scheduler derives a system's access from this).
     fn access(out: &mut dyn FnMut(ComponentAccess));
 }
 
-/// `true` when `dense[range]` holds the same entities as `driver[range]`
-/// (trivially when `dense` is the driver).
+/// Where the run `driver[range]` starts in a pool's `dense` array, if the
+/// pool holds exactly those entities in that order there.
 #[inline]
-fn same_entities(dense: &[Entity], driver: &[Entity], range: Range<usize>) -> bool {
-    std::ptr::eq(dense, driver) || dense.get(range.clone()) == driver.get(range)
+fn block_start(
+    dense: &[Entity],
+    sparse: &SparseIndex,
+    driver: &[Entity],
+    range: Range<usize>,
+) -> Option<usize> {
+    if std::ptr::eq(dense, driver) {
+        return Some(range.start);
+    }
+    let wanted = driver.get(range.clone())?;
+    let start = SparseSet::<()>::locate(dense, sparse, *wanted.first()?, range.start)?;
+    (dense.get(start..start + wanted.len())? == wanted).then_some(start)
 }
 
 /// Queries that only read: allowed on a shared `&Registry` (`Registry::view`).
@@ -109,20 +121,24 @@ impl<T: Component> QueryData for &T {
     type Item<'a> = &'a T;
     type Borrow<'w> = Option<MappedRwLockReadGuard<'w, SparseSet<T>>>;
     type Cursor<'a> = Option<&'a SparseSet<T>>;
+    type Block<'a> = &'a [T];
     const DRIVES: bool = true;
 
     fn borrow(registry: &Registry) -> Result<Self::Borrow<'_>, EcsError> {
         registry.pools.read::<T>()
     }
 
+    #[inline]
     fn cursor<'a>(borrow: &'a mut Self::Borrow<'_>) -> Self::Cursor<'a> {
         borrow.as_deref()
     }
 
+    #[inline]
     fn driver<'a>(cursor: Self::Cursor<'a>) -> Option<&'a [Entity]> {
         Some(cursor.map_or(&[], SparseSet::entities))
     }
 
+    #[inline]
     unsafe fn fetch<'a>(
         cursor: Self::Cursor<'a>,
         entity: Entity,
@@ -134,14 +150,21 @@ impl<T: Component> QueryData for &T {
     }
 
     #[inline]
-    fn aligned(cursor: Self::Cursor<'_>, driver: &[Entity], range: Range<usize>) -> bool {
-        cursor.is_some_and(|pool| same_entities(pool.entities(), driver, range))
+    fn block<'a>(
+        cursor: Self::Cursor<'a>,
+        driver: &'a [Entity],
+        range: Range<usize>,
+    ) -> Option<Self::Block<'a>> {
+        let pool = cursor?;
+        let len = range.len();
+        let start = block_start(pool.entities(), pool.sparse(), driver, range)?;
+        pool.components().get(start..start + len)
     }
 
     #[inline]
-    unsafe fn fetch_aligned<'a>(cursor: Self::Cursor<'a>, _: Entity, i: usize) -> Self::Item<'a> {
-        // SAFETY: `aligned` saw the pool and `i < dense.len() == data.len()`.
-        unsafe { cursor.unwrap_unchecked().components().get_unchecked(i) }
+    unsafe fn fetch_block<'a>(block: Self::Block<'a>, k: usize) -> Self::Item<'a> {
+        // SAFETY: `k` is within the block (the caller's contract).
+        unsafe { block.get_unchecked(k) }
     }
 
     fn access(out: &mut dyn FnMut(ComponentAccess)) {
@@ -190,12 +213,14 @@ impl<T: Component> QueryData for &mut T {
     type Item<'a> = &'a mut T;
     type Borrow<'w> = Option<MappedRwLockWriteGuard<'w, SparseSet<T>>>;
     type Cursor<'a> = Option<MutCursor<'a, T>>;
+    type Block<'a> = *mut T;
     const DRIVES: bool = true;
 
     fn borrow(registry: &Registry) -> Result<Self::Borrow<'_>, EcsError> {
         registry.pools.write::<T>()
     }
 
+    #[inline]
     fn cursor<'a>(borrow: &'a mut Self::Borrow<'_>) -> Self::Cursor<'a> {
         let (dense, sparse, data) = borrow.as_deref_mut()?.parts_mut();
         Some(MutCursor {
@@ -206,10 +231,12 @@ impl<T: Component> QueryData for &mut T {
         })
     }
 
+    #[inline]
     fn driver<'a>(cursor: Self::Cursor<'a>) -> Option<&'a [Entity]> {
         Some(cursor.map_or(&[], |c| c.dense))
     }
 
+    #[inline]
     unsafe fn fetch<'a>(
         cursor: Self::Cursor<'a>,
         entity: Entity,
@@ -225,16 +252,24 @@ impl<T: Component> QueryData for &mut T {
     }
 
     #[inline]
-    fn aligned(cursor: Self::Cursor<'_>, driver: &[Entity], range: Range<usize>) -> bool {
-        cursor.is_some_and(|c| same_entities(c.dense, driver, range))
+    fn block<'a>(
+        cursor: Self::Cursor<'a>,
+        driver: &'a [Entity],
+        range: Range<usize>,
+    ) -> Option<Self::Block<'a>> {
+        let c = cursor?;
+        let start = block_start(c.dense, c.sparse, driver, range)?;
+        // SAFETY: `block_start` checked `start + len <= dense.len()`, which
+        // equals the component count, so the offset stays in the buffer.
+        Some(unsafe { c.data.add(start) })
     }
 
     #[inline]
-    unsafe fn fetch_aligned<'a>(cursor: Self::Cursor<'a>, _: Entity, i: usize) -> Self::Item<'a> {
-        // SAFETY: `aligned` saw the pool and `i < dense.len() == data.len()`;
-        // the pool is write-locked for `'a` and each `i` is fetched once
-        // while its item lives (the caller's contract).
-        unsafe { &mut *cursor.unwrap_unchecked().data.add(i) }
+    unsafe fn fetch_block<'a>(block: Self::Block<'a>, k: usize) -> Self::Item<'a> {
+        // SAFETY: `k` is within the block, whose components belong to the
+        // pool write-locked for `'a`; each `k` is fetched once while its
+        // item lives (the caller's contract), so no two `&mut T` alias.
+        unsafe { &mut *block.add(k) }
     }
 
     fn access(out: &mut dyn FnMut(ComponentAccess)) {
@@ -248,20 +283,24 @@ impl<Q: QueryData> QueryData for Option<Q> {
     type Item<'a> = Option<Q::Item<'a>>;
     type Borrow<'w> = Q::Borrow<'w>;
     type Cursor<'a> = Q::Cursor<'a>;
+    type Block<'a> = Q::Block<'a>;
     const DRIVES: bool = false;
 
     fn borrow(registry: &Registry) -> Result<Self::Borrow<'_>, EcsError> {
         Q::borrow(registry)
     }
 
+    #[inline]
     fn cursor<'a>(borrow: &'a mut Self::Borrow<'_>) -> Self::Cursor<'a> {
         Q::cursor(borrow)
     }
 
+    #[inline]
     fn driver<'a>(_: Self::Cursor<'a>) -> Option<&'a [Entity]> {
         None
     }
 
+    #[inline]
     unsafe fn fetch<'a>(
         cursor: Self::Cursor<'a>,
         entity: Entity,
@@ -272,18 +311,18 @@ impl<Q: QueryData> QueryData for Option<Q> {
     }
 
     #[inline]
-    fn aligned(cursor: Self::Cursor<'_>, driver: &[Entity], range: Range<usize>) -> bool {
-        Q::aligned(cursor, driver, range)
+    fn block<'a>(
+        cursor: Self::Cursor<'a>,
+        driver: &'a [Entity],
+        range: Range<usize>,
+    ) -> Option<Self::Block<'a>> {
+        Q::block(cursor, driver, range)
     }
 
     #[inline]
-    unsafe fn fetch_aligned<'a>(
-        cursor: Self::Cursor<'a>,
-        entity: Entity,
-        i: usize,
-    ) -> Self::Item<'a> {
-        // SAFETY: forwarded contract; aligned means present.
-        Some(unsafe { Q::fetch_aligned(cursor, entity, i) })
+    unsafe fn fetch_block<'a>(block: Self::Block<'a>, k: usize) -> Self::Item<'a> {
+        // SAFETY: forwarded contract; a block holds every entity of its run.
+        Some(unsafe { Q::fetch_block(block, k) })
     }
 
     fn access(out: &mut dyn FnMut(ComponentAccess)) {
@@ -299,30 +338,39 @@ impl QueryData for Entity {
     type Item<'a> = Entity;
     type Borrow<'w> = ();
     type Cursor<'a> = ();
+    type Block<'a> = &'a [Entity];
     const DRIVES: bool = false;
 
     fn borrow(_: &Registry) -> Result<(), EcsError> {
         Ok(())
     }
 
+    #[inline]
     fn cursor<'a>(_: &'a mut ()) {}
 
+    #[inline]
     fn driver<'a>(_: ()) -> Option<&'a [Entity]> {
         None
     }
 
+    #[inline]
     unsafe fn fetch<'a>(_: Self::Cursor<'a>, entity: Entity, _: usize) -> Option<Self::Item<'a>> {
         Some(entity)
     }
 
     #[inline]
-    fn aligned(_: Self::Cursor<'_>, _: &[Entity], _: Range<usize>) -> bool {
-        true
+    fn block<'a>(
+        _: Self::Cursor<'a>,
+        driver: &'a [Entity],
+        range: Range<usize>,
+    ) -> Option<Self::Block<'a>> {
+        driver.get(range)
     }
 
     #[inline]
-    unsafe fn fetch_aligned<'a>(_: Self::Cursor<'a>, entity: Entity, _: usize) -> Self::Item<'a> {
-        entity
+    unsafe fn fetch_block<'a>(block: Self::Block<'a>, k: usize) -> Self::Item<'a> {
+        // SAFETY: `k` is within the block (the caller's contract).
+        unsafe { *block.get_unchecked(k) }
     }
 
     fn access(_: &mut dyn FnMut(ComponentAccess)) {}
@@ -338,16 +386,19 @@ macro_rules! query_tuple {
             type Item<'a> = ($($name::Item<'a>,)+);
             type Borrow<'w> = ($($name::Borrow<'w>,)+);
             type Cursor<'a> = ($($name::Cursor<'a>,)+);
+            type Block<'a> = ($($name::Block<'a>,)+);
             const DRIVES: bool = $($name::DRIVES)||+;
 
             fn borrow(registry: &Registry) -> Result<Self::Borrow<'_>, EcsError> {
                 Ok(($($name::borrow(registry)?,)+))
             }
 
+            #[inline]
             fn cursor<'a>(borrow: &'a mut Self::Borrow<'_>) -> Self::Cursor<'a> {
                 ($($name::cursor(&mut borrow.$index),)+)
             }
 
+            #[inline]
             fn driver<'a>(cursor: Self::Cursor<'a>) -> Option<&'a [Entity]> {
                 let mut best: Option<&'a [Entity]> = None;
                 $(
@@ -360,6 +411,7 @@ macro_rules! query_tuple {
                 best
             }
 
+            #[inline]
             unsafe fn fetch<'a>(
                 cursor: Self::Cursor<'a>,
                 entity: Entity,
@@ -370,18 +422,18 @@ macro_rules! query_tuple {
             }
 
             #[inline]
-            fn aligned(cursor: Self::Cursor<'_>, driver: &[Entity], range: Range<usize>) -> bool {
-                $($name::aligned(cursor.$index, driver, range.clone()))&&+
+            fn block<'a>(
+                cursor: Self::Cursor<'a>,
+                driver: &'a [Entity],
+                range: Range<usize>,
+            ) -> Option<Self::Block<'a>> {
+                Some(($($name::block(cursor.$index, driver, range.clone())?,)+))
             }
 
             #[inline]
-            unsafe fn fetch_aligned<'a>(
-                cursor: Self::Cursor<'a>,
-                entity: Entity,
-                i: usize,
-            ) -> Self::Item<'a> {
-                // SAFETY: forwarded contract; every term is aligned.
-                unsafe { ($($name::fetch_aligned(cursor.$index, entity, i),)+) }
+            unsafe fn fetch_block<'a>(block: Self::Block<'a>, k: usize) -> Self::Item<'a> {
+                // SAFETY: forwarded contract; every term's block covers `k`.
+                unsafe { ($($name::fetch_block(block.$index, k),)+) }
             }
 
             fn access(out: &mut dyn FnMut(ComponentAccess)) {
@@ -454,6 +506,7 @@ macro_rules! presence_filter {
                 registry.pools.read::<C>()
             }
 
+            #[inline]
             fn cursor<'a>(borrow: &'a Self::Borrow<'_>) -> Self::Cursor<'a> {
                 borrow.as_deref()
             }
@@ -484,6 +537,7 @@ impl QueryFilter for () {
         Ok(())
     }
 
+    #[inline]
     fn cursor<'a>(_: &'a ()) {}
 
     #[inline]
@@ -504,6 +558,7 @@ impl<F: QueryFilter, G: QueryFilter> QueryFilter for (F, G) {
         Ok((F::borrow(registry)?, G::borrow(registry)?))
     }
 
+    #[inline]
     fn cursor<'a>(borrow: &'a Self::Borrow<'_>) -> Self::Cursor<'a> {
         (F::cursor(&borrow.0), G::cursor(&borrow.1))
     }

@@ -235,6 +235,12 @@ impl<T> SparseSet<T> {
         (&self.dense, &self.sparse, self.data.as_mut_ptr())
     }
 
+    /// The sparse array, for views that locate runs of entities.
+    #[inline]
+    pub(crate) fn sparse(&self) -> &SparseIndex {
+        &self.sparse
+    }
+
     /// The dense position of `entity` using only the lookup parts.
     #[inline]
     pub(crate) fn locate(

@@ -97,13 +97,11 @@ impl<'a, Q: QueryData, F: QueryFilter> Pass<'a, Q, F> {
     unsafe fn walk_block(self, range: Range<usize>, f: &mut impl FnMut(Entity, Q::Item<'a>)) {
         let start = range.start;
         let entities = &self.driver[range.clone()];
-        if Q::aligned(self.query, self.driver, range) {
+        if let Some(block) = Q::block(self.query, self.driver, range) {
             for (k, &entity) in entities.iter().enumerate() {
                 if F::matches(self.filter, entity, start + k) {
-                    // SAFETY: aligned on this block; each position once.
-                    f(entity, unsafe {
-                        Q::fetch_aligned(self.query, entity, start + k)
-                    });
+                    // SAFETY: the block covers `k`; each position once.
+                    f(entity, unsafe { Q::fetch_block(block, k) });
                 }
             }
         } else {
@@ -211,8 +209,9 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
         ViewIter {
             pass: self.pass(),
             next: 0,
+            block_start: 0,
             block_end: 0,
-            block_aligned: false,
+            block: None,
         }
     }
 
@@ -262,8 +261,9 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
 pub struct ViewIter<'a, Q: QueryData, F: QueryFilter> {
     pass: Pass<'a, Q, F>,
     next: usize,
+    block_start: usize,
     block_end: usize,
-    block_aligned: bool,
+    block: Option<Q::Block<'a>>,
 }
 
 impl<Q: QueryData, F: QueryFilter> fmt::Debug for ViewIter<'_, Q, F> {
@@ -284,20 +284,20 @@ impl<'a, Q: QueryData, F: QueryFilter> Iterator for ViewIter<'a, Q, F> {
             let i = self.next;
             self.next += 1;
             if i >= self.block_end {
+                self.block_start = i;
                 self.block_end = (i + BLOCK).min(pass.driver.len());
-                self.block_aligned = Q::aligned(pass.query, pass.driver, i..self.block_end);
+                self.block = Q::block(pass.query, pass.driver, i..self.block_end);
             }
             if !F::matches(pass.filter, entity, i) {
                 continue;
             }
             // SAFETY: `next` only grows, so each position is fetched once
-            // over the iterator's life; `block_aligned` was computed for the
-            // block holding `i`.
+            // over the iterator's life; `block` covers `block_start..block_end`,
+            // which holds `i`.
             let item = unsafe {
-                if self.block_aligned {
-                    Some(Q::fetch_aligned(pass.query, entity, i))
-                } else {
-                    Q::fetch(pass.query, entity, i)
+                match self.block {
+                    Some(block) => Some(Q::fetch_block(block, i - self.block_start)),
+                    None => Q::fetch(pass.query, entity, i),
                 }
             };
             if item.is_some() {

@@ -247,3 +247,40 @@ fn views_over_missing_pools_are_empty() {
     assert_eq!(registry.view_mut::<&mut C>().count(), 0);
     assert_eq!(registry.view::<(&A, Option<&C>)>().count(), 1);
 }
+
+#[test]
+fn runs_at_other_offsets_join_by_position_and_stay_exact() {
+    let n: u32 = if cfg!(miri) { 40 } else { 1500 };
+    let mut registry = Registry::new();
+    let lonely: Vec<Entity> = (0..n).map(|i| registry.spawn((A(i),))).collect();
+    let paired: Vec<Entity> = (0..n).map(|i| registry.spawn((A(n + i), B(i)))).collect();
+    // B's run sits at offset `n` of A's pool: joined by position.
+    registry
+        .view_mut::<(&mut A, &B)>()
+        .each(|(a, b)| a.0 += 10 * b.0);
+    for (i, &e) in paired.iter().enumerate() {
+        assert_eq!(registry.get::<A>(e), Some(&A(n + 11 * i as u32)));
+    }
+    assert_eq!(registry.get::<A>(lonely[3]), Some(&A(3)));
+
+    // Break the run in the middle: swap-and-pop reorders B's pool.
+    registry.remove::<B>(paired[(n / 2) as usize]).unwrap();
+    registry.despawn(paired[1]).unwrap();
+    let mut seen: Vec<(Entity, u32, u32)> = registry
+        .view_mut::<(Entity, &mut A, &B)>()
+        .iter()
+        .map(|(e, a, b)| {
+            a.0 = b.0;
+            (e, a.0, b.0)
+        })
+        .collect();
+    seen.sort();
+    let mut expected: Vec<(Entity, u32, u32)> = paired
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != 1 && i != (n / 2) as usize)
+        .map(|(i, &e)| (e, i as u32, i as u32))
+        .collect();
+    expected.sort();
+    assert_eq!(seen, expected);
+}
