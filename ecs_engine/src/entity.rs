@@ -316,7 +316,7 @@ impl EntityAllocator {
                     return Err(too_many);
                 }
                 self.generations.push(NonZeroU32::MIN);
-                if index % 64 == 0 {
+                if index.is_multiple_of(64) {
                     self.alive.push(0);
                     self.reserved.push(0);
                 }

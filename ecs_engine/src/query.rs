@@ -13,7 +13,7 @@ use std::ops::Range;
 
 use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 
-use crate::sparse_set::SparseIndex;
+use crate::sparse_set::{RunCache, RunInfo, SparseIndex};
 use crate::{Access, Component, ComponentAccess, EcsError, Entity, Registry, SparseSet};
 
 mod sealed {
@@ -53,7 +53,7 @@ pub trait QueryData: sealed::SealedQueryData {
     fn cursor<'a>(borrow: &'a mut Self::Borrow<'_>) -> Self::Cursor<'a>;
 
     #[doc(hidden)]
-    fn driver<'a>(cursor: Self::Cursor<'a>) -> Option<&'a [Entity]>;
+    fn driver<'a>(cursor: Self::Cursor<'a>) -> Option<Driver<'a>>;
 
     /// # Safety
     ///
@@ -77,7 +77,7 @@ pub trait QueryData: sealed::SealedQueryData {
     #[doc(hidden)]
     fn block<'a>(
         cursor: Self::Cursor<'a>,
-        driver: &'a [Entity],
+        driver: Driver<'a>,
         range: Range<usize>,
     ) -> Option<Self::Block<'a>>;
 
@@ -95,21 +95,94 @@ pub trait QueryData: sealed::SealedQueryData {
     fn access(out: &mut dyn FnMut(ComponentAccess));
 }
 
+/// The pool that drives a view's iteration: its dense entities and its
+/// identity, which keys the run caches of the other pools.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct Driver<'a> {
+    pub(crate) entities: &'a [Entity],
+    id: u64,
+    revision: u64,
+}
+
+impl<'a> Driver<'a> {
+    fn of(dense: &'a [Entity], runs: &RunInfo) -> Self {
+        Driver {
+            entities: dense,
+            id: runs.id,
+            revision: runs.revision,
+        }
+    }
+
+    const EMPTY: Driver<'static> = Driver {
+        entities: &[],
+        id: 0,
+        revision: 0,
+    };
+}
+
+/// Where `wanted` starts in `dense` as one run, if it does.
+#[inline]
+fn run_start(
+    dense: &[Entity],
+    sparse: &SparseIndex,
+    wanted: &[Entity],
+    hint: usize,
+) -> Option<usize> {
+    let start = SparseSet::<()>::locate(dense, sparse, *wanted.first()?, hint)?;
+    same_run(dense.get(start..start + wanted.len())?, wanted).then_some(start)
+}
+
 /// Where the run `driver[range]` starts in a pool's `dense` array, if the
-/// pool holds exactly those entities in that order there.
+/// pool holds exactly those entities in that order there. When the
+/// driver's whole array is one run of the pool, its position is cached per
+/// (driver, revisions), so later passes skip comparing handles.
 #[inline]
 fn block_start(
     dense: &[Entity],
     sparse: &SparseIndex,
-    driver: &[Entity],
+    runs: &RunInfo,
+    driver: Driver<'_>,
     range: Range<usize>,
 ) -> Option<usize> {
-    if std::ptr::eq(dense, driver) {
+    if runs.id == driver.id {
         return Some(range.start);
     }
-    let wanted = driver.get(range.clone())?;
-    let start = SparseSet::<()>::locate(dense, sparse, *wanted.first()?, range.start)?;
-    (dense.get(start..start + wanted.len())? == wanted).then_some(start)
+    let key = RunCache {
+        driver_id: driver.id,
+        driver_revision: driver.revision,
+        revision: runs.revision,
+        start: None,
+    };
+    let cached = {
+        let cache = runs.cache.lock();
+        let hit = (cache.driver_id, cache.driver_revision, cache.revision)
+            == (key.driver_id, key.driver_revision, key.revision);
+        hit.then_some(cache.start)
+    };
+    let whole = cached.unwrap_or_else(|| {
+        let start = run_start(dense, sparse, driver.entities, 0);
+        *runs.cache.lock() = RunCache { start, ..key };
+        start
+    });
+    match whole {
+        Some(start) => Some(start + range.start),
+        None => run_start(
+            dense,
+            sparse,
+            driver.entities.get(range.clone())?,
+            range.start,
+        ),
+    }
+}
+
+/// `a == b` for runs of equal length, without an early exit, so the
+/// compiler compares many handles per instruction.
+#[inline]
+fn same_run(a: &[Entity], b: &[Entity]) -> bool {
+    a.iter()
+        .zip(b)
+        .fold(true, |same, (x, y)| same & (x.to_bits() == y.to_bits()))
 }
 
 /// Queries that only read: allowed on a shared `&Registry` (`Registry::view`).
@@ -134,8 +207,10 @@ impl<T: Component> QueryData for &T {
     }
 
     #[inline]
-    fn driver<'a>(cursor: Self::Cursor<'a>) -> Option<&'a [Entity]> {
-        Some(cursor.map_or(&[], SparseSet::entities))
+    fn driver<'a>(cursor: Self::Cursor<'a>) -> Option<Driver<'a>> {
+        Some(cursor.map_or(Driver::EMPTY, |pool| {
+            Driver::of(pool.entities(), pool.lookup_parts().1)
+        }))
     }
 
     #[inline]
@@ -152,12 +227,13 @@ impl<T: Component> QueryData for &T {
     #[inline]
     fn block<'a>(
         cursor: Self::Cursor<'a>,
-        driver: &'a [Entity],
+        driver: Driver<'a>,
         range: Range<usize>,
     ) -> Option<Self::Block<'a>> {
         let pool = cursor?;
         let len = range.len();
-        let start = block_start(pool.entities(), pool.sparse(), driver, range)?;
+        let (sparse, runs) = pool.lookup_parts();
+        let start = block_start(pool.entities(), sparse, runs, driver, range)?;
         pool.components().get(start..start + len)
     }
 
@@ -180,6 +256,7 @@ impl<T: Component> ReadOnlyQueryData for &T {}
 pub struct MutCursor<'a, T> {
     dense: &'a [Entity],
     sparse: &'a SparseIndex,
+    runs: &'a RunInfo,
     data: *mut T,
     _borrow: PhantomData<&'a mut [T]>,
 }
@@ -222,18 +299,19 @@ impl<T: Component> QueryData for &mut T {
 
     #[inline]
     fn cursor<'a>(borrow: &'a mut Self::Borrow<'_>) -> Self::Cursor<'a> {
-        let (dense, sparse, data) = borrow.as_deref_mut()?.parts_mut();
+        let (dense, sparse, runs, data) = borrow.as_deref_mut()?.parts_mut();
         Some(MutCursor {
             dense,
             sparse,
+            runs,
             data,
             _borrow: PhantomData,
         })
     }
 
     #[inline]
-    fn driver<'a>(cursor: Self::Cursor<'a>) -> Option<&'a [Entity]> {
-        Some(cursor.map_or(&[], |c| c.dense))
+    fn driver<'a>(cursor: Self::Cursor<'a>) -> Option<Driver<'a>> {
+        Some(cursor.map_or(Driver::EMPTY, |c| Driver::of(c.dense, c.runs)))
     }
 
     #[inline]
@@ -254,11 +332,11 @@ impl<T: Component> QueryData for &mut T {
     #[inline]
     fn block<'a>(
         cursor: Self::Cursor<'a>,
-        driver: &'a [Entity],
+        driver: Driver<'a>,
         range: Range<usize>,
     ) -> Option<Self::Block<'a>> {
         let c = cursor?;
-        let start = block_start(c.dense, c.sparse, driver, range)?;
+        let start = block_start(c.dense, c.sparse, c.runs, driver, range)?;
         // SAFETY: `block_start` checked `start + len <= dense.len()`, which
         // equals the component count, so the offset stays in the buffer.
         Some(unsafe { c.data.add(start) })
@@ -296,7 +374,7 @@ impl<Q: QueryData> QueryData for Option<Q> {
     }
 
     #[inline]
-    fn driver<'a>(_: Self::Cursor<'a>) -> Option<&'a [Entity]> {
+    fn driver<'a>(_: Self::Cursor<'a>) -> Option<Driver<'a>> {
         None
     }
 
@@ -313,7 +391,7 @@ impl<Q: QueryData> QueryData for Option<Q> {
     #[inline]
     fn block<'a>(
         cursor: Self::Cursor<'a>,
-        driver: &'a [Entity],
+        driver: Driver<'a>,
         range: Range<usize>,
     ) -> Option<Self::Block<'a>> {
         Q::block(cursor, driver, range)
@@ -346,10 +424,10 @@ impl QueryData for Entity {
     }
 
     #[inline]
-    fn cursor<'a>(_: &'a mut ()) {}
+    fn cursor<'a>(_: &'a mut Self::Borrow<'_>) -> Self::Cursor<'a> {}
 
     #[inline]
-    fn driver<'a>(_: ()) -> Option<&'a [Entity]> {
+    fn driver<'a>(_: ()) -> Option<Driver<'a>> {
         None
     }
 
@@ -361,10 +439,10 @@ impl QueryData for Entity {
     #[inline]
     fn block<'a>(
         _: Self::Cursor<'a>,
-        driver: &'a [Entity],
+        driver: Driver<'a>,
         range: Range<usize>,
     ) -> Option<Self::Block<'a>> {
-        driver.get(range)
+        driver.entities.get(range)
     }
 
     #[inline]
@@ -399,11 +477,11 @@ macro_rules! query_tuple {
             }
 
             #[inline]
-            fn driver<'a>(cursor: Self::Cursor<'a>) -> Option<&'a [Entity]> {
-                let mut best: Option<&'a [Entity]> = None;
+            fn driver<'a>(cursor: Self::Cursor<'a>) -> Option<Driver<'a>> {
+                let mut best: Option<Driver<'a>> = None;
                 $(
                     if let Some(d) = $name::driver(cursor.$index) {
-                        if best.is_none_or(|b| d.len() < b.len()) {
+                        if best.is_none_or(|b| d.entities.len() < b.entities.len()) {
                             best = Some(d);
                         }
                     }
@@ -424,7 +502,7 @@ macro_rules! query_tuple {
             #[inline]
             fn block<'a>(
                 cursor: Self::Cursor<'a>,
-                driver: &'a [Entity],
+                driver: Driver<'a>,
                 range: Range<usize>,
             ) -> Option<Self::Block<'a>> {
                 Some(($($name::block(cursor.$index, driver, range.clone())?,)+))
@@ -538,7 +616,7 @@ impl QueryFilter for () {
     }
 
     #[inline]
-    fn cursor<'a>(_: &'a ()) {}
+    fn cursor<'a>(_: &'a Self::Borrow<'_>) -> Self::Cursor<'a> {}
 
     #[inline]
     fn matches(_: (), _: Entity, _: usize) -> bool {

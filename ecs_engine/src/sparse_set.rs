@@ -12,6 +12,10 @@
 //! iteration touches only live components. See EnTT's and shipyard's sparse
 //! sets for the same layout.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use parking_lot::Mutex;
+
 use crate::Entity;
 
 /// Slots per page of the sparse array (16 KiB of `u32` per page).
@@ -79,11 +83,46 @@ impl SparseIndex {
 /// assert_eq!(pool.components(), &[1, 2]);
 /// assert_eq!(pool.get(b), Some(&2));
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct SparseSet<T> {
     sparse: SparseIndex,
     dense: Vec<Entity>,
     data: Vec<T>,
+    runs: RunInfo,
+}
+
+/// What views need to join this set with a driving set by position without
+/// comparing every handle on every pass: who the set is, how often its
+/// structure changed, and where the driver's whole run last sat in it.
+#[derive(Debug)]
+pub(crate) struct RunInfo {
+    /// Unique among all sets of the process; never 0.
+    pub(crate) id: u64,
+    /// Bumped by every structural change (an entity added or removed).
+    pub(crate) revision: u64,
+    /// The last whole-run lookup against a driver.
+    pub(crate) cache: Mutex<RunCache>,
+}
+
+/// Where a driver's whole dense array sat, as one run, in a set's dense
+/// array, for given revisions of both; `driver_id == 0` means empty.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct RunCache {
+    pub(crate) driver_id: u64,
+    pub(crate) driver_revision: u64,
+    pub(crate) revision: u64,
+    pub(crate) start: Option<usize>,
+}
+
+impl Default for RunInfo {
+    fn default() -> Self {
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+        RunInfo {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            revision: 0,
+            cache: Mutex::new(RunCache::default()),
+        }
+    }
 }
 
 impl<T> Default for SparseSet<T> {
@@ -92,6 +131,19 @@ impl<T> Default for SparseSet<T> {
             sparse: SparseIndex::default(),
             dense: Vec::new(),
             data: Vec::new(),
+            runs: RunInfo::default(),
+        }
+    }
+}
+
+impl<T: Clone> Clone for SparseSet<T> {
+    /// A copy with its own identity (views do not share run caches).
+    fn clone(&self) -> Self {
+        SparseSet {
+            sparse: self.sparse.clone(),
+            dense: self.dense.clone(),
+            data: self.data.clone(),
+            runs: RunInfo::default(),
         }
     }
 }
@@ -187,11 +239,13 @@ impl<T> SparseSet<T> {
                 return Some(old);
             }
             self.dense[i] = entity;
+            self.runs.revision += 1;
             return None;
         }
         self.sparse.set(entity.index(), self.dense.len());
         self.dense.push(entity);
         self.data.push(value);
+        self.runs.revision += 1;
         None
     }
 
@@ -199,6 +253,7 @@ impl<T> SparseSet<T> {
     /// into its place.
     pub fn remove(&mut self, entity: Entity) -> Option<T> {
         let i = self.dense_index(entity)?;
+        self.runs.revision += 1;
         self.sparse.clear_slot(entity.index());
         self.dense.swap_remove(i);
         if let Some(&moved) = self.dense.get(i) {
@@ -209,6 +264,7 @@ impl<T> SparseSet<T> {
 
     /// Drops every component; keeps the allocated memory.
     pub fn clear(&mut self) {
+        self.runs.revision += 1;
         for entity in self.dense.drain(..) {
             self.sparse.clear_slot(entity.index());
         }
@@ -231,14 +287,20 @@ impl<T> SparseSet<T> {
 
     /// Splits the set into its lookup parts and a raw pointer to the
     /// components, for views that hand out `&mut T` to many entities.
-    pub(crate) fn parts_mut(&mut self) -> (&[Entity], &SparseIndex, *mut T) {
-        (&self.dense, &self.sparse, self.data.as_mut_ptr())
+    pub(crate) fn parts_mut(&mut self) -> (&[Entity], &SparseIndex, &RunInfo, *mut T) {
+        (
+            &self.dense,
+            &self.sparse,
+            &self.runs,
+            self.data.as_mut_ptr(),
+        )
     }
 
-    /// The sparse array, for views that locate runs of entities.
+    /// The sparse array and run information, for views that locate runs
+    /// of entities.
     #[inline]
-    pub(crate) fn sparse(&self) -> &SparseIndex {
-        &self.sparse
+    pub(crate) fn lookup_parts(&self) -> (&SparseIndex, &RunInfo) {
+        (&self.sparse, &self.runs)
     }
 
     /// The dense position of `entity` using only the lookup parts.

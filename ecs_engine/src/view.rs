@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use crate::query::{QueryData, QueryFilter, With, Without};
+use crate::query::{Driver, QueryData, QueryFilter, With, Without};
 use crate::{Component, EcsError, Entity, Registry};
 
 /// The pools of a query `Q`, borrowed (locked) for as long as the view
@@ -74,7 +74,9 @@ const BLOCK: usize = 512;
 struct Pass<'a, Q: QueryData, F: QueryFilter> {
     query: Q::Cursor<'a>,
     filter: F::Cursor<'a>,
-    driver: &'a [Entity],
+    driver: Driver<'a>,
+    /// The driver's entities.
+    entities: &'a [Entity],
 }
 
 impl<Q: QueryData, F: QueryFilter> Clone for Pass<'_, Q, F> {
@@ -96,7 +98,7 @@ impl<'a, Q: QueryData, F: QueryFilter> Pass<'a, Q, F> {
     #[inline]
     unsafe fn walk_block(self, range: Range<usize>, f: &mut impl FnMut(Entity, Q::Item<'a>)) {
         let start = range.start;
-        let entities = &self.driver[range.clone()];
+        let entities = &self.entities[range.clone()];
         if let Some(block) = Q::block(self.query, self.driver, range) {
             for (k, &entity) in entities.iter().enumerate() {
                 if F::matches(self.filter, entity, start + k) {
@@ -189,6 +191,7 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
             query,
             filter: F::cursor(&self.filter),
             driver,
+            entities: driver.entities,
         }
     }
 
@@ -201,7 +204,7 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
     pub fn each_with_entity<'a>(&'a mut self, mut f: impl FnMut(Entity, Q::Item<'a>)) {
         let pass = self.pass();
         // SAFETY: one walk over the whole driver: each position once.
-        unsafe { pass.walk(0..pass.driver.len(), &mut f) };
+        unsafe { pass.walk(0..pass.entities.len(), &mut f) };
     }
 
     /// The items of every matching entity, as an iterator.
@@ -225,7 +228,7 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
         F::Cursor<'a>: Send + Sync,
     {
         let pass = self.pass();
-        let len = pass.driver.len();
+        let len = pass.entities.len();
         let chunk = (len / (rayon::current_num_threads() * 8)).max(BLOCK);
         (0..len.div_ceil(chunk)).into_par_iter().for_each(|n| {
             let range = n * chunk..((n + 1) * chunk).min(len);
@@ -270,7 +273,7 @@ impl<Q: QueryData, F: QueryFilter> fmt::Debug for ViewIter<'_, Q, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ViewIter")
             .field("position", &self.next)
-            .field("len", &self.pass.driver.len())
+            .field("len", &self.pass.entities.len())
             .finish()
     }
 }
@@ -280,12 +283,12 @@ impl<'a, Q: QueryData, F: QueryFilter> Iterator for ViewIter<'a, Q, F> {
 
     fn next(&mut self) -> Option<Self::Item> {
         let pass = self.pass;
-        while let Some(&entity) = pass.driver.get(self.next) {
+        while let Some(&entity) = pass.entities.get(self.next) {
             let i = self.next;
             self.next += 1;
             if i >= self.block_end {
                 self.block_start = i;
-                self.block_end = (i + BLOCK).min(pass.driver.len());
+                self.block_end = (i + BLOCK).min(pass.entities.len());
                 self.block = Q::block(pass.query, pass.driver, i..self.block_end);
             }
             if !F::matches(pass.filter, entity, i) {
@@ -308,6 +311,6 @@ impl<'a, Q: QueryData, F: QueryFilter> Iterator for ViewIter<'a, Q, F> {
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        (0, Some(self.pass.driver.len() - self.next))
+        (0, Some(self.pass.entities.len() - self.next))
     }
 }

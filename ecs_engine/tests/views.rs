@@ -102,9 +102,12 @@ fn mutation_through_view_and_optional_terms() {
         });
     for (i, &e) in entities.iter().enumerate() {
         let i = i as u32;
-        let expected = if i % 2 == 0 { 2 * i } else { i + 1000 };
+        let expected = if i.is_multiple_of(2) { 2 * i } else { i + 1000 };
         assert_eq!(registry.get::<A>(e), Some(&A(expected)));
-        assert_eq!(registry.get::<C>(e).copied(), (i % 3 == 0).then_some(C(7)));
+        assert_eq!(
+            registry.get::<C>(e).copied(),
+            i.is_multiple_of(3).then_some(C(7))
+        );
     }
 }
 
