@@ -104,7 +104,7 @@ fn unknown_and_far_handles_are_not_alive() {
     let mut registry = Registry::new();
     registry.spawn((Position(0.0, 0.0),));
     let far = Entity::from_bits((1 << 32) | 4_000_000_000).unwrap();
-    for e in [Entity::NULL, far, Entity::from_bits((7 << 32)).unwrap()] {
+    for e in [Entity::NULL, far, Entity::from_bits(7 << 32).unwrap()] {
         assert!(!registry.is_alive(e));
         assert_eq!(registry.get::<Position>(e), None);
         assert!(registry.despawn(e).is_err());
