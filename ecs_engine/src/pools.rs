@@ -180,10 +180,34 @@ impl PoolSlot {
 }
 
 /// Every pool of a registry, by [`ComponentId`].
-#[derive(Default)]
 pub(crate) struct Pools {
     slots: Vec<PoolSlot>,
     by_type: TypeIdMap<ComponentId>,
+    /// A direct-mapped front for `by_type`: a type's slot is fixed by its
+    /// `TypeId` (a constant at each call site), so most lookups are one load
+    /// and one compare. Types whose slot is taken are found in `by_type`.
+    fast: Box<[Option<(TypeId, ComponentId)>; FAST_SLOTS]>,
+}
+
+/// Slots of the direct-mapped type table.
+const FAST_SLOTS: usize = 64;
+
+#[inline]
+fn fast_slot(type_id: TypeId) -> usize {
+    use std::hash::Hash;
+    let mut hasher = TypeIdHasher::default();
+    type_id.hash(&mut hasher);
+    (hasher.finish() % FAST_SLOTS as u64) as usize
+}
+
+impl Default for Pools {
+    fn default() -> Self {
+        Pools {
+            slots: Vec::new(),
+            by_type: TypeIdMap::default(),
+            fast: Box::new([None; FAST_SLOTS]),
+        }
+    }
 }
 
 impl std::fmt::Debug for Pools {
@@ -194,22 +218,35 @@ impl std::fmt::Debug for Pools {
     }
 }
 
+/// `pool` as the `SparseSet<T>` it is. Callers pass the pool found at
+/// `id_of::<T>()`: `register::<T>` is the only place that creates a slot
+/// for a type id, and it stores a `SparseSet<T>` there.
+#[inline]
 fn downcast<T: Component>(pool: &dyn ErasedPool) -> &SparseSet<T> {
-    (pool as &dyn Any)
-        .downcast_ref()
-        .expect("pool type matches its ComponentId")
+    debug_assert!((pool as &dyn Any).is::<SparseSet<T>>());
+    // SAFETY: the pool is a `SparseSet<T>` (see above); the cast drops the
+    // vtable and keeps the data pointer and the borrow's lifetime. This
+    // skips the virtual `type_id` call of `Any::downcast_ref` on the hot
+    // path of every typed access.
+    unsafe { &*(pool as *const dyn ErasedPool as *const SparseSet<T>) }
 }
 
+/// [`downcast`] for a mutable borrow.
+#[inline]
 fn downcast_mut<T: Component>(pool: &mut dyn ErasedPool) -> &mut SparseSet<T> {
-    (pool as &mut dyn Any)
-        .downcast_mut()
-        .expect("pool type matches its ComponentId")
+    debug_assert!((pool as &dyn Any).is::<SparseSet<T>>());
+    // SAFETY: as in `downcast`; the borrow stays exclusive.
+    unsafe { &mut *(pool as *mut dyn ErasedPool as *mut SparseSet<T>) }
 }
 
 impl Pools {
     #[inline]
     pub(crate) fn id_of<T: Component>(&self) -> Option<ComponentId> {
-        self.by_type.get(&TypeId::of::<T>()).copied()
+        let type_id = TypeId::of::<T>();
+        match self.fast[fast_slot(type_id)] {
+            Some((known, id)) if known == type_id => Some(id),
+            _ => self.by_type.get(&type_id).copied(),
+        }
     }
 
     /// The id of `T`, creating its (empty) pool on first use.
@@ -223,6 +260,10 @@ impl Pools {
             cell: RwLock::new(Box::new(SparseSet::<T>::new())),
         });
         self.by_type.insert(TypeId::of::<T>(), id);
+        let fast = &mut self.fast[fast_slot(TypeId::of::<T>())];
+        if fast.is_none() {
+            *fast = Some((TypeId::of::<T>(), id));
+        }
         id
     }
 

@@ -37,15 +37,21 @@ impl SparseIndex {
         (slot != EMPTY).then_some(slot as usize)
     }
 
+    /// The slot of `index`, its page allocated if missing.
     #[inline]
-    fn set(&mut self, index: u32, dense: usize) {
+    fn slot_mut(&mut self, index: u32) -> &mut u32 {
         let index = index as usize;
         let page_number = index / PAGE_LEN;
         if page_number >= self.pages.len() {
             self.pages.resize_with(page_number + 1, || None);
         }
         let page = self.pages[page_number].get_or_insert_with(|| vec![EMPTY; PAGE_LEN].into());
-        page[index % PAGE_LEN] = dense as u32;
+        &mut page[index % PAGE_LEN]
+    }
+
+    #[inline]
+    fn set(&mut self, index: u32, dense: usize) {
+        *self.slot_mut(index) = dense as u32;
     }
 
     #[inline]
@@ -233,7 +239,10 @@ impl<T> SparseSet<T> {
     /// same index is overwritten and dropped (the registry never leaves such
     /// entries: despawn empties every pool).
     pub fn insert(&mut self, entity: Entity, value: T) -> Option<T> {
-        if let Some(i) = self.sparse.get(entity.index()) {
+        let len = self.dense.len();
+        let slot = self.sparse.slot_mut(entity.index());
+        if *slot != EMPTY {
+            let i = *slot as usize;
             let old = std::mem::replace(&mut self.data[i], value);
             if self.dense[i] == entity {
                 return Some(old);
@@ -242,7 +251,7 @@ impl<T> SparseSet<T> {
             self.runs.revision += 1;
             return None;
         }
-        self.sparse.set(entity.index(), self.dense.len());
+        *slot = len as u32;
         self.dense.push(entity);
         self.data.push(value);
         self.runs.revision += 1;
