@@ -218,6 +218,42 @@ impl std::fmt::Debug for Pools {
     }
 }
 
+/// Read-locks `cell` without waiting.
+///
+/// # Errors
+///
+/// [`EcsError::BorrowConflict`] naming `name` when it is write-locked.
+pub(crate) fn try_read<'a, T: ?Sized>(
+    cell: &'a RwLock<T>,
+    name: &'static str,
+) -> Result<RwLockReadGuard<'a, T>, EcsError> {
+    cell.try_read().ok_or(EcsError::BorrowConflict {
+        name,
+        wanted: Access::Read,
+        held: Access::Write,
+    })
+}
+
+/// Write-locks `cell` without waiting.
+///
+/// # Errors
+///
+/// [`EcsError::BorrowConflict`] naming `name` and the access that holds it.
+pub(crate) fn try_write<'a, T: ?Sized>(
+    cell: &'a RwLock<T>,
+    name: &'static str,
+) -> Result<RwLockWriteGuard<'a, T>, EcsError> {
+    cell.try_write().ok_or_else(|| EcsError::BorrowConflict {
+        name,
+        wanted: Access::Write,
+        held: if cell.is_locked_exclusive() {
+            Access::Write
+        } else {
+            Access::Read
+        },
+    })
+}
+
 /// `pool` as the `SparseSet<T>` it is. Callers pass the pool found at
 /// `id_of::<T>()`: `register::<T>` is the only place that creates a slot
 /// for a type id, and it stores a `SparseSet<T>` there.
@@ -302,11 +338,7 @@ impl Pools {
             return Ok(None);
         };
         let slot = &self.slots[id.index()];
-        let guard = slot.cell.try_read().ok_or(EcsError::BorrowConflict {
-            name: slot.info.name,
-            wanted: Access::Read,
-            held: Access::Write,
-        })?;
+        let guard = try_read(&slot.cell, slot.info.name)?;
         Ok(Some(RwLockReadGuard::map(guard, |pool| downcast(&**pool))))
     }
 
@@ -318,18 +350,7 @@ impl Pools {
             return Ok(None);
         };
         let slot = &self.slots[id.index()];
-        let guard = slot
-            .cell
-            .try_write()
-            .ok_or_else(|| EcsError::BorrowConflict {
-                name: slot.info.name,
-                wanted: Access::Write,
-                held: if slot.cell.is_locked_exclusive() {
-                    Access::Write
-                } else {
-                    Access::Read
-                },
-            })?;
+        let guard = try_write(&slot.cell, slot.info.name)?;
         Ok(Some(RwLockWriteGuard::map(guard, |pool| {
             downcast_mut(&mut **pool)
         })))

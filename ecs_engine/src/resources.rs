@@ -11,8 +11,8 @@ use parking_lot::{
     MappedRwLockReadGuard, MappedRwLockWriteGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
 };
 
-use crate::pools::TypeIdMap;
-use crate::{Access, EcsError};
+use crate::EcsError;
+use crate::pools::{TypeIdMap, try_read, try_write};
 
 struct ResourceSlot {
     name: &'static str,
@@ -91,11 +91,7 @@ impl Resources {
             .slots
             .get(&TypeId::of::<R>())
             .ok_or_else(missing::<R>)?;
-        let guard = slot.cell.try_read().ok_or(EcsError::BorrowConflict {
-            name: slot.name,
-            wanted: Access::Read,
-            held: Access::Write,
-        })?;
+        let guard = try_read(&slot.cell, slot.name)?;
         Ok(RwLockReadGuard::map(guard, |value| downcast(&**value)))
     }
 
@@ -104,18 +100,7 @@ impl Resources {
             .slots
             .get(&TypeId::of::<R>())
             .ok_or_else(missing::<R>)?;
-        let guard = slot
-            .cell
-            .try_write()
-            .ok_or_else(|| EcsError::BorrowConflict {
-                name: slot.name,
-                wanted: Access::Write,
-                held: if slot.cell.is_locked_exclusive() {
-                    Access::Write
-                } else {
-                    Access::Read
-                },
-            })?;
+        let guard = try_write(&slot.cell, slot.name)?;
         Ok(RwLockWriteGuard::map(guard, |value| {
             downcast_mut(&mut **value)
         }))
