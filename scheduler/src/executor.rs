@@ -73,7 +73,6 @@ impl Slot {
         let ctx = SystemContext::new(&self.name, &self.access, cell, &mut self.buffer, tick);
         let system = &mut self.system;
         let outcome = catch_unwind(AssertUnwindSafe(|| system.run(&ctx)));
-        drop(ctx);
         self.last_run = start.elapsed();
         self.failure = match outcome {
             Ok(Ok(())) => None,

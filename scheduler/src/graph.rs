@@ -155,21 +155,16 @@ impl Dag {
                 })
         };
         for (i, node) in nodes.iter().enumerate() {
-            for target in node.before {
-                let j = find(node.name, "before", target)?;
-                let reason = EdgeReason::Constraint {
-                    declared_by: node.name.to_owned(),
-                    relation: "before",
-                };
-                add_reason(&mut graph, i, j, reason);
-            }
-            for target in node.after {
-                let j = find(node.name, "after", target)?;
-                let reason = EdgeReason::Constraint {
-                    declared_by: node.name.to_owned(),
-                    relation: "after",
-                };
-                add_reason(&mut graph, j, i, reason);
+            for (relation, targets) in [("before", node.before), ("after", node.after)] {
+                for target in targets {
+                    let j = find(node.name, relation, target)?;
+                    let (from, to) = if relation == "before" { (i, j) } else { (j, i) };
+                    let reason = EdgeReason::Constraint {
+                        declared_by: node.name.to_owned(),
+                        relation,
+                    };
+                    add_reason(&mut graph, from, to, reason);
+                }
             }
         }
         let waves = kahn_waves(&graph).map_err(|remaining| BuildError::Cycle {

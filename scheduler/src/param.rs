@@ -173,7 +173,7 @@ impl SystemParam for Tick {
 
     fn declare(_: &mut SystemAccess) {}
 
-    fn fetch<'s>(ctx: &'s SystemContext<'_>) -> Result<Tick, SystemError> {
+    fn fetch<'s>(ctx: &'s SystemContext<'_>) -> Result<Self::Item<'s>, SystemError> {
         Ok(ctx.tick())
     }
 }

@@ -114,6 +114,7 @@ macro_rules! function_system {
             fn run(&mut self, ctx: &SystemContext<'_>) -> Result<(), SystemError> {
                 // Calls through a generic function so that the
                 // `FnMut(Item<'_>...)` bound is the one used.
+                #[allow(clippy::too_many_arguments, reason = "one argument per system parameter")]
                 fn call<$($p),*>(mut f: impl FnMut($($p),*), $($p: $p),*) {
                     f($($p),*)
                 }
