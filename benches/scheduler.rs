@@ -131,7 +131,7 @@ fn access(w: usize, j: usize) -> SystemAccess {
         SystemAccess::new().write::<T6>().read::<T2>(),
         SystemAccess::new().write::<T7>().read::<T3>(),
     ];
-    if w % 2 == 0 {
+    if w.is_multiple_of(2) {
         low[j].clone()
     } else {
         high[j].clone()

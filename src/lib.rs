@@ -3,7 +3,11 @@
 //! This facade gathers the parts: [`ecs_engine`] (the sparse-set registry),
 //! [`command_buffer`] (deferred structural changes), [`scheduler`] (systems,
 //! the dependency DAG and the parallel wave executor) and [`event_queue`]
-//! (input from other threads). Most programs only need the [`prelude`].
+//! (input from other threads). The [`Engine`] puts them together: one
+//! registry, one schedule on its thread pool, a fixed-step clock and input
+//! queues as resources. The [`harness`] runs game worlds on an engine and
+//! measures them (the `harness` binary, `cargo run --release`). Most
+//! programs only need the [`prelude`].
 //!
 //! # Examples
 //!
@@ -20,6 +24,13 @@
 //! ```
 #![forbid(unsafe_code)]
 
+mod engine;
+pub mod harness;
+
+pub use engine::{
+    DEFAULT_STEP, Engine, EngineBuilder, EngineError, SystemEntry, SystemHandle, SystemSpan,
+};
+
 pub use command_buffer;
 pub use ecs_engine;
 pub use event_queue;
@@ -31,6 +42,14 @@ pub mod prelude {
         Bundle, Component, ComponentId, EcsError, Entity, QueryData, Registry, RegistryCell, View,
         With, Without,
     };
+
+    pub use command_buffer::CommandBuffer;
+    pub use event_queue::EventQueue;
+    pub use scheduler::{
+        Commands, Policy, Query, Res, ResMut, Schedule, StatefulSystem, SystemId, Tick,
+    };
+
+    pub use crate::{Engine, EngineBuilder, EngineError, SystemHandle};
 }
 
 /// The README's examples, compiled and run as doc tests.

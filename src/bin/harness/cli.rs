@@ -1,0 +1,83 @@
+//! The command line.
+
+use std::path::PathBuf;
+
+use clap::Parser;
+use ecs_runtime::harness::{InputSource, RunConfig, Scenario};
+
+/// Runs a game world headless on many threads and reports throughput,
+/// per-system cost, the schedule's waves and a checksum of the world.
+#[derive(Debug, Parser)]
+#[command(name = "harness", version)]
+pub(crate) struct Args {
+    /// The scenario: a TOML file, or a built-in name (`shmup`, `particles`).
+    #[arg(long, value_name = "FILE", default_value = "shmup")]
+    pub(crate) scenario: String,
+    /// Ticks to run [default: the scenario's `ticks`].
+    #[arg(long, value_name = "N")]
+    pub(crate) ticks: Option<u64>,
+    /// Threads of the engine's pool [default: one per core].
+    #[arg(long, value_name = "N", value_parser = threads)]
+    pub(crate) threads: Option<usize>,
+    /// Seed of every random draw [default: the scenario's `seed`].
+    #[arg(long, value_name = "N")]
+    pub(crate) seed: Option<u64>,
+    /// Multiplies the scenario's entity counts.
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = scale)]
+    pub(crate) scale: u32,
+    /// An input script (lines of `TICK PLAYER COMMAND`) instead of the
+    /// built-in one.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) inputs: Option<PathBuf>,
+    /// Writes a Chrome trace (open it in ui.perfetto.dev or chrome://tracing).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) trace: Option<PathBuf>,
+    /// Writes the schedule as Graphviz DOT (render with `dot -Tsvg`).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) dot: Option<PathBuf>,
+    /// Runs on 1 thread and on the requested threads; fails if the world
+    /// checksums differ.
+    #[arg(long)]
+    pub(crate) check_determinism: bool,
+    /// Prints the report as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+fn threads(value: &str) -> Result<usize, String> {
+    match value.parse::<usize>() {
+        Ok(0) => Err("the engine needs at least 1 thread".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn scale(value: &str) -> Result<u32, String> {
+    match value.parse::<u32>() {
+        Ok(0) => Err("the scale must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+impl Args {
+    /// The run the options ask for.
+    pub(crate) fn config(&self, scenario: Scenario) -> RunConfig {
+        let mut config = RunConfig::new(scenario);
+        if let Some(ticks) = self.ticks {
+            config.ticks = ticks;
+        }
+        if let Some(threads) = self.threads {
+            config.threads = threads;
+        }
+        if let Some(seed) = self.seed {
+            config.seed = seed;
+        }
+        config.scale = self.scale;
+        if let Some(path) = &self.inputs {
+            config.inputs = InputSource::File(path.clone());
+        }
+        config.record_spans = self.trace.is_some();
+        config
+    }
+}

@@ -1,0 +1,248 @@
+//! The [`Engine`]: one registry, one schedule on its thread pool, and the
+//! clock that numbers the ticks.
+//!
+//! Each [`tick`](Engine::tick) sets the [`Tick`] resource (number, fixed
+//! step, wall-clock delta), then runs every wave of the schedule once:
+//! the systems of a wave in parallel, each system's command buffer applied
+//! after its wave in registration order. Systems that must be
+//! deterministic use the fixed step, never the delta.
+
+mod builder;
+mod error;
+mod spans;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use ecs_engine::Registry;
+use event_queue::EventQueue;
+use scheduler::{RunError, Schedule, SystemId, Tick};
+
+pub use builder::{DEFAULT_STEP, EngineBuilder, SystemEntry, SystemHandle};
+pub use error::EngineError;
+pub use spans::SystemSpan;
+
+use spans::SpanRecorder;
+
+/// A world and the systems that update it, tick after tick.
+///
+/// Made by [`Engine::builder`]. The engine is `Send`: it can be built on
+/// one thread and run on another.
+///
+/// # Examples
+///
+/// ```
+/// use ecs_runtime::prelude::*;
+///
+/// struct Health(i32);
+///
+/// #[derive(Default)]
+/// struct CountWounded {
+///     wounded: usize,
+/// }
+///
+/// impl StatefulSystem for CountWounded {
+///     type Params = Query<'static, &'static Health>;
+///     fn run(&mut self, mut health: Query<'_, &Health>) {
+///         self.wounded = health.iter().filter(|h| h.0 < 10).count();
+///     }
+/// }
+///
+/// fn bleed(mut q: Query<&mut Health>) {
+///     q.each(|h| h.0 -= 1);
+/// }
+///
+/// let mut builder = Engine::builder();
+/// builder.add_system(bleed);
+/// let counter = builder.add_system(CountWounded::default()).handle();
+/// let mut engine = builder.build().unwrap();
+/// engine.registry_mut().spawn((Health(10),));
+/// engine.registry_mut().spawn((Health(20),));
+/// engine.tick().unwrap();
+/// assert_eq!(engine.state(counter).unwrap().wounded, 1);
+/// assert_eq!(engine.registry().resource::<Tick>().unwrap().number, 0);
+/// assert_eq!(engine.ticks(), 1);
+/// ```
+pub struct Engine {
+    registry: Registry,
+    schedule: Schedule,
+    /// The id of each system, by registration index.
+    ids: Vec<SystemId>,
+    recorder: Arc<SpanRecorder>,
+    step: f64,
+    ticks: u64,
+    last_start: Option<Instant>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("schedule", &self.schedule)
+            .field("entities", &self.registry.len())
+            .field("step", &self.step)
+            .field("ticks", &self.ticks)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The engine moves between threads.
+const _: () = {
+    const fn assert_send<T: Send>() {}
+    assert_send::<Engine>();
+};
+
+impl Engine {
+    /// A builder with the defaults: one thread per core, a step of 1/60 s,
+    /// [`Policy::WriterFirst`](scheduler::Policy::WriterFirst), no system.
+    pub fn builder() -> EngineBuilder {
+        EngineBuilder::default()
+    }
+
+    fn new(
+        registry: Registry,
+        schedule: Schedule,
+        step: f64,
+        recorder: Arc<SpanRecorder>,
+    ) -> Engine {
+        let ids = schedule.system_timings().map(|(id, _, _)| id).collect();
+        Engine {
+            registry,
+            schedule,
+            ids,
+            recorder,
+            step,
+            ticks: 0,
+            last_start: None,
+        }
+    }
+
+    /// Runs one tick: sets the [`Tick`] resource, then every wave of the
+    /// schedule. Returns the tick that ran. The tick counter advances even
+    /// when the tick fails, since the waves before the failure did run.
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::Run`] when a system returns an error or panics: the
+    /// failing system's commands are discarded, the rest of its wave
+    /// finishes, later waves do not run. The registry stays consistent and
+    /// the engine usable.
+    pub fn tick(&mut self) -> Result<Tick, EngineError> {
+        let now = Instant::now();
+        let delta = self
+            .last_start
+            .map_or(0.0, |last| now.duration_since(last).as_secs_f64());
+        self.last_start = Some(now);
+        let tick = Tick {
+            number: self.ticks,
+            step: self.step,
+            delta,
+        };
+        self.ticks += 1;
+        match self.registry.resource_mut::<Tick>() {
+            Some(resource) => *resource = tick,
+            None => {
+                self.registry.insert_resource(tick);
+            }
+        }
+        self.schedule.run(&mut self.registry, tick)?;
+        Ok(tick)
+    }
+
+    /// Runs `n` ticks, stopping at the first failure.
+    ///
+    /// # Errors
+    ///
+    /// The first [`EngineError::Run`] of [`tick`](Self::tick).
+    pub fn run(&mut self, n: u64) -> Result<(), EngineError> {
+        for _ in 0..n {
+            self.tick()?;
+        }
+        Ok(())
+    }
+
+    /// The world.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// The world, to spawn, despawn or edit between ticks.
+    pub fn registry_mut(&mut self) -> &mut Registry {
+        &mut self.registry
+    }
+
+    /// The frozen schedule: its [`waves`](Schedule::waves),
+    /// [`explain`](Schedule::explain), [`to_dot`](Schedule::to_dot) and the
+    /// timings of the last tick ([`system_timings`](Schedule::system_timings),
+    /// [`wave_timings`](Schedule::wave_timings)).
+    pub fn schedule(&self) -> &Schedule {
+        &self.schedule
+    }
+
+    /// Enables or disables the system named `name`; a disabled system
+    /// keeps its place in the schedule and does not run.
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::Run`] with [`RunError::UnknownSystem`] when no system
+    /// has that name.
+    pub fn set_enabled(&mut self, name: &str, enabled: bool) -> Result<(), EngineError> {
+        self.schedule
+            .set_enabled(name, enabled)
+            .map_err(|e: RunError| e.into())
+    }
+
+    /// The state of the system behind `handle` (see [`SystemHandle`]);
+    /// `None` when the handle comes from another engine or the system's
+    /// state is not an `S`.
+    pub fn state<S: 'static>(&self, handle: SystemHandle<S>) -> Option<&S> {
+        self.schedule.state::<S>(handle.id())
+    }
+
+    /// Number of ticks run so far (also the number of the next tick).
+    pub fn ticks(&self) -> u64 {
+        self.ticks
+    }
+
+    /// The fixed step, in seconds.
+    pub fn step(&self) -> f64 {
+        self.step
+    }
+
+    /// Threads in the engine's pool.
+    pub fn threads(&self) -> usize {
+        self.schedule.threads()
+    }
+
+    /// Another handle to the input queue of `T` registered with
+    /// [`EngineBuilder::input_queue`], or `None` when there is none.
+    pub fn input_queue<T: Send + 'static>(&self) -> Option<EventQueue<T>> {
+        self.registry.resource::<EventQueue<T>>().cloned()
+    }
+
+    /// Turns span recording on or off (see [`SystemSpan`]).
+    pub fn set_record_spans(&self, record: bool) {
+        self.recorder.set_enabled(record);
+    }
+
+    /// The instant span starts are measured from: the engine builder's
+    /// creation.
+    pub fn span_epoch(&self) -> Instant {
+        self.recorder.epoch()
+    }
+
+    /// Takes the spans recorded since the last call, in the order the runs
+    /// ended.
+    pub fn take_spans(&self) -> Vec<SystemSpan> {
+        self.recorder
+            .take()
+            .into_iter()
+            .map(|raw| SystemSpan {
+                tick: raw.tick,
+                system: self.ids[raw.index],
+                thread: raw.thread,
+                start: raw.start,
+                duration: raw.duration,
+            })
+            .collect()
+    }
+}

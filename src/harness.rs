@@ -1,0 +1,70 @@
+//! The simulation harness: real game worlds run headless on many threads,
+//! fed input from another thread, measured and checksummed.
+//!
+//! The `harness` binary (`cargo run --release`) is a thin command line over
+//! this module; tests and benchmarks call it directly.
+//!
+//! - [`Scenario`]: a world described in TOML (`scenarios/shmup.toml`, the
+//!   default shoot'em up; `scenarios/particles.toml`, one million
+//!   particles).
+//! - [`Simulation`]: the world in an [`Engine`](crate::Engine), with its
+//!   input thread ([`InputSource`]), ready to tick.
+//! - [`run`] and [`check_determinism`]: tick it and [`Report`] throughput,
+//!   entities, per-system cost, waves, peak memory and the world checksum;
+//!   [`chrome_trace`] draws the run for Perfetto.
+//!
+//! # Determinism
+//!
+//! The world after N ticks is bit-identical whatever the thread count and
+//! however the input thread is scheduled:
+//!
+//! - systems use the fixed step, never the wall-clock delta;
+//! - every random draw comes from SplitMix64 seeded by the scenario seed
+//!   and what the draw is about (tick, entity handle, wave), never from a
+//!   generator shared between systems;
+//! - systems that run in parallel over entities change each entity from
+//!   its own data only, and reductions are integer sums or minimums;
+//! - structural changes go through command buffers, applied in
+//!   registration order;
+//! - input events carry their tick and are applied at that tick, in
+//!   (tick, player, sequence) order, the steering system waiting for the
+//!   input thread's watermark (see [`InputMessage`]).
+//!
+//! # The checksum
+//!
+//! FNV-1a (64 bits) over: the number of live entities, then each live
+//! entity in increasing order of its handle bits
+//! ([`Entity::to_bits`](ecs_engine::Entity::to_bits)): the handle bits, then
+//! for every component type of the harness in a fixed order a presence
+//! byte and the component's fields, floats by their bit patterns. It does
+//! not depend on the order of the pools' dense arrays.
+
+mod checksum;
+mod components;
+mod error;
+mod input;
+mod memory;
+mod particles;
+mod report;
+mod rng;
+mod run;
+mod scenario;
+mod shmup;
+mod simulation;
+mod trace;
+
+pub use components::{
+    Bounty, Collider, Controls, Damage, Enemy, EnemyGun, Faction, Health, Hits, Lives, Missile,
+    Particle, Player, Position, Score, Shield, SineWave, Velocity, Weapon,
+};
+pub use error::{HarnessError, write_text};
+pub use input::{Command, InputEvent, InputMessage, InputSource};
+pub use memory::peak_resident_bytes;
+pub use report::{EntityStats, PlayerStats, Report, SystemStats, WaveStats};
+pub use run::{DeterminismCheck, RunConfig, RunOutcome, TickSpan, check_determinism, run};
+pub use scenario::{
+    Arena, BUILTIN_SCENARIOS, Enemies, PARTICLES_TOML, Particles, Players, SHMUP_TOML, Scenario,
+    ScenarioKind, Shmup,
+};
+pub use simulation::Simulation;
+pub use trace::chrome_trace;

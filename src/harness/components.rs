@@ -1,0 +1,293 @@
+//! The components of the harness's worlds, and how each feeds the world
+//! checksum. Positions in pixels (y grows downwards), velocities in pixels
+//! per second, durations in seconds.
+
+use ecs_engine::{Entity, Registry};
+
+use super::checksum::{Canonical, Fnv, component};
+
+/// Where an entity is, pixels.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Position {
+    /// Horizontal, from the left edge.
+    pub x: f32,
+    /// Vertical, from the top edge.
+    pub y: f32,
+}
+
+/// How fast it moves, pixels per second.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Velocity {
+    /// Horizontal.
+    pub x: f32,
+    /// Vertical.
+    pub y: f32,
+}
+
+/// A player's ship; `index` is the player number used by input scripts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Player {
+    /// The player number, from 0.
+    pub index: u8,
+}
+
+/// What a player's input asks for: a direction and the fire button.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Controls {
+    /// -1 (left), 0 or 1 (right).
+    pub dx: i8,
+    /// -1 (up), 0 or 1 (down).
+    pub dy: i8,
+    /// Fire held.
+    pub fire: bool,
+}
+
+/// A ship's gun: seconds until it may fire again.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Weapon {
+    /// Seconds left; the gun fires at 0 or below.
+    pub cooldown: f32,
+}
+
+/// An enemy's gun: seconds until its next shot.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct EnemyGun {
+    /// Seconds left.
+    pub cooldown: f32,
+}
+
+/// An enemy; `wave` is the wave it came with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Enemy {
+    /// The wave number, from 0.
+    pub wave: u32,
+}
+
+/// Vertical sine motion around `base_y`: y = base_y + amplitude ×
+/// sin(2π × frequency × (t - t0) + phase), with t0 the spawn tick's time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SineWave {
+    /// The centre line, pixels.
+    pub base_y: f32,
+    /// Pixels.
+    pub amplitude: f32,
+    /// Hertz.
+    pub frequency: f32,
+    /// Radians.
+    pub phase: f32,
+    /// The tick the motion started on.
+    pub start_tick: u64,
+}
+
+/// A missile (player's or enemy's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Missile;
+
+/// Which side an entity fights for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Faction {
+    /// Player `n`'s ship or missile.
+    Player(u8),
+    /// An enemy or an enemy missile.
+    Enemy,
+}
+
+/// A collision circle, pixels.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Collider {
+    /// Radius.
+    pub radius: f32,
+}
+
+/// Hit points; at 0 or below the entity is dead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Health(pub i32);
+
+/// Damage dealt to what this entity touches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Damage(pub i32);
+
+/// This tick's hits, written by collision and damage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Hits {
+    /// Damage taken this tick.
+    pub damage: i32,
+    /// The lowest player number among this tick's hitters, if any.
+    pub by: Option<u8>,
+    /// The player who destroyed the entity this tick, if one did.
+    pub killed_by: Option<u8>,
+}
+
+/// Invulnerability left after losing a life, seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Shield {
+    /// Seconds left.
+    pub seconds: f32,
+}
+
+/// Ships a player has left, this one included.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lives(pub u8);
+
+/// A player's points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Score(pub u32);
+
+/// Points for destroying this entity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bounty(pub u32);
+
+/// A particle of the `particles` scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Particle;
+
+impl Canonical for Position {
+    fn hash(&self, h: &mut Fnv) {
+        h.f32(self.x);
+        h.f32(self.y);
+    }
+}
+
+impl Canonical for Velocity {
+    fn hash(&self, h: &mut Fnv) {
+        h.f32(self.x);
+        h.f32(self.y);
+    }
+}
+
+impl Canonical for Player {
+    fn hash(&self, h: &mut Fnv) {
+        h.u8(self.index);
+    }
+}
+
+impl Canonical for Controls {
+    fn hash(&self, h: &mut Fnv) {
+        h.bytes(&[self.dx as u8, self.dy as u8, u8::from(self.fire)]);
+    }
+}
+
+impl Canonical for Weapon {
+    fn hash(&self, h: &mut Fnv) {
+        h.f32(self.cooldown);
+    }
+}
+
+impl Canonical for EnemyGun {
+    fn hash(&self, h: &mut Fnv) {
+        h.f32(self.cooldown);
+    }
+}
+
+impl Canonical for Enemy {
+    fn hash(&self, h: &mut Fnv) {
+        h.u32(self.wave);
+    }
+}
+
+impl Canonical for SineWave {
+    fn hash(&self, h: &mut Fnv) {
+        h.f32(self.base_y);
+        h.f32(self.amplitude);
+        h.f32(self.frequency);
+        h.f32(self.phase);
+        h.u64(self.start_tick);
+    }
+}
+
+impl Canonical for Missile {
+    fn hash(&self, _: &mut Fnv) {}
+}
+
+impl Canonical for Faction {
+    fn hash(&self, h: &mut Fnv) {
+        match self {
+            Faction::Player(n) => h.bytes(&[1, *n]),
+            Faction::Enemy => h.u8(2),
+        }
+    }
+}
+
+impl Canonical for Collider {
+    fn hash(&self, h: &mut Fnv) {
+        h.f32(self.radius);
+    }
+}
+
+impl Canonical for Health {
+    fn hash(&self, h: &mut Fnv) {
+        h.i32(self.0);
+    }
+}
+
+impl Canonical for Damage {
+    fn hash(&self, h: &mut Fnv) {
+        h.i32(self.0);
+    }
+}
+
+fn option_u8(h: &mut Fnv, value: Option<u8>) {
+    match value {
+        Some(n) => h.bytes(&[1, n]),
+        None => h.u8(0),
+    }
+}
+
+impl Canonical for Hits {
+    fn hash(&self, h: &mut Fnv) {
+        h.i32(self.damage);
+        option_u8(h, self.by);
+        option_u8(h, self.killed_by);
+    }
+}
+
+impl Canonical for Shield {
+    fn hash(&self, h: &mut Fnv) {
+        h.f32(self.seconds);
+    }
+}
+
+impl Canonical for Lives {
+    fn hash(&self, h: &mut Fnv) {
+        h.u8(self.0);
+    }
+}
+
+impl Canonical for Score {
+    fn hash(&self, h: &mut Fnv) {
+        h.u32(self.0);
+    }
+}
+
+impl Canonical for Bounty {
+    fn hash(&self, h: &mut Fnv) {
+        h.u32(self.0);
+    }
+}
+
+impl Canonical for Particle {
+    fn hash(&self, _: &mut Fnv) {}
+}
+
+/// Feeds every component type of the harness, in a fixed order, into `h`.
+pub(crate) fn hash_entity(registry: &Registry, entity: Entity, h: &mut Fnv) {
+    component::<Position>(registry, entity, h);
+    component::<Velocity>(registry, entity, h);
+    component::<Player>(registry, entity, h);
+    component::<Controls>(registry, entity, h);
+    component::<Weapon>(registry, entity, h);
+    component::<EnemyGun>(registry, entity, h);
+    component::<Enemy>(registry, entity, h);
+    component::<SineWave>(registry, entity, h);
+    component::<Missile>(registry, entity, h);
+    component::<Faction>(registry, entity, h);
+    component::<Collider>(registry, entity, h);
+    component::<Health>(registry, entity, h);
+    component::<Damage>(registry, entity, h);
+    component::<Hits>(registry, entity, h);
+    component::<Shield>(registry, entity, h);
+    component::<Lives>(registry, entity, h);
+    component::<Score>(registry, entity, h);
+    component::<Bounty>(registry, entity, h);
+    component::<Particle>(registry, entity, h);
+}

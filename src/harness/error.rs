@@ -1,0 +1,81 @@
+//! [`HarnessError`]: everything that stops a harness run, as a value with
+//! a message that says what to fix.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::EngineError;
+
+/// Why a harness run could not start or finish.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum HarnessError {
+    /// A file could not be read.
+    #[error("cannot read the {what} {}: {source}", path.display())]
+    ReadFile {
+        /// What the file is: `"scenario"` or `"input script"`.
+        what: &'static str,
+        /// Its path.
+        path: PathBuf,
+        /// What the operating system said.
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+    /// A file could not be written.
+    #[error("cannot write the {what} {}: {source}", path.display())]
+    WriteFile {
+        /// What the file is: `"trace"` or `"DOT file"`.
+        what: &'static str,
+        /// Its path.
+        path: PathBuf,
+        /// What the operating system said.
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+    /// No built-in scenario has that name.
+    #[error("no scenario file or built-in scenario is named `{name}` (built-in: shmup, particles)")]
+    UnknownScenario {
+        /// The name asked for.
+        name: String,
+    },
+    /// The scenario is malformed or a value is out of range.
+    #[error("scenario {origin}: {message}")]
+    Scenario {
+        /// The file (or built-in name).
+        origin: String,
+        /// Where and what: the line, the column and the field.
+        message: String,
+    },
+    /// A line of the input script does not parse.
+    #[error("input script {origin}, line {line}: {message}")]
+    Input {
+        /// The file.
+        origin: String,
+        /// The line number, from 1.
+        line: usize,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// An option is out of range.
+    #[error("{0}")]
+    Option(String),
+    /// The engine refused to build or a tick failed.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// A thread could not start or panicked.
+    #[error("harness thread: {0}")]
+    Thread(String),
+}
+
+/// Writes `contents` to `path`; `what` names the file in the error
+/// (`"trace"`, `"DOT file"`).
+///
+/// # Errors
+///
+/// [`HarnessError::WriteFile`] with what the operating system said.
+pub fn write_text(path: &Path, what: &'static str, contents: &str) -> Result<(), HarnessError> {
+    std::fs::write(path, contents).map_err(|source| HarnessError::WriteFile {
+        what,
+        path: path.to_owned(),
+        source: Arc::new(source),
+    })
+}

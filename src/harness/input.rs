@@ -1,0 +1,475 @@
+//! Player input from another thread: the input script, its parser, and
+//! the thread that feeds it into the engine's [`EventQueue`].
+//!
+//! # The script
+//!
+//! One command per line, `TICK PLAYER COMMAND`:
+//!
+//! ```text
+//! # tick player command        (blank lines and # comments are skipped)
+//! 0    0  fire on
+//! 0    0  move 1 -1             # right and up; each of dx, dy is -1, 0 or 1
+//! 90   1  move 0 0
+//! 120  0  fire off
+//! ```
+//!
+//! Ticks never decrease from one line to the next.
+//!
+//! # Determinism
+//!
+//! The input thread reads the script while the world runs and pushes
+//! [`InputMessage::Event`]s, each tagged with its tick, then an
+//! [`InputMessage::Through`] watermark each time the script moves past a
+//! tick: "every event up to this tick is in the queue". At tick `t` the
+//! steering system pops messages until the watermark reaches `t` (sleeping
+//! in the queue if the thread is behind), keeps what is for later ticks,
+//! and applies the events of tick `t` in (tick, player, sequence) order,
+//! `sequence` being the line's rank in the script. So an event is never
+//! applied early or late, and the world does not depend on when the thread
+//! ran. The queue is bounded: the thread runs at most its capacity ahead.
+
+use std::io::BufRead;
+use std::path::PathBuf;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use event_queue::EventQueue;
+
+use super::HarnessError;
+use super::rng::Rng;
+
+/// Messages the input thread keeps in flight at most.
+pub(crate) const QUEUE_CAPACITY: usize = 1024;
+
+/// What a player asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    /// Steer: each of `dx` (right) and `dy` (down) is -1, 0 or 1.
+    Move {
+        /// Horizontal direction.
+        dx: i8,
+        /// Vertical direction.
+        dy: i8,
+    },
+    /// Hold (`true`) or release (`false`) the fire button.
+    Fire(bool),
+}
+
+/// One command of the input script, for one tick and one player.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InputEvent {
+    /// The tick it applies to.
+    pub tick: u64,
+    /// The player number.
+    pub player: u8,
+    /// Its rank in the script: ties of (tick, player) apply in this order.
+    pub sequence: u64,
+    /// What to do.
+    pub command: Command,
+}
+
+/// What travels in the input queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputMessage {
+    /// A command.
+    Event(InputEvent),
+    /// Every event of ticks up to and including this one has been sent.
+    Through(u64),
+}
+
+/// Where the players' commands come from.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum InputSource {
+    /// The built-in script: each player changes direction every 40 ticks
+    /// (drawn from the seed) and fires, pausing half a second every 5 s.
+    #[default]
+    BuiltIn,
+    /// A script file (`--inputs FILE`).
+    File(PathBuf),
+    /// A script given as text (for tests and embedding).
+    Text(String),
+}
+
+/// Parses one script line: `None` for a blank or comment line.
+fn parse_line(line: &str, players: u8) -> Result<Option<(u64, u8, Command)>, String> {
+    let content = line.split('#').next().unwrap_or("");
+    let words: Vec<&str> = content.split_whitespace().collect();
+    if words.is_empty() {
+        return Ok(None);
+    }
+    if words.len() < 3 {
+        return Err(format!(
+            "expected `TICK PLAYER COMMAND`, found `{}`",
+            content.trim()
+        ));
+    }
+    let tick: u64 = words[0]
+        .parse()
+        .map_err(|_| format!("the tick `{}` is not a whole number", words[0]))?;
+    let player: u8 = words[1]
+        .parse()
+        .ok()
+        .filter(|&p| p < players)
+        .ok_or_else(|| {
+            format!(
+                "no player `{}`: the scenario has players 0 to {}",
+                words[1],
+                players - 1
+            )
+        })?;
+    let command = match (words[2], &words[3..]) {
+        ("move", [dx, dy]) => Command::Move {
+            dx: direction(dx)?,
+            dy: direction(dy)?,
+        },
+        ("fire", ["on"]) => Command::Fire(true),
+        ("fire", ["off"]) => Command::Fire(false),
+        ("move", _) => return Err("`move` takes two directions: `move DX DY`".into()),
+        ("fire", _) => return Err("`fire` takes `on` or `off`".into()),
+        (other, _) => {
+            return Err(format!(
+                "unknown command `{other}` (expected `move` or `fire`)"
+            ));
+        }
+    };
+    Ok(Some((tick, player, command)))
+}
+
+fn direction(word: &str) -> Result<i8, String> {
+    match word {
+        "-1" => Ok(-1),
+        "0" => Ok(0),
+        "1" | "+1" => Ok(1),
+        _ => Err(format!("the direction `{word}` is not -1, 0 or 1")),
+    }
+}
+
+/// Pushes messages while the queue is open, then only checks the rest.
+struct Sender {
+    queue: EventQueue<InputMessage>,
+    open: bool,
+    pause: Duration,
+}
+
+/// Closing on drop, even when the thread unwinds, so that the steering
+/// system never waits for a thread that is gone.
+impl Drop for Sender {
+    fn drop(&mut self) {
+        self.queue.close();
+    }
+}
+
+impl Sender {
+    fn send(&mut self, message: InputMessage) {
+        if self.open && self.queue.push(message).is_err() {
+            self.open = false;
+        }
+    }
+}
+
+/// Reads script lines, sends their events and watermarks. After the queue
+/// is closed (the run ended), keeps checking the remaining lines so that a
+/// bad line is always reported.
+fn feed_script(
+    lines: impl Iterator<Item = std::io::Result<String>>,
+    origin: &str,
+    players: u8,
+    sender: &mut Sender,
+) -> Result<u64, HarnessError> {
+    let mut last_tick: Option<u64> = None;
+    let mut events = 0;
+    for (index, line) in lines.enumerate() {
+        let number = index + 1;
+        let bad = |message: String| HarnessError::Input {
+            origin: origin.to_owned(),
+            line: number,
+            message,
+        };
+        let line = line.map_err(|e| bad(format!("cannot read: {e}")))?;
+        let Some((tick, player, command)) = parse_line(&line, players).map_err(bad)? else {
+            continue;
+        };
+        if let Some(last) = last_tick {
+            if tick < last {
+                return Err(bad(format!(
+                    "tick {tick} comes after tick {last}: lines must be in tick order"
+                )));
+            }
+            if tick > last {
+                sender.send(InputMessage::Through(tick - 1));
+            }
+        }
+        last_tick = Some(tick);
+        if sender.open && !sender.pause.is_zero() {
+            std::thread::sleep(sender.pause);
+        }
+        sender.send(InputMessage::Event(InputEvent {
+            tick,
+            player,
+            sequence: number as u64,
+            command,
+        }));
+        events += 1;
+    }
+    sender.send(InputMessage::Through(u64::MAX));
+    Ok(events)
+}
+
+/// The built-in script, generated tick after tick until the queue closes.
+fn feed_builtin(seed: u64, players: u8, sender: &mut Sender) -> u64 {
+    let mut sequence = 0;
+    let mut events = 0;
+    for tick in 0u64.. {
+        for player in 0..players {
+            let p = u64::from(player);
+            let mut commands = Vec::new();
+            if (tick + 13 * p) % 40 == 0 {
+                let mut rng = Rng::from_values(&[seed, 0x1A7, tick, p]);
+                commands.push(Command::Move {
+                    dx: rng.below(3) as i8 - 1,
+                    dy: rng.below(3) as i8 - 1,
+                });
+            }
+            match tick % 300 {
+                t if t == 5 * p => commands.push(Command::Fire(true)),
+                t if t == 270 + 5 * p => commands.push(Command::Fire(false)),
+                _ => {}
+            }
+            for command in commands {
+                sequence += 1;
+                events += 1;
+                sender.send(InputMessage::Event(InputEvent {
+                    tick,
+                    player,
+                    sequence,
+                    command,
+                }));
+            }
+        }
+        sender.send(InputMessage::Through(tick));
+        if !sender.open {
+            break;
+        }
+        if !sender.pause.is_zero() {
+            std::thread::sleep(sender.pause);
+        }
+    }
+    events
+}
+
+/// What the input thread does with its sender.
+type Job = Box<dyn FnOnce(&mut Sender) -> Result<u64, HarnessError> + Send>;
+
+/// The running input thread.
+#[derive(Debug)]
+pub(crate) struct InputFeed {
+    queue: EventQueue<InputMessage>,
+    thread: Option<JoinHandle<Result<u64, HarnessError>>>,
+    outcome: Option<Result<u64, HarnessError>>,
+}
+
+impl InputFeed {
+    /// Starts the thread that feeds `source` into `queue` for `players`
+    /// players, pausing `pause` before each command line (to simulate a
+    /// slow producer).
+    pub(crate) fn start(
+        source: &InputSource,
+        seed: u64,
+        players: u8,
+        queue: EventQueue<InputMessage>,
+        pause: Duration,
+    ) -> Result<InputFeed, HarnessError> {
+        let mut sender = Sender {
+            queue: queue.clone(),
+            open: true,
+            pause,
+        };
+        let job: Job = match source {
+            InputSource::BuiltIn => Box::new(move |s| Ok(feed_builtin(seed, players, s))),
+            InputSource::Text(text) => {
+                let text = text.clone();
+                Box::new(move |s| {
+                    let lines = text.lines().map(|l| Ok(l.to_owned()));
+                    feed_script(lines, "input script", players, s)
+                })
+            }
+            InputSource::File(path) => {
+                let file = std::fs::File::open(path).map_err(|source| HarnessError::ReadFile {
+                    what: "input script",
+                    path: path.clone(),
+                    source: source.into(),
+                })?;
+                let origin = path.display().to_string();
+                Box::new(move |s| {
+                    let lines = std::io::BufReader::new(file).lines();
+                    feed_script(lines, &origin, players, s)
+                })
+            }
+        };
+        let thread = std::thread::Builder::new()
+            .name("harness-input".into())
+            .spawn(move || job(&mut sender))
+            .map_err(|e| HarnessError::Thread(e.to_string()))?;
+        Ok(InputFeed {
+            queue,
+            thread: Some(thread),
+            outcome: None,
+        })
+    }
+
+    fn join(&mut self) {
+        if let Some(thread) = self.thread.take() {
+            let outcome = thread
+                .join()
+                .unwrap_or_else(|_| Err(HarnessError::Thread("the input thread panicked".into())));
+            self.outcome = Some(outcome);
+        }
+    }
+
+    /// The thread's error, if it already stopped on one.
+    pub(crate) fn check(&mut self) -> Result<(), HarnessError> {
+        if self.thread.as_ref().is_some_and(JoinHandle::is_finished) {
+            self.join();
+        }
+        match &self.outcome {
+            Some(Err(error)) => Err(error.clone()),
+            _ => Ok(()),
+        }
+    }
+
+    /// Closes the queue (the run is over), waits for the thread, and
+    /// returns the number of commands it read.
+    pub(crate) fn finish(mut self) -> Result<u64, HarnessError> {
+        self.queue.close();
+        self.join();
+        self.outcome.take().unwrap_or(Ok(0))
+    }
+}
+
+impl Drop for InputFeed {
+    fn drop(&mut self) {
+        self.queue.close();
+        self.join();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(line: &str) -> Result<Option<(u64, u8, Command)>, String> {
+        parse_line(line, 2)
+    }
+
+    #[test]
+    fn lines_parse_into_commands() {
+        assert_eq!(
+            parse("12 1 move -1 1  # up-left"),
+            Ok(Some((12, 1, Command::Move { dx: -1, dy: 1 })))
+        );
+        assert_eq!(parse("0 0 fire on"), Ok(Some((0, 0, Command::Fire(true)))));
+        assert_eq!(
+            parse("7 0 fire off"),
+            Ok(Some((7, 0, Command::Fire(false))))
+        );
+        assert_eq!(parse("   # nothing"), Ok(None));
+        assert_eq!(parse(""), Ok(None));
+    }
+
+    #[test]
+    fn bad_lines_say_what_is_wrong() {
+        assert_eq!(
+            parse("x 0 fire on").unwrap_err(),
+            "the tick `x` is not a whole number"
+        );
+        assert_eq!(
+            parse("1 2 fire on").unwrap_err(),
+            "no player `2`: the scenario has players 0 to 1"
+        );
+        assert_eq!(
+            parse("1 0 jump").unwrap_err(),
+            "unknown command `jump` (expected `move` or `fire`)"
+        );
+        assert_eq!(
+            parse("1 0 move 2 0").unwrap_err(),
+            "the direction `2` is not -1, 0 or 1"
+        );
+        assert_eq!(
+            parse("1 0 fire maybe").unwrap_err(),
+            "`fire` takes `on` or `off`"
+        );
+        assert_eq!(
+            parse("1 0").unwrap_err(),
+            "expected `TICK PLAYER COMMAND`, found `1 0`"
+        );
+    }
+
+    fn collect(script: &str) -> Result<Vec<InputMessage>, HarnessError> {
+        let queue = EventQueue::new();
+        let mut sender = Sender {
+            queue: queue.clone(),
+            open: true,
+            pause: Duration::ZERO,
+        };
+        feed_script(
+            script.lines().map(|l| Ok(l.to_owned())),
+            "t",
+            2,
+            &mut sender,
+        )?;
+        Ok(queue.drain().collect())
+    }
+
+    #[test]
+    fn the_script_sends_events_then_watermarks() {
+        let messages = collect("0 0 fire on\n0 1 move 1 0\n\n5 0 fire off\n").unwrap();
+        let event = |tick, player, sequence, command| {
+            InputMessage::Event(InputEvent {
+                tick,
+                player,
+                sequence,
+                command,
+            })
+        };
+        assert_eq!(
+            messages,
+            vec![
+                event(0, 0, 1, Command::Fire(true)),
+                event(0, 1, 2, Command::Move { dx: 1, dy: 0 }),
+                InputMessage::Through(4),
+                event(5, 0, 4, Command::Fire(false)),
+                InputMessage::Through(u64::MAX),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_bad_line_or_a_tick_going_back_names_the_line() {
+        let error = collect("0 0 fire on\n\n3 0 fly\n").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "input script t, line 3: unknown command `fly` (expected `move` or `fire`)"
+        );
+        let error = collect("5 0 fire on\n4 0 fire off\n").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "input script t, line 2: tick 4 comes after tick 5: lines must be in tick order"
+        );
+    }
+
+    #[test]
+    fn a_closed_queue_still_gets_the_rest_checked() {
+        let queue = EventQueue::new();
+        queue.close();
+        let mut sender = Sender {
+            queue,
+            open: true,
+            pause: Duration::ZERO,
+        };
+        let lines = ["0 0 fire on", "1 0 move 0 0", "2 0 oops"];
+        let error =
+            feed_script(lines.iter().map(|l| Ok(l.to_string())), "t", 2, &mut sender).unwrap_err();
+        assert!(matches!(error, HarnessError::Input { line: 3, .. }));
+        assert!(!sender.open);
+    }
+}

@@ -1,0 +1,166 @@
+//! The `particles` scenario, for raw throughput: particles under gravity
+//! and drag, bounced inside a box, a share of them respawned every tick
+//! through commands.
+//!
+//! | system    | components and resources                              |
+//! |-----------|-------------------------------------------------------|
+//! | forces    | R rules; W Velocity (in parallel)                     |
+//! | respawn   | R rules, Particle; C despawn, spawn                   |
+//! | bounce    | R rules; W Position, Velocity (in parallel)           |
+//! | movement  | R Velocity; W Position (in parallel)                  |
+//!
+//! Waves: {forces, respawn}, {bounce}, {movement}. Bounce comes before
+//! movement: it writes `Velocity`, which movement reads, so the default
+//! policy (writers first) would order them so anyway; it puts back in the
+//! box what the previous tick's movement took out.
+
+use ecs_engine::{Entity, Registry};
+use scheduler::{Commands, Query, Res, StatefulSystem, SystemParam, Tick};
+
+use super::components::{Particle, Position, Velocity};
+use super::rng::{Rng, mix, scramble};
+use super::scenario::Particles;
+use crate::{EngineBuilder, SystemHandle};
+
+/// The scenario's rules, as a resource.
+#[derive(Debug, Clone)]
+pub(crate) struct ParticleRules {
+    particles: Particles,
+    seed: u64,
+}
+
+/// A particle drawn from `rng`: anywhere in the box, any direction.
+fn fresh(rng: &mut Rng, p: &Particles) -> (Position, Velocity, Particle) {
+    (
+        Position {
+            x: rng.range(0.0, p.width),
+            y: rng.range(0.0, p.height),
+        },
+        Velocity {
+            x: rng.range(-p.max_speed, p.max_speed),
+            y: rng.range(-p.max_speed, p.max_speed),
+        },
+        Particle,
+    )
+}
+
+/// Gravity and drag over one fixed step (everything that moves in this
+/// scenario is a particle). Writes `Velocity`.
+fn forces(tick: Tick, rules: Res<ParticleRules>, mut particles: Query<&mut Velocity>) {
+    let dt = tick.step as f32;
+    let p = rules.particles;
+    let keep = (1.0 - p.drag * dt).max(0.0);
+    particles.par_each(|v| {
+        v.y += p.gravity * dt;
+        v.x *= keep;
+        v.y *= keep;
+    });
+}
+
+/// Moves particles by their velocity. Reads `Velocity`; writes `Position`.
+fn movement(tick: Tick, mut bodies: Query<(&mut Position, &Velocity)>) {
+    let dt = tick.step as f32;
+    bodies.par_each(|(p, v)| {
+        p.x += v.x * dt;
+        p.y += v.y * dt;
+    });
+}
+
+/// Reflects particles off the walls, keeping `restitution` of the speed.
+/// Writes `Position`, `Velocity`.
+fn bounce(rules: Res<ParticleRules>, mut bodies: Query<(&mut Position, &mut Velocity)>) {
+    let p = rules.particles;
+    let e = p.restitution;
+    bodies.par_each(|(pos, v)| {
+        if pos.x < 0.0 {
+            pos.x = -pos.x * e;
+            v.x = -v.x * e;
+        } else if pos.x > p.width {
+            pos.x = p.width - (pos.x - p.width) * e;
+            v.x = -v.x * e;
+        }
+        if pos.y < 0.0 {
+            pos.y = -pos.y * e;
+            v.y = -v.y * e;
+        } else if pos.y > p.height {
+            pos.y = p.height - (pos.y - p.height) * e;
+            v.y = -v.y * e;
+        }
+        pos.x = pos.x.clamp(0.0, p.width);
+        pos.y = pos.y.clamp(0.0, p.height);
+    });
+}
+
+/// Replaces each particle, with probability `respawn_share` per tick
+/// (drawn from the seed, the tick and the handle), by a fresh one. Reads
+/// `Particle`; despawns and spawns through commands.
+#[derive(Debug, Default)]
+pub(crate) struct Respawn {
+    /// Particles spawned so far by this system.
+    pub(crate) spawned: u64,
+    /// Particles despawned so far.
+    pub(crate) despawned: u64,
+}
+
+impl StatefulSystem for Respawn {
+    type Params = (
+        Tick,
+        Res<'static, ParticleRules>,
+        Commands<'static>,
+        Query<'static, (Entity, &'static Particle)>,
+    );
+
+    fn run(
+        &mut self,
+        (tick, rules, mut commands, mut particles): <Self::Params as SystemParam>::Item<'_>,
+    ) {
+        let p = rules.particles;
+        let threshold = (f64::from(p.respawn_share) * u64::MAX as f64) as u64;
+        let salt = mix(&[rules.seed, 0x9A27, tick.number]);
+        let mut chosen = 0;
+        particles.each(|(entity, _)| {
+            let draw = scramble(salt ^ entity.to_bits());
+            if draw < threshold {
+                commands.despawn(entity);
+                let mut rng = Rng::from_values(&[salt, entity.to_bits()]);
+                commands.spawn(fresh(&mut rng, &p));
+                chosen += 1;
+            }
+        });
+        self.spawned += chosen;
+        self.despawned += chosen;
+    }
+}
+
+/// Spawns the particles, inserts the rules, registers the four systems.
+pub(crate) fn build(
+    builder: &mut EngineBuilder,
+    particles: &Particles,
+    seed: u64,
+    scale: u32,
+) -> Result<SystemHandle<Respawn>, super::HarnessError> {
+    let count = u64::from(particles.count) * u64::from(scale);
+    if count > u64::from(u32::MAX - 1) {
+        return Err(super::HarnessError::Option(format!(
+            "{count} particles is more than a registry holds; lower --scale"
+        )));
+    }
+    spawn_particles(builder.registry_mut(), particles, seed, count);
+    builder.insert_resource(ParticleRules {
+        particles: *particles,
+        seed,
+    });
+    builder.add_system(forces).named("forces");
+    let respawn = builder
+        .add_system(Respawn::default())
+        .named("respawn")
+        .handle();
+    builder.add_system(bounce).named("bounce");
+    builder.add_system(movement).named("movement");
+    Ok(respawn)
+}
+
+fn spawn_particles(registry: &mut Registry, particles: &Particles, seed: u64, count: u64) {
+    let mut rng = Rng::from_values(&[seed, 0x5EED]);
+    registry.spawn_batch((0..count).map(|_| fresh(&mut rng, particles)));
+}

@@ -1,0 +1,195 @@
+//! Running a scenario: [`RunConfig`], [`run`] and [`check_determinism`].
+
+use std::time::{Duration, Instant};
+
+use super::report::{EntityStats, Report, Samples};
+use super::{HarnessError, InputSource, Scenario, Simulation, peak_resident_bytes};
+use crate::SystemSpan;
+
+/// What to run, and how.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunConfig {
+    /// The world.
+    pub scenario: Scenario,
+    /// Ticks to run.
+    pub ticks: u64,
+    /// Threads of the engine's pool (at least 1).
+    pub threads: usize,
+    /// The seed of every random draw.
+    pub seed: u64,
+    /// Multiplies the scenario's entity counts (at least 1).
+    pub scale: u32,
+    /// The players' commands.
+    pub inputs: InputSource,
+    /// Record a span per system per tick, for [`chrome_trace`](super::chrome_trace).
+    pub record_spans: bool,
+    /// A pause the input thread takes before each command, to stand for a
+    /// slow producer; the world does not change with it, only the wall
+    /// time (default zero).
+    pub input_pause: Duration,
+}
+
+impl RunConfig {
+    /// The scenario's own ticks and seed, scale 1, one thread per core,
+    /// the built-in input script, no spans.
+    pub fn new(scenario: Scenario) -> RunConfig {
+        RunConfig {
+            ticks: scenario.ticks,
+            seed: scenario.seed,
+            scenario,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            scale: 1,
+            inputs: InputSource::BuiltIn,
+            record_spans: false,
+            input_pause: Duration::ZERO,
+        }
+    }
+}
+
+/// When one tick ran, from the engine's span epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TickSpan {
+    /// The tick's number.
+    pub tick: u64,
+    /// Its start.
+    pub start: Duration,
+    /// Its length.
+    pub duration: Duration,
+}
+
+/// A finished run: the report, and what the trace and DOT files are made
+/// of.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// The measurements.
+    pub report: Report,
+    /// A span per system per tick (empty unless
+    /// [`RunConfig::record_spans`]).
+    pub spans: Vec<SystemSpan>,
+    /// A span per tick (empty unless [`RunConfig::record_spans`]).
+    pub tick_spans: Vec<TickSpan>,
+    /// The schedule as Graphviz DOT.
+    pub dot: String,
+}
+
+/// Builds the scenario, runs `config.ticks` ticks and reports;
+/// `progress(n)` is called after tick `n` (from 1).
+///
+/// # Errors
+///
+/// What [`Simulation::new`], [`Simulation::tick`] and
+/// [`Simulation::finish`] return.
+///
+/// # Examples
+///
+/// ```
+/// use ecs_runtime::harness::{RunConfig, Scenario, run};
+///
+/// let mut config = RunConfig::new(Scenario::builtin("shmup").unwrap());
+/// config.ticks = 60;
+/// config.threads = 2;
+/// let outcome = run(&config, |_| {}).unwrap();
+/// assert_eq!(outcome.report.ticks, 60);
+/// assert_eq!(outcome.report.systems.len(), 14);
+/// ```
+pub fn run(config: &RunConfig, mut progress: impl FnMut(u64)) -> Result<RunOutcome, HarnessError> {
+    let mut simulation = Simulation::new(config)?;
+    let engine_epoch = simulation.engine().span_epoch();
+    let mut samples = Samples::new(simulation.engine(), config.ticks);
+    let mut tick_spans = Vec::new();
+    let started = Instant::now();
+    for n in 1..=config.ticks {
+        let tick_start = Instant::now();
+        simulation.tick()?;
+        if config.record_spans {
+            tick_spans.push(TickSpan {
+                tick: n - 1,
+                start: tick_start.saturating_duration_since(engine_epoch),
+                duration: tick_start.elapsed(),
+            });
+        }
+        samples.record(simulation.engine());
+        progress(n);
+    }
+    let wall = started.elapsed();
+    let report = report(config, &simulation, &samples, wall);
+    let outcome = RunOutcome {
+        report,
+        spans: simulation.engine().take_spans(),
+        tick_spans,
+        dot: simulation.engine().schedule().to_dot(),
+    };
+    simulation.finish()?;
+    Ok(outcome)
+}
+
+fn report(
+    config: &RunConfig,
+    simulation: &Simulation,
+    samples: &Samples,
+    wall: Duration,
+) -> Report {
+    let engine = simulation.engine();
+    let seconds = wall.as_secs_f64().max(1e-9);
+    let last = engine.registry().len();
+    let (min, max) = samples.alive_range(last);
+    let (systems, waves) = samples.stats(engine);
+    Report {
+        scenario: config.scenario.name.clone(),
+        seed: config.seed,
+        scale: config.scale,
+        threads: engine.threads(),
+        ticks: config.ticks,
+        wall_seconds: wall.as_secs_f64(),
+        ticks_per_second: config.ticks as f64 / seconds,
+        entities: EntityStats {
+            min,
+            mean: samples.alive_mean(last),
+            max,
+            last,
+            spawned: simulation.spawned(),
+            despawned: simulation.despawned(),
+        },
+        entity_updates_per_second: samples.alive_sum() as f64 / seconds,
+        systems,
+        waves,
+        peak_memory_bytes: peak_resident_bytes(),
+        checksum: simulation.checksum(),
+        players: simulation.players(),
+        inputs_applied: simulation.inputs_applied(),
+    }
+}
+
+/// The two runs of a determinism check.
+#[derive(Debug, Clone)]
+pub struct DeterminismCheck {
+    /// The run on one thread.
+    pub single: RunOutcome,
+    /// The run on the requested threads.
+    pub multi: RunOutcome,
+}
+
+impl DeterminismCheck {
+    /// `true` when both worlds have the same checksum.
+    pub fn passed(&self) -> bool {
+        self.single.report.checksum == self.multi.report.checksum
+    }
+}
+
+/// Runs `config` on one thread, then on `config.threads`, for comparing
+/// the checksums ([`DeterminismCheck::passed`]). `progress(n)` counts the
+/// ticks of both runs (1 to 2 × ticks).
+///
+/// # Errors
+///
+/// As [`run`].
+pub fn check_determinism(
+    config: &RunConfig,
+    mut progress: impl FnMut(u64),
+) -> Result<DeterminismCheck, HarnessError> {
+    let mut single_config = config.clone();
+    single_config.threads = 1;
+    let single = run(&single_config, &mut progress)?;
+    let multi = run(config, |n| progress(config.ticks + n))?;
+    Ok(DeterminismCheck { single, multi })
+}

@@ -1,0 +1,217 @@
+//! Collision: a uniform grid over the play area (cells as wide as the
+//! largest collider) holding the players' side (ships and their missiles,
+//! the few), built each tick by counting sort; each body of the enemies'
+//! side (the many) is tested against the players' bodies in its 3 × 3
+//! neighbouring cells.
+//!
+//! Hostile: a player's ship or missile against an enemy or an enemy
+//! missile; two missiles never collide. Each body of a touching pair takes
+//! the other's `Damage`. The results do not depend on the order bodies are
+//! visited: damage adds up, and the hitter recorded is the lowest player
+//! number.
+
+use ecs_engine::Entity;
+use scheduler::{Query, Res, StatefulSystem, SystemParam};
+
+use super::Rules;
+use crate::harness::components::{Collider, Damage, Faction, Hits, Missile, Position};
+
+#[derive(Debug, Clone, Copy)]
+struct Body {
+    entity: Entity,
+    x: f32,
+    y: f32,
+    radius: f32,
+    faction: Faction,
+    missile: bool,
+    damage: i32,
+}
+
+fn hostile(a: &Body, b: &Body) -> bool {
+    let sides_differ = matches!(
+        (a.faction, b.faction),
+        (Faction::Player(_), Faction::Enemy) | (Faction::Enemy, Faction::Player(_))
+    );
+    sides_differ && !(a.missile && b.missile)
+}
+
+/// Finds touching hostile pairs and writes each body's `Hits`. Reads
+/// `Position`, `Collider`, `Faction`, `Damage`, `Missile`; writes `Hits`.
+#[derive(Debug, Default)]
+pub(crate) struct Collision {
+    /// Pairs of bodies tested so far (an enemy-side and a player-side body
+    /// in neighbouring cells).
+    pub(crate) pairs_tested: u64,
+    /// Touching hostile pairs found so far.
+    pub(crate) contacts: u64,
+    bodies: Vec<Body>,
+    /// Cell of each body.
+    cell_of: Vec<u32>,
+    /// Start of each cell's run in `order` (cells + 1 entries).
+    starts: Vec<u32>,
+    /// Body indices sorted by cell.
+    order: Vec<u32>,
+    /// Next free slot of each cell while sorting.
+    next: Vec<u32>,
+    /// Damage taken and lowest hitter, by body.
+    taken: Vec<(i32, Option<u8>)>,
+}
+
+impl StatefulSystem for Collision {
+    type Params = (
+        Res<'static, Rules>,
+        Query<
+            'static,
+            (
+                Entity,
+                &'static Position,
+                &'static Collider,
+                &'static Faction,
+                &'static Damage,
+                Option<&'static Missile>,
+            ),
+        >,
+        Query<'static, &'static mut Hits>,
+    );
+
+    fn run(&mut self, (rules, mut bodies, mut hits): <Self::Params as SystemParam>::Item<'_>) {
+        self.bodies.clear();
+        bodies.each(|(entity, p, c, faction, damage, missile)| {
+            self.bodies.push(Body {
+                entity,
+                x: p.x,
+                y: p.y,
+                radius: c.radius,
+                faction: *faction,
+                missile: missile.is_some(),
+                damage: damage.0,
+            });
+        });
+        let arena = rules.shmup.arena;
+        let grid = Grid::new(&self.bodies, arena.width, arena.height, arena.margin);
+        self.sort_into_cells(&grid);
+        self.taken.clear();
+        self.taken.resize(self.bodies.len(), (0, None));
+        for i in 0..self.bodies.len() {
+            if self.bodies[i].faction == Faction::Enemy {
+                self.test_neighbours(&grid, i);
+            }
+        }
+        hits.each(|h| *h = Hits::default());
+        for (body, &(damage, by)) in self.bodies.iter().zip(&self.taken) {
+            if damage != 0
+                && let Some(h) = hits.get(body.entity)
+            {
+                h.damage = damage;
+                h.by = by;
+            }
+        }
+    }
+}
+
+impl Collision {
+    /// Sorts the players' side by cell (enemies' side bodies are left
+    /// out of `order`).
+    fn sort_into_cells(&mut self, grid: &Grid) {
+        self.cell_of.clear();
+        self.cell_of
+            .extend(self.bodies.iter().map(|b| grid.cell(b.x, b.y)));
+        self.starts.clear();
+        self.starts.resize(grid.cells() + 1, 0);
+        let players_side = |b: &Body| b.faction != Faction::Enemy;
+        for (b, &c) in self.bodies.iter().zip(&self.cell_of) {
+            if players_side(b) {
+                self.starts[c as usize + 1] += 1;
+            }
+        }
+        for c in 0..grid.cells() {
+            self.starts[c + 1] += self.starts[c];
+        }
+        self.order.clear();
+        self.order.resize(self.starts[grid.cells()] as usize, 0);
+        self.next.clear();
+        self.next.extend_from_slice(&self.starts);
+        for (i, &c) in self.cell_of.iter().enumerate() {
+            if !players_side(&self.bodies[i]) {
+                continue;
+            }
+            let slot = &mut self.next[c as usize];
+            self.order[*slot as usize] = i as u32;
+            *slot += 1;
+        }
+    }
+
+    /// Tests enemy-side body `i` against the players' side in its 3 × 3
+    /// cells.
+    fn test_neighbours(&mut self, grid: &Grid, i: usize) {
+        let a = self.bodies[i];
+        let (col, row) = grid.coords(self.cell_of[i]);
+        for r in row.saturating_sub(1)..=(row + 1).min(grid.rows - 1) {
+            for c in col.saturating_sub(1)..=(col + 1).min(grid.cols - 1) {
+                let cell = (r * grid.cols + c) as usize;
+                let run = self.starts[cell] as usize..self.starts[cell + 1] as usize;
+                for k in run {
+                    let j = self.order[k] as usize;
+                    let b = self.bodies[j];
+                    self.pairs_tested += 1;
+                    if !hostile(&a, &b) {
+                        continue;
+                    }
+                    let reach = a.radius + b.radius;
+                    if (a.x - b.x).powi(2) + (a.y - b.y).powi(2) < reach * reach {
+                        self.contacts += 1;
+                        hit(&mut self.taken[i], b.damage, b.faction);
+                        hit(&mut self.taken[j], a.damage, a.faction);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn hit(taken: &mut (i32, Option<u8>), damage: i32, by: Faction) {
+    taken.0 += damage;
+    if let Faction::Player(n) = by {
+        taken.1 = Some(taken.1.map_or(n, |m| m.min(n)));
+    }
+}
+
+/// The grid's shape: the arena plus its margin, in square cells.
+struct Grid {
+    x0: f32,
+    y0: f32,
+    size: f32,
+    cols: u32,
+    rows: u32,
+}
+
+impl Grid {
+    fn new(bodies: &[Body], width: f32, height: f32, margin: f32) -> Grid {
+        let largest = bodies.iter().map(|b| b.radius).fold(1.0f32, f32::max);
+        let size = 2.0 * largest;
+        let cols = ((width + 2.0 * margin) / size).ceil().clamp(1.0, 4096.0) as u32;
+        let rows = ((height + 2.0 * margin) / size).ceil().clamp(1.0, 4096.0) as u32;
+        Grid {
+            x0: -margin,
+            y0: -margin,
+            size,
+            cols,
+            rows,
+        }
+    }
+
+    fn cells(&self) -> usize {
+        (self.cols * self.rows) as usize
+    }
+
+    /// The cell of a point; points outside fall in the border cells.
+    fn cell(&self, x: f32, y: f32) -> u32 {
+        let col = ((x - self.x0) / self.size).clamp(0.0, (self.cols - 1) as f32) as u32;
+        let row = ((y - self.y0) / self.size).clamp(0.0, (self.rows - 1) as f32) as u32;
+        row * self.cols + col
+    }
+
+    fn coords(&self, cell: u32) -> (u32, u32) {
+        (cell % self.cols, cell / self.cols)
+    }
+}

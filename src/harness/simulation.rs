@@ -1,0 +1,204 @@
+//! [`Simulation`]: a scenario's world in an [`Engine`], with its input
+//! thread, ready to tick.
+
+use crate::{Engine, SystemHandle};
+
+use super::components::{Lives, Player, Score, hash_entity};
+use super::input::InputFeed;
+use super::particles::{self, Respawn};
+use super::report::PlayerStats;
+use super::scenario::ScenarioKind;
+use super::shmup::{self, ShmupSystems};
+use super::{HarnessError, InputSource, RunConfig, checksum};
+
+#[derive(Debug)]
+enum World {
+    Shmup(ShmupSystems),
+    Particles(SystemHandle<Respawn>),
+}
+
+/// A scenario's world, built and ready to tick: the engine, the handles of
+/// the systems that count spawns and despawns, and the input thread.
+///
+/// # Examples
+///
+/// ```
+/// use ecs_runtime::harness::{RunConfig, Scenario, Simulation};
+///
+/// let mut config = RunConfig::new(Scenario::builtin("shmup").unwrap());
+/// config.threads = 2;
+/// let mut simulation = Simulation::new(&config).unwrap();
+/// for _ in 0..120 {
+///     simulation.tick().unwrap();
+/// }
+/// let alive = simulation.engine().registry().len() as u64;
+/// assert_eq!(simulation.spawned() - simulation.despawned(), alive);
+/// simulation.finish().unwrap();
+/// ```
+#[derive(Debug)]
+pub struct Simulation {
+    engine: Engine,
+    world: World,
+    feed: Option<InputFeed>,
+    initial: u64,
+}
+
+impl Simulation {
+    /// Builds the world of `config.scenario` and starts its input thread.
+    ///
+    /// # Errors
+    ///
+    /// [`HarnessError::Option`] for 0 threads, a scale of 0, or `--inputs`
+    /// on a scenario without players; [`HarnessError::ReadFile`] when the
+    /// input script cannot be opened; [`HarnessError::Engine`] when the
+    /// schedule does not build.
+    pub fn new(config: &RunConfig) -> Result<Simulation, HarnessError> {
+        if config.threads == 0 {
+            return Err(HarnessError::Option(
+                "--threads must be at least 1, got 0".into(),
+            ));
+        }
+        if config.scale == 0 {
+            return Err(HarnessError::Option(
+                "--scale must be at least 1, got 0".into(),
+            ));
+        }
+        let mut builder = Engine::builder();
+        builder
+            .threads(config.threads)
+            .step(config.scenario.step())
+            .record_spans(config.record_spans);
+        let (world, queue) = match config.scenario.kind() {
+            ScenarioKind::Shmup(s) => {
+                let (systems, queue) = shmup::build(&mut builder, s, config.seed, config.scale);
+                (World::Shmup(systems), Some((queue, s.players.count)))
+            }
+            ScenarioKind::Particles(p) => {
+                if config.inputs != InputSource::BuiltIn {
+                    return Err(HarnessError::Option(format!(
+                        "scenario `{}` has no players: --inputs does not apply",
+                        config.scenario.name
+                    )));
+                }
+                let respawn = particles::build(&mut builder, p, config.seed, config.scale)?;
+                (World::Particles(respawn), None)
+            }
+        };
+        let initial = builder.registry_mut().len() as u64;
+        let engine = builder.build()?;
+        let feed = match queue {
+            Some((queue, players)) => Some(InputFeed::start(
+                &config.inputs,
+                config.seed,
+                players,
+                queue,
+                config.input_pause,
+            )?),
+            None => None,
+        };
+        Ok(Simulation {
+            engine,
+            world,
+            feed,
+            initial,
+        })
+    }
+
+    /// Runs one tick.
+    ///
+    /// # Errors
+    ///
+    /// [`HarnessError::Input`] as soon as the input thread has stopped on
+    /// a bad script line; [`HarnessError::Engine`] when a system fails.
+    pub fn tick(&mut self) -> Result<(), HarnessError> {
+        self.engine.tick()?;
+        if let Some(feed) = &mut self.feed {
+            feed.check()?;
+        }
+        Ok(())
+    }
+
+    /// The engine: registry, schedule, timings.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Entities spawned since the start, the initial ones included.
+    pub fn spawned(&self) -> u64 {
+        let e = &self.engine;
+        self.initial
+            + match &self.world {
+                World::Shmup(s) => {
+                    e.state(s.weapons).map_or(0, |w| w.fired)
+                        + e.state(s.enemy_fire).map_or(0, |f| f.fired)
+                        + e.state(s.spawns).map_or(0, |s| s.spawned)
+                }
+                World::Particles(r) => e.state(*r).map_or(0, |r| r.spawned),
+            }
+    }
+
+    /// Entities despawned since the start.
+    pub fn despawned(&self) -> u64 {
+        let e = &self.engine;
+        match &self.world {
+            World::Shmup(s) => e.state(s.despawn).map_or(0, |d| d.despawned),
+            World::Particles(r) => e.state(*r).map_or(0, |r| r.despawned),
+        }
+    }
+
+    /// Input events applied so far (0 without players).
+    pub fn inputs_applied(&self) -> u64 {
+        match &self.world {
+            World::Shmup(s) => self.engine.state(s.steering).map_or(0, |s| s.applied),
+            World::Particles(_) => 0,
+        }
+    }
+
+    /// Input events that arrived after their tick and were dropped; 0
+    /// unless the input protocol is broken.
+    pub fn late_inputs(&self) -> u64 {
+        match &self.world {
+            World::Shmup(s) => self.engine.state(s.steering).map_or(0, |s| s.late),
+            World::Particles(_) => 0,
+        }
+    }
+
+    /// Each player's score and lives, by player number.
+    pub fn players(&self) -> Vec<PlayerStats> {
+        let World::Shmup(_) = self.world else {
+            return Vec::new();
+        };
+        let registry = self.engine.registry();
+        let mut players: Vec<PlayerStats> = registry
+            .view::<(&Player, &Score, &Lives)>()
+            .iter()
+            .map(|(p, s, l)| PlayerStats {
+                player: p.index,
+                score: s.0,
+                lives: l.0,
+            })
+            .collect();
+        players.sort_by_key(|p| p.player);
+        players
+    }
+
+    /// The world checksum: FNV-1a over every live entity's handle and
+    /// components, entities in increasing handle order (see the
+    /// [harness docs](crate::harness)).
+    pub fn checksum(&self) -> u64 {
+        checksum::world(self.engine.registry(), hash_entity)
+    }
+
+    /// Stops the input thread and waits for it.
+    ///
+    /// # Errors
+    ///
+    /// [`HarnessError::Input`] when the script has a bad line, wherever it
+    /// is: the thread reads the rest of the file after the run ends.
+    pub fn finish(mut self) -> Result<(), HarnessError> {
+        match self.feed.take() {
+            Some(feed) => feed.finish().map(drop),
+            None => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,262 @@
+//! The Engine: builder defaults and checks, the Tick resource, ticks and
+//! runs, stateful system handles, input queues, spans, errors, Send.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use ecs_runtime::prelude::*;
+use ecs_runtime::scheduler::{BuildError, RunError};
+use ecs_runtime::{DEFAULT_STEP, SystemSpan};
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Position(f64);
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Velocity(f64);
+
+fn movement(tick: Tick, mut q: Query<(&mut Position, &Velocity)>) {
+    q.each(|(p, v)| p.0 += v.0 * tick.step);
+}
+
+/// Records the ticks it saw, through its parameter and the resource.
+#[derive(Debug, Default)]
+struct Clock {
+    numbers: Vec<u64>,
+    from_resource: Vec<u64>,
+    steps: Vec<f64>,
+}
+
+impl StatefulSystem for Clock {
+    type Params = (Tick, Res<'static, Tick>);
+    fn run(&mut self, (tick, resource): (Tick, Res<'_, Tick>)) {
+        self.numbers.push(tick.number);
+        self.from_resource.push(resource.number);
+        self.steps.push(tick.step);
+    }
+}
+
+#[test]
+fn defaults_one_thread_per_core_and_a_sixtieth_of_a_second() {
+    let engine = Engine::builder().build().unwrap();
+    let cores = std::thread::available_parallelism().unwrap().get();
+    assert_eq!(engine.threads(), cores);
+    assert_eq!(engine.step(), 1.0 / 60.0);
+    assert_eq!(DEFAULT_STEP, 1.0 / 60.0);
+    assert_eq!(engine.ticks(), 0);
+    let tick = *engine.registry().resource::<Tick>().unwrap();
+    assert_eq!((tick.number, tick.step, tick.delta), (0, 1.0 / 60.0, 0.0));
+}
+
+#[test]
+fn ticks_are_numbered_and_the_tick_resource_follows() {
+    let mut builder = Engine::builder();
+    builder.threads(2).step(0.25);
+    let clock = builder.add_system(Clock::default()).named("clock").handle();
+    builder.add_system(movement);
+    let mut engine = builder.build().unwrap();
+    let e = engine.registry_mut().spawn((Position(1.0), Velocity(2.0)));
+
+    let first = engine.tick().unwrap();
+    assert_eq!((first.number, first.step, first.delta), (0, 0.25, 0.0));
+    engine.run(3).unwrap();
+    assert_eq!(engine.ticks(), 4);
+    let last = *engine.registry().resource::<Tick>().unwrap();
+    assert_eq!(last.number, 3);
+    assert!(last.delta >= 0.0);
+
+    let state = engine.state(clock).unwrap();
+    assert_eq!(state.numbers, [0, 1, 2, 3]);
+    assert_eq!(state.from_resource, [0, 1, 2, 3]);
+    assert_eq!(state.steps, [0.25; 4]);
+    // 4 ticks of 0.25 s at 2 units per second.
+    assert_eq!(engine.registry().get::<Position>(e), Some(&Position(3.0)));
+}
+
+#[test]
+fn a_function_systems_state_is_its_closure() {
+    let seen = Arc::new(AtomicU64::new(0));
+    let counter = seen.clone();
+    let mut builder = Engine::builder();
+    builder.threads(1);
+    let system = move |tick: Tick| {
+        counter.store(tick.number + 100, Ordering::SeqCst);
+    };
+    let handle = builder.add_system(system).named("counter").handle();
+    let mut engine = builder.build().unwrap();
+    engine.run(5).unwrap();
+    assert_eq!(seen.load(Ordering::SeqCst), 104);
+    assert!(engine.state(handle).is_some());
+    assert_eq!(engine.schedule().name(handle.id()), "counter");
+}
+
+#[test]
+fn bad_settings_are_refused_at_build() {
+    let mut builder = Engine::builder();
+    builder.threads(0);
+    assert_eq!(builder.build().unwrap_err(), EngineError::ZeroThreads);
+    for step in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        let mut builder = Engine::builder();
+        builder.step(step);
+        let error = builder.build().unwrap_err();
+        assert!(
+            matches!(error, EngineError::InvalidStep { step: s } if s.to_bits() == step.to_bits()),
+            "{error:?}"
+        );
+    }
+    assert_eq!(
+        EngineError::ZeroThreads.to_string(),
+        "the engine needs at least one thread, got 0"
+    );
+}
+
+#[test]
+fn schedule_errors_reach_the_caller() {
+    let mut builder = Engine::builder();
+    builder.add_system(movement).named("twice");
+    builder.add_system(movement).named("twice");
+    assert_eq!(
+        builder.build().unwrap_err(),
+        EngineError::Build(BuildError::DuplicateName {
+            name: "twice".into()
+        })
+    );
+
+    let mut builder = Engine::builder();
+    builder.add_system(|_: Tick| {}).named("a").after("b");
+    builder.add_system(|_: Tick| {}).named("b").after("a");
+    let error = builder.build().unwrap_err();
+    let EngineError::Build(BuildError::Cycle { cycle }) = &error else {
+        panic!("{error:?}")
+    };
+    let mut names: Vec<&str> = cycle.iter().map(|e| e.from.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["a", "b"]);
+    assert!(
+        error
+            .to_string()
+            .starts_with("cannot build the schedule: the systems form a cycle")
+    );
+
+    let mut builder = Engine::builder();
+    builder.add_system(|_: Tick| {}).named("a").before("nobody");
+    assert!(matches!(
+        builder.build().unwrap_err(),
+        EngineError::Build(BuildError::UnknownSystem { .. })
+    ));
+}
+
+#[test]
+fn a_panicking_system_is_an_error_and_the_engine_goes_on() {
+    let mut builder = Engine::builder();
+    builder.threads(2);
+    builder
+        .add_system(|tick: Tick| {
+            if tick.number == 1 {
+                panic!("tick one");
+            }
+        })
+        .named("fragile");
+    builder.add_system(movement);
+    let mut engine = builder.build().unwrap();
+    let e = engine.registry_mut().spawn((Position(0.0), Velocity(60.0)));
+    engine.tick().unwrap();
+    let error = engine.tick().unwrap_err();
+    assert_eq!(
+        error,
+        EngineError::Run(RunError::Panic {
+            tick: 1,
+            system: "fragile".into(),
+            message: "tick one".into()
+        })
+    );
+    engine.tick().unwrap();
+    assert_eq!(engine.ticks(), 3);
+    // movement ran in every tick: it shares no type with `fragile`, so both
+    // are in the first wave and the failing one does not stop it.
+    assert_eq!(engine.registry().get::<Position>(e), Some(&Position(3.0)));
+    assert!(matches!(
+        engine.set_enabled("nobody", false),
+        Err(EngineError::Run(RunError::UnknownSystem { .. }))
+    ));
+    engine.set_enabled("fragile", false).unwrap();
+    assert!(!engine.schedule().is_enabled("fragile"));
+}
+
+#[derive(Debug, Default)]
+struct Received(Vec<u32>);
+
+#[test]
+fn input_queues_are_resources_fed_from_other_threads() {
+    let mut builder = Engine::builder();
+    let producer = builder.input_queue::<u32>();
+    assert!(builder.input_queue::<u32>().is_empty());
+    builder.insert_resource(Received::default());
+    builder.add_system(
+        |queue: Res<EventQueue<u32>>, mut received: ResMut<Received>| {
+            received.0.extend(queue.drain());
+        },
+    );
+    let mut engine = builder.build().unwrap();
+    std::thread::spawn(move || {
+        for n in 0..5 {
+            producer.push(n).unwrap();
+        }
+    })
+    .join()
+    .unwrap();
+    engine.tick().unwrap();
+    assert_eq!(
+        engine.registry().resource::<Received>().unwrap().0,
+        [0, 1, 2, 3, 4]
+    );
+    let again = engine.input_queue::<u32>().unwrap();
+    again.push(9).unwrap();
+    engine.tick().unwrap();
+    assert_eq!(
+        engine.registry().resource::<Received>().unwrap().0.last(),
+        Some(&9)
+    );
+    assert!(engine.input_queue::<String>().is_none());
+}
+
+#[test]
+fn spans_name_the_system_the_tick_and_the_worker() {
+    let mut builder = Engine::builder();
+    builder.threads(2).record_spans(true);
+    let a = builder
+        .add_system(|_: Query<&mut Position>| {})
+        .named("a")
+        .handle();
+    let b = builder
+        .add_system(|_: Query<&mut Velocity>| {})
+        .named("b")
+        .handle();
+    let mut engine = builder.build().unwrap();
+    engine.run(3).unwrap();
+    let mut spans: Vec<SystemSpan> = engine.take_spans();
+    spans.sort_by_key(|s| (s.tick, s.system));
+    let seen: Vec<(u64, usize)> = spans.iter().map(|s| (s.tick, s.system.index())).collect();
+    assert_eq!(seen, [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1)]);
+    assert_eq!((a.id().index(), b.id().index()), (0, 1));
+    assert!(spans.iter().all(|s| s.thread.is_some_and(|t| t < 2)));
+    assert!(engine.take_spans().is_empty(), "taken once");
+    engine.set_record_spans(false);
+    engine.tick().unwrap();
+    assert!(engine.take_spans().is_empty());
+}
+
+#[test]
+fn the_engine_moves_to_another_thread() {
+    let mut builder = Engine::builder();
+    builder.threads(1);
+    builder.add_system(movement);
+    let mut engine = builder.build().unwrap();
+    let e = engine.registry_mut().spawn((Position(0.0), Velocity(6.0)));
+    let engine = std::thread::spawn(move || {
+        engine.run(10).unwrap();
+        engine
+    })
+    .join()
+    .unwrap();
+    let x = engine.registry().get::<Position>(e).unwrap().0;
+    assert!((x - 1.0).abs() < 1e-12, "{x}");
+}
