@@ -233,6 +233,7 @@ impl EntityAllocator {
     /// [`EcsError::TooManyEntities`] when the live limit is reached (reserved
     /// slots count toward it) or every index is used up; nothing changes
     /// then.
+    #[inline]
     pub fn allocate(&mut self) -> Result<Entity, EcsError> {
         let entity = self.take_slot()?;
         set_bit(&mut self.alive, entity.index(), true);
@@ -249,6 +250,7 @@ impl EntityAllocator {
     /// # Errors
     ///
     /// As [`allocate`](Self::allocate).
+    #[inline]
     pub fn reserve(&mut self) -> Result<Entity, EcsError> {
         let entity = self.take_slot()?;
         set_bit(&mut self.reserved, entity.index(), true);
@@ -261,6 +263,7 @@ impl EntityAllocator {
     /// # Errors
     ///
     /// [`EcsError::NoSuchEntity`] when `entity` is not currently reserved.
+    #[inline]
     pub fn activate(&mut self, entity: Entity) -> Result<(), EcsError> {
         self.unreserve(entity)?;
         set_bit(&mut self.alive, entity.index(), true);
@@ -291,6 +294,7 @@ impl EntityAllocator {
         self.reserved_count as usize
     }
 
+    #[inline]
     fn unreserve(&mut self, entity: Entity) -> Result<(), EcsError> {
         if !self.is_reserved(entity) {
             return Err(EcsError::NoSuchEntity { entity });
@@ -301,6 +305,7 @@ impl EntityAllocator {
     }
 
     /// The oldest free slot, or a fresh one, with its current generation.
+    #[inline]
     fn take_slot(&mut self) -> Result<Entity, EcsError> {
         let too_many = EcsError::TooManyEntities {
             limit: self.max_live,
@@ -332,6 +337,7 @@ impl EntityAllocator {
     ///
     /// [`EcsError::NoSuchEntity`] when `entity` is not alive (stale, null, or
     /// never allocated); nothing changes then.
+    #[inline]
     pub fn free(&mut self, entity: Entity) -> Result<(), EcsError> {
         if !self.is_alive(entity) {
             return Err(EcsError::NoSuchEntity { entity });
@@ -344,6 +350,7 @@ impl EntityAllocator {
 
     /// Queues the slot of a dead or cancelled handle for reuse with the next
     /// generation, or retires it at the generation limit.
+    #[inline]
     fn release(&mut self, entity: Entity) {
         let generation = entity.generation;
         if generation >= self.max_generation {

@@ -114,6 +114,7 @@ impl Registry {
     ///
     /// [`EcsError::TooManyEntities`] when the live-entity limit is reached;
     /// the bundle is dropped and the registry is unchanged.
+    #[inline]
     pub fn try_spawn<B: Bundle>(&mut self, bundle: B) -> Result<Entity, EcsError> {
         let entity = self.allocator.allocate()?;
         bundle.insert_into(self, entity);
@@ -142,6 +143,7 @@ impl Registry {
     /// # Errors
     ///
     /// [`EcsError::TooManyEntities`] when the live-entity limit is reached.
+    #[inline]
     pub fn reserve_entity(&mut self) -> Result<Entity, EcsError> {
         self.allocator.reserve()
     }
@@ -153,6 +155,7 @@ impl Registry {
     ///
     /// [`EcsError::NoSuchEntity`] when `entity` is not reserved (the bundle
     /// is dropped).
+    #[inline]
     pub fn spawn_reserved<B: Bundle>(&mut self, entity: Entity, bundle: B) -> Result<(), EcsError> {
         self.allocator.activate(entity)?;
         bundle.insert_into(self, entity);
@@ -175,6 +178,7 @@ impl Registry {
     /// # Errors
     ///
     /// [`EcsError::NoSuchEntity`] when `entity` is not alive.
+    #[inline]
     pub fn despawn(&mut self, entity: Entity) -> Result<(), EcsError> {
         self.allocator.free(entity)?;
         self.pools.remove_entity(entity);
@@ -240,6 +244,7 @@ impl Registry {
     ///
     /// [`EcsError::NoSuchEntity`] when `entity` is not alive (`value` is
     /// dropped).
+    #[inline]
     pub fn insert<T: Component>(
         &mut self,
         entity: Entity,
@@ -295,6 +300,7 @@ impl Registry {
     ///
     /// [`EcsError::NoSuchEntity`] when `entity` is not alive;
     /// [`EcsError::MissingComponent`] when it has no `T`.
+    #[inline]
     pub fn remove<T: Component>(&mut self, entity: Entity) -> Result<T, EcsError> {
         self.check_alive(entity)?;
         self.pools

@@ -1,0 +1,393 @@
+//! The command buffer: recording structural changes without touching the
+//! registry.
+
+use std::marker::PhantomData;
+
+use ecs_engine::{Bundle, Component, Entity, Registry};
+
+use crate::ReservePolicy;
+use crate::command::{
+    Custom, Despawn, Insert, InsertBundle, InsertResource, Remove, RemoveResource, Spawn,
+};
+use crate::queue::Queues;
+use crate::reserve::Reserve;
+
+/// Structural changes (spawn, despawn, insert, remove, resource changes and
+/// custom closures) recorded by one system while systems run in parallel,
+/// and applied to the [`Registry`] later, in recording order, by
+/// [`apply`](Self::apply) or [`apply_all`](crate::apply_all).
+///
+/// Recording needs no registry access. [`spawn`](Self::spawn) returns the
+/// entity's final handle at once, taken from the buffer's reserve (see
+/// [`ReservePolicy`]), so later commands of any buffer, and component
+/// values, can refer to it. Typed commands are stored by value, packed per
+/// command type; only [`push`](Self::push) boxes its closure.
+///
+/// A buffer is meant to be kept and reused: applying it empties it but
+/// keeps its capacity, so after warm-up it records and applies without
+/// allocating. Dropping a buffer drops every component and resource value
+/// it still holds, exactly once, and gives its reserved handles back to the
+/// registry (see [`release`](Self::release)).
+///
+/// `CommandBuffer` is `Send` (a system records into it on a worker thread)
+/// but not `Sync`.
+///
+/// # Examples
+///
+/// ```
+/// use command_buffer::CommandBuffer;
+/// use ecs_engine::{Entity, Registry};
+///
+/// #[derive(Debug, PartialEq)]
+/// struct Parent(Entity);
+///
+/// let mut registry = Registry::new();
+/// let mut commands = CommandBuffer::new();
+/// commands.prepare(&mut registry); // fill the reserve, in sequential code
+///
+/// // In a system, without the registry:
+/// let parent = commands.spawn(("parent",));
+/// let child = commands.spawn(("child", Parent(parent)));
+/// commands.insert(parent, 10_u32);
+///
+/// commands.apply(&mut registry);
+/// assert_eq!(registry.get::<Parent>(child), Some(&Parent(parent)));
+/// assert_eq!(registry.get::<u32>(parent), Some(&10));
+/// ```
+#[derive(Debug)]
+pub struct CommandBuffer {
+    pub(crate) queues: Queues,
+    pub(crate) reserve: Reserve,
+}
+
+impl Default for CommandBuffer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl CommandBuffer {
+    /// An empty buffer with the default [`ReservePolicy`]. It holds no
+    /// reserved handle until [`prepare`](Self::prepare),
+    /// [`reserve_entities`](Self::reserve_entities) or its first apply, so
+    /// spawns before then get placeholders.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use command_buffer::{CommandBuffer, ReservePolicy};
+    ///
+    /// let commands = CommandBuffer::new();
+    /// assert!(commands.is_empty());
+    /// assert_eq!(commands.policy(), ReservePolicy::default());
+    /// ```
+    pub fn new() -> Self {
+        Self::with_policy(ReservePolicy::default())
+    }
+
+    /// An empty buffer that keeps its reserve by `policy`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use command_buffer::{CommandBuffer, ReservePolicy};
+    /// use ecs_engine::Registry;
+    ///
+    /// let mut registry = Registry::new();
+    /// let policy = ReservePolicy { min: 8, per_spawn: 1, max: 100 };
+    /// let mut commands = CommandBuffer::with_policy(policy);
+    /// commands.prepare(&mut registry);
+    /// assert_eq!(commands.reserved_len(), 8);
+    /// ```
+    pub fn with_policy(policy: ReservePolicy) -> Self {
+        CommandBuffer {
+            queues: Queues::new(),
+            reserve: Reserve::with_policy(policy),
+        }
+    }
+
+    /// Records the spawn of an entity with the components of `bundle` (a
+    /// tuple, `()` for none) and returns its handle, usable at once in
+    /// later commands and in component values.
+    ///
+    /// The handle is the entity's final id, taken from the reserve. If the
+    /// reserve is empty (or ran dry earlier since the last apply), it is a
+    /// [placeholder](crate::is_placeholder) instead: apply creates the entity in this command's place and
+    /// substitutes it in the later commands of this buffer, but not inside
+    /// component values, custom closures or other buffers; the
+    /// [`ApplyReport`](crate::ApplyReport) maps placeholders to entities.
+    ///
+    /// # Panics
+    ///
+    /// After about four billion placeholder spawns without an apply.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use command_buffer::CommandBuffer;
+    /// use ecs_engine::Registry;
+    ///
+    /// let mut registry = Registry::new();
+    /// let mut commands = CommandBuffer::new();
+    /// commands.prepare(&mut registry);
+    /// let e = commands.spawn((1_u8, 2_u16));
+    /// assert!(!registry.is_alive(e));
+    /// commands.apply(&mut registry);
+    /// assert!(registry.has::<(u8, u16)>(e));
+    /// ```
+    #[track_caller]
+    pub fn spawn<B: Bundle>(&mut self, bundle: B) -> Entity {
+        let entity = self.reserve.hand_out();
+        self.queues.push(Spawn { bundle });
+        entity
+    }
+
+    /// Records the spawn of an entity with no component; as
+    /// [`spawn`](Self::spawn) with `()`.
+    ///
+    /// # Panics
+    ///
+    /// As [`spawn`](Self::spawn).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use command_buffer::CommandBuffer;
+    /// use ecs_engine::Registry;
+    ///
+    /// let mut registry = Registry::new();
+    /// let mut commands = CommandBuffer::new();
+    /// let e = commands.spawn_empty();
+    /// commands.insert(e, 'x');
+    /// let report = commands.apply(&mut registry);
+    /// let e = report.resolve(0, e).unwrap_or(e); // a placeholder here: no prepare
+    /// assert_eq!(registry.get::<char>(e), Some(&'x'));
+    /// ```
+    #[track_caller]
+    pub fn spawn_empty(&mut self) -> Entity {
+        self.spawn(())
+    }
+
+    /// Records the despawn of `entity` (dropping all its components). If it
+    /// is not alive when the command runs, the command is skipped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use command_buffer::{CommandBuffer, CommandKind};
+    /// use ecs_engine::Registry;
+    ///
+    /// let mut registry = Registry::new();
+    /// let e = registry.spawn((1_u8,));
+    /// let mut commands = CommandBuffer::new();
+    /// commands.despawn(e);
+    /// commands.despawn(e);
+    /// let report = commands.apply(&mut registry);
+    /// assert!(!registry.is_alive(e));
+    /// assert_eq!(report.skipped(CommandKind::Despawn), 1);
+    /// ```
+    pub fn despawn(&mut self, entity: Entity) {
+        self.queues.push_despawn(Despawn { entity });
+    }
+
+    /// Records giving `entity` the component `value`, replacing (and
+    /// dropping) any `T` it has. Skipped, dropping `value`, if `entity` is
+    /// not alive when the command runs.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use command_buffer::CommandBuffer;
+    /// use ecs_engine::Registry;
+    ///
+    /// let mut registry = Registry::new();
+    /// let e = registry.spawn((1_u32,));
+    /// let mut commands = CommandBuffer::new();
+    /// commands.insert(e, 2_u32);
+    /// commands.apply(&mut registry);
+    /// assert_eq!(registry.get::<u32>(e), Some(&2));
+    /// ```
+    pub fn insert<T: Component>(&mut self, entity: Entity, value: T) {
+        self.queues.push(Insert { entity, value });
+    }
+
+    /// Records giving `entity` every component of `bundle`, as
+    /// [`Registry::insert_bundle`]. Skipped if `entity` is not alive when
+    /// the command runs.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use command_buffer::CommandBuffer;
+    /// use ecs_engine::Registry;
+    ///
+    /// let mut registry = Registry::new();
+    /// let e = registry.spawn(());
+    /// let mut commands = CommandBuffer::new();
+    /// commands.insert_bundle(e, (1_u8, 2_u16));
+    /// commands.apply(&mut registry);
+    /// assert!(registry.has::<(u8, u16)>(e));
+    /// ```
+    pub fn insert_bundle<B: Bundle>(&mut self, entity: Entity, bundle: B) {
+        self.queues.push(InsertBundle { entity, bundle });
+    }
+
+    /// Records removing (and dropping) `entity`'s `T`. Skipped if `entity`
+    /// is not alive when the command runs; a counted no-op (never an error)
+    /// if it is alive without a `T`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use command_buffer::{CommandBuffer, CommandKind};
+    /// use ecs_engine::Registry;
+    ///
+    /// let mut registry = Registry::new();
+    /// let e = registry.spawn((1_u32,));
+    /// let mut commands = CommandBuffer::new();
+    /// commands.remove::<u32>(e);
+    /// commands.remove::<u32>(e);
+    /// let report = commands.apply(&mut registry);
+    /// assert_eq!(registry.get::<u32>(e), None);
+    /// assert_eq!(report.applied(CommandKind::Remove), 1);
+    /// assert_eq!(report.noops(CommandKind::Remove), 1);
+    /// ```
+    pub fn remove<T: Component>(&mut self, entity: Entity) {
+        self.queues.push(Remove::<T> {
+            entity,
+            component: PhantomData,
+        });
+    }
+
+    /// Records storing `value` as the resource of its type, replacing (and
+    /// dropping) the previous one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use command_buffer::CommandBuffer;
+    /// use ecs_engine::Registry;
+    ///
+    /// let mut registry = Registry::new();
+    /// let mut commands = CommandBuffer::new();
+    /// commands.insert_resource(9.5_f64);
+    /// commands.apply(&mut registry);
+    /// assert_eq!(registry.resource::<f64>(), Some(&9.5));
+    /// ```
+    pub fn insert_resource<R: Send + Sync + 'static>(&mut self, value: R) {
+        self.queues.push(InsertResource { value });
+    }
+
+    /// Records removing (and dropping) the resource of type `R`; a counted
+    /// no-op if there is none.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use command_buffer::CommandBuffer;
+    /// use ecs_engine::Registry;
+    ///
+    /// let mut registry = Registry::new();
+    /// registry.insert_resource(9.5_f64);
+    /// let mut commands = CommandBuffer::new();
+    /// commands.remove_resource::<f64>();
+    /// commands.apply(&mut registry);
+    /// assert!(!registry.contains_resource::<f64>());
+    /// ```
+    pub fn remove_resource<R: Send + Sync + 'static>(&mut self) {
+        self.queues.push(RemoveResource::<R> {
+            resource: PhantomData,
+        });
+    }
+
+    /// Records a closure to run with the registry, in its place among the
+    /// other commands, for what the typed commands don't cover. It is
+    /// boxed (one allocation per call), always counts as applied, and sees
+    /// handles as they were captured: a [placeholder](crate::is_placeholder)
+    /// captured inside it is not substituted.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use command_buffer::CommandBuffer;
+    /// use ecs_engine::Registry;
+    ///
+    /// let mut registry = Registry::new();
+    /// let e = registry.spawn((1_u32,));
+    /// let mut commands = CommandBuffer::new();
+    /// commands.push(move |registry: &mut Registry| {
+    ///     *registry.get_mut::<u32>(e).unwrap() += 1;
+    /// });
+    /// commands.apply(&mut registry);
+    /// assert_eq!(registry.get::<u32>(e), Some(&2));
+    /// ```
+    pub fn push<F>(&mut self, command: F)
+    where
+        F: FnOnce(&mut Registry) + Send + 'static,
+    {
+        self.queues.push(Custom(Box::new(command)));
+    }
+
+    /// Number of commands recorded and not yet applied.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use command_buffer::CommandBuffer;
+    ///
+    /// let mut commands = CommandBuffer::new();
+    /// commands.spawn_empty();
+    /// commands.remove_resource::<u8>();
+    /// assert_eq!(commands.len(), 2);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.queues.len()
+    }
+
+    /// `true` when no command is recorded.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use command_buffer::CommandBuffer;
+    ///
+    /// assert!(CommandBuffer::new().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.queues.len() == 0
+    }
+
+    /// Drops every recorded command unapplied, keeping the capacity and the
+    /// reserve. The handles returned by the dropped spawns never become
+    /// alive: reserved ones are cancelled at the next apply, prepare or
+    /// release (their generation is bumped, so a copy kept anywhere stays
+    /// dead), and placeholders can no longer be resolved.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use command_buffer::CommandBuffer;
+    /// use ecs_engine::Registry;
+    ///
+    /// let mut registry = Registry::new();
+    /// let mut commands = CommandBuffer::new();
+    /// commands.prepare(&mut registry);
+    /// let e = commands.spawn((1_u8,));
+    /// commands.clear();
+    /// assert!(commands.is_empty());
+    /// commands.apply(&mut registry);
+    /// assert!(!registry.is_alive(e) && !registry.entities().is_reserved(e));
+    /// ```
+    pub fn clear(&mut self) {
+        self.queues.discard();
+        self.reserve.settle(0);
+        self.reserve.reset_spawns();
+    }
+}
+
+impl Drop for CommandBuffer {
+    fn drop(&mut self) {
+        self.queues.discard();
+        self.reserve.orphan();
+    }
+}

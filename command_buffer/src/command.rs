@@ -1,0 +1,166 @@
+//! The command types a buffer stores, and what each does when applied.
+//!
+//! Each command resolves its target handle first (a placeholder from the
+//! same buffer becomes the entity apply created for it), then calls the
+//! registry operation that checks liveness itself, so a handle that is not
+//! alive at that moment, a stale one included, is refused by generation and
+//! never reaches a reused slot. A refused command's payload is dropped by
+//! the registry.
+
+use std::any::type_name;
+use std::marker::PhantomData;
+
+use ecs_engine::{Bundle, Component, EcsError, Entity, Registry};
+
+use crate::apply::ApplyCtx;
+use crate::queue::Command;
+use crate::report::Outcome;
+use crate::{CommandKind, SkippedCommand, is_placeholder};
+
+/// Spawn of a bundle. Its handle is not stored: the `k`-th spawn of a batch
+/// gets the `k`-th handle the reserve handed out, or a placeholder.
+pub(crate) struct Spawn<B> {
+    pub(crate) bundle: B,
+}
+
+impl<B: Bundle> Command for Spawn<B> {
+    fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
+        let entity = ctx.next_spawn();
+        let result = if is_placeholder(entity) {
+            let spawned = ctx.registry.try_spawn(self.bundle);
+            ctx.resolved(entity, spawned.as_ref().ok().copied());
+            spawned.map(|_| Outcome::Applied)
+        } else {
+            ctx.registry
+                .spawn_reserved(entity, self.bundle)
+                .map(|()| Outcome::Applied)
+        };
+        ctx.finish(CommandKind::Spawn, entity, Some(type_name::<B>()), result)
+    }
+}
+
+pub(crate) struct Despawn {
+    pub(crate) entity: Entity,
+}
+
+impl Command for Despawn {
+    fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
+        let target = ctx.resolve(self.entity);
+        let result = ctx.registry.despawn(target).map(|()| Outcome::Applied);
+        ctx.finish(CommandKind::Despawn, self.entity, None, result)
+    }
+}
+
+pub(crate) struct Insert<T> {
+    pub(crate) entity: Entity,
+    pub(crate) value: T,
+}
+
+impl<T: Component> Command for Insert<T> {
+    fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
+        let target = ctx.resolve(self.entity);
+        let result = ctx
+            .registry
+            .insert(target, self.value)
+            .map(|_replaced| Outcome::Applied);
+        ctx.finish(
+            CommandKind::Insert,
+            self.entity,
+            Some(type_name::<T>()),
+            result,
+        )
+    }
+}
+
+pub(crate) struct InsertBundle<B> {
+    pub(crate) entity: Entity,
+    pub(crate) bundle: B,
+}
+
+impl<B: Bundle> Command for InsertBundle<B> {
+    fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
+        let target = ctx.resolve(self.entity);
+        let result = ctx
+            .registry
+            .insert_bundle(target, self.bundle)
+            .map(|()| Outcome::Applied);
+        ctx.finish(
+            CommandKind::InsertBundle,
+            self.entity,
+            Some(type_name::<B>()),
+            result,
+        )
+    }
+}
+
+pub(crate) struct Remove<T> {
+    pub(crate) entity: Entity,
+    pub(crate) component: PhantomData<fn() -> T>,
+}
+
+impl<T: Component> Command for Remove<T> {
+    fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
+        let target = ctx.resolve(self.entity);
+        let result = match ctx.registry.remove::<T>(target) {
+            Ok(_removed) => Ok(Outcome::Applied),
+            Err(EcsError::MissingComponent { .. }) => Ok(Outcome::NoOp),
+            Err(error) => Err(error),
+        };
+        ctx.finish(
+            CommandKind::Remove,
+            self.entity,
+            Some(type_name::<T>()),
+            result,
+        )
+    }
+}
+
+pub(crate) struct InsertResource<R> {
+    pub(crate) value: R,
+}
+
+impl<R: Send + Sync + 'static> Command for InsertResource<R> {
+    fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
+        ctx.registry.insert_resource(self.value);
+        ctx.finish(
+            CommandKind::InsertResource,
+            Entity::NULL,
+            Some(type_name::<R>()),
+            Ok(Outcome::Applied),
+        )
+    }
+}
+
+pub(crate) struct RemoveResource<R> {
+    pub(crate) resource: PhantomData<fn() -> R>,
+}
+
+impl<R: Send + Sync + 'static> Command for RemoveResource<R> {
+    fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
+        let outcome = match ctx.registry.remove_resource::<R>() {
+            Some(_removed) => Outcome::Applied,
+            None => Outcome::NoOp,
+        };
+        ctx.finish(
+            CommandKind::RemoveResource,
+            Entity::NULL,
+            Some(type_name::<R>()),
+            Ok(outcome),
+        )
+    }
+}
+
+/// A closure recorded with `push`: the only command that is boxed.
+pub(crate) struct Custom(pub(crate) Box<dyn FnOnce(&mut Registry) + Send>);
+
+impl Command for Custom {
+    fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
+        (self.0)(ctx.registry);
+        ctx.finish(
+            CommandKind::Custom,
+            Entity::NULL,
+            None,
+            Ok(Outcome::Applied),
+        )
+    }
+}

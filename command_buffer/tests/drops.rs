@@ -1,0 +1,201 @@
+//! Every component, resource and closure a buffer holds is dropped exactly
+//! once: when applied and later removed, when skipped, when replaced, when
+//! cleared, when discarded by strict mode or a panic, and when the buffer is
+//! dropped unapplied.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use command_buffer::{CommandBuffer, ReservePolicy};
+use ecs_engine::{Entity, Registry};
+
+/// Counts its drops in a counter shared by one test.
+#[derive(Debug)]
+struct Tracked(Arc<AtomicUsize>);
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A second tracked type, for bundles.
+#[derive(Debug)]
+struct Other(#[expect(dead_code, reason = "only dropped")] Tracked);
+
+struct Counter(Arc<AtomicUsize>);
+
+impl Counter {
+    fn new() -> Self {
+        Counter(Arc::new(AtomicUsize::new(0)))
+    }
+    fn make(&self) -> Tracked {
+        Tracked(Arc::clone(&self.0))
+    }
+    fn other(&self) -> Other {
+        Other(self.make())
+    }
+    fn dropped(&self) -> usize {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+fn dead_entity(registry: &mut Registry) -> Entity {
+    let e = registry.spawn(());
+    registry.despawn(e).unwrap();
+    e
+}
+
+#[test]
+fn applied_components_are_dropped_once_by_the_registry() {
+    let count = Counter::new();
+    let mut registry = Registry::new();
+    let mut commands = CommandBuffer::new();
+    commands.prepare(&mut registry);
+    let e = commands.spawn((count.make(), count.other()));
+    let f = registry.spawn(());
+    commands.insert(f, count.make());
+    commands.insert_resource(count.make());
+    commands.apply(&mut registry);
+    assert_eq!(count.dropped(), 0);
+
+    registry.despawn(e).unwrap();
+    assert_eq!(count.dropped(), 2);
+    drop(registry);
+    assert_eq!(count.dropped(), 4);
+    drop(commands);
+    assert_eq!(count.dropped(), 4);
+}
+
+#[test]
+fn replaced_and_removed_values_are_dropped_once() {
+    let count = Counter::new();
+    let mut registry = Registry::new();
+    let e = registry.spawn((count.make(),));
+    let mut commands = CommandBuffer::new();
+    commands.insert(e, count.make()); // replaces the first
+    commands.insert_resource(count.make());
+    commands.insert_resource(count.make()); // replaces the resource
+    commands.remove::<Tracked>(e);
+    commands.remove_resource::<Tracked>();
+    commands.apply(&mut registry);
+    assert_eq!(count.dropped(), 4);
+    assert!(registry.get::<Tracked>(e).is_none());
+    drop(registry);
+    assert_eq!(count.dropped(), 4);
+}
+
+#[test]
+fn skipped_commands_drop_their_payload_during_apply() {
+    let count = Counter::new();
+    let mut registry = Registry::new();
+    let dead = dead_entity(&mut registry);
+    let mut commands = CommandBuffer::new();
+    commands.insert(dead, count.make());
+    commands.insert_bundle(dead, (count.make(), count.other()));
+    let doomed = commands.spawn((count.make(),));
+    commands.despawn(doomed);
+    commands.insert(doomed, count.make()); // skipped: despawned just before
+    let report = commands.apply(&mut registry);
+    assert_eq!(report.total_skipped(), 3);
+    assert_eq!(count.dropped(), 5);
+    drop(registry);
+    drop(commands);
+    assert_eq!(count.dropped(), 5);
+}
+
+#[test]
+fn never_applied_commands_are_dropped_with_the_buffer() {
+    let count = Counter::new();
+    let mut registry = Registry::new();
+    let mut commands = CommandBuffer::new();
+    commands.prepare(&mut registry);
+    let e = commands.spawn((count.make(), count.other()));
+    commands.insert(e, count.make());
+    commands.insert_bundle(e, (count.other(),));
+    commands.insert_resource(count.make());
+    let captured = count.make();
+    commands.push(move |_: &mut Registry| drop(captured));
+    assert_eq!(count.dropped(), 0);
+    drop(commands);
+    assert_eq!(count.dropped(), 6);
+    drop(registry);
+    assert_eq!(count.dropped(), 6);
+}
+
+#[test]
+fn cleared_commands_are_dropped_at_clear() {
+    let count = Counter::new();
+    let mut registry = Registry::new();
+    let mut commands = CommandBuffer::with_policy(ReservePolicy::NONE);
+    let e = commands.spawn((count.make(),));
+    commands.insert(e, count.make());
+    commands.clear();
+    assert_eq!(count.dropped(), 2);
+    let report = commands.apply(&mut registry);
+    assert_eq!(report.commands(), 0);
+    drop(commands);
+    assert_eq!(count.dropped(), 2);
+}
+
+#[test]
+fn strict_mode_drops_the_failed_command_and_the_rest_once() {
+    let count = Counter::new();
+    let mut registry = Registry::new();
+    let dead = dead_entity(&mut registry);
+    let mut commands = CommandBuffer::new();
+    let kept = commands.spawn((count.make(),));
+    commands.insert(dead, count.make());
+    commands.spawn((count.make(), count.other()));
+    commands.insert_resource(count.make());
+    assert!(commands.apply_strict(&mut registry).is_err());
+    assert_eq!(count.dropped(), 4);
+    drop(commands);
+    assert_eq!(count.dropped(), 4);
+    // `kept` was a placeholder (no prepare): find the one entity it became.
+    assert!(command_buffer::is_placeholder(kept));
+    let live: Vec<Entity> = registry.entities().iter().collect();
+    assert_eq!(live.len(), 1);
+    registry.despawn(live[0]).unwrap();
+    assert_eq!(count.dropped(), 5);
+}
+
+#[test]
+fn a_panicking_closure_drops_the_rest_once() {
+    let count = Counter::new();
+    let mut registry = Registry::new();
+    let mut commands = CommandBuffer::new();
+    let payload = count.make();
+    commands.push(move |_: &mut Registry| {
+        let _held = payload;
+        panic!("system bug");
+    });
+    commands.spawn((count.make(),));
+    commands.insert_resource(count.make());
+    let outcome = catch_unwind(AssertUnwindSafe(|| commands.apply(&mut registry)));
+    assert!(outcome.is_err());
+    assert_eq!(count.dropped(), 3);
+    assert!(registry.is_empty());
+    drop(commands);
+    drop(registry);
+    assert_eq!(count.dropped(), 3);
+}
+
+#[test]
+fn reused_buffer_drops_exactly_what_it_was_given() {
+    let count = Counter::new();
+    let mut registry = Registry::new();
+    let mut commands = CommandBuffer::new();
+    let mut made = 0;
+    for _ in 0..10 {
+        let e = commands.spawn((count.make(),));
+        commands.insert(e, count.make()); // replaces the spawned one
+        commands.despawn(e);
+        commands.insert(e, count.make()); // skipped
+        made += 3;
+        commands.apply(&mut registry);
+        assert_eq!(count.dropped(), made);
+    }
+    assert!(registry.is_empty());
+}
