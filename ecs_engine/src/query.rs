@@ -13,7 +13,7 @@ use std::ops::Range;
 
 use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 
-use crate::sparse_set::{RunCache, RunInfo, SparseIndex};
+use crate::sparse_set::{RUN_CACHE_SLOTS, RunCache, RunInfo, SparseIndex};
 use crate::{Access, Component, ComponentAccess, EcsError, Entity, Registry, SparseSet};
 
 mod sealed {
@@ -154,15 +154,16 @@ fn block_start(
         revision: runs.revision,
         start: None,
     };
+    let slot = (driver.id % RUN_CACHE_SLOTS as u64) as usize;
     let cached = {
-        let cache = runs.cache.lock();
+        let cache = &runs.cache.lock()[slot];
         let hit = (cache.driver_id, cache.driver_revision, cache.revision)
             == (key.driver_id, key.driver_revision, key.revision);
         hit.then_some(cache.start)
     };
     let whole = cached.unwrap_or_else(|| {
         let start = run_start(dense, sparse, driver.entities, 0);
-        *runs.cache.lock() = RunCache { start, ..key };
+        runs.cache.lock()[slot] = RunCache { start, ..key };
         start
     });
     match whole {

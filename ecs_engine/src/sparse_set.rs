@@ -106,9 +106,15 @@ pub(crate) struct RunInfo {
     pub(crate) id: u64,
     /// Bumped by every structural change (an entity added or removed).
     pub(crate) revision: u64,
-    /// The last whole-run lookup against a driver.
-    pub(crate) cache: Mutex<RunCache>,
+    /// The last whole-run lookups against a few drivers, one slot per
+    /// driver id modulo [`RUN_CACHE_SLOTS`] (a set joined with several
+    /// drivers, like `C` with `D` in one system and with `E` in another,
+    /// keeps a result for each).
+    pub(crate) cache: Mutex<[RunCache; RUN_CACHE_SLOTS]>,
 }
+
+/// Drivers remembered per set by the run cache.
+pub(crate) const RUN_CACHE_SLOTS: usize = 4;
 
 /// Where a driver's whole dense array sat, as one run, in a set's dense
 /// array, for given revisions of both; `driver_id == 0` means empty.
@@ -126,7 +132,7 @@ impl Default for RunInfo {
         RunInfo {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             revision: 0,
-            cache: Mutex::new(RunCache::default()),
+            cache: Mutex::new([RunCache::default(); RUN_CACHE_SLOTS]),
         }
     }
 }
