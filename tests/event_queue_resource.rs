@@ -33,7 +33,12 @@ fn a_system_drains_an_input_queue_resource_each_tick() {
     builder.add(reader);
     let mut schedule = builder.build(&mut registry).unwrap();
     // The queue is a read of the resource: only `Ship` orders the two.
-    assert!(schedule.explain().to_string().contains("reads resource EventQueue"));
+    assert!(
+        schedule
+            .explain()
+            .to_string()
+            .contains("reads resource EventQueue")
+    );
     assert_eq!(schedule.waves().len(), 2);
 
     let producer = std::thread::spawn(move || {
@@ -49,7 +54,18 @@ fn a_system_drains_an_input_queue_resource_each_tick() {
 
     queue.push(Thrust(-50)).unwrap();
     queue.close();
-    schedule.run(&mut registry, Tick { number: 1, ..Tick::default() }).unwrap();
+    schedule
+        .run(
+            &mut registry,
+            Tick {
+                number: 1,
+                ..Tick::default()
+            },
+        )
+        .unwrap();
     assert_eq!(registry.get::<Ship>(ship), Some(&Ship { speed: 5000 }));
-    assert!(queue.push(Thrust(1)).is_err(), "closed queues refuse events");
+    assert!(
+        queue.push(Thrust(1)).is_err(),
+        "closed queues refuse events"
+    );
 }

@@ -1,0 +1,195 @@
+//! Benchmarks for `event_queue::EventQueue`.
+//!
+//! - `event_queue`: `PRODUCERS` threads push `EVENTS_PER_PRODUCER` small events
+//!   each while one consumer takes them all, for `EventQueue` and three
+//!   baselines in the same group: a raw `crossbeam_channel::unbounded`,
+//!   `std::sync::mpsc`, and a `parking_lot::Mutex<VecDeque>` + `Condvar` queue
+//!   whose consumer swaps the whole deque out under the lock. Each consumer
+//!   uses its queue's fastest way to take events (batch draining where the
+//!   queue has it).
+//! - `drain_per_tick`: `TICK_EVENTS` events pushed, then taken by one `drain`
+//!   call, as a system does each tick; a plain `Vec` push + drain is the
+//!   baseline.
+//!
+//! Run with `cargo bench --bench event_queue`.
+
+use std::collections::VecDeque;
+use std::hint::black_box;
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use event_queue::EventQueue;
+use parking_lot::{Condvar, Mutex};
+
+/// Producer threads in the `event_queue` group.
+const PRODUCERS: usize = 4;
+/// Events each producer pushes per iteration.
+const EVENTS_PER_PRODUCER: u64 = 250_000;
+/// Events per iteration in the `event_queue` group.
+const TOTAL_EVENTS: u64 = PRODUCERS as u64 * EVENTS_PER_PRODUCER;
+/// Events pushed per tick in the `drain_per_tick` group.
+const TICK_EVENTS: u64 = 1_000;
+
+/// A small event: which producer, which sequence number.
+fn event(producer: usize, seq: u64) -> u64 {
+    ((producer as u64) << 32) | seq
+}
+
+/// `EventQueue`: the consumer sleeps in `drain_blocking` until events are
+/// queued, then takes the whole batch with that one lock acquisition.
+fn run_event_queue() -> u64 {
+    let queue = EventQueue::new();
+    thread::scope(|scope| {
+        for producer in 0..PRODUCERS {
+            let queue = queue.clone();
+            scope.spawn(move || {
+                for seq in 0..EVENTS_PER_PRODUCER {
+                    queue.push(event(producer, seq)).expect("queue is open");
+                }
+            });
+        }
+        let mut received = 0;
+        let mut checksum = 0u64;
+        while received < TOTAL_EVENTS {
+            let batch = queue.drain_blocking().expect("queue is open");
+            received += batch.len() as u64;
+            checksum = batch.fold(checksum, u64::wrapping_add);
+        }
+        checksum
+    })
+}
+
+/// Baseline: a raw `crossbeam_channel::unbounded`, one `recv` per event.
+fn run_crossbeam() -> u64 {
+    let (sender, receiver) = crossbeam_channel::unbounded();
+    thread::scope(|scope| {
+        for producer in 0..PRODUCERS {
+            let sender = sender.clone();
+            scope.spawn(move || {
+                for seq in 0..EVENTS_PER_PRODUCER {
+                    sender.send(event(producer, seq)).expect("receiver alive");
+                }
+            });
+        }
+        let mut checksum = 0u64;
+        for _ in 0..TOTAL_EVENTS {
+            checksum = checksum.wrapping_add(receiver.recv().expect("senders alive"));
+        }
+        checksum
+    })
+}
+
+/// Baseline: `std::sync::mpsc`, one `recv` per event.
+fn run_std_mpsc() -> u64 {
+    let (sender, receiver) = mpsc::channel();
+    thread::scope(|scope| {
+        for producer in 0..PRODUCERS {
+            let sender = sender.clone();
+            scope.spawn(move || {
+                for seq in 0..EVENTS_PER_PRODUCER {
+                    sender.send(event(producer, seq)).expect("receiver alive");
+                }
+            });
+        }
+        let mut checksum = 0u64;
+        for _ in 0..TOTAL_EVENTS {
+            checksum = checksum.wrapping_add(receiver.recv().expect("senders alive"));
+        }
+        checksum
+    })
+}
+
+/// Baseline: the textbook `Mutex<VecDeque>` + `Condvar` queue. Producers lock,
+/// push and notify; the consumer waits while it is empty, then swaps the whole
+/// deque out under the lock and processes the batch outside it.
+fn run_mutex_swap() -> u64 {
+    let queue = Mutex::new(VecDeque::new());
+    let not_empty = Condvar::new();
+    thread::scope(|scope| {
+        for producer in 0..PRODUCERS {
+            let (queue, not_empty) = (&queue, &not_empty);
+            scope.spawn(move || {
+                for seq in 0..EVENTS_PER_PRODUCER {
+                    queue.lock().push_back(event(producer, seq));
+                    not_empty.notify_one();
+                }
+            });
+        }
+        let mut batch = VecDeque::new();
+        let mut received = 0;
+        let mut checksum = 0u64;
+        while received < TOTAL_EVENTS {
+            {
+                let mut guard = queue.lock();
+                while guard.is_empty() {
+                    not_empty.wait(&mut guard);
+                }
+                std::mem::swap(&mut *guard, &mut batch);
+            }
+            received += batch.len() as u64;
+            checksum = batch.drain(..).fold(checksum, u64::wrapping_add);
+        }
+        checksum
+    })
+}
+
+/// A queue under test: its name and one full producers-to-consumer run.
+type Contender = (&'static str, fn() -> u64);
+
+fn bench_event_queue(c: &mut Criterion) {
+    let expected: u64 = (0..PRODUCERS)
+        .flat_map(|p| (0..EVENTS_PER_PRODUCER).map(move |s| event(p, s)))
+        .fold(0, u64::wrapping_add);
+    let mut group = c.benchmark_group("event_queue");
+    group
+        .throughput(Throughput::Elements(TOTAL_EVENTS))
+        .sample_size(15)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(4));
+    let contenders: [Contender; 4] = [
+        ("mutex_vecdeque_swap", run_mutex_swap),
+        ("crossbeam_channel_unbounded", run_crossbeam),
+        ("std_mpsc", run_std_mpsc),
+        ("EventQueue", run_event_queue),
+    ];
+    for (name, run) in contenders {
+        assert_eq!(run(), expected, "{name} lost or duplicated an event");
+        group.bench_function(name, |b| b.iter(|| black_box(run())));
+    }
+    group.finish();
+}
+
+fn bench_drain_per_tick(c: &mut Criterion) {
+    let mut group = c.benchmark_group("drain_per_tick");
+    group
+        .throughput(Throughput::Elements(TICK_EVENTS))
+        .sample_size(20)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(2));
+
+    let queue = EventQueue::new();
+    group.bench_function("EventQueue", |b| {
+        b.iter(|| {
+            for n in 0..TICK_EVENTS {
+                queue.push(black_box(n)).expect("queue is open");
+            }
+            queue.drain().fold(0u64, u64::wrapping_add)
+        });
+    });
+
+    let mut plain = Vec::new();
+    group.bench_function("vec_baseline", |b| {
+        b.iter(|| {
+            for n in 0..TICK_EVENTS {
+                plain.push(black_box(n));
+            }
+            plain.drain(..).fold(0u64, u64::wrapping_add)
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_event_queue, bench_drain_per_tick);
+criterion_main!(benches);

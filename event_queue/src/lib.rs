@@ -1,0 +1,48 @@
+//! A thread-safe FIFO event queue for input that arrives from other threads.
+//!
+//! A game's world is updated by one loop, but its input does not come from
+//! that loop: a keyboard thread, a network thread or a replay reader produce
+//! events whenever they like. [`EventQueue`] is the hand-over point. Producers
+//! push from any thread; the game loop [drains](EventQueue::drain) everything
+//! that arrived once per tick; a dedicated consumer thread can instead sleep
+//! until the next event ([`pop_blocking`](EventQueue::pop_blocking)) or batch
+//! ([`drain_blocking`](EventQueue::drain_blocking)) without using CPU.
+//! No event is lost, duplicated or reordered (per producer), and
+//! [closing](EventQueue::close) the queue lets the consumers finish what was
+//! queued and then stop. `EventQueue<T>` is `Send + Sync + 'static` for
+//! `T: Send + 'static`, so the engine can keep it as a resource.
+//!
+//! # Examples
+//!
+//! ```
+//! use std::thread;
+//! use event_queue::{Closed, EventQueue};
+//!
+//! #[derive(Debug, PartialEq)]
+//! enum Input {
+//!     Key(char),
+//!     Quit,
+//! }
+//!
+//! let queue = EventQueue::new();
+//! let keyboard = queue.clone();
+//! let input_thread = thread::spawn(move || {
+//!     keyboard.push(Input::Key('w')).unwrap();
+//!     keyboard.push(Input::Quit).unwrap();
+//!     keyboard.close();
+//! });
+//! input_thread.join().unwrap();
+//!
+//! // One tick of the game loop: take everything that arrived.
+//! let tick: Vec<Input> = queue.drain().collect();
+//! assert_eq!(tick, [Input::Key('w'), Input::Quit]);
+//! assert_eq!(queue.pop_blocking(), Err(Closed(())));
+//! ```
+#![forbid(unsafe_code)]
+
+mod error;
+mod queue;
+mod sync;
+
+pub use crate::error::{Closed, PopTimeoutError, TryPushError};
+pub use crate::queue::{Drain, EventQueue};
