@@ -179,14 +179,14 @@ impl SystemAccess {
 
     /// One line: `reads A, B; writes C; resources: reads R; commands`.
     pub fn describe(&self) -> String {
-        let names = |access: Access| -> Vec<&str> {
+        let names = |access: Access| -> Vec<String> {
             self.components
                 .iter()
                 .filter(|c| c.access == access)
                 .map(|c| short_name(c.name))
                 .collect()
         };
-        let resources = |access: Access| -> Vec<&str> {
+        let resources = |access: Access| -> Vec<String> {
             self.resources
                 .iter()
                 .filter(|r| r.access == access)
@@ -224,12 +224,38 @@ pub enum SubjectKind {
     Resource,
 }
 
-/// A type name without its module path (`game::Position` → `Position`);
-/// generic names are kept whole.
-pub fn short_name(name: &str) -> &str {
-    let end = name.find('<').unwrap_or(name.len());
-    match name[..end].rfind("::") {
-        Some(i) if end == name.len() => &name[i + 2..],
-        _ => name,
+/// A type name without module paths: `game::Position` → `Position`,
+/// `queue::EventQueue<game::Input>` → `EventQueue<Input>`.
+pub fn short_name(name: &str) -> String {
+    let mut short = String::with_capacity(name.len());
+    let mut segment_start = 0;
+    for (i, c) in name.char_indices() {
+        if matches!(c, '<' | '>' | ',' | '(' | ')' | '[' | ']' | ';' | '&' | ' ') {
+            short.push_str(last_segment(&name[segment_start..i]));
+            short.push(c);
+            segment_start = i + c.len_utf8();
+        }
+    }
+    short.push_str(last_segment(&name[segment_start..]));
+    short
+}
+
+fn last_segment(path: &str) -> &str {
+    path.rsplit("::").next().unwrap_or(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_name;
+
+    #[test]
+    fn short_names_drop_module_paths() {
+        assert_eq!(short_name("game::Position"), "Position");
+        assert_eq!(short_name("Position"), "Position");
+        assert_eq!(
+            short_name("event_queue::queue::EventQueue<tests::Thrust>"),
+            "EventQueue<Thrust>"
+        );
+        assert_eq!(short_name("(a::A, &b::B)"), "(A, &B)");
     }
 }

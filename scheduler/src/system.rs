@@ -79,7 +79,7 @@ pub struct FunctionSystem<F, Params> {
 
 impl<F, Params> std::fmt::Debug for FunctionSystem<F, Params> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(short_name(std::any::type_name::<F>()))
+        f.write_str(&short_name(std::any::type_name::<F>()))
     }
 }
 
@@ -100,7 +100,7 @@ macro_rules! function_system {
             Func: Send + 'static + FnMut($($p),*) + FnMut($($p::Item<'_>),*),
         {
             fn default_name(&self) -> Cow<'static, str> {
-                Cow::Borrowed(short_name(std::any::type_name::<Func>()))
+                Cow::Owned(short_name(std::any::type_name::<Func>()))
             }
 
             #[allow(unused_mut, reason = "a function without parameters declares nothing")]
@@ -197,7 +197,7 @@ impl<S: StatefulSystem> IntoSystem<IsStateful> for S {
 
 impl<S: StatefulSystem> System for Stateful<S> {
     fn default_name(&self) -> Cow<'static, str> {
-        Cow::Borrowed(short_name(std::any::type_name::<S>()))
+        Cow::Owned(short_name(std::any::type_name::<S>()))
     }
 
     fn access(&self) -> SystemAccess {
