@@ -431,7 +431,9 @@ impl Registry {
     /// and lets the closure despawn the visited entity or remove its
     /// components through [`EntityChanges`]. The changes are applied when
     /// the pass ends, so every other entity is still visited exactly once;
-    /// returns the number of changes applied.
+    /// returns the number of changes that took effect (a removal of a
+    /// component the entity lacks, or any change after its despawn, does
+    /// not count).
     ///
     /// # Panics
     ///
@@ -446,17 +448,20 @@ impl Registry {
             changes.entity = entity;
             f(entity, item, &mut changes);
         });
-        let count = changes.pending.len();
+        let mut applied = 0;
         for (entity, change) in changes.pending {
             // An entity despawned by an earlier change of this pass is skipped.
             if self.is_alive(entity) {
-                match change {
-                    Change::Despawn => self.despawn(entity).expect("checked alive"),
-                    Change::Remove(remove) => remove(self, entity),
-                }
+                applied += match change {
+                    Change::Despawn => {
+                        self.despawn(entity).expect("checked alive");
+                        1
+                    }
+                    Change::Remove(remove) => usize::from(remove(self, entity)),
+                };
             }
         }
-        count
+        applied
     }
 
     /// Despawns every entity matching `Q` for which `keep` returns `false`;
@@ -531,7 +536,8 @@ impl Registry {
     }
 }
 
-type RemoveFn = fn(&mut Registry, Entity);
+/// Removes one component type from an entity; `true` if it had one.
+type RemoveFn = fn(&mut Registry, Entity) -> bool;
 
 enum Change {
     Despawn,
@@ -563,10 +569,11 @@ impl EntityChanges {
 
     /// Removes (and drops) the visited entity's `T` when the pass ends.
     pub fn remove<T: Component>(&mut self) {
-        fn remove<T: Component>(registry: &mut Registry, entity: Entity) {
-            if let Some(pool) = registry.pools.get_mut::<T>() {
-                pool.remove(entity);
-            }
+        fn remove<T: Component>(registry: &mut Registry, entity: Entity) -> bool {
+            registry
+                .pools
+                .get_mut::<T>()
+                .is_some_and(|pool| pool.remove(entity).is_some())
         }
         self.pending
             .push((self.entity, Change::Remove(remove::<T>)));

@@ -284,3 +284,23 @@ fn retained_and_visited_drops_are_counted() {
     assert_eq!(log.live(), 4);
     assert_eq!(registry.count::<Position>(), 5);
 }
+
+#[test]
+fn visit_counts_only_changes_that_took_effect() {
+    let mut registry = Registry::new();
+    for i in 0..5u32 {
+        registry.spawn((Position(i as f32, 0.0), Velocity(0.0, 0.0)));
+    }
+    let applied = registry.visit::<&Position>(|_, p, changes| {
+        if p.0 as u32 % 2 == 0 {
+            changes.despawn();
+            changes.remove::<Velocity>(); // after the despawn: no effect
+            changes.remove::<Marker>(); // never had one: no effect
+        } else {
+            changes.remove::<Velocity>();
+        }
+    });
+    assert_eq!(applied, 3 + 2);
+    assert_eq!(registry.len(), 2);
+    assert_eq!(registry.count::<Velocity>(), 0);
+}

@@ -57,6 +57,9 @@ pub struct SystemAccess {
     components: Vec<ComponentAccess>,
     resources: Vec<ResourceAccess>,
     commands: bool,
+    /// Types that the system's parameters borrow twice, at least once
+    /// for writing: such a system could never run.
+    clashes: Vec<&'static str>,
 }
 
 impl SystemAccess {
@@ -113,6 +116,40 @@ impl SystemAccess {
             Some(old) => old.access = old.access.max(new.access),
             None => self.resources.push(new),
         }
+    }
+
+    /// Adds a component that one parameter borrows for the whole run. A
+    /// second borrow of the same type where either writes is recorded as a
+    /// clash, which [`ScheduleBuilder::build`](crate::ScheduleBuilder::build)
+    /// reports (the run would always fail on the second borrow).
+    pub fn add_component_borrow(&mut self, new: ComponentAccess) {
+        if let Some(old) = self.components.iter().find(|c| c.type_id == new.type_id) {
+            if old.access.max(new.access) == Access::Write {
+                self.clashes.push(new.name);
+            }
+        }
+        self.add_component(new);
+    }
+
+    /// Adds a resource that one parameter borrows for the whole run; a
+    /// clash as in [`add_component_borrow`](Self::add_component_borrow).
+    pub fn add_resource_borrow(&mut self, new: ResourceAccess) {
+        if let Some(old) = self.resources.iter().find(|r| r.type_id == new.type_id) {
+            if old.access.max(new.access) == Access::Write {
+                self.clashes.push(new.name);
+            }
+        }
+        self.add_resource(new);
+    }
+
+    /// The types that the system's parameters borrow twice, at least once
+    /// for writing.
+    pub fn clashes(&self) -> &[&'static str] {
+        &self.clashes
+    }
+
+    pub(crate) fn record_clash(&mut self, name: &'static str) {
+        self.clashes.push(name);
     }
 
     /// Sets whether the system records commands.

@@ -63,9 +63,15 @@ impl<'a> SystemContext<'a> {
         self.tick
     }
 
-    /// The registry, through its locks.
-    pub fn registry(&self) -> &RegistryCell<'a> {
-        self.cell
+    /// `true` when `entity` is alive (needs no declared access: the set of
+    /// entities does not change while systems run).
+    pub fn is_alive(&self, entity: ecs_engine::Entity) -> bool {
+        self.cell.is_alive(entity)
+    }
+
+    /// Number of live entities.
+    pub fn entity_count(&self) -> usize {
+        self.cell.len()
     }
 
     fn undeclared(&self, kind: &'static str, name: &'static str, access: Access) -> SystemError {

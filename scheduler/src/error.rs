@@ -22,6 +22,18 @@ pub enum BuildError {
         /// The unknown name.
         target: String,
     },
+    /// A system's parameters borrow one type twice, at least once for
+    /// writing (e.g. `Query<(&mut A, &A)>`, or `Res<R>` beside `ResMut<R>`):
+    /// it could never run.
+    #[error(
+        "system `{system}` borrows `{name}` twice, at least once for writing; merge the parameters"
+    )]
+    ParamClash {
+        /// The system.
+        system: String,
+        /// The type borrowed twice.
+        name: &'static str,
+    },
     /// The ordering constraints form a cycle.
     #[error("the systems form a cycle: {}", describe_cycle(.cycle))]
     Cycle {

@@ -14,12 +14,17 @@ impl fmt::Display for Explain<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let schedule = self.0;
         let waves = schedule.waves();
+        let plural =
+            |n: usize, one: &'static str, many: &'static str| if n == 1 { one } else { many };
         writeln!(
             f,
-            "{} systems in {} waves on {} threads",
+            "{} {} in {} {} on {} {}",
             schedule.len(),
+            plural(schedule.len(), "system", "systems"),
             waves.len(),
-            schedule.threads()
+            plural(waves.len(), "wave", "waves"),
+            schedule.threads(),
+            plural(schedule.threads(), "thread", "threads")
         )?;
         for (k, wave) in waves.iter().enumerate() {
             let names: Vec<&str> = wave.iter().map(|&(_, name)| name).collect();

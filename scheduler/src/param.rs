@@ -60,8 +60,17 @@ impl<Q: QueryData + 'static, F: QueryFilter + 'static> SystemParam for Query<'_,
     type Item<'s> = Query<'s, Q, F>;
 
     fn declare(access: &mut SystemAccess) {
-        Q::access(&mut |c| access.add_component(c));
-        F::access(&mut |c| access.add_component(c));
+        // The filter's types are read-locked by the same view: a clash with
+        // the query's own types too.
+        let mut own = SystemAccess::new();
+        Q::access(&mut |c| own.add_component_borrow(c));
+        F::access(&mut |c| own.add_component_borrow(c));
+        for &name in own.clashes() {
+            access.record_clash(name);
+        }
+        for &c in own.components() {
+            access.add_component_borrow(c);
+        }
     }
 
     fn fetch<'s>(ctx: &'s SystemContext<'_>) -> Result<Self::Item<'s>, SystemError> {
@@ -111,7 +120,7 @@ impl<R: Send + Sync + 'static> SystemParam for Res<'_, R> {
     type Item<'s> = Res<'s, R>;
 
     fn declare(access: &mut SystemAccess) {
-        access.add_resource(ResourceAccess::of::<R>(Access::Read));
+        access.add_resource_borrow(ResourceAccess::of::<R>(Access::Read));
     }
 
     fn fetch<'s>(ctx: &'s SystemContext<'_>) -> Result<Self::Item<'s>, SystemError> {
@@ -123,7 +132,7 @@ impl<R: Send + Sync + 'static> SystemParam for ResMut<'_, R> {
     type Item<'s> = ResMut<'s, R>;
 
     fn declare(access: &mut SystemAccess) {
-        access.add_resource(ResourceAccess::of::<R>(Access::Write));
+        access.add_resource_borrow(ResourceAccess::of::<R>(Access::Write));
     }
 
     fn fetch<'s>(ctx: &'s SystemContext<'_>) -> Result<Self::Item<'s>, SystemError> {

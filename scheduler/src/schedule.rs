@@ -126,8 +126,9 @@ impl ScheduleBuilder {
     ///
     /// # Errors
     ///
-    /// [`BuildError::DuplicateName`], [`BuildError::UnknownSystem`] or
-    /// [`BuildError::Cycle`], each naming the systems involved.
+    /// [`BuildError::DuplicateName`], [`BuildError::ParamClash`],
+    /// [`BuildError::UnknownSystem`] or [`BuildError::Cycle`], each naming
+    /// the systems involved.
     ///
     /// # Panics
     ///
@@ -149,6 +150,14 @@ impl ScheduleBuilder {
             }
         }
         let accesses: Vec<SystemAccess> = self.entries.iter().map(|e| e.system.access()).collect();
+        for (name, access) in names.iter().zip(&accesses) {
+            if let Some(&clash) = access.clashes().first() {
+                return Err(BuildError::ParamClash {
+                    system: name.clone(),
+                    name: clash,
+                });
+            }
+        }
         let nodes: Vec<Node<'_>> = self
             .entries
             .iter()

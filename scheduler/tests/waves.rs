@@ -330,3 +330,50 @@ fn shoot_em_up_waves_match_the_hand_worked_plan() {
     ]);
     assert_eq!(waves(systems), expected);
 }
+
+#[test]
+fn parameters_borrowing_a_type_twice_with_a_write_are_a_build_error() {
+    use scheduler::{Query, Res, ResMut};
+    fn twice(_q: Query<(&mut A, &A)>) {}
+    fn split(_a: Query<&mut A>, _b: Query<&A>) {}
+    fn filtered(_q: Query<&mut A, ecs_engine::Without<A>>) {}
+    fn resources(_r: Res<Score>, _w: ResMut<Score>) {}
+    fn readers(_a: Query<&A>, _b: Query<(&A, &B)>) {}
+    for (system, build) in [
+        ("twice", {
+            let mut b = Schedule::builder();
+            b.add(twice);
+            b
+        }),
+        ("split", {
+            let mut b = Schedule::builder();
+            b.add(split);
+            b
+        }),
+        ("filtered", {
+            let mut b = Schedule::builder();
+            b.add(filtered);
+            b
+        }),
+        ("resources", {
+            let mut b = Schedule::builder();
+            b.add(resources);
+            b
+        }),
+    ] {
+        let error = build.build(&mut Registry::new()).unwrap_err();
+        assert!(
+            matches!(&error, BuildError::ParamClash { system: s, .. } if s == system),
+            "{error:?}"
+        );
+        assert!(
+            error
+                .to_string()
+                .contains("twice, at least once for writing"),
+            "{error}"
+        );
+    }
+    let mut fine = Schedule::builder();
+    fine.add(readers);
+    assert!(fine.build(&mut Registry::new()).is_ok());
+}

@@ -68,11 +68,12 @@ pub(crate) fn print(args: &Args, report: &Report, check: Option<&DeterminismChec
     if let Some(d) = determinism {
         println!();
         println!(
-            "determinism       {} ({} with 1 thread, {} with {} threads)",
+            "determinism       {} ({} with 1 thread, {} with {} thread{})",
             if d.passed { "passed" } else { "FAILED" },
             d.single_thread_checksum,
             d.multi_thread_checksum,
-            d.threads
+            d.threads,
+            if d.threads == 1 { "" } else { "s" }
         );
     }
 }
