@@ -123,10 +123,9 @@ impl SystemAccess {
     /// clash, which [`ScheduleBuilder::build`](crate::ScheduleBuilder::build)
     /// reports (the run would always fail on the second borrow).
     pub fn add_component_borrow(&mut self, new: ComponentAccess) {
-        if let Some(old) = self.components.iter().find(|c| c.type_id == new.type_id) {
-            if old.access.max(new.access) == Access::Write {
-                self.clashes.push(new.name);
-            }
+        let old = self.components.iter().find(|c| c.type_id == new.type_id);
+        if old.is_some_and(|old| old.access.max(new.access) == Access::Write) {
+            self.clashes.push(new.name);
         }
         self.add_component(new);
     }
@@ -134,10 +133,9 @@ impl SystemAccess {
     /// Adds a resource that one parameter borrows for the whole run; a
     /// clash as in [`add_component_borrow`](Self::add_component_borrow).
     pub fn add_resource_borrow(&mut self, new: ResourceAccess) {
-        if let Some(old) = self.resources.iter().find(|r| r.type_id == new.type_id) {
-            if old.access.max(new.access) == Access::Write {
-                self.clashes.push(new.name);
-            }
+        let old = self.resources.iter().find(|r| r.type_id == new.type_id);
+        if old.is_some_and(|old| old.access.max(new.access) == Access::Write) {
+            self.clashes.push(new.name);
         }
         self.add_resource(new);
     }
