@@ -292,7 +292,7 @@ fn visit_counts_only_changes_that_took_effect() {
         registry.spawn((Position(i as f32, 0.0), Velocity(0.0, 0.0)));
     }
     let applied = registry.visit::<&Position>(|_, p, changes| {
-        if p.0 as u32 % 2 == 0 {
+        if (p.0 as u32).is_multiple_of(2) {
             changes.despawn();
             changes.remove::<Velocity>(); // after the despawn: no effect
             changes.remove::<Marker>(); // never had one: no effect
