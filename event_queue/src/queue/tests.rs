@@ -1,0 +1,64 @@
+//! Unit tests that look inside the queue: buffer recycling, waiter counts,
+//! the cache-line layout.
+
+use super::*;
+
+#[test]
+fn the_lock_and_everything_a_push_touches_fit_one_cache_line() {
+    assert_eq!(std::mem::size_of::<Mutex<State<u64>>>(), 64);
+    assert_eq!(std::mem::offset_of!(Shared<u64>, state), 0);
+    assert_eq!(std::mem::align_of::<Shared<u64>>(), 64);
+    let queue = EventQueue::<u64>::new();
+    let state = std::ptr::from_ref(&queue.shared.state);
+    assert_eq!(state.addr() % 64, 0, "the state starts a cache line");
+}
+
+#[test]
+fn a_finished_drain_hands_its_buffer_to_the_next_drain() {
+    let queue = EventQueue::new();
+    for n in 0..1_000 {
+        queue.push(n).unwrap();
+    }
+    let batch = queue.drain();
+    let capacity = batch.batch.capacity();
+    assert!(capacity >= 1_000);
+    assert_eq!(batch.sum::<i32>(), (0..1_000).sum());
+    assert_eq!(queue.shared.spare.lock().capacity(), capacity);
+    // The next drain swaps the recycled buffer into the queue.
+    let empty = queue.drain();
+    assert_eq!(empty.len(), 0);
+    assert_eq!(queue.shared.state.lock().queue.capacity(), capacity);
+}
+
+#[test]
+fn a_huge_buffer_is_not_kept() {
+    let queue = EventQueue::new();
+    for n in 0..=MAX_RECYCLED_CAPACITY {
+        queue.push(n).unwrap();
+    }
+    drop(queue.drain());
+    assert_eq!(queue.shared.spare.lock().capacity(), 0);
+}
+
+#[test]
+fn waiter_counts_return_to_zero() {
+    let queue = EventQueue::bounded(1);
+    std::thread::scope(|scope| {
+        let consumer = scope.spawn(|| queue.pop_blocking());
+        while queue.shared.state.lock().pop_waiters == 0 {
+            std::thread::yield_now();
+        }
+        queue.push(1).unwrap();
+        assert_eq!(consumer.join().unwrap(), Ok(1));
+        queue.push(2).unwrap();
+        let producer = scope.spawn(|| queue.push(3));
+        while queue.shared.state.lock().push_waiters == 0 {
+            std::thread::yield_now();
+        }
+        assert_eq!(queue.try_pop(), Some(2));
+        assert_eq!(producer.join().unwrap(), Ok(()));
+    });
+    let state = queue.shared.state.lock();
+    assert_eq!((state.pop_waiters, state.push_waiters), (0, 0));
+    assert_eq!(state.queue, [3]);
+}
