@@ -319,6 +319,10 @@ fn run_waves(
         let mut first_failure = None;
         for slot in wave.iter_mut() {
             match slot.failure.take() {
+                // A system that declared no commands cannot have recorded
+                // any (its context refuses the buffer): nothing to apply,
+                // and no reserve of handles to keep topped up for it.
+                None if !slot.access.commands() => {}
                 None => {
                     slot.buffer.apply(registry);
                 }
