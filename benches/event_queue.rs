@@ -61,44 +61,49 @@ fn run_event_queue() -> u64 {
     })
 }
 
-/// Baseline: a raw `crossbeam_channel::unbounded`, one `recv` per event.
-fn run_crossbeam() -> u64 {
-    let (sender, receiver) = crossbeam_channel::unbounded();
+/// The producers and the one-`recv`-per-event consumer shared by the two
+/// channel baselines: `send` pushes through a clone of `sender` on each
+/// producer thread, `recv` takes the next event on this one.
+fn run_channel<S: Clone + Send>(
+    sender: S,
+    send: fn(&S, u64),
+    mut recv: impl FnMut() -> u64,
+) -> u64 {
     thread::scope(|scope| {
         for producer in 0..PRODUCERS {
             let sender = sender.clone();
             scope.spawn(move || {
                 for seq in 0..EVENTS_PER_PRODUCER {
-                    sender.send(event(producer, seq)).expect("receiver alive");
+                    send(&sender, event(producer, seq));
                 }
             });
         }
         let mut checksum = 0u64;
         for _ in 0..TOTAL_EVENTS {
-            checksum = checksum.wrapping_add(receiver.recv().expect("senders alive"));
+            checksum = checksum.wrapping_add(recv());
         }
         checksum
     })
 }
 
+/// Baseline: a raw `crossbeam_channel::unbounded`, one `recv` per event.
+fn run_crossbeam() -> u64 {
+    let (sender, receiver) = crossbeam_channel::unbounded();
+    run_channel(
+        sender,
+        |s, e| s.send(e).expect("receiver alive"),
+        || receiver.recv().expect("senders alive"),
+    )
+}
+
 /// Baseline: `std::sync::mpsc`, one `recv` per event.
 fn run_std_mpsc() -> u64 {
     let (sender, receiver) = mpsc::channel();
-    thread::scope(|scope| {
-        for producer in 0..PRODUCERS {
-            let sender = sender.clone();
-            scope.spawn(move || {
-                for seq in 0..EVENTS_PER_PRODUCER {
-                    sender.send(event(producer, seq)).expect("receiver alive");
-                }
-            });
-        }
-        let mut checksum = 0u64;
-        for _ in 0..TOTAL_EVENTS {
-            checksum = checksum.wrapping_add(receiver.recv().expect("senders alive"));
-        }
-        checksum
-    })
+    run_channel(
+        sender,
+        |s, e| s.send(e).expect("receiver alive"),
+        || receiver.recv().expect("senders alive"),
+    )
 }
 
 /// Baseline: the textbook `Mutex<VecDeque>` + `Condvar` queue. Producers lock,
