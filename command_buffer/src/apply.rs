@@ -71,7 +71,7 @@ pub(crate) struct ApplyCtx<'a> {
     base: usize,
 }
 
-impl ApplyCtx<'_> {
+impl<'a> ApplyCtx<'a> {
     /// The handle the next spawn command was given when recorded.
     #[inline]
     pub(crate) fn next_spawn(&mut self) -> Entity {
@@ -79,6 +79,35 @@ impl ApplyCtx<'_> {
         self.spawned += 1;
         entity
     }
+    /// The reserved handles of the next spawns, at most `max` of them:
+    /// those spawns can be applied as a batch. Empty when the next spawn
+    /// got a placeholder.
+    #[inline]
+    pub(crate) fn next_reserved_spawns(&self, max: usize) -> &'a [Entity] {
+        let reserved = self.handles.reserved;
+        let start = self.spawned.min(reserved.len());
+        let end = self.spawned.saturating_add(max).min(reserved.len());
+        &reserved[start..end]
+    }
+
+    /// Counts `n` commands of `kind` in a row, spawns among them too when
+    /// `kind` is [`CommandKind::Spawn`], that were applied.
+    #[inline]
+    pub(crate) fn applied_run(&mut self, kind: CommandKind, n: usize) {
+        self.index += n;
+        if kind == CommandKind::Spawn {
+            self.spawned += n;
+        }
+        self.report.count_applied(kind, n);
+    }
+
+    /// `true` when this buffer handed out placeholders since its last
+    /// apply, so command targets may need [`resolve`](Self::resolve).
+    #[inline]
+    pub(crate) fn has_placeholders(&self) -> bool {
+        !self.handles.window.is_empty()
+    }
+
     /// The handle a command should act on: a placeholder from this buffer
     /// becomes the entity created for it; anything else is unchanged (so a
     /// foreign or failed placeholder stays a handle that is never alive).

@@ -186,6 +186,7 @@ impl CommandBuffer {
     /// assert!(!registry.is_alive(e));
     /// assert_eq!(report.skipped(CommandKind::Despawn), 1);
     /// ```
+    #[inline]
     pub fn despawn(&mut self, entity: Entity) {
         self.queues.push_despawn(Despawn { entity });
     }

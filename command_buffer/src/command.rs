@@ -8,9 +8,11 @@
 //! the registry.
 
 use std::any::type_name;
+use std::cell::Cell;
+use std::collections::VecDeque;
 use std::marker::PhantomData;
 
-use ecs_engine::{Bundle, Component, EcsError, Entity, Registry};
+use ecs_engine::{Bundle, Component, EcsError, Entity, InsertError, Registry};
 
 use crate::apply::ApplyCtx;
 use crate::queue::Command;
@@ -37,6 +39,46 @@ impl<B: Bundle> Command for Spawn<B> {
         };
         ctx.finish(CommandKind::Spawn, entity, Some(type_name::<B>()), result)
     }
+
+    /// The spawns with reserved handles go to the registry as one batch
+    /// (each pool found and grown once); a handle that is no longer
+    /// reserved is skipped as in `apply`, and the batch goes on after it.
+    /// Placeholder spawns, which always come last, run one by one.
+    fn apply_run(
+        queue: &mut VecDeque<Self>,
+        len: usize,
+        ctx: &mut ApplyCtx<'_>,
+    ) -> Result<(), SkippedCommand> {
+        let mut bundles = queue.drain(..len).map(|spawn| spawn.bundle);
+        let mut left = len;
+        loop {
+            let reserved = ctx.next_reserved_spawns(left);
+            if reserved.is_empty() {
+                break;
+            }
+            match ctx.registry.spawn_reserved_batch(reserved, &mut bundles) {
+                Ok(()) => {
+                    ctx.applied_run(CommandKind::Spawn, reserved.len());
+                    left -= reserved.len();
+                }
+                Err((k, reason)) => {
+                    ctx.applied_run(CommandKind::Spawn, k);
+                    let entity = ctx.next_spawn();
+                    ctx.finish(
+                        CommandKind::Spawn,
+                        entity,
+                        Some(type_name::<B>()),
+                        Err(reason),
+                    )?;
+                    left -= k + 1;
+                }
+            }
+        }
+        for bundle in bundles {
+            Spawn { bundle }.apply(ctx)?;
+        }
+        Ok(())
+    }
 }
 
 pub(crate) struct Despawn {
@@ -48,6 +90,31 @@ impl Command for Despawn {
         let target = ctx.resolve(self.entity);
         let result = ctx.registry.despawn(target).map(|()| Outcome::Applied);
         ctx.finish(CommandKind::Despawn, self.entity, None, result)
+    }
+
+    /// As `apply` for each, counting the applied ones in bulk. Despawns
+    /// own nothing to drop, so the run is read in place and removed from
+    /// the queue at the end (after an error, `discard` removes it).
+    fn apply_run(
+        queue: &mut VecDeque<Self>,
+        len: usize,
+        ctx: &mut ApplyCtx<'_>,
+    ) -> Result<(), SkippedCommand> {
+        let remap = ctx.has_placeholders();
+        let mut applied = 0;
+        let (front, back) = queue.as_slices();
+        for &Despawn { entity } in front.iter().chain(back).take(len) {
+            let target = if remap { ctx.resolve(entity) } else { entity };
+            if let Err(reason) = ctx.registry.despawn(target) {
+                ctx.applied_run(CommandKind::Despawn, std::mem::take(&mut applied));
+                ctx.finish(CommandKind::Despawn, entity, None, Err(reason))?;
+            } else {
+                applied += 1;
+            }
+        }
+        ctx.applied_run(CommandKind::Despawn, applied);
+        queue.drain(..len);
+        Ok(())
     }
 }
 
@@ -69,6 +136,43 @@ impl<T: Component> Command for Insert<T> {
             Some(type_name::<T>()),
             result,
         )
+    }
+
+    /// Without placeholders to resolve, the run goes to the registry as
+    /// one batch (the pool found once); a target that is not alive is
+    /// skipped as in `apply`, and the batch goes on after it.
+    fn apply_run(
+        queue: &mut VecDeque<Self>,
+        len: usize,
+        ctx: &mut ApplyCtx<'_>,
+    ) -> Result<(), SkippedCommand> {
+        if ctx.has_placeholders() {
+            for command in queue.drain(..len) {
+                command.apply(ctx)?;
+            }
+            return Ok(());
+        }
+        let last = Cell::new(Entity::NULL);
+        let mut items = queue.drain(..len).map(|Insert { entity, value }| {
+            last.set(entity);
+            (entity, value)
+        });
+        loop {
+            let (done, stop) = ctx.registry.insert_many(&mut items);
+            ctx.applied_run(CommandKind::Insert, done);
+            match stop {
+                Ok(()) => return Ok(()),
+                Err(InsertError { error, value }) => {
+                    drop(value);
+                    ctx.finish(
+                        CommandKind::Insert,
+                        last.get(),
+                        Some(type_name::<T>()),
+                        Err(error),
+                    )?;
+                }
+            }
+        }
     }
 }
 
@@ -112,6 +216,48 @@ impl<T: Component> Command for Remove<T> {
             Some(type_name::<T>()),
             result,
         )
+    }
+
+    /// Without placeholders to resolve, the run goes to the registry as
+    /// one batch (the pool found once); a target that is not alive is
+    /// skipped, one without a `T` is a no-op, as in `apply`, and the batch
+    /// goes on after it.
+    fn apply_run(
+        queue: &mut VecDeque<Self>,
+        len: usize,
+        ctx: &mut ApplyCtx<'_>,
+    ) -> Result<(), SkippedCommand> {
+        if ctx.has_placeholders() {
+            for command in queue.drain(..len) {
+                command.apply(ctx)?;
+            }
+            return Ok(());
+        }
+        // Removals own nothing to drop: read in place, as despawns.
+        let last = Cell::new(Entity::NULL);
+        let (front, back) = queue.as_slices();
+        let mut entities = front.iter().chain(back).take(len).map(|command| {
+            last.set(command.entity);
+            command.entity
+        });
+        loop {
+            let (done, stop) = ctx.registry.remove_many::<T>(&mut entities);
+            ctx.applied_run(CommandKind::Remove, done);
+            let result = match stop {
+                Ok(()) => {
+                    queue.drain(..len);
+                    return Ok(());
+                }
+                Err(EcsError::MissingComponent { .. }) => Ok(Outcome::NoOp),
+                Err(error) => Err(error),
+            };
+            ctx.finish(
+                CommandKind::Remove,
+                last.get(),
+                Some(type_name::<T>()),
+                result,
+            )?;
+        }
     }
 }
 

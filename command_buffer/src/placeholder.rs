@@ -67,6 +67,12 @@ impl PlaceholderWindow {
         placeholder_number(self.start + offset as u64)
     }
 
+    /// `true` when no placeholder was handed out since the last apply.
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     /// The position of `placeholder` in this apply's spawn order, if it was
     /// handed out by this buffer since its last apply.
     pub(crate) fn offset(&self, placeholder: Entity) -> Option<usize> {

@@ -38,6 +38,30 @@ pub(crate) trait Command: Send + 'static {
     ///
     /// In strict mode, when the command was skipped.
     fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand>;
+
+    /// Applies the oldest `len` commands of `queue`, a run of consecutive
+    /// commands of this type, in order. The default applies them one by
+    /// one; the hot commands override it with a loop that hoists what the
+    /// run's commands share. Stops at the first error (strict mode); the
+    /// rest of the run is then dropped.
+    ///
+    /// # Errors
+    ///
+    /// As [`apply`](Self::apply).
+    #[inline]
+    fn apply_run(
+        queue: &mut VecDeque<Self>,
+        len: usize,
+        ctx: &mut ApplyCtx<'_>,
+    ) -> Result<(), SkippedCommand>
+    where
+        Self: Sized,
+    {
+        for command in queue.drain(..len) {
+            command.apply(ctx)?;
+        }
+        Ok(())
+    }
 }
 
 /// The commands of one type, oldest first, behind a type-erased interface.
@@ -62,14 +86,7 @@ impl<C> Default for Queue<C> {
 
 impl<C: Command> ErasedQueue for Queue<C> {
     fn apply_run(&mut self, len: u32, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
-        for _ in 0..len {
-            let command = self
-                .items
-                .pop_front()
-                .expect("order list and queue lengths agree");
-            command.apply(ctx)?;
-        }
-        Ok(())
+        C::apply_run(&mut self.items, len as usize, ctx)
     }
 
     fn discard(&mut self) {
@@ -105,21 +122,17 @@ struct Run {
     len: u32,
 }
 
-const NO_QUEUE: usize = usize::MAX;
-
 /// The run queue number of the despawn queue, which has its own field.
 const DESPAWNS: u32 = u32::MAX;
 
 /// Every queue of a buffer and the order of its commands.
-#[derive(Default)]
 pub(crate) struct Queues {
     /// Despawns, the one non-generic command, skip the type lookup.
     despawns: Queue<Despawn>,
     queues: Vec<Box<dyn ErasedQueue>>,
-    keys: Vec<TypeId>,
-    lookup: HashMap<TypeId, usize, BuildHasherDefault<TypeIdHasher>>,
+    lookup: HashMap<TypeId, u32, BuildHasherDefault<TypeIdHasher>>,
     /// The queue of the last push, checked before the map.
-    last: usize,
+    last: u32,
     order: Vec<Run>,
     len: usize,
 }
@@ -137,8 +150,12 @@ impl std::fmt::Debug for Queues {
 impl Queues {
     pub(crate) fn new() -> Self {
         Queues {
-            last: NO_QUEUE,
-            ..Queues::default()
+            despawns: Queue::default(),
+            queues: Vec::new(),
+            lookup: HashMap::default(),
+            last: 0,
+            order: Vec::new(),
+            len: 0,
         }
     }
 
@@ -147,58 +164,63 @@ impl Queues {
         self.len
     }
 
-    /// Appends `command` to its type's queue and to the order.
-    #[inline]
+    /// Appends `command` to its type's queue and to the order. Inlined into
+    /// the recording method, so a loop of pushes keeps `self` in registers;
+    /// the common case of a run (the same command type as the last push)
+    /// costs one type check.
+    #[inline(always)]
     pub(crate) fn push<C: Command>(&mut self, command: C) {
-        let index = self.queue_of::<C>();
-        let any: &mut dyn Any = self.queues[index].as_mut();
+        if let Some(queue) = self.queues.get_mut(self.last as usize).and_then(|queue| {
+            let any: &mut dyn Any = queue.as_mut();
+            any.downcast_mut::<Queue<C>>()
+        }) {
+            queue.items.push_back(command);
+        } else {
+            self.push_new_type(command);
+        }
+        self.extend_order(self.last);
+    }
+
+    /// Pushes `command` when the last push was of another type: looks its
+    /// queue up (creating it on first use) and makes it the last one.
+    #[cold]
+    #[inline(never)]
+    fn push_new_type<C: Command>(&mut self, command: C) {
+        let key = TypeId::of::<C>();
+        let queue = match self.lookup.get(&key) {
+            Some(&queue) => queue,
+            None => {
+                let queue = u32::try_from(self.queues.len())
+                    .ok()
+                    .filter(|&queue| queue != DESPAWNS)
+                    .expect("fewer than 2^32 - 1 command types");
+                self.queues.push(Box::new(Queue::<C>::default()));
+                self.lookup.insert(key, queue);
+                queue
+            }
+        };
+        self.last = queue;
+        let any: &mut dyn Any = self.queues[queue as usize].as_mut();
         any.downcast_mut::<Queue<C>>()
             .expect("a queue's type matches its key")
             .items
             .push_back(command);
-        let queue = u32::try_from(index)
-            .ok()
-            .filter(|&queue| queue != DESPAWNS)
-            .expect("fewer than 2^32 - 1 command types");
-        self.extend_order(queue);
     }
 
     /// Appends a despawn, without the type lookup.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn push_despawn(&mut self, command: Despawn) {
         self.despawns.items.push_back(command);
         self.extend_order(DESPAWNS);
     }
 
-    #[inline]
+    #[inline(always)]
     fn extend_order(&mut self, queue: u32) {
         match self.order.last_mut() {
             Some(run) if run.queue == queue && run.len < u32::MAX => run.len += 1,
             _ => self.order.push(Run { queue, len: 1 }),
         }
         self.len += 1;
-    }
-
-    #[inline]
-    fn queue_of<C: Command>(&mut self) -> usize {
-        let key = TypeId::of::<C>();
-        if self.keys.get(self.last) == Some(&key) {
-            return self.last;
-        }
-        let index = match self.lookup.get(&key) {
-            Some(&index) => index,
-            None => {
-                let index = self.queues.len();
-                self.queues.push(Box::new(Queue::<C> {
-                    items: VecDeque::new(),
-                }));
-                self.keys.push(key);
-                self.lookup.insert(key, index);
-                index
-            }
-        };
-        self.last = index;
-        index
     }
 
     /// Applies every command in recording order; stops at the first error

@@ -469,6 +469,12 @@ impl ApplyReport {
             .and_then(|p| p.entity)
     }
 
+    /// Counts `n` commands of `kind` that were applied.
+    #[inline]
+    pub(crate) fn count_applied(&mut self, kind: CommandKind, n: usize) {
+        self.applied[kind as usize] += n;
+    }
+
     pub(crate) fn count(&mut self, kind: CommandKind, outcome: Result<Outcome, &SkippedCommand>) {
         let i = kind as usize;
         match outcome {

@@ -110,8 +110,9 @@ pub(crate) struct Reserve {
 /// What one apply needs from the reserve to give each spawn its handle.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SpawnHandles<'a> {
-    reserved: &'a VecDeque<Entity>,
-    handed_out: usize,
+    /// The reserved handles handed out, in hand-out order: the `k`-th
+    /// spawn of the batch got `reserved[k]`.
+    pub(crate) reserved: &'a [Entity],
     pub(crate) window: PlaceholderWindow,
 }
 
@@ -119,10 +120,9 @@ impl SpawnHandles<'_> {
     /// The handle the `k`-th spawn of the batch was given.
     #[inline]
     pub(crate) fn get(&self, k: usize) -> Entity {
-        if k < self.handed_out {
-            self.reserved[k]
-        } else {
-            self.window.placeholder(k - self.handed_out)
+        match self.reserved.get(k) {
+            Some(&entity) => entity,
+            None => self.window.placeholder(k - self.reserved.len()),
         }
     }
 }
@@ -158,12 +158,15 @@ impl Reserve {
         self.placeholders.hand_out()
     }
 
-    /// The handles of the spawns recorded since the last apply.
-    pub(crate) fn spawn_handles(&self) -> SpawnHandles<'_> {
+    /// The handles of the spawns recorded since the last apply (the reserve
+    /// is made contiguous in place, without allocating, so they are one
+    /// slice).
+    pub(crate) fn spawn_handles(&mut self) -> SpawnHandles<'_> {
+        let window = self.placeholders.window();
+        let handed_out = self.handed_out;
         SpawnHandles {
-            reserved: &self.handles,
-            handed_out: self.handed_out,
-            window: self.placeholders.window(),
+            reserved: &self.handles.make_contiguous()[..handed_out],
+            window,
         }
     }
 
@@ -247,11 +250,9 @@ impl Reserve {
             return Ok(());
         }
         self.connect(registry, true);
-        self.handles.reserve(target - self.len());
-        while self.len() < target {
-            self.handles.push_back(registry.reserve_entity()?);
-        }
-        Ok(())
+        let wanted = target - self.len();
+        self.handles.reserve(wanted);
+        registry.reserve_entities(wanted, &mut self.handles)
     }
 
     /// Cancels reserved handles from the back until `target` are left (never

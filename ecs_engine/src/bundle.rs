@@ -1,7 +1,8 @@
 //! Bundles: tuples of components spawned or inserted together, and used as
 //! type lists in `has::<(A, B)>()`.
 
-use crate::{Component, Entity, Registry};
+use crate::pools::typed_mut;
+use crate::{Component, EcsError, Entity, Registry};
 
 mod sealed {
     pub trait Sealed {}
@@ -24,6 +25,13 @@ pub trait Bundle: sealed::Sealed + Send + Sync + 'static {
     fn reserve(registry: &mut Registry, additional: usize);
 
     #[doc(hidden)]
+    fn spawn_reserved_batch<Iter: Iterator<Item = Self>>(
+        registry: &mut Registry,
+        entities: &[Entity],
+        bundles: &mut Iter,
+    ) -> Result<(), (usize, EcsError)>;
+
+    #[doc(hidden)]
     fn contained_in(registry: &Registry, entity: Entity) -> bool;
 
     #[doc(hidden)]
@@ -31,7 +39,7 @@ pub trait Bundle: sealed::Sealed + Send + Sync + 'static {
 }
 
 macro_rules! bundle_tuple {
-    ($($name:ident),*) => {
+    ($($name:ident $pool:ident),*) => {
         impl<$($name: Component),*> sealed::Sealed for ($($name,)*) {}
 
         impl<$($name: Component),*> Bundle for ($($name,)*) {
@@ -46,6 +54,36 @@ macro_rules! bundle_tuple {
             #[allow(unused_variables)]
             fn reserve(registry: &mut Registry, additional: usize) {
                 $( registry.pools.get_or_create::<$name>().reserve(additional); )*
+            }
+
+            #[allow(non_snake_case, unused_variables, unused_mut)]
+            fn spawn_reserved_batch<Iter: Iterator<Item = Self>>(
+                registry: &mut Registry,
+                entities: &[Entity],
+                bundles: &mut Iter,
+            ) -> Result<(), (usize, EcsError)> {
+                let ids = [$(registry.pools.register::<$name>()),*];
+                let Registry { allocator, pools, .. } = registry;
+                let Some([$($pool),*]) = pools.disjoint_mut(ids) else {
+                    // A type listed twice: one bundle at a time, in order,
+                    // so the last value wins as in `insert_into`.
+                    for (k, &entity) in entities.iter().enumerate() {
+                        let Some(bundle) = bundles.next() else { break };
+                        registry.spawn_reserved(entity, bundle).map_err(|e| (k, e))?;
+                    }
+                    return Ok(());
+                };
+                // Each pool is found once per batch and grown once.
+                $( let $pool = typed_mut::<$name>($pool); $pool.reserve(entities.len()); )*
+                for (k, &entity) in entities.iter().enumerate() {
+                    let Some(bundle) = bundles.next() else { break };
+                    if let Err(error) = allocator.activate(entity) {
+                        return Err((k, error));
+                    }
+                    let ($($name,)*) = bundle;
+                    $( $pool.insert(entity, $name); )*
+                }
+                Ok(())
             }
 
             #[allow(unused_variables)]
@@ -63,15 +101,15 @@ macro_rules! bundle_tuple {
 }
 
 bundle_tuple!();
-bundle_tuple!(A);
-bundle_tuple!(A, B);
-bundle_tuple!(A, B, C);
-bundle_tuple!(A, B, C, D);
-bundle_tuple!(A, B, C, D, E);
-bundle_tuple!(A, B, C, D, E, F);
-bundle_tuple!(A, B, C, D, E, F, G);
-bundle_tuple!(A, B, C, D, E, F, G, H);
-bundle_tuple!(A, B, C, D, E, F, G, H, I);
-bundle_tuple!(A, B, C, D, E, F, G, H, I, J);
-bundle_tuple!(A, B, C, D, E, F, G, H, I, J, K);
-bundle_tuple!(A, B, C, D, E, F, G, H, I, J, K, L);
+bundle_tuple!(A a);
+bundle_tuple!(A a, B b);
+bundle_tuple!(A a, B b, C c);
+bundle_tuple!(A a, B b, C c, D d);
+bundle_tuple!(A a, B b, C c, D d, E e);
+bundle_tuple!(A a, B b, C c, D d, E e, F f);
+bundle_tuple!(A a, B b, C c, D d, E e, F f, G g);
+bundle_tuple!(A a, B b, C c, D d, E e, F f, G g, H h);
+bundle_tuple!(A a, B b, C c, D d, E e, F f, G g, H h, I i);
+bundle_tuple!(A a, B b, C c, D d, E e, F f, G g, H h, I i, J j);
+bundle_tuple!(A a, B b, C c, D d, E e, F f, G g, H h, I i, J j, K k);
+bundle_tuple!(A a, B b, C c, D d, E e, F f, G g, H h, I i, J j, K k, L l);

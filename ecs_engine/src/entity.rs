@@ -258,6 +258,69 @@ impl EntityAllocator {
         Ok(entity)
     }
 
+    /// Reserves up to `count` handles at once, appending them to `out` in
+    /// the order `count` calls of [`reserve`](Self::reserve) would return
+    /// them (freed slots first, oldest first, then new slots).
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::TooManyEntities`] when the live-entity limit (or the
+    /// index space) stops it; the handles reserved before that are in
+    /// `out` and stay reserved.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::EntityAllocator;
+    ///
+    /// let mut alloc = EntityAllocator::new().with_max_live(3);
+    /// let mut out = Vec::new();
+    /// alloc.reserve_many(2, &mut out).unwrap();
+    /// assert_eq!(out.len(), 2);
+    /// assert!(out.iter().all(|&e| alloc.is_reserved(e)));
+    /// assert!(alloc.reserve_many(2, &mut out).is_err());
+    /// assert_eq!((out.len(), alloc.reserved()), (3, 3));
+    /// ```
+    pub fn reserve_many(
+        &mut self,
+        count: usize,
+        out: &mut impl Extend<Entity>,
+    ) -> Result<(), EcsError> {
+        let too_many = EcsError::TooManyEntities {
+            limit: self.max_live,
+        };
+        let room = (self.max_live - (self.live + self.reserved_count).min(self.max_live)) as usize;
+        let wanted = count.min(room);
+        // Freed slots first, in queue order.
+        let reused = wanted.min(self.free.len());
+        let (generations, reserved) = (&self.generations, &mut self.reserved);
+        out.extend(self.free.drain(..reused).map(|index| {
+            set_bit(reserved, index, true);
+            Entity::new(index, generations[index as usize])
+        }));
+        // Then new slots, up to the index space.
+        let first = self.generations.len();
+        let fresh = (wanted - reused).min((MAX_INDEX as usize + 1).saturating_sub(first));
+        let end = first + fresh;
+        self.generations.resize(end, NonZeroU32::MIN);
+        let words = end.div_ceil(64);
+        if self.alive.len() < words {
+            self.alive.resize(words, 0);
+            self.reserved.resize(words, 0);
+        }
+        let reserved = &mut self.reserved;
+        out.extend((first..end).map(|index| {
+            set_bit(reserved, index as u32, true);
+            Entity::new(index as u32, NonZeroU32::MIN)
+        }));
+        let taken = reused + fresh;
+        self.reserved_count += taken as u32;
+        if taken < count {
+            return Err(too_many);
+        }
+        Ok(())
+    }
+
     /// Makes a reserved handle alive.
     ///
     /// # Errors

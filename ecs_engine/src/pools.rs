@@ -267,6 +267,18 @@ fn downcast<T: Component>(pool: &dyn ErasedPool) -> &SparseSet<T> {
     unsafe { &*(pool as *const dyn ErasedPool as *const SparseSet<T>) }
 }
 
+/// `pool` as the `SparseSet<T>` it is, checked (for batch paths, which
+/// look a pool up once per batch, not per entity).
+///
+/// # Panics
+///
+/// When `pool` does not hold `T`s (a broken invariant).
+pub(crate) fn typed_mut<T: Component>(pool: &mut dyn ErasedPool) -> &mut SparseSet<T> {
+    (pool as &mut dyn Any)
+        .downcast_mut()
+        .expect("a pool's type matches its id")
+}
+
 /// [`downcast`] for a mutable borrow.
 #[inline]
 fn downcast_mut<T: Component>(pool: &mut dyn ErasedPool) -> &mut SparseSet<T> {
@@ -287,9 +299,17 @@ impl Pools {
 
     /// The id of `T`, creating its (empty) pool on first use.
     pub(crate) fn register<T: Component>(&mut self) -> ComponentId {
-        if let Some(id) = self.id_of::<T>() {
-            return id;
+        match self.id_of::<T>() {
+            Some(id) => id,
+            None => self.register_new::<T>(),
         }
+    }
+
+    /// Creates the pool of a type not registered yet (out of line: the
+    /// hot paths only ever find their pool).
+    #[cold]
+    #[inline(never)]
+    fn register_new<T: Component>(&mut self) -> ComponentId {
         let id = ComponentId(self.slots.len() as u32);
         self.slots.push(PoolSlot {
             info: ComponentInfo::of::<T>(),
@@ -328,6 +348,19 @@ impl Pools {
     pub(crate) fn get_or_create<T: Component>(&mut self) -> &mut SparseSet<T> {
         let index = self.register::<T>().index();
         downcast_mut(&mut **self.slots[index].cell.get_mut())
+    }
+
+    /// The pools `ids` name, each borrowed mutably at once; `None` when an
+    /// id appears twice. `ids` must name registered pools.
+    pub(crate) fn disjoint_mut<const N: usize>(
+        &mut self,
+        ids: [ComponentId; N],
+    ) -> Option<[&mut dyn ErasedPool; N]> {
+        let slots = self
+            .slots
+            .get_disjoint_mut(ids.map(ComponentId::index))
+            .ok()?;
+        Some(slots.map(|slot| &mut **slot.cell.get_mut()))
     }
 
     /// Locks `T`'s pool for reading; `Ok(None)` when `T` has no pool.

@@ -40,7 +40,7 @@ use crate::{
 /// ```
 #[derive(Debug, Default)]
 pub struct Registry {
-    allocator: EntityAllocator,
+    pub(crate) allocator: EntityAllocator,
     pub(crate) pools: Pools,
     resources: Resources,
 }
@@ -148,6 +148,33 @@ impl Registry {
         self.allocator.reserve()
     }
 
+    /// Reserves up to `count` handles at once, as `count` calls of
+    /// [`reserve_entity`](Self::reserve_entity) would (same handles, same
+    /// order), appending them to `out`.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::TooManyEntities`] when the live-entity limit stops it;
+    /// the handles reserved before that are in `out`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    ///
+    /// let mut registry = Registry::new();
+    /// let mut reserved = Vec::new();
+    /// registry.reserve_entities(3, &mut reserved).unwrap();
+    /// assert_eq!((reserved.len(), registry.entities().reserved()), (3, 3));
+    /// ```
+    pub fn reserve_entities(
+        &mut self,
+        count: usize,
+        out: &mut impl Extend<Entity>,
+    ) -> Result<(), EcsError> {
+        self.allocator.reserve_many(count, out)
+    }
+
     /// Makes the reserved handle `entity` alive with the components of
     /// `bundle`.
     ///
@@ -160,6 +187,48 @@ impl Registry {
         self.allocator.activate(entity)?;
         bundle.insert_into(self, entity);
         Ok(())
+    }
+
+    /// Makes each reserved handle of `entities` alive, in order, with the
+    /// next bundle from `bundles`: the same result as one
+    /// [`spawn_reserved`](Self::spawn_reserved) per entity, but each
+    /// component pool is looked up and grown once for the whole batch. It
+    /// stops early if `bundles` runs out.
+    ///
+    /// # Errors
+    ///
+    /// `(k, error)` when `entities[k]` is not reserved
+    /// ([`EcsError::NoSuchEntity`]): the entities before it are alive, its
+    /// bundle was dropped, and the later entities are untouched, their
+    /// bundles still in `bundles`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    ///
+    /// let mut registry = Registry::new();
+    /// let mut reserved = Vec::new();
+    /// registry.reserve_entities(3, &mut reserved).unwrap();
+    /// let mut bundles = (0..3_u32).map(|i| (i, i as f32));
+    /// registry.spawn_reserved_batch(&reserved, &mut bundles).unwrap();
+    /// assert_eq!(registry.get::<u32>(reserved[2]), Some(&2));
+    ///
+    /// // A handle that is no longer reserved stops the batch.
+    /// registry.reserve_entities(2, &mut reserved).unwrap();
+    /// registry.cancel_reserved(reserved[3]).unwrap();
+    /// let mut bundles = (3..5_u32).map(|i| (i,));
+    /// let error = registry.spawn_reserved_batch(&reserved[3..], &mut bundles);
+    /// assert_eq!(error.unwrap_err().0, 0);
+    /// assert_eq!(bundles.next(), Some((4,)));
+    /// ```
+    #[inline]
+    pub fn spawn_reserved_batch<B: Bundle>(
+        &mut self,
+        entities: &[Entity],
+        bundles: &mut impl Iterator<Item = B>,
+    ) -> Result<(), (usize, EcsError)> {
+        B::spawn_reserved_batch(self, entities, bundles)
     }
 
     /// Gives a reserved handle back; its slot is reused later with a new
@@ -279,6 +348,102 @@ impl Registry {
         }
         pool.insert(entity, value);
         Ok(pool.get_mut(entity).expect("just inserted"))
+    }
+
+    /// Inserts each `(entity, value)` that `items` yields, in order, as
+    /// [`insert`](Self::insert) would (a replaced value is dropped), with
+    /// the pool looked up once; stops at the first entity that is not
+    /// alive. Returns how many were inserted, and what stopped it: the
+    /// [`InsertError`] of that entity, with its value; the items after it
+    /// are still in `items`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    ///
+    /// let mut registry = Registry::new();
+    /// let (a, b) = (registry.spawn(()), registry.spawn(()));
+    /// registry.despawn(b).unwrap();
+    /// let mut items = [(a, 1_u32), (b, 2), (a, 3)].into_iter();
+    /// let (done, stop) = registry.insert_many(&mut items);
+    /// assert_eq!((done, stop.unwrap_err().value), (1, 2));
+    /// assert_eq!(registry.insert_many(&mut items).0, 1);
+    /// assert_eq!(registry.get::<u32>(a), Some(&3));
+    /// ```
+    pub fn insert_many<T: Component>(
+        &mut self,
+        items: &mut impl Iterator<Item = (Entity, T)>,
+    ) -> (usize, Result<(), InsertError<T>>) {
+        let Registry {
+            allocator, pools, ..
+        } = self;
+        let dead = |entity, value| {
+            let error = EcsError::NoSuchEntity { entity };
+            Err(InsertError { error, value })
+        };
+        let Some((entity, value)) = items.next() else {
+            return (0, Ok(()));
+        };
+        if !allocator.is_alive(entity) {
+            return (0, dead(entity, value));
+        }
+        // Created on the first live entity, as `insert` would, and grown
+        // once for the items announced.
+        let pool = pools.get_or_create::<T>();
+        pool.reserve(items.size_hint().0);
+        pool.insert(entity, value);
+        let mut done = 1;
+        for (entity, value) in items {
+            if !allocator.is_alive(entity) {
+                return (done, dead(entity, value));
+            }
+            pool.insert(entity, value);
+            done += 1;
+        }
+        (done, Ok(()))
+    }
+
+    /// Removes (and drops) the `T` of each entity that `entities` yields,
+    /// in order, as [`remove`](Self::remove) would, with the pool looked
+    /// up once; stops at the first failure. Returns how many were removed,
+    /// and what stopped it: [`EcsError::NoSuchEntity`] or
+    /// [`EcsError::MissingComponent`] for that entity; the entities after
+    /// it are still in `entities`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::{EcsError, Registry};
+    ///
+    /// let mut registry = Registry::new();
+    /// let a = registry.spawn((1_u32,));
+    /// let b = registry.spawn((2_u32,));
+    /// let mut entities = [a, a, b].into_iter();
+    /// let (done, stop) = registry.remove_many::<u32>(&mut entities);
+    /// assert!(matches!((done, stop), (1, Err(EcsError::MissingComponent { .. }))));
+    /// assert_eq!(registry.remove_many::<u32>(&mut entities), (1, Ok(())));
+    /// assert_eq!(registry.count::<u32>(), 0);
+    /// ```
+    pub fn remove_many<T: Component>(
+        &mut self,
+        entities: &mut impl Iterator<Item = Entity>,
+    ) -> (usize, Result<(), EcsError>) {
+        let Registry {
+            allocator, pools, ..
+        } = self;
+        let mut pool = pools.get_mut::<T>();
+        let mut done = 0;
+        for entity in entities {
+            if !allocator.is_alive(entity) {
+                return (done, Err(EcsError::NoSuchEntity { entity }));
+            }
+            match pool.as_deref_mut().and_then(|pool| pool.remove(entity)) {
+                Some(_removed) => done += 1,
+                None => return (done, Err(missing::<T>(entity))),
+            }
+        }
+        (done, Ok(()))
     }
 
     /// Gives `entity` every component of `bundle`, replacing (and dropping)

@@ -1,0 +1,150 @@
+//! Runs of identical commands are applied as batches (spawns with reserved
+//! handles, inserts, removes, despawns). A failure in the middle of a run
+//! must be skipped and counted exactly as one command at a time would: at
+//! its own index, with the commands before and after it applied (lenient)
+//! or dropped exactly once (strict).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use command_buffer::{CommandBuffer, CommandKind, ReservePolicy, is_placeholder};
+use ecs_engine::{EcsError, Entity, Registry};
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Health(u32);
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Speed(u32);
+
+/// Counts its drops.
+#[derive(Debug)]
+struct Tracked(Arc<AtomicUsize>);
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn reserved_buffer(registry: &mut Registry, handles: usize) -> CommandBuffer {
+    let mut commands = CommandBuffer::with_policy(ReservePolicy::NONE);
+    commands.reserve_entities(registry, handles).unwrap();
+    commands
+}
+
+#[test]
+fn a_spawn_whose_handle_was_cancelled_is_skipped_inside_its_run() {
+    let mut registry = Registry::new();
+    let mut commands = reserved_buffer(&mut registry, 5);
+    let spawned: Vec<Entity> = (0..5)
+        .map(|i| commands.spawn((Health(i), Speed(i))))
+        .collect();
+    registry.cancel_reserved(spawned[2]).unwrap();
+    let report = commands.apply(&mut registry);
+    assert_eq!(report.applied(CommandKind::Spawn), 4);
+    assert_eq!(report.skipped(CommandKind::Spawn), 1);
+    let skip = report.first_skip().unwrap();
+    assert_eq!((skip.index, skip.entity), (2, spawned[2]));
+    assert_eq!(skip.reason, EcsError::NoSuchEntity { entity: spawned[2] });
+    for (i, &e) in spawned.iter().enumerate() {
+        let expected = (i != 2).then_some(Health(i as u32));
+        assert_eq!(registry.get::<Health>(e).copied(), expected);
+    }
+    assert_eq!((registry.len(), registry.entities().reserved()), (4, 0));
+}
+
+#[test]
+fn strict_mode_stops_a_spawn_run_and_drops_the_rest_once() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let mut registry = Registry::new();
+    let mut commands = reserved_buffer(&mut registry, 4);
+    let spawned: Vec<Entity> = (0..6)
+        .map(|_| commands.spawn((Tracked(Arc::clone(&drops)),)))
+        .collect();
+    assert!(is_placeholder(spawned[4]) && is_placeholder(spawned[5]));
+    registry.cancel_reserved(spawned[1]).unwrap();
+    let error = commands.apply_strict(&mut registry).unwrap_err();
+    assert_eq!((error.skipped.index, error.skipped.entity), (1, spawned[1]));
+    assert_eq!(error.report.total_applied(), 1);
+    // The skipped bundle and the four after it are dropped, once each.
+    assert_eq!(drops.load(Ordering::SeqCst), 5);
+    assert!(registry.is_alive(spawned[0]));
+    assert_eq!((registry.len(), registry.entities().reserved()), (1, 0));
+    drop(registry);
+    assert_eq!(drops.load(Ordering::SeqCst), 6);
+}
+
+#[test]
+fn a_run_mixing_reserved_and_placeholder_spawns_applies_in_order() {
+    let mut registry = Registry::new();
+    let mut commands = reserved_buffer(&mut registry, 2);
+    let spawned: Vec<Entity> = (0..4).map(|i| commands.spawn((Health(i),))).collect();
+    commands.insert(spawned[3], Speed(3));
+    let report = commands.apply(&mut registry);
+    assert_eq!(report.applied(CommandKind::Spawn), 4);
+    let real: Vec<Entity> = spawned
+        .iter()
+        .map(|&e| report.resolve(0, e).unwrap_or(e))
+        .collect();
+    for (i, &e) in real.iter().enumerate() {
+        assert_eq!(registry.get::<Health>(e), Some(&Health(i as u32)));
+    }
+    assert_eq!(registry.get::<Speed>(real[3]), Some(&Speed(3)));
+}
+
+#[test]
+fn a_bundle_naming_a_type_twice_keeps_the_last_value() {
+    let mut registry = Registry::new();
+    let mut commands = reserved_buffer(&mut registry, 2);
+    let a = commands.spawn((Health(1), Health(2)));
+    let b = commands.spawn((Health(3), Health(4)));
+    commands.apply(&mut registry);
+    assert_eq!(registry.get::<Health>(a), Some(&Health(2)));
+    assert_eq!(registry.get::<Health>(b), Some(&Health(4)));
+}
+
+#[test]
+fn dead_targets_inside_insert_remove_and_despawn_runs_are_skipped_in_place() {
+    let mut registry = Registry::new();
+    let alive: Vec<Entity> = (0..4).map(|i| registry.spawn((Health(i),))).collect();
+    let dead = registry.spawn(());
+    registry.despawn(dead).unwrap();
+    let mut commands = CommandBuffer::new();
+    commands.insert(alive[0], Speed(0));
+    commands.insert(dead, Speed(9));
+    commands.insert(alive[1], Speed(1));
+    commands.remove::<Speed>(alive[0]);
+    commands.remove::<Speed>(alive[2]); // no Speed: a no-op
+    commands.remove::<Speed>(dead);
+    commands.remove::<Speed>(alive[1]);
+    commands.despawn(alive[0]);
+    commands.despawn(dead);
+    commands.despawn(alive[3]);
+    let report = commands.apply(&mut registry);
+    assert_eq!(report.applied(CommandKind::Insert), 2);
+    assert_eq!(report.skipped(CommandKind::Insert), 1);
+    assert_eq!(report.applied(CommandKind::Remove), 2);
+    assert_eq!(report.noops(CommandKind::Remove), 1);
+    assert_eq!(report.skipped(CommandKind::Remove), 1);
+    assert_eq!(report.applied(CommandKind::Despawn), 2);
+    assert_eq!(report.skipped(CommandKind::Despawn), 1);
+    let skip = report.first_skip().unwrap();
+    assert_eq!(
+        (skip.index, skip.kind, skip.entity),
+        (1, CommandKind::Insert, dead)
+    );
+    assert_eq!(registry.count::<Speed>(), 0);
+    assert_eq!(registry.len(), 2);
+
+    // Strict mode reports the skipped remove at its own index.
+    let mut commands = CommandBuffer::new();
+    commands.insert(alive[1], Speed(1));
+    commands.remove::<Speed>(alive[1]);
+    commands.remove::<Speed>(dead);
+    commands.remove::<Speed>(alive[2]);
+    let error = commands.apply_strict(&mut registry).unwrap_err();
+    assert_eq!(
+        (error.skipped.index, error.skipped.kind),
+        (2, CommandKind::Remove)
+    );
+    assert_eq!(error.report.total_applied(), 2);
+}
