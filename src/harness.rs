@@ -6,7 +6,8 @@
 //!
 //! - [`Scenario`]: a world described in TOML (`scenarios/shmup.toml`, the
 //!   default shoot'em up; `scenarios/particles.toml`, one million
-//!   particles).
+//!   particles; `scenarios/movers.toml`, the world the C API's examples
+//!   rebuild).
 //! - [`Simulation`]: the world in an [`Engine`](crate::Engine), with its
 //!   input thread ([`InputSource`]), ready to tick.
 //! - [`run`] and [`check_determinism`]: tick it and [`Report`] throughput,
@@ -37,13 +38,16 @@
 //! ([`Entity::to_bits`](ecs_engine::Entity::to_bits)): the handle bits, then
 //! for every component type of the harness in a fixed order a presence
 //! byte and the component's fields, floats by their bit patterns. It does
-//! not depend on the order of the pools' dense arrays.
+//! not depend on the order of the pools' dense arrays. The `movers` world
+//! hashes `Position` then `Velocity` only, the component types it has, so
+//! the C API's `ecs_world_checksum` over those two ids gives the same value.
 
 mod checksum;
 mod components;
 mod error;
 mod input;
 mod memory;
+mod movers;
 mod particles;
 mod report;
 mod rng;
@@ -63,8 +67,8 @@ pub use memory::peak_resident_bytes;
 pub use report::{EntityStats, PlayerStats, Report, SystemStats, WaveStats};
 pub use run::{DeterminismCheck, RunConfig, RunOutcome, TickSpan, check_determinism, run};
 pub use scenario::{
-    Arena, BUILTIN_SCENARIOS, Enemies, PARTICLES_TOML, Particles, Players, SHMUP_TOML, Scenario,
-    ScenarioKind, Shmup,
+    Arena, BUILTIN_SCENARIOS, Enemies, MOVERS_TOML, Movers, PARTICLES_TOML, Particles, Players,
+    SHMUP_TOML, Scenario, ScenarioKind, Shmup,
 };
 pub use simulation::Simulation;
 pub use trace::chrome_trace;

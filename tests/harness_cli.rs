@@ -83,7 +83,7 @@ fn an_unknown_builtin_or_an_out_of_range_value_is_explained() {
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(
         stderr(&output),
-        "error: no scenario file or built-in scenario is named `tetris` (built-in: shmup, particles)\n"
+        "error: no scenario file or built-in scenario is named `tetris` (built-in: shmup, particles, movers)\n"
     );
     let text = std::fs::read_to_string(small())
         .unwrap()

@@ -32,7 +32,9 @@ pub enum HarnessError {
         source: Arc<std::io::Error>,
     },
     /// No built-in scenario has that name.
-    #[error("no scenario file or built-in scenario is named `{name}` (built-in: shmup, particles)")]
+    #[error(
+        "no scenario file or built-in scenario is named `{name}` (built-in: shmup, particles, movers)"
+    )]
     UnknownScenario {
         /// The name asked for.
         name: String,

@@ -1,9 +1,11 @@
 //! Scenario files: TOML that describes a world (which kind, how big, its
 //! rules), checked field by field when loaded.
 //!
-//! Two scenarios ship in `scenarios/` and are built into the harness:
-//! `shmup` (the default, a horizontal shoot'em up) and `particles` (one
-//! million particles, for raw throughput). Units: positions in pixels,
+//! Three scenarios ship in `scenarios/` and are built into the harness:
+//! `shmup` (the default, a horizontal shoot'em up), `particles` (one
+//! million particles, for raw throughput) and `movers` (a small world
+//! without random draws, rebuilt by the C API's examples to compare
+//! checksums). Units: positions in pixels,
 //! speeds in pixels per second, durations in seconds, rates in hertz.
 
 use std::path::Path;
@@ -16,9 +18,11 @@ use super::HarnessError;
 pub const SHMUP_TOML: &str = include_str!("../../scenarios/shmup.toml");
 /// The throughput scenario's TOML, as shipped in `scenarios/particles.toml`.
 pub const PARTICLES_TOML: &str = include_str!("../../scenarios/particles.toml");
+/// The C API's reference scenario, as shipped in `scenarios/movers.toml`.
+pub const MOVERS_TOML: &str = include_str!("../../scenarios/movers.toml");
 
 /// The names of the built-in scenarios, the default first.
-pub const BUILTIN_SCENARIOS: [&str; 2] = ["shmup", "particles"];
+pub const BUILTIN_SCENARIOS: [&str; 3] = ["shmup", "particles", "movers"];
 
 /// A parsed, checked scenario.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -26,7 +30,8 @@ pub const BUILTIN_SCENARIOS: [&str; 2] = ["shmup", "particles"];
 pub struct Scenario {
     /// A short name, shown in the report.
     pub name: String,
-    /// The seed of every random draw (overridden by `--seed`).
+    /// The seed of every random draw (overridden by `--seed`; the `movers`
+    /// world has no random draw and ignores it).
     #[serde(default = "default_seed")]
     pub seed: u64,
     /// Ticks to run (overridden by `--ticks`).
@@ -39,6 +44,8 @@ pub struct Scenario {
     pub shmup: Option<Shmup>,
     /// The particle world, when this is one.
     pub particles: Option<Particles>,
+    /// The movers world, when this is one.
+    pub movers: Option<Movers>,
 }
 
 fn default_seed() -> u64 {
@@ -175,6 +182,34 @@ pub struct Particles {
     pub respawn_share: f32,
 }
 
+/// `[movers]`: entities moving in straight lines, despawned once outside
+/// `[min_x, max_x]` and replaced through commands. No random draw (the
+/// seed is unused): the C API's examples rebuild the same world and must
+/// reach the same checksum. All arithmetic is in `f32`.
+///
+/// - Setup, entity `i` of `0..count`: Position `(i % 100, i / 100)`,
+///   Velocity `(((i % 7) - 3) × speed, ((i % 5) - 2) × speed)`.
+/// - `movement` (reads Velocity, writes Position): `p += v × step`.
+/// - `spawner` (reads Position, commands), tick `t`: despawns every entity
+///   with `x < min_x` or `x > max_x`, in the view's order, then spawns
+///   `spawn_per_tick` entities, `k` of `0..spawn_per_tick`: Position
+///   `((k % 100) + 0.5, t % 50)`, Velocity `((((t + k) % 7) - 3) × speed,
+///   (((3t + k) % 5) - 2) × speed)`.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Movers {
+    /// Entities at the start (multiplied by `--scale`).
+    pub count: u32,
+    /// Entities spawned every tick (multiplied by `--scale`).
+    pub spawn_per_tick: u32,
+    /// Pixels per second per unit of the velocity pattern.
+    pub speed: f32,
+    /// Entities left of this are despawned, pixels.
+    pub min_x: f32,
+    /// Entities right of this are despawned, pixels.
+    pub max_x: f32,
+}
+
 /// What a scenario simulates.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ScenarioKind<'a> {
@@ -182,6 +217,8 @@ pub enum ScenarioKind<'a> {
     Shmup(&'a Shmup),
     /// Particles in a box.
     Particles(&'a Particles),
+    /// Straight movers, the C API's reference world.
+    Movers(&'a Movers),
 }
 
 impl Scenario {
@@ -204,6 +241,7 @@ impl Scenario {
         let text = match name {
             "shmup" => SHMUP_TOML,
             "particles" => PARTICLES_TOML,
+            "movers" => MOVERS_TOML,
             _ => {
                 return Err(HarnessError::UnknownScenario {
                     name: name.to_owned(),
@@ -281,13 +319,15 @@ impl Scenario {
     /// # Panics
     ///
     /// Never for a scenario made by [`parse`](Self::parse), which checks
-    /// that exactly one of `[shmup]` and `[particles]` is present.
+    /// that exactly one of `[shmup]`, `[particles]` and `[movers]` is
+    /// present.
     #[track_caller]
     pub fn kind(&self) -> ScenarioKind<'_> {
-        match (&self.shmup, &self.particles) {
-            (Some(shmup), None) => ScenarioKind::Shmup(shmup),
-            (None, Some(particles)) => ScenarioKind::Particles(particles),
-            _ => panic!("a checked scenario has exactly one of [shmup] and [particles]"),
+        match (&self.shmup, &self.particles, &self.movers) {
+            (Some(shmup), None, None) => ScenarioKind::Shmup(shmup),
+            (None, Some(particles), None) => ScenarioKind::Particles(particles),
+            (None, None, Some(movers)) => ScenarioKind::Movers(movers),
+            _ => panic!("a checked scenario has exactly one of [shmup], [particles] and [movers]"),
         }
     }
 
@@ -299,10 +339,13 @@ impl Scenario {
     fn check(&self) -> Result<(), String> {
         let mut c = Checker::default();
         c.positive("", "tick_rate", self.tick_rate);
-        match (&self.shmup, &self.particles) {
-            (Some(s), None) => check_shmup(&mut c, s),
-            (None, Some(p)) => check_particles(&mut c, p),
-            _ => c.fail("a scenario has exactly one of the tables [shmup] and [particles]".into()),
+        match (&self.shmup, &self.particles, &self.movers) {
+            (Some(s), None, None) => check_shmup(&mut c, s),
+            (None, Some(p), None) => check_particles(&mut c, p),
+            (None, None, Some(m)) => check_movers(&mut c, m),
+            _ => c.fail(
+                "a scenario has exactly one of the tables [shmup], [particles] and [movers]".into(),
+            ),
         }
         c.result()
     }
@@ -342,6 +385,15 @@ impl Checker {
         if !(value.is_finite() && value >= 0.0) {
             self.fail(format!(
                 "{} must be 0 or more, got {value}",
+                Checker::field(table, field)
+            ));
+        }
+    }
+
+    fn finite(&mut self, table: &str, field: &str, value: f32) {
+        if !value.is_finite() {
+            self.fail(format!(
+                "{} must be a finite number, got {value}",
                 Checker::field(table, field)
             ));
         }
@@ -437,6 +489,16 @@ fn check_particles(c: &mut Checker, p: &Particles) {
     c.share(t, "respawn_share", p.respawn_share);
 }
 
+fn check_movers(c: &mut Checker, m: &Movers) {
+    let t = "movers";
+    c.positive(t, "count", m.count);
+    c.at_least_zero(t, "spawn_per_tick", m.spawn_per_tick);
+    c.at_least_zero(t, "speed", m.speed);
+    c.finite(t, "min_x", m.min_x);
+    c.finite(t, "max_x", m.max_x);
+    c.ordered(t, ("min_x", m.min_x), ("max_x", m.max_x));
+}
+
 /// The TOML error on one line: where (line, column) and what, naming the
 /// field and its table when the crate's message does not (a value of the
 /// wrong type), without the source excerpt the crate draws.
@@ -488,6 +550,37 @@ mod tests {
             panic!("particles is a particle scenario")
         };
         assert_eq!(p.count, 1_000_000);
+        let movers = Scenario::builtin("movers").unwrap();
+        assert_eq!((movers.ticks, movers.tick_rate), (100, 60.0));
+        let ScenarioKind::Movers(m) = movers.kind() else {
+            panic!("movers is a movers scenario")
+        };
+        assert_eq!(
+            *m,
+            Movers {
+                count: 1000,
+                spawn_per_tick: 10,
+                speed: 20.0,
+                min_x: 0.0,
+                max_x: 100.0
+            }
+        );
+    }
+
+    #[test]
+    fn the_movers_band_must_be_ordered() {
+        let text = MOVERS_TOML.replace("min_x = 0.0", "min_x = 150.0");
+        let error = Scenario::parse(&text, "m.toml").unwrap_err().to_string();
+        assert_eq!(
+            error,
+            "scenario m.toml: field `min_x` of [movers] (150) must not exceed `max_x` (100)"
+        );
+        let text = MOVERS_TOML.replace("count = 1000", "count = 0");
+        let error = Scenario::parse(&text, "m.toml").unwrap_err().to_string();
+        assert!(
+            error.ends_with("field `count` of [movers] must be above 0, got 0"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -5,6 +5,7 @@ use crate::{Engine, SystemHandle};
 
 use super::components::{Lives, Player, Score, hash_entity};
 use super::input::InputFeed;
+use super::movers::{self, Spawner};
 use super::particles::{self, Respawn};
 use super::report::PlayerStats;
 use super::scenario::ScenarioKind;
@@ -15,6 +16,7 @@ use super::{HarnessError, InputSource, RunConfig, checksum};
 enum World {
     Shmup(ShmupSystems),
     Particles(SystemHandle<Respawn>),
+    Movers(SystemHandle<Spawner>),
 }
 
 /// A scenario's world, built and ready to tick: the engine, the handles of
@@ -74,14 +76,14 @@ impl Simulation {
                 (World::Shmup(systems), Some((queue, s.players.count)))
             }
             ScenarioKind::Particles(p) => {
-                if config.inputs != InputSource::BuiltIn {
-                    return Err(HarnessError::Option(format!(
-                        "scenario `{}` has no players: --inputs does not apply",
-                        config.scenario.name
-                    )));
-                }
+                no_players(config)?;
                 let respawn = particles::build(&mut builder, p, config.seed, config.scale)?;
                 (World::Particles(respawn), None)
+            }
+            ScenarioKind::Movers(m) => {
+                no_players(config)?;
+                let spawner = movers::build(&mut builder, m, config.scale)?;
+                (World::Movers(spawner), None)
             }
         };
         let initial = builder.registry_mut().len() as u64;
@@ -134,6 +136,7 @@ impl Simulation {
                         + e.state(s.spawns).map_or(0, |s| s.spawned)
                 }
                 World::Particles(r) => e.state(*r).map_or(0, |r| r.spawned),
+                World::Movers(s) => e.state(*s).map_or(0, |s| s.spawned),
             }
     }
 
@@ -143,6 +146,7 @@ impl Simulation {
         match &self.world {
             World::Shmup(s) => e.state(s.despawn).map_or(0, |d| d.despawned),
             World::Particles(r) => e.state(*r).map_or(0, |r| r.despawned),
+            World::Movers(s) => e.state(*s).map_or(0, |s| s.despawned),
         }
     }
 
@@ -150,7 +154,7 @@ impl Simulation {
     pub fn inputs_applied(&self) -> u64 {
         match &self.world {
             World::Shmup(s) => self.engine.state(s.steering).map_or(0, |s| s.applied),
-            World::Particles(_) => 0,
+            World::Particles(_) | World::Movers(_) => 0,
         }
     }
 
@@ -159,7 +163,7 @@ impl Simulation {
     pub fn late_inputs(&self) -> u64 {
         match &self.world {
             World::Shmup(s) => self.engine.state(s.steering).map_or(0, |s| s.late),
-            World::Particles(_) => 0,
+            World::Particles(_) | World::Movers(_) => 0,
         }
     }
 
@@ -184,9 +188,15 @@ impl Simulation {
 
     /// The world checksum: FNV-1a over every live entity's handle and
     /// components, entities in increasing handle order (see the
-    /// [harness docs](crate::harness)).
+    /// [harness docs](crate::harness)); for the `movers` world, over
+    /// `Position` then `Velocity` only.
     pub fn checksum(&self) -> u64 {
-        checksum::world(self.engine.registry(), hash_entity)
+        match self.world {
+            World::Movers(_) => checksum::world(self.engine.registry(), movers::hash_entity),
+            World::Shmup(_) | World::Particles(_) => {
+                checksum::world(self.engine.registry(), hash_entity)
+            }
+        }
     }
 
     /// Stops the input thread and waits for it.
@@ -201,4 +211,15 @@ impl Simulation {
             None => Ok(()),
         }
     }
+}
+
+/// Refuses `--inputs` on a scenario without players.
+fn no_players(config: &RunConfig) -> Result<(), HarnessError> {
+    if config.inputs != InputSource::BuiltIn {
+        return Err(HarnessError::Option(format!(
+            "scenario `{}` has no players: --inputs does not apply",
+            config.scenario.name
+        )));
+    }
+    Ok(())
 }

@@ -10,7 +10,8 @@ use ecs_runtime::harness::{InputSource, RunConfig, Scenario};
 #[derive(Debug, Parser)]
 #[command(name = "harness", version)]
 pub(crate) struct Args {
-    /// The scenario: a TOML file, or a built-in name (`shmup`, `particles`).
+    /// The scenario: a TOML file, or a built-in name (`shmup`, `particles`,
+    /// `movers`).
     #[arg(long, value_name = "FILE", default_value = "shmup")]
     pub(crate) scenario: String,
     /// Ticks to run [default: the scenario's `ticks`].
