@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use ecs_engine::{Entity, Registry};
+use ecs_engine::{Access, ComponentDescriptor, Entity, Registry};
 
 /// Entities in the `simple_*`, `add_remove` and `get_random` cases.
 const ENTITIES: usize = 10_000;
@@ -173,6 +173,59 @@ fn simple_iter(c: &mut Criterion) {
     group.finish();
 }
 
+/// What a C system's chunk callback does: `pos += vel` over `len` rows.
+extern "C" fn c_move_chunk(len: usize, columns: *const *mut u8) {
+    // SAFETY: `columns` holds two bases of `len` `[f32; 3]` values each
+    // (stride 12), the first write-locked by the view.
+    unsafe {
+        let p = (*columns).cast::<[f32; 3]>();
+        let v = (*columns.add(1)).cast::<[f32; 3]>();
+        for i in 0..len {
+            add(&mut *p.add(i), &*v.add(i));
+        }
+    }
+}
+
+/// The `simple_iter` pass over run-time components, through a raw view
+/// calling an `extern "C"` function per chunk (the C API's path), beside
+/// the typed view.
+fn raw_chunk_iter(c: &mut Criterion) {
+    let mut group = c.benchmark_group("raw_chunk_iter");
+    let (mut registry, entities) = simple_world();
+    let layout = std::alloc::Layout::new::<[f32; 3]>();
+    let pos = registry
+        .register_runtime(ComponentDescriptor::new("pos", layout))
+        .unwrap();
+    let vel = registry
+        .register_runtime(ComponentDescriptor::new("vel", layout))
+        .unwrap();
+    for (i, &e) in entities.iter().enumerate() {
+        let (p, v) = ([0.0f32; 3], velocity(i).0);
+        // SAFETY: valid `[f32; 3]` values, plain bytes.
+        unsafe {
+            registry.insert_raw(e, pos, (&raw const p).cast()).unwrap();
+            registry.insert_raw(e, vel, (&raw const v).cast()).unwrap();
+        }
+    }
+    let callback: extern "C" fn(usize, *const *mut u8) = black_box(c_move_chunk);
+    group.bench_function("raw_view_c_chunks", |b| {
+        b.iter(|| {
+            registry
+                .raw_view(&[(pos, Access::Write), (vel, Access::Read)])
+                .unwrap()
+                .each_chunk(|chunk| callback(chunk.len(), chunk.columns().as_ptr()))
+        })
+    });
+    group.bench_function("typed_view", |b| {
+        b.iter(|| {
+            registry
+                .view_mut::<(&mut Position, &Velocity)>()
+                .each(|(p, v)| add(&mut p.0, &v.0))
+        })
+    });
+    group.finish();
+}
+
 fn one_type_iter(c: &mut Criterion) {
     let mut group = c.benchmark_group("one_type_iter");
     let (mut registry, _) = simple_world();
@@ -299,6 +352,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = simple_insert, simple_iter, one_type_iter, frag_iter, add_remove, get_random
+    targets = simple_insert, simple_iter, raw_chunk_iter, one_type_iter, frag_iter, add_remove, get_random
 }
 criterion_main!(benches);

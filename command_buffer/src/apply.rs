@@ -19,9 +19,10 @@
 //! (its reserve topped up as after any apply). Later buffers are untouched:
 //! still recorded, not applied.
 
+use std::borrow::Cow;
 use std::panic::{self, AssertUnwindSafe};
 
-use ecs_engine::{EcsError, Entity, Registry};
+use ecs_engine::{EcsError, Entity, RawArena, Registry};
 
 use crate::report::Outcome;
 use crate::reserve::SpawnHandles;
@@ -59,6 +60,8 @@ pub enum ApplyMode {
 /// The state one buffer's apply threads through its commands.
 pub(crate) struct ApplyCtx<'a> {
     pub(crate) registry: &'a mut Registry,
+    /// The buffer's run-time component values.
+    pub(crate) raw: &'a mut RawArena,
     report: &'a mut ApplyReport,
     mode: ApplyMode,
     buffer: usize,
@@ -148,7 +151,7 @@ impl<'a> ApplyCtx<'a> {
         &mut self,
         kind: CommandKind,
         entity: Entity,
-        type_name: Option<&'static str>,
+        type_name: Option<Cow<'static, str>>,
         result: Result<Outcome, EcsError>,
     ) -> Result<(), SkippedCommand> {
         let index = self.index;
@@ -309,6 +312,7 @@ impl CommandBuffer {
         let base = report.placeholders.len();
         let mut ctx = ApplyCtx {
             registry: &mut *registry,
+            raw: &mut self.raw,
             report,
             mode,
             buffer,
@@ -324,6 +328,7 @@ impl CommandBuffer {
         let outcome = panic::catch_unwind(AssertUnwindSafe(|| queues.apply(&mut ctx)));
         let spawned = ctx.spawned;
         self.queues.discard();
+        self.raw.clear();
         self.reserve.settle(spawned);
         self.reserve.end_batch();
         // Cancels the reserved handles of dropped spawns, then tops up.

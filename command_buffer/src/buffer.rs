@@ -3,11 +3,12 @@
 
 use std::marker::PhantomData;
 
-use ecs_engine::{Bundle, Component, Entity, Registry};
+use ecs_engine::{Bundle, Component, ComponentId, Entity, RawArena, RawComponent, Registry};
 
 use crate::ReservePolicy;
 use crate::command::{
-    Custom, Despawn, Insert, InsertBundle, InsertResource, Remove, RemoveResource, Spawn,
+    Custom, Despawn, Insert, InsertBundle, InsertRaw, InsertResource, Remove, RemoveById,
+    RemoveResource, Spawn,
 };
 use crate::queue::Queues;
 use crate::reserve::Reserve;
@@ -21,7 +22,10 @@ use crate::reserve::Reserve;
 /// entity's final handle at once, taken from the buffer's reserve (see
 /// [`ReservePolicy`]), so later commands of any buffer, and component
 /// values, can refer to it. Typed commands are stored by value, packed per
-/// command type; only [`push`](Self::push) boxes its closure.
+/// command type; only [`push`](Self::push) boxes its closure. Values of
+/// components registered at run time ([`insert_raw`](Self::insert_raw))
+/// are copied into a byte arena of the buffer, aligned, reused from apply
+/// to apply.
 ///
 /// A buffer is meant to be kept and reused: applying it empties it but
 /// keeps its capacity, so after warm-up it records and applies without
@@ -58,6 +62,8 @@ use crate::reserve::Reserve;
 pub struct CommandBuffer {
     pub(crate) queues: Queues,
     pub(crate) reserve: Reserve,
+    /// The values of `insert_raw` commands.
+    pub(crate) raw: RawArena,
 }
 
 impl Default for CommandBuffer {
@@ -103,6 +109,7 @@ impl CommandBuffer {
         CommandBuffer {
             queues: Queues::new(),
             reserve: Reserve::with_policy(policy),
+            raw: RawArena::new(),
         }
     }
 
@@ -260,6 +267,71 @@ impl CommandBuffer {
         });
     }
 
+    /// Records giving `entity` the run-time component value `value` (see
+    /// [`RawComponent`]), as [`Registry::insert_raw`]: replacing (and
+    /// dropping) any value of that component it has. The bytes are copied
+    /// into the buffer now, aligned, so the source may be reused at once;
+    /// the buffer owns the value from here. Skipped if `entity` is not
+    /// alive when the command runs (or the registry refuses the id); a
+    /// value that is never applied (skipped, [`clear`](Self::clear)ed, or
+    /// left in a dropped buffer) is dropped with its destructor, exactly
+    /// once. A [placeholder](crate::is_placeholder) from this buffer is
+    /// remapped like in every other command.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::alloc::Layout;
+    /// use command_buffer::{CommandBuffer, CommandKind};
+    /// use ecs_engine::{ComponentDescriptor, RawComponent, Registry};
+    ///
+    /// let mut registry = Registry::new();
+    /// let hp = registry
+    ///     .register_runtime(ComponentDescriptor::new("hp", Layout::new::<u32>()))
+    ///     .unwrap();
+    /// let mut commands = CommandBuffer::new();
+    /// let e = commands.spawn(());
+    /// let info = registry.component_info(hp).unwrap();
+    /// let value = 7u32;
+    /// // SAFETY: `info` is `hp`'s and `value` a valid u32 (plain bytes).
+    /// commands.insert_raw(e, unsafe { RawComponent::new(hp, info, (&raw const value).cast()) });
+    /// let report = commands.apply(&mut registry);
+    /// let e = report.resolve(0, e).unwrap_or(e);
+    /// assert_eq!(report.applied(CommandKind::InsertRaw), 1);
+    /// // SAFETY: an aligned u32.
+    /// assert_eq!(unsafe { *registry.get_raw(e, hp).unwrap().cast::<u32>().as_ptr() }, 7);
+    /// ```
+    pub fn insert_raw(&mut self, entity: Entity, value: RawComponent<'_>) {
+        let slot = self.raw.push(value);
+        self.queues.push(InsertRaw { entity, slot });
+    }
+
+    /// Records removing (and dropping) `entity`'s component `id`, of either
+    /// kind (a Rust type's id or a run-time one), as
+    /// [`Registry::remove_by_id`]. Skipped if `entity` is not alive when the
+    /// command runs; a counted no-op if it has no such component (or the id
+    /// is unknown).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use command_buffer::{CommandBuffer, CommandKind};
+    /// use ecs_engine::Registry;
+    ///
+    /// let mut registry = Registry::new();
+    /// let e = registry.spawn((1_u32,));
+    /// let id = registry.component_id::<u32>().unwrap();
+    /// let mut commands = CommandBuffer::new();
+    /// commands.remove_by_id(e, id);
+    /// commands.remove_by_id(e, id);
+    /// let report = commands.apply(&mut registry);
+    /// assert_eq!(registry.get::<u32>(e), None);
+    /// assert_eq!((report.applied(CommandKind::RemoveById), report.noops(CommandKind::RemoveById)), (1, 1));
+    /// ```
+    pub fn remove_by_id(&mut self, entity: Entity, id: ComponentId) {
+        self.queues.push(RemoveById { entity, id });
+    }
+
     /// Records storing `value` as the resource of its type, replacing (and
     /// dropping) the previous one.
     ///
@@ -381,6 +453,7 @@ impl CommandBuffer {
     /// ```
     pub fn clear(&mut self) {
         self.queues.discard();
+        self.raw.clear();
         self.reserve.settle(0);
         self.reserve.reset_spawns();
     }
@@ -389,6 +462,7 @@ impl CommandBuffer {
 impl Drop for CommandBuffer {
     fn drop(&mut self) {
         self.queues.discard();
+        self.raw.clear();
         self.reserve.orphan();
     }
 }

@@ -8,11 +8,14 @@
 //! the registry.
 
 use std::any::type_name;
+use std::borrow::Cow;
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::marker::PhantomData;
 
-use ecs_engine::{Bundle, Component, EcsError, Entity, InsertError, Registry};
+use ecs_engine::{
+    Bundle, Component, ComponentId, EcsError, Entity, InsertError, RawSlot, Registry,
+};
 
 use crate::apply::ApplyCtx;
 use crate::queue::Command;
@@ -37,7 +40,12 @@ impl<B: Bundle> Command for Spawn<B> {
                 .spawn_reserved(entity, self.bundle)
                 .map(|()| Outcome::Applied)
         };
-        ctx.finish(CommandKind::Spawn, entity, Some(type_name::<B>()), result)
+        ctx.finish(
+            CommandKind::Spawn,
+            entity,
+            Some(type_name::<B>().into()),
+            result,
+        )
     }
 
     /// The spawns with reserved handles go to the registry as one batch
@@ -67,7 +75,7 @@ impl<B: Bundle> Command for Spawn<B> {
                     ctx.finish(
                         CommandKind::Spawn,
                         entity,
-                        Some(type_name::<B>()),
+                        Some(type_name::<B>().into()),
                         Err(reason),
                     )?;
                     left -= k + 1;
@@ -133,7 +141,7 @@ impl<T: Component> Command for Insert<T> {
         ctx.finish(
             CommandKind::Insert,
             self.entity,
-            Some(type_name::<T>()),
+            Some(type_name::<T>().into()),
             result,
         )
     }
@@ -167,7 +175,7 @@ impl<T: Component> Command for Insert<T> {
                     ctx.finish(
                         CommandKind::Insert,
                         last.get(),
-                        Some(type_name::<T>()),
+                        Some(type_name::<T>().into()),
                         Err(error),
                     )?;
                 }
@@ -191,7 +199,7 @@ impl<B: Bundle> Command for InsertBundle<B> {
         ctx.finish(
             CommandKind::InsertBundle,
             self.entity,
-            Some(type_name::<B>()),
+            Some(type_name::<B>().into()),
             result,
         )
     }
@@ -213,7 +221,7 @@ impl<T: Component> Command for Remove<T> {
         ctx.finish(
             CommandKind::Remove,
             self.entity,
-            Some(type_name::<T>()),
+            Some(type_name::<T>().into()),
             result,
         )
     }
@@ -254,7 +262,7 @@ impl<T: Component> Command for Remove<T> {
             ctx.finish(
                 CommandKind::Remove,
                 last.get(),
-                Some(type_name::<T>()),
+                Some(type_name::<T>().into()),
                 result,
             )?;
         }
@@ -271,7 +279,7 @@ impl<R: Send + Sync + 'static> Command for InsertResource<R> {
         ctx.finish(
             CommandKind::InsertResource,
             Entity::NULL,
-            Some(type_name::<R>()),
+            Some(type_name::<R>().into()),
             Ok(Outcome::Applied),
         )
     }
@@ -290,9 +298,59 @@ impl<R: Send + Sync + 'static> Command for RemoveResource<R> {
         ctx.finish(
             CommandKind::RemoveResource,
             Entity::NULL,
-            Some(type_name::<R>()),
+            Some(type_name::<R>().into()),
             Ok(outcome),
         )
+    }
+}
+
+/// The name of component `id` in the registry, for a skipped command.
+fn component_name(registry: &Registry, id: ComponentId) -> Cow<'static, str> {
+    match registry.component_info(id) {
+        Some(info) => Cow::Owned(info.name().to_owned()),
+        None => Cow::Owned(format!("component {id}")),
+    }
+}
+
+/// Insert of a run-time component value held in the buffer's arena.
+pub(crate) struct InsertRaw {
+    pub(crate) entity: Entity,
+    pub(crate) slot: RawSlot,
+}
+
+impl Command for InsertRaw {
+    fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
+        let target = ctx.resolve(self.entity);
+        // The arena drops the value when the registry refuses it.
+        let result = ctx
+            .raw
+            .insert_into(self.slot, ctx.registry, target)
+            .map(|()| Outcome::Applied);
+        let name = result
+            .is_err()
+            .then(|| component_name(ctx.registry, ctx.raw.id(self.slot)));
+        ctx.finish(CommandKind::InsertRaw, self.entity, name, result)
+    }
+}
+
+/// Removal of a component by id (either kind).
+pub(crate) struct RemoveById {
+    pub(crate) entity: Entity,
+    pub(crate) id: ComponentId,
+}
+
+impl Command for RemoveById {
+    fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
+        let target = ctx.resolve(self.entity);
+        let result = match ctx.registry.remove_by_id(target, self.id) {
+            Ok(true) => Ok(Outcome::Applied),
+            Ok(false) => Ok(Outcome::NoOp),
+            Err(error) => Err(error),
+        };
+        let name = result
+            .is_err()
+            .then(|| component_name(ctx.registry, self.id));
+        ctx.finish(CommandKind::RemoveById, self.entity, name, result)
     }
 }
 

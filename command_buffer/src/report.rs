@@ -12,6 +12,7 @@
 //! - *no-op*: it was valid but had nothing to do (removing a component or a
 //!   resource that is not there).
 
+use std::borrow::Cow;
 use std::fmt;
 
 use ecs_engine::{EcsError, Entity};
@@ -25,7 +26,7 @@ use ecs_engine::{EcsError, Entity};
 /// use command_buffer::CommandKind;
 ///
 /// assert_eq!(CommandKind::InsertBundle.to_string(), "insert_bundle");
-/// assert_eq!(CommandKind::ALL.len(), 8);
+/// assert_eq!(CommandKind::ALL.len(), 10);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CommandKind {
@@ -46,11 +47,16 @@ pub enum CommandKind {
     RemoveResource,
     /// A closure recorded with [`CommandBuffer::push`](crate::CommandBuffer::push).
     Custom,
+    /// [`CommandBuffer::insert_raw`](crate::CommandBuffer::insert_raw): a
+    /// run-time component value.
+    InsertRaw,
+    /// [`CommandBuffer::remove_by_id`](crate::CommandBuffer::remove_by_id).
+    RemoveById,
 }
 
 impl CommandKind {
     /// Every kind, in declaration order.
-    pub const ALL: [CommandKind; 8] = [
+    pub const ALL: [CommandKind; 10] = [
         CommandKind::Spawn,
         CommandKind::Despawn,
         CommandKind::Insert,
@@ -59,6 +65,8 @@ impl CommandKind {
         CommandKind::InsertResource,
         CommandKind::RemoveResource,
         CommandKind::Custom,
+        CommandKind::InsertRaw,
+        CommandKind::RemoveById,
     ];
 
     /// The name of the recording method, e.g. `"insert_bundle"`.
@@ -80,6 +88,8 @@ impl CommandKind {
             CommandKind::InsertResource => "insert_resource",
             CommandKind::RemoveResource => "remove_resource",
             CommandKind::Custom => "custom",
+            CommandKind::InsertRaw => "insert_raw",
+            CommandKind::RemoveById => "remove_by_id",
         }
     }
 }
@@ -115,7 +125,7 @@ impl fmt::Display for CommandKind {
 ///         index: 0,
 ///         kind: CommandKind::Insert,
 ///         entity: gone,
-///         type_name: Some("u32"),
+///         type_name: Some("u32".into()),
 ///         reason: EcsError::NoSuchEntity { entity: gone },
 ///     })
 /// );
@@ -137,8 +147,9 @@ pub struct SkippedCommand {
     /// The entity handle as recorded (a reserved handle or a placeholder for
     /// a spawn); [`Entity::NULL`] for commands without one.
     pub entity: Entity,
-    /// The component, bundle or resource type, if the command has one.
-    pub type_name: Option<&'static str>,
+    /// The component, bundle or resource type, if the command has one (for
+    /// a run-time component: its registered name).
+    pub type_name: Option<Cow<'static, str>>,
     /// Why it was skipped: [`EcsError::NoSuchEntity`] for a target that is
     /// not alive (or a spawn whose reserved handle was no longer reserved),
     /// [`EcsError::TooManyEntities`] for a placeholder spawn past the live
@@ -153,7 +164,7 @@ impl fmt::Display for SkippedCommand {
             "command #{} of buffer {} ({}) was skipped: {}",
             self.index,
             self.buffer,
-            describe(self.kind, self.type_name, self.entity),
+            describe(self.kind, self.type_name.as_deref(), self.entity),
             self.reason
         )
     }

@@ -191,7 +191,7 @@ fn strict_mode_applies_the_prefix_and_drops_the_rest() {
             index: 2,
             kind: CommandKind::Insert,
             entity: gone,
-            type_name: Some(std::any::type_name::<Position>()),
+            type_name: Some(std::any::type_name::<Position>().into()),
             reason: EcsError::NoSuchEntity { entity: gone },
         }
     );

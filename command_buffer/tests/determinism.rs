@@ -9,8 +9,10 @@
 use std::sync::Barrier;
 use std::thread;
 
+use std::alloc::Layout;
+
 use command_buffer::{ApplyReport, CommandBuffer, ReservePolicy, apply_all};
-use ecs_engine::{Entity, Registry};
+use ecs_engine::{ComponentDescriptor, ComponentId, ComponentInfo, Entity, RawComponent, Registry};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Position([f32; 3]);
@@ -66,6 +68,17 @@ fn policy(system: usize) -> ReservePolicy {
     }
 }
 
+/// The run-time component `Heat` (a `u32`): its id and info.
+type Heat<'a> = (ComponentId, &'a ComponentInfo);
+
+/// Records an `insert_raw` of `Heat` with `value`.
+fn heat(commands: &mut CommandBuffer, (id, info): Heat<'_>, e: Entity, value: u32) {
+    // SAFETY: `info` is `id`'s (a u32 component) and `value` a valid u32.
+    commands.insert_raw(e, unsafe {
+        RawComponent::new(id, info, (&raw const value).cast())
+    });
+}
+
 /// What system `s` records at tick `t`, seeing the live entities of the
 /// tick's start; returns the handles `spawn` gave it.
 fn record(
@@ -74,6 +87,7 @@ fn record(
     world: &[Entity],
     commands: &mut CommandBuffer,
     rng: &mut Rng,
+    raw: Heat<'_>,
 ) -> Vec<Entity> {
     let mut spawned = Vec::new();
     let mut previous = Entity::NULL;
@@ -81,6 +95,9 @@ fn record(
         let v = (s * 100 + t * 10 + k) as f32;
         let e = commands.spawn((Position([v, 0.0, 0.0]), Velocity([0.0, v, 1.0])));
         commands.insert(e, Link(previous));
+        if k % 2 == 0 {
+            heat(commands, raw, e, (s * 100 + t * 10 + k) as u32);
+        }
         previous = e;
         spawned.push(e);
         rng.maybe_yield();
@@ -96,10 +113,12 @@ fn record(
             } else {
                 commands.insert(e, Tag((s * 1000 + t) as u32));
                 commands.remove::<Velocity>(e);
+                commands.remove_by_id(e, raw.0);
             }
         } else if i % SYSTEMS == (s + 1) % SYSTEMS {
             // Races with the owner's despawn: applied or skipped by order.
             commands.insert_bundle(e, (Tag(s as u32), Position([1.0; 3])));
+            heat(commands, raw, e, (s * 1000 + t) as u32);
         }
         rng.maybe_yield();
     }
@@ -120,6 +139,7 @@ type Snapshot = Vec<(
     Option<Velocity>,
     Option<Link>,
     Option<Tag>,
+    Option<u32>,
 )>;
 
 #[derive(Debug, PartialEq)]
@@ -133,7 +153,7 @@ struct Outcome {
     slots: usize,
 }
 
-fn snapshot(registry: &Registry) -> Snapshot {
+fn snapshot(registry: &Registry, heat: ComponentId) -> Snapshot {
     registry
         .entities()
         .iter()
@@ -144,6 +164,10 @@ fn snapshot(registry: &Registry) -> Snapshot {
                 registry.get::<Velocity>(e).copied(),
                 registry.get::<Link>(e).copied(),
                 registry.get::<Tag>(e).copied(),
+                registry.get_raw(e, heat).ok().map(|p| {
+                    // SAFETY: an aligned u32, read while nothing changes.
+                    unsafe { *p.cast::<u32>().as_ptr() }
+                }),
             )
         })
         .collect()
@@ -155,6 +179,10 @@ fn run(threads: usize, seed: u64) -> Outcome {
     let mut rng = Rng(seed | 1);
     let mut registry = Registry::new();
     registry.insert_resource(Log::default());
+    let heat = registry
+        .register_runtime(ComponentDescriptor::new("Heat", Layout::new::<u32>()))
+        .unwrap();
+    let heat_info = registry.component_info(heat).unwrap().clone();
     let mut buffers: Vec<CommandBuffer> = (0..SYSTEMS)
         .map(|s| CommandBuffer::with_policy(policy(s)))
         .collect();
@@ -180,12 +208,15 @@ fn run(threads: usize, seed: u64) -> Outcome {
                 .into_iter()
                 .map(|group| {
                     let mut thread_rng = Rng(rng.next() | 1);
-                    let (barrier, world) = (&barrier, &world);
+                    let (barrier, world, info) = (&barrier, &world, &heat_info);
                     scope.spawn(move || {
                         barrier.wait();
                         group
                             .into_iter()
-                            .map(|(s, buffer)| (s, record(s, t, world, buffer, &mut thread_rng)))
+                            .map(|(s, buffer)| {
+                                let raw = (heat, info);
+                                (s, record(s, t, world, buffer, &mut thread_rng, raw))
+                            })
                             .collect::<Vec<_>>()
                     })
                 })
@@ -202,7 +233,7 @@ fn run(threads: usize, seed: u64) -> Outcome {
     Outcome {
         spawned,
         reports,
-        world: snapshot(&registry),
+        world: snapshot(&registry, heat),
         log: registry.resource::<Log>().expect("log").0.clone(),
         last_writer: registry.resource::<LastWriter>().map(|w| w.0),
         reserved: registry.entities().reserved(),

@@ -7,8 +7,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use command_buffer::{CommandBuffer, ReservePolicy};
-use ecs_engine::{Entity, Registry};
+use command_buffer::{ApplyMode, CommandBuffer, CommandKind, ReservePolicy};
+use ecs_engine::{ComponentDescriptor, ComponentId, EcsError, Entity, RawComponent, Registry};
 
 /// Counts its drops in a counter shared by one test.
 #[derive(Debug)]
@@ -198,4 +198,125 @@ fn reused_buffer_drops_exactly_what_it_was_given() {
         assert_eq!(count.dropped(), made);
     }
     assert!(registry.is_empty());
+}
+
+/// A registry with run-time component `R` (a 16-byte, 16-aligned value
+/// whose first 8 bytes are an id) and the ids its destructor saw.
+fn raw_world() -> (Registry, ComponentId, Arc<std::sync::Mutex<Vec<u64>>>) {
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    let layout = std::alloc::Layout::from_size_align(16, 16).unwrap();
+    // SAFETY: the destructor checks alignment and reads the id of a
+    // 16-byte value.
+    let descriptor = unsafe {
+        ComponentDescriptor::new("R", layout).with_drop(move |ptr| {
+            assert_eq!(ptr.as_ptr() as usize % 16, 0, "aligned drop");
+            log.lock().unwrap().push(ptr.cast::<u64>().read());
+        })
+    };
+    let mut registry = Registry::new();
+    let r = registry.register_runtime(descriptor).unwrap();
+    (registry, r, seen)
+}
+
+/// Records an `insert_raw` of `R` with `id`, from an unaligned source.
+fn insert_r(commands: &mut CommandBuffer, registry: &Registry, r: ComponentId, e: Entity, id: u64) {
+    let mut bytes = [0u8; 17];
+    bytes[1..9].copy_from_slice(&id.to_ne_bytes());
+    let info = registry.component_info(r).unwrap();
+    // SAFETY: `info` is `r`'s; the bytes are a valid 16-byte value.
+    commands.insert_raw(e, unsafe {
+        RawComponent::new(r, info, bytes.as_ptr().add(1))
+    });
+}
+
+fn sorted(seen: &std::sync::Mutex<Vec<u64>>) -> Vec<u64> {
+    let mut ids = seen.lock().unwrap().clone();
+    ids.sort_unstable();
+    ids
+}
+
+#[test]
+fn raw_values_are_dropped_once_wherever_they_end() {
+    let (mut registry, r, seen) = raw_world();
+    let alive = registry.spawn(());
+    let dead = dead_entity(&mut registry);
+    let mut commands = CommandBuffer::new();
+
+    // Applied, then replaced; skipped on a dead entity.
+    insert_r(&mut commands, &registry, r, alive, 1);
+    insert_r(&mut commands, &registry, r, alive, 2);
+    insert_r(&mut commands, &registry, r, dead, 3);
+    let report = commands.apply(&mut registry);
+    assert_eq!(report.applied(CommandKind::InsertRaw), 2);
+    assert_eq!(report.skipped(CommandKind::InsertRaw), 1);
+    let skip = report.first_skip().unwrap();
+    assert_eq!(skip.type_name.as_deref(), Some("R"));
+    assert!(skip.to_string().contains("insert_raw `R` on"), "{skip}");
+    assert_eq!(sorted(&seen), [1, 3]);
+
+    // Cleared unapplied.
+    insert_r(&mut commands, &registry, r, alive, 4);
+    commands.clear();
+    assert_eq!(sorted(&seen), [1, 3, 4]);
+
+    // Discarded by a strict stop.
+    commands.despawn(dead);
+    insert_r(&mut commands, &registry, r, alive, 5);
+    let error = commands
+        .apply_with(&mut registry, ApplyMode::Strict)
+        .unwrap_err();
+    assert_eq!(error.skipped.kind, CommandKind::Despawn);
+    assert_eq!(sorted(&seen), [1, 3, 4, 5]);
+
+    // Left in a dropped buffer.
+    insert_r(&mut commands, &registry, r, alive, 6);
+    drop(commands);
+    assert_eq!(sorted(&seen), [1, 3, 4, 5, 6]);
+
+    // Removed by id, then the registry's own drop.
+    let mut commands = CommandBuffer::new();
+    commands.remove_by_id(alive, r);
+    commands.remove_by_id(alive, r);
+    commands.remove_by_id(dead, r);
+    let report = commands.apply(&mut registry);
+    assert_eq!(
+        (
+            report.applied(CommandKind::RemoveById),
+            report.noops(CommandKind::RemoveById),
+            report.skipped(CommandKind::RemoveById)
+        ),
+        (1, 1, 1)
+    );
+    assert_eq!(sorted(&seen), [1, 2, 3, 4, 5, 6]);
+    insert_r(&mut commands, &registry, r, alive, 7);
+    commands.apply(&mut registry);
+    drop(registry);
+    assert_eq!(sorted(&seen), [1, 2, 3, 4, 5, 6, 7]);
+}
+
+#[test]
+fn raw_commands_follow_placeholders() {
+    let (mut registry, r, seen) = raw_world();
+    let mut commands = CommandBuffer::with_policy(ReservePolicy::NONE);
+    let first = commands.spawn(());
+    let second = commands.spawn(());
+    insert_r(&mut commands, &registry, r, first, 1);
+    insert_r(&mut commands, &registry, r, second, 2);
+    commands.remove_by_id(second, r);
+    commands.despawn(first);
+    insert_r(&mut commands, &registry, r, first, 3); // first is dead by then
+    let report = commands.apply(&mut registry);
+    let (first, second) = (
+        report.resolve(0, first).unwrap(),
+        report.resolve(0, second).unwrap(),
+    );
+    assert!(!registry.is_alive(first));
+    assert!(registry.is_alive(second) && !registry.has_id(second, r));
+    assert_eq!(report.skipped(CommandKind::InsertRaw), 1);
+    assert_eq!(
+        report.first_skip().unwrap().reason,
+        EcsError::NoSuchEntity { entity: first }
+    );
+    assert_eq!(sorted(&seen), [1, 2, 3]);
 }

@@ -1,10 +1,15 @@
 //! [`RegistryCell`]: a registry shared between threads, every pool and
 //! resource reached through its lock.
 
+use std::ptr::NonNull;
+
 use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 
 use crate::query::QueryFilter;
-use crate::{EcsError, Entity, EntityAllocator, QueryData, Registry, View};
+use crate::{
+    Access, ComponentId, ComponentInfo, EcsError, Entity, EntityAllocator, QueryData, RawView,
+    Registry, View,
+};
 
 /// An exclusive borrow of a [`Registry`] that many threads can share: each
 /// thread borrows the pools and resources it needs through their locks, so
@@ -71,6 +76,49 @@ impl<'w> RegistryCell<'w> {
     /// As [`view`](Self::view).
     pub fn view_filtered<Q: QueryData, F: QueryFilter>(&self) -> Result<View<'_, Q, F>, EcsError> {
         View::new(self.registry)
+    }
+
+    /// Borrows the pools of run-time components for a [`RawView`]: a read
+    /// lock per [`Access::Read`] term, a write lock per [`Access::Write`]
+    /// term.
+    ///
+    /// # Errors
+    ///
+    /// As [`Registry::raw_view`], and [`EcsError::BorrowConflict`] naming
+    /// the component when a pool is already borrowed in a conflicting way.
+    pub fn raw_view(&self, terms: &[(ComponentId, Access)]) -> Result<RawView<'w>, EcsError> {
+        RawView::new(&self.registry.pools, terms)
+    }
+
+    /// A pointer to `entity`'s value of run-time component `id`, found
+    /// under a short read lock. The pointer stays valid as long as the cell
+    /// (no structural change can happen meanwhile). Reading through it
+    /// while someone else writes the component, or writing through it
+    /// while someone else borrows it, is a data race: callers hold the
+    /// matching declared access (the scheduler's systems do).
+    ///
+    /// # Errors
+    ///
+    /// As [`Registry::get_raw`], and [`EcsError::BorrowConflict`] when the
+    /// pool is write-locked by a view.
+    pub fn get_raw(&self, entity: Entity, id: ComponentId) -> Result<NonNull<u8>, EcsError> {
+        if !self.registry.is_alive(entity) {
+            return Err(EcsError::NoSuchEntity { entity });
+        }
+        let locked = self.registry.pools.lock_blob(id, Access::Read)?;
+        locked
+            .pool()
+            .get(entity)
+            .ok_or_else(|| EcsError::MissingComponent {
+                entity,
+                component: locked.info().name_cow(),
+            })
+    }
+
+    /// What the registry knows of component `id` (layout, destructor,
+    /// name); `None` for an unknown id.
+    pub fn component_info(&self, id: ComponentId) -> Option<&'w ComponentInfo> {
+        self.registry.component_info(id)
     }
 
     /// Read-locks the resource `R`.

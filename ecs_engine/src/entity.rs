@@ -26,6 +26,11 @@ use crate::EcsError;
 /// not alive. The generation is never zero, so `Option<Entity>` is as small as
 /// `Entity` (8 bytes).
 ///
+/// The layout is fixed (`#[repr(C, align(8))]`, index first), so on
+/// little-endian targets a `&[Entity]` has the bytes of the `&[u64]` of
+/// their [`to_bits`](Entity::to_bits) values: see
+/// [`Entity::slice_as_bits`].
+///
 /// # Examples
 ///
 /// ```
@@ -38,6 +43,7 @@ use crate::EcsError;
 /// assert_eq!(e.to_string(), "5:2");
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(C, align(8))]
 pub struct Entity {
     index: u32,
     generation: NonZeroU32,
@@ -89,6 +95,31 @@ impl Entity {
             }),
             None => None,
         }
+    }
+
+    /// The handles as their [`to_bits`](Entity::to_bits) values, without
+    /// copying (for the C API, whose handles are `u64`s).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    ///
+    /// let mut registry = Registry::new();
+    /// let entities = [registry.spawn(()), registry.spawn(())];
+    /// let bits = ecs_engine::Entity::slice_as_bits(&entities);
+    /// assert_eq!(bits, &[entities[0].to_bits(), entities[1].to_bits()]);
+    /// ```
+    #[cfg(target_endian = "little")]
+    #[inline]
+    pub fn slice_as_bits(entities: &[Entity]) -> &[u64] {
+        // SAFETY: `Entity` is `repr(C, align(8))` with two `u32` fields
+        // (`index` at offset 0, `generation` at 4): 8 bytes, no padding,
+        // the size and alignment of `u64`, and every `Entity` bit pattern
+        // is a valid `u64`. On a little-endian target those bytes read as
+        // `index | generation << 32`, which is `to_bits()`. The slice keeps
+        // the borrow's lifetime and length.
+        unsafe { std::slice::from_raw_parts(entities.as_ptr().cast::<u64>(), entities.len()) }
     }
 
     #[inline]
@@ -572,6 +603,26 @@ mod tests {
             Err(EcsError::NoSuchEntity { entity: forged })
         );
         assert_eq!((alloc.len(), alloc.reserved()), (1, 0));
+    }
+
+    #[test]
+    fn layout_is_fixed() {
+        assert_eq!(std::mem::size_of::<Entity>(), 8);
+        assert_eq!(std::mem::align_of::<Entity>(), 8);
+        assert_eq!(std::mem::size_of::<Option<Entity>>(), 8);
+    }
+
+    #[cfg(target_endian = "little")]
+    #[test]
+    fn slice_as_bits_matches_to_bits() {
+        let entities: Vec<Entity> = (0..5)
+            .map(|i| Entity::new(i * 7 + 1, NonZeroU32::new(i + 3).unwrap()))
+            .chain([Entity::NULL])
+            .collect();
+        let bits = Entity::slice_as_bits(&entities);
+        let expected: Vec<u64> = entities.iter().map(|e| e.to_bits()).collect();
+        assert_eq!(bits, &expected[..]);
+        assert!(Entity::slice_as_bits(&[]).is_empty());
     }
 
     #[test]

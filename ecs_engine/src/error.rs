@@ -1,6 +1,9 @@
 //! The crate's error type.
 
-use crate::Entity;
+use std::alloc::Layout;
+use std::borrow::Cow;
+
+use crate::{ComponentId, Entity};
 
 /// Everything a registry operation can refuse. Each variant names the entity,
 /// the component or resource type, and what was expected; the registry is
@@ -19,16 +22,16 @@ pub enum EcsError {
     MissingComponent {
         /// The entity asked about.
         entity: Entity,
-        /// The component's type name.
-        component: &'static str,
+        /// The component's name (its type name for a Rust type).
+        component: Cow<'static, str>,
     },
     /// `try_insert` found the component already there and kept the old value.
     #[error("entity {entity} already has component `{component}`; use `insert` to replace it")]
     ComponentExists {
         /// The entity asked about.
         entity: Entity,
-        /// The component's type name.
-        component: &'static str,
+        /// The component's name (its type name for a Rust type).
+        component: Cow<'static, str>,
     },
     /// The configured limit of live entities is reached.
     #[error("cannot spawn: the limit of {limit} live entities is reached")]
@@ -47,12 +50,62 @@ pub enum EcsError {
     /// two parallel systems writing one type).
     #[error("cannot borrow `{name}` {wanted}: it is already borrowed {held}")]
     BorrowConflict {
-        /// The component or resource type name.
-        name: &'static str,
+        /// The component or resource name.
+        name: Cow<'static, str>,
         /// The access that was asked for.
         wanted: Access,
         /// The access that holds it (`Access::Write` if any writer holds it).
         held: Access,
+    },
+    /// [`Registry::register_runtime`](crate::Registry::register_runtime)
+    /// was given a name that a run-time component already has.
+    #[error(
+        "a component named `{name}` is already registered; run-time component names must be unique"
+    )]
+    DuplicateComponentName {
+        /// The repeated name.
+        name: String,
+    },
+    /// The id names no component of this registry (it came from another
+    /// registry, or was made up).
+    #[error("no component has id {id} in this registry")]
+    UnknownComponent {
+        /// The id that was used.
+        id: ComponentId,
+    },
+    /// A raw (byte-level) operation named a Rust-typed component; raw access
+    /// is only for components registered at run time.
+    #[error(
+        "component `{component}` is a Rust type; raw access is only for components registered at run time"
+    )]
+    TypedComponent {
+        /// The Rust type's name.
+        component: Cow<'static, str>,
+    },
+    /// A raw view names one component twice.
+    #[error("a raw view names component `{component}` twice; name each component once")]
+    DuplicateTerm {
+        /// The component named twice.
+        component: Cow<'static, str>,
+    },
+    /// A raw view was asked for with no component.
+    #[error("a raw view needs at least one component")]
+    NoTerms,
+    /// A raw value was recorded with a layout other than the one its
+    /// component has in the registry it is applied to (its `ComponentInfo`
+    /// came from another registry).
+    #[error(
+        "value for component `{component}` has size {} and alignment {}, \
+         but the registry stores it with size {} and alignment {}",
+        .found.size(), .found.align(), .expected.size(), .expected.align()
+    )]
+    LayoutMismatch {
+        /// The component, as the registry names it.
+        component: Cow<'static, str>,
+        /// The layout in the registry.
+        expected: Layout,
+        /// The layout the value was recorded with.
+        found: Layout,
     },
 }
 

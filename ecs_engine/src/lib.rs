@@ -37,20 +37,41 @@
 //! assert_eq!(moving, vec![ship]);
 //! ```
 //!
+//! # Components registered at run time
+//!
+//! Beside Rust types, a registry holds components described at run time by
+//! a name, a [`Layout`](std::alloc::Layout) and an optional destructor
+//! ([`ComponentDescriptor`], [`Registry::register_runtime`]), for the C
+//! API. They live in untyped pools of the same table, so despawn, the
+//! id-based methods and the scheduler treat both kinds alike; their values
+//! are reached through pointers ([`Registry::insert_raw`],
+//! [`Registry::get_raw`], [`RawView`]) and held outside the registry as
+//! [`RawComponent`]s and in [`RawArena`]s.
+//!
 //! # Unsafe code
 //!
-//! Two places, both covered by the crate's tests under Miri: views hand out
-//! `&mut T` for many entities of one write-locked pool through a raw pointer
-//! (`query.rs`), and the registry's `&self` accessors read pools and
-//! resources without taking their locks, which is sound because write locks
-//! are only ever taken through an exclusive borrow (`pools.rs`).
+//! Confined to a few places, all covered by the crate's tests under Miri:
+//! views hand out `&mut T` for many entities of one write-locked pool
+//! through a raw pointer (`query.rs`); the registry's `&self` accessors
+//! read pools and resources without taking their locks, which is sound
+//! because write locks are only ever taken through an exclusive borrow
+//! (`pools.rs`); the entity slice cast of [`Entity::slice_as_bits`]; and
+//! the byte storage of run-time components (`blob_pool.rs`, the aligned
+//! column; `raw_value.rs`, the arena), whose public entry points
+//! ([`Registry::insert_raw`], [`RawComponent::new`],
+//! [`ComponentDescriptor::with_drop`]) are `unsafe fn`s with a `# Safety`
+//! contract.
 
+mod blob_pool;
 mod bundle;
 mod cell;
+mod descriptor;
 mod entity;
 mod error;
 mod pools;
 mod query;
+mod raw_value;
+mod raw_view;
 mod registry;
 mod resources;
 mod sparse_set;
@@ -58,10 +79,13 @@ mod view;
 
 pub use bundle::Bundle;
 pub use cell::RegistryCell;
+pub use descriptor::{ComponentDescriptor, DropFn};
 pub use entity::{Entity, EntityAllocator};
 pub use error::{Access, EcsError};
-pub use pools::{Component, ComponentAccess, ComponentId, ComponentInfo};
+pub use pools::{Component, ComponentAccess, ComponentId, ComponentInfo, ComponentKey};
 pub use query::{QueryData, QueryFilter, ReadOnlyQueryData, With, Without};
+pub use raw_value::{RawArena, RawComponent, RawSlot};
+pub use raw_view::{RawChunk, RawView};
 pub use registry::{EntityChanges, InsertError, Registry};
 pub use sparse_set::{PAGE_LEN, SparseSet};
 pub use view::{View, ViewIter};

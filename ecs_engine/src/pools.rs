@@ -20,6 +20,7 @@
 
 use std::alloc::Layout;
 use std::any::{Any, TypeId, type_name};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -27,7 +28,8 @@ use parking_lot::{
     MappedRwLockReadGuard, MappedRwLockWriteGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
 };
 
-use crate::{Access, EcsError, Entity, Registry, SparseSet};
+use crate::blob_pool::BlobPool;
+use crate::{Access, ComponentDescriptor, DropFn, EcsError, Entity, Registry, SparseSet};
 
 /// A component: any `'static + Send + Sync` type. Implemented for every such
 /// type; nothing to derive.
@@ -36,8 +38,9 @@ pub trait Component: Send + Sync + 'static {}
 impl<T: Send + Sync + 'static> Component for T {}
 
 /// The registry-local number of a component type: the position of its pool
-/// in the registry. Ids are handed out in order of first use, starting at 0,
-/// so they differ between registries.
+/// in the registry. Ids are handed out in order of first use (or of
+/// [`Registry::register_runtime`]), starting at 0, so they differ between
+/// registries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ComponentId(u32);
 
@@ -47,29 +50,71 @@ impl ComponentId {
     pub fn index(self) -> usize {
         self.0 as usize
     }
+
+    /// The id as a plain number (what the C API hands out).
+    #[inline]
+    pub const fn to_u32(self) -> u32 {
+        self.0
+    }
+
+    /// The id with number `raw`. Any number is accepted: an id that names no
+    /// component of a registry is refused by that registry's operations
+    /// ([`EcsError::UnknownComponent`]), never misread.
+    #[inline]
+    pub const fn from_u32(raw: u32) -> Self {
+        ComponentId(raw)
+    }
 }
 
-/// What the registry knows of a component type.
+impl std::fmt::Display for ComponentId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "#{}", self.0)
+    }
+}
+
+/// What the registry knows of a component type: its name, its Rust
+/// `TypeId` (none for a run-time component), its layout and, for a run-time
+/// component, its destructor.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ComponentInfo {
-    name: &'static str,
+    name: Cow<'static, str>,
     type_id: Option<TypeId>,
     layout: Layout,
+    drop: Option<DropFn>,
 }
 
 impl ComponentInfo {
-    /// The info of the Rust type `T`.
+    /// The info of the Rust type `T` (allocates nothing).
     pub fn of<T: Component>() -> Self {
         ComponentInfo {
-            name: type_name::<T>(),
+            name: Cow::Borrowed(type_name::<T>()),
             type_id: Some(TypeId::of::<T>()),
             layout: Layout::new::<T>(),
+            drop: None,
         }
     }
 
-    /// The type's name (`std::any::type_name` for Rust types).
-    pub fn name(&self) -> &'static str {
-        self.name
+    /// The info of a run-time component described by `descriptor`.
+    pub(crate) fn runtime(descriptor: ComponentDescriptor) -> Self {
+        let (name, layout, drop) = descriptor.into_parts();
+        ComponentInfo {
+            name: Cow::Owned(name),
+            type_id: None,
+            layout,
+            drop,
+        }
+    }
+
+    /// The type's name: `std::any::type_name` for a Rust type, the
+    /// registered name for a run-time component.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The name as an owned value for an error message: free for a Rust
+    /// type (a borrowed `&'static str`), a copy for a run-time name.
+    pub(crate) fn name_cow(&self) -> Cow<'static, str> {
+        self.name.clone()
     }
 
     /// The Rust `TypeId`; `None` for a type registered at run time.
@@ -77,39 +122,97 @@ impl ComponentInfo {
         self.type_id
     }
 
+    /// `true` for a component registered at run time
+    /// ([`Registry::register_runtime`]).
+    pub fn is_runtime(&self) -> bool {
+        self.type_id.is_none()
+    }
+
     /// Size and alignment of one component, in bytes.
     pub fn layout(&self) -> Layout {
         self.layout
     }
+
+    /// Bytes from one stored value to the next in a column: the size
+    /// rounded up to the alignment (equal to the size for every C type).
+    pub fn stride(&self) -> usize {
+        self.layout.pad_to_align().size()
+    }
+
+    /// The destructor of a run-time component, if it has one. `None` for a
+    /// Rust type (its pool drops its values) and for a run-time component
+    /// of plain bytes.
+    pub fn drop_fn(&self) -> Option<&DropFn> {
+        self.drop.as_ref()
+    }
 }
 
-/// One component type that a query or filter borrows, and how: what the
-/// scheduler needs to order systems and to check a system's declaration.
-#[derive(Debug, Clone, Copy)]
+/// What a component access is about: a Rust type, or a component
+/// registered at run time (known only by its id in one registry).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ComponentKey {
+    /// A Rust type.
+    Type(TypeId),
+    /// A run-time component of the registry the access is used with.
+    Runtime(ComponentId),
+}
+
+impl From<TypeId> for ComponentKey {
+    fn from(type_id: TypeId) -> Self {
+        ComponentKey::Type(type_id)
+    }
+}
+
+impl From<ComponentId> for ComponentKey {
+    fn from(id: ComponentId) -> Self {
+        ComponentKey::Runtime(id)
+    }
+}
+
+/// One component type that a query, filter or system borrows, and how:
+/// what the scheduler needs to order systems and to check a system's
+/// declaration.
+#[derive(Debug, Clone)]
 pub struct ComponentAccess {
-    /// The component's Rust type.
-    pub type_id: TypeId,
-    /// The component's type name.
-    pub name: &'static str,
+    /// Which component: a Rust type or a run-time id.
+    pub key: ComponentKey,
+    /// The component's name (a borrowed type name for a Rust type, so
+    /// making the access allocates nothing).
+    pub name: Cow<'static, str>,
     /// Read or write.
     pub access: Access,
-    /// Creates the type's pool in a registry if missing and returns its id.
-    pub register: fn(&mut Registry) -> ComponentId,
+    /// Creates the type's pool in a registry if missing and returns its id;
+    /// `None` for a run-time component, whose pool exists from its
+    /// registration.
+    pub register: Option<fn(&mut Registry) -> ComponentId>,
 }
 
 impl ComponentAccess {
     /// `access` to the Rust type `T`.
     pub fn of<T: Component>(access: Access) -> Self {
         ComponentAccess {
-            type_id: TypeId::of::<T>(),
-            name: type_name::<T>(),
+            key: ComponentKey::Type(TypeId::of::<T>()),
+            name: Cow::Borrowed(type_name::<T>()),
             access,
-            register: Registry::register::<T>,
+            register: Some(Registry::register::<T>),
+        }
+    }
+
+    /// `access` to the run-time component `id`, named `name` in messages
+    /// (pass the registered name, [`ComponentInfo::name`]).
+    pub fn runtime(id: ComponentId, name: impl Into<Cow<'static, str>>, access: Access) -> Self {
+        ComponentAccess {
+            key: ComponentKey::Runtime(id),
+            name: name.into(),
+            access,
+            register: None,
         }
     }
 }
 
-/// The operations the registry needs on a pool without knowing its type.
+/// The operations the registry needs on a pool without knowing its type:
+/// implemented by the typed [`SparseSet`]s and by the untyped `BlobPool`s of
+/// run-time components.
 pub(crate) trait ErasedPool: Any + Send + Sync {
     /// Removes and drops `entity`'s component; `true` if it had one.
     fn remove_entity(&mut self, entity: Entity) -> bool;
@@ -134,6 +237,24 @@ impl<T: Component> ErasedPool for SparseSet<T> {
     }
     fn heap_bytes(&self) -> usize {
         SparseSet::heap_bytes(self)
+    }
+}
+
+impl ErasedPool for BlobPool {
+    fn remove_entity(&mut self, entity: Entity) -> bool {
+        self.remove(entity)
+    }
+    fn contains_entity(&self, entity: Entity) -> bool {
+        self.contains(entity)
+    }
+    fn len(&self) -> usize {
+        BlobPool::len(self)
+    }
+    fn clear(&mut self) {
+        BlobPool::clear(self)
+    }
+    fn heap_bytes(&self) -> usize {
+        BlobPool::heap_bytes(self)
     }
 }
 
@@ -187,6 +308,8 @@ pub(crate) struct Pools {
     /// `TypeId` (a constant at each call site), so most lookups are one load
     /// and one compare. Types whose slot is taken are found in `by_type`.
     fast: Box<[Option<(TypeId, ComponentId)>; FAST_SLOTS]>,
+    /// Run-time components by registered name.
+    by_name: HashMap<String, ComponentId>,
 }
 
 /// Slots of the direct-mapped type table.
@@ -206,6 +329,7 @@ impl Default for Pools {
             slots: Vec::new(),
             by_type: TypeIdMap::default(),
             fast: Box::new([None; FAST_SLOTS]),
+            by_name: HashMap::new(),
         }
     }
 }
@@ -213,7 +337,7 @@ impl Default for Pools {
 impl std::fmt::Debug for Pools {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_map()
-            .entries(self.slots.iter().map(|s| (s.info.name, s.peek().len())))
+            .entries(self.slots.iter().map(|s| (s.info.name(), s.peek().len())))
             .finish()
     }
 }
@@ -222,13 +346,14 @@ impl std::fmt::Debug for Pools {
 ///
 /// # Errors
 ///
-/// [`EcsError::BorrowConflict`] naming `name` when it is write-locked.
+/// [`EcsError::BorrowConflict`] naming `name()` when it is write-locked
+/// (`name` is called only then).
 pub(crate) fn try_read<'a, T: ?Sized>(
     cell: &'a RwLock<T>,
-    name: &'static str,
+    name: impl FnOnce() -> Cow<'static, str>,
 ) -> Result<RwLockReadGuard<'a, T>, EcsError> {
-    cell.try_read().ok_or(EcsError::BorrowConflict {
-        name,
+    cell.try_read().ok_or_else(|| EcsError::BorrowConflict {
+        name: name(),
         wanted: Access::Read,
         held: Access::Write,
     })
@@ -238,13 +363,14 @@ pub(crate) fn try_read<'a, T: ?Sized>(
 ///
 /// # Errors
 ///
-/// [`EcsError::BorrowConflict`] naming `name` and the access that holds it.
+/// [`EcsError::BorrowConflict`] naming `name()` and the access that holds
+/// it.
 pub(crate) fn try_write<'a, T: ?Sized>(
     cell: &'a RwLock<T>,
-    name: &'static str,
+    name: impl FnOnce() -> Cow<'static, str>,
 ) -> Result<RwLockWriteGuard<'a, T>, EcsError> {
     cell.try_write().ok_or_else(|| EcsError::BorrowConflict {
-        name,
+        name: name(),
         wanted: Access::Write,
         held: if cell.is_locked_exclusive() {
             Access::Write
@@ -277,6 +403,46 @@ pub(crate) fn typed_mut<T: Component>(pool: &mut dyn ErasedPool) -> &mut SparseS
     (pool as &mut dyn Any)
         .downcast_mut()
         .expect("a pool's type matches its id")
+}
+
+/// `pool` as the `BlobPool` of a run-time component. Callers pass the pool
+/// of a slot whose info is a run-time one: `register_runtime` is the only
+/// place that creates such slots, and it stores a `BlobPool` there.
+#[inline]
+fn as_blob(pool: &dyn ErasedPool) -> &BlobPool {
+    (pool as &dyn Any)
+        .downcast_ref::<BlobPool>()
+        .expect("a run-time component's pool is a BlobPool")
+}
+
+/// A held lock on a pool: shared for reading, exclusive for writing.
+pub(crate) enum PoolGuard<'a> {
+    Read(
+        #[expect(dead_code, reason = "held for its lock")] RwLockReadGuard<'a, Box<dyn ErasedPool>>,
+    ),
+    Write(
+        #[expect(dead_code, reason = "held for its lock")]
+        RwLockWriteGuard<'a, Box<dyn ErasedPool>>,
+    ),
+}
+
+/// A run-time component's pool, locked for as long as this value lives.
+pub(crate) struct LockedBlob<'a> {
+    pool: &'a BlobPool,
+    info: &'a ComponentInfo,
+    _guard: PoolGuard<'a>,
+}
+
+impl LockedBlob<'_> {
+    /// The pool, for as long as this borrow of the lock.
+    #[inline]
+    pub(crate) fn pool(&self) -> &BlobPool {
+        self.pool
+    }
+
+    pub(crate) fn info(&self) -> &ComponentInfo {
+        self.info
+    }
 }
 
 /// [`downcast`] for a mutable borrow.
@@ -321,6 +487,116 @@ impl Pools {
             *fast = Some((TypeId::of::<T>(), id));
         }
         id
+    }
+
+    /// Adds the pool of a run-time component.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::DuplicateComponentName`] when a run-time component has
+    /// that name already.
+    pub(crate) fn register_runtime(
+        &mut self,
+        descriptor: ComponentDescriptor,
+    ) -> Result<ComponentId, EcsError> {
+        if self.by_name.contains_key(descriptor.name()) {
+            return Err(EcsError::DuplicateComponentName {
+                name: descriptor.name().to_owned(),
+            });
+        }
+        let id =
+            ComponentId(u32::try_from(self.slots.len()).expect("fewer than 2^32 component types"));
+        let name = descriptor.name().to_owned();
+        let info = ComponentInfo::runtime(descriptor);
+        let pool = BlobPool::new(info.layout(), info.drop_fn().cloned());
+        self.slots.push(PoolSlot {
+            info,
+            cell: RwLock::new(Box::new(pool)),
+        });
+        self.by_name.insert(name, id);
+        Ok(id)
+    }
+
+    pub(crate) fn id_by_name(&self, name: &str) -> Option<ComponentId> {
+        self.by_name.get(name).copied()
+    }
+
+    /// The slot of run-time component `id`.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::UnknownComponent`] or [`EcsError::TypedComponent`].
+    fn runtime_slot(&self, id: ComponentId) -> Result<&PoolSlot, EcsError> {
+        let slot = self
+            .slots
+            .get(id.index())
+            .ok_or(EcsError::UnknownComponent { id })?;
+        if slot.info.is_runtime() {
+            Ok(slot)
+        } else {
+            Err(EcsError::TypedComponent {
+                component: slot.info.name_cow(),
+            })
+        }
+    }
+
+    /// The blob pool of run-time component `id`, read without its lock (see
+    /// `PoolSlot::peek`), with its info.
+    ///
+    /// # Errors
+    ///
+    /// As `runtime_slot`.
+    pub(crate) fn blob(&self, id: ComponentId) -> Result<(&BlobPool, &ComponentInfo), EcsError> {
+        let slot = self.runtime_slot(id)?;
+        Ok((as_blob(slot.peek()), &slot.info))
+    }
+
+    /// The blob pool of run-time component `id`, mutable, with its info.
+    ///
+    /// # Errors
+    ///
+    /// As `runtime_slot`.
+    pub(crate) fn blob_mut(
+        &mut self,
+        id: ComponentId,
+    ) -> Result<(&mut BlobPool, &ComponentInfo), EcsError> {
+        self.runtime_slot(id)?;
+        let slot = &mut self.slots[id.index()];
+        let pool = (&mut **slot.cell.get_mut() as &mut dyn Any)
+            .downcast_mut::<BlobPool>()
+            .expect("a run-time component's pool is a BlobPool");
+        Ok((pool, &slot.info))
+    }
+
+    /// Locks the blob pool of run-time component `id` for `access`.
+    ///
+    /// # Errors
+    ///
+    /// As `runtime_slot`, and [`EcsError::BorrowConflict`] when the pool is
+    /// locked in a conflicting way.
+    pub(crate) fn lock_blob(
+        &self,
+        id: ComponentId,
+        access: Access,
+    ) -> Result<LockedBlob<'_>, EcsError> {
+        let slot = self.runtime_slot(id)?;
+        let name = || slot.info.name_cow();
+        let guard = match access {
+            Access::Read => PoolGuard::Read(try_read(&slot.cell, name)?),
+            Access::Write => PoolGuard::Write(try_write(&slot.cell, name)?),
+        };
+        // SAFETY: `guard` holds the pool's lock, and `LockedBlob` keeps it
+        // for as long as the reference exists (it only lends the reference
+        // for a borrow of itself). Under a read lock nobody writes the pool;
+        // under our write lock nobody else touches it, and `LockedBlob`
+        // never mutates the pool's fields (its values are reached through
+        // the column's raw pointer, outside the pool struct).
+        let pool = unsafe { &**slot.cell.data_ptr() };
+        Ok(LockedBlob {
+            pool: as_blob(pool),
+            info: &slot.info,
+            _guard: guard,
+        })
     }
 
     pub(crate) fn info(&self, id: ComponentId) -> Option<&ComponentInfo> {
@@ -371,7 +647,7 @@ impl Pools {
             return Ok(None);
         };
         let slot = &self.slots[id.index()];
-        let guard = try_read(&slot.cell, slot.info.name)?;
+        let guard = try_read(&slot.cell, || slot.info.name_cow())?;
         Ok(Some(RwLockReadGuard::map(guard, |pool| downcast(&**pool))))
     }
 
@@ -383,7 +659,7 @@ impl Pools {
             return Ok(None);
         };
         let slot = &self.slots[id.index()];
-        let guard = try_write(&slot.cell, slot.info.name)?;
+        let guard = try_write(&slot.cell, || slot.info.name_cow())?;
         Ok(Some(RwLockWriteGuard::map(guard, |pool| {
             downcast_mut(&mut **pool)
         })))

@@ -106,7 +106,7 @@ pub struct Driver<'a> {
 }
 
 impl<'a> Driver<'a> {
-    fn of(dense: &'a [Entity], runs: &RunInfo) -> Self {
+    pub(crate) fn of(dense: &'a [Entity], runs: &RunInfo) -> Self {
         Driver {
             entities: dense,
             id: runs.id,
@@ -148,6 +148,27 @@ fn block_start(
     if runs.id == driver.id {
         return Some(range.start);
     }
+    match whole_run_start(dense, sparse, runs, driver) {
+        Some(start) => Some(start + range.start),
+        None => run_start(
+            dense,
+            sparse,
+            driver.entities.get(range.clone())?,
+            range.start,
+        ),
+    }
+}
+
+/// Where the driver's whole dense array starts in a pool's `dense` array
+/// as one run, if it does; cached per (driver, revisions), so later passes
+/// skip comparing handles.
+#[inline]
+pub(crate) fn whole_run_start(
+    dense: &[Entity],
+    sparse: &SparseIndex,
+    runs: &RunInfo,
+    driver: Driver<'_>,
+) -> Option<usize> {
     let key = RunCache {
         driver_id: driver.id,
         driver_revision: driver.revision,
@@ -161,26 +182,17 @@ fn block_start(
             == (key.driver_id, key.driver_revision, key.revision);
         hit.then_some(cache.start)
     };
-    let whole = cached.unwrap_or_else(|| {
+    cached.unwrap_or_else(|| {
         let start = run_start(dense, sparse, driver.entities, 0);
         runs.cache.lock()[slot] = RunCache { start, ..key };
         start
-    });
-    match whole {
-        Some(start) => Some(start + range.start),
-        None => run_start(
-            dense,
-            sparse,
-            driver.entities.get(range.clone())?,
-            range.start,
-        ),
-    }
+    })
 }
 
 /// `a == b` for runs of equal length, without an early exit, so the
 /// compiler compares many handles per instruction.
 #[inline]
-fn same_run(a: &[Entity], b: &[Entity]) -> bool {
+pub(crate) fn same_run(a: &[Entity], b: &[Entity]) -> bool {
     a.iter()
         .zip(b)
         .fold(true, |same, (x, y)| same & (x.to_bits() == y.to_bits()))

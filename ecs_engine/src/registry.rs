@@ -1,13 +1,14 @@
 //! The registry: the world's entities, component pools and resources.
 
 use std::any::type_name;
+use std::ptr::NonNull;
 
 use crate::pools::Pools;
 use crate::query::{QueryFilter, ReadOnlyQueryData};
 use crate::resources::Resources;
 use crate::{
-    Bundle, Component, ComponentId, ComponentInfo, EcsError, Entity, EntityAllocator, QueryData,
-    RegistryCell, SparseSet, View,
+    Access, Bundle, Component, ComponentDescriptor, ComponentId, ComponentInfo, EcsError, Entity,
+    EntityAllocator, QueryData, RawView, RegistryCell, SparseSet, View,
 };
 
 /// The world: entities, one [`SparseSet`] per component type, and resources.
@@ -58,7 +59,7 @@ pub struct InsertError<T> {
 fn missing<T>(entity: Entity) -> EcsError {
     EcsError::MissingComponent {
         entity,
-        component: type_name::<T>(),
+        component: type_name::<T>().into(),
     }
 }
 
@@ -301,6 +302,30 @@ impl Registry {
         self.pools.info(id)
     }
 
+    /// Registers a component at run time (for the C API): a name, a layout
+    /// and an optional destructor. Its pool is created empty; its values
+    /// are reached by id through the raw API ([`insert_raw`](Self::insert_raw),
+    /// [`get_raw`](Self::get_raw), [`raw_view`](Self::raw_view)) and the
+    /// id-based methods ([`remove_by_id`](Self::remove_by_id),
+    /// [`has_id`](Self::has_id), [`count_id`](Self::count_id)). Despawn,
+    /// clear and the registry's drop drop its values like any other.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::DuplicateComponentName`] when a run-time component has
+    /// that name already (names of Rust types are not compared).
+    pub fn register_runtime(
+        &mut self,
+        descriptor: ComponentDescriptor,
+    ) -> Result<ComponentId, EcsError> {
+        self.pools.register_runtime(descriptor)
+    }
+
+    /// The id of the run-time component registered as `name`.
+    pub fn component_by_name(&self, name: &str) -> Option<ComponentId> {
+        self.pools.id_by_name(name)
+    }
+
     /// Number of component types with a pool (ids `0..component_types()`).
     pub fn component_types(&self) -> usize {
         self.pools.len()
@@ -342,7 +367,7 @@ impl Registry {
         if pool.contains(entity) {
             let error = EcsError::ComponentExists {
                 entity,
-                component: type_name::<T>(),
+                component: type_name::<T>().into(),
             };
             return Err(InsertError { error, value });
         }
@@ -494,6 +519,90 @@ impl Registry {
     pub fn remove_by_id(&mut self, entity: Entity, id: ComponentId) -> Result<bool, EcsError> {
         self.check_alive(entity)?;
         Ok(self.pools.remove_by_id(id, entity))
+    }
+
+    /// Gives `entity` the value of run-time component `id` at `src`, by
+    /// copying its `layout.size()` bytes; replaces (and drops) the value it
+    /// had.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::NoSuchEntity`] when `entity` is not alive,
+    /// [`EcsError::UnknownComponent`] when `id` names no component here,
+    /// [`EcsError::TypedComponent`] when it names a Rust type. Nothing is
+    /// read from `src` then, and the value stays the caller's (to drop or
+    /// reuse).
+    ///
+    /// # Safety
+    ///
+    /// `src` is readable for the component's size (it need not be aligned)
+    /// and holds a valid value of the component, which may be sent to and
+    /// shared between threads. It must not point into this registry's
+    /// storage (e.g. a pointer from [`get_raw`](Self::get_raw)). On `Ok`
+    /// the value is moved into the registry: the caller must not drop it.
+    pub unsafe fn insert_raw(
+        &mut self,
+        entity: Entity,
+        id: ComponentId,
+        src: *const u8,
+    ) -> Result<(), EcsError> {
+        self.check_alive(entity)?;
+        let (pool, _) = self.pools.blob_mut(id)?;
+        // SAFETY: forwarded contract.
+        unsafe { pool.insert(entity, src) };
+        Ok(())
+    }
+
+    /// A pointer to `entity`'s value of run-time component `id`, aligned to
+    /// its layout, valid until the registry next changes (a structural
+    /// change may move it). Only read through it: for writing, use
+    /// [`get_raw_mut`](Self::get_raw_mut).
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::NoSuchEntity`] when `entity` is not alive,
+    /// [`EcsError::UnknownComponent`] or [`EcsError::TypedComponent`] for
+    /// an id that is not a run-time component here, and
+    /// [`EcsError::MissingComponent`] when `entity` has no such value.
+    pub fn get_raw(&self, entity: Entity, id: ComponentId) -> Result<NonNull<u8>, EcsError> {
+        self.check_alive(entity)?;
+        let (pool, info) = self.pools.blob(id)?;
+        pool.get(entity).ok_or_else(|| EcsError::MissingComponent {
+            entity,
+            component: info.name_cow(),
+        })
+    }
+
+    /// As [`get_raw`](Self::get_raw), with a pointer that may be written
+    /// through (until the registry next changes).
+    ///
+    /// # Errors
+    ///
+    /// As [`get_raw`](Self::get_raw).
+    pub fn get_raw_mut(
+        &mut self,
+        entity: Entity,
+        id: ComponentId,
+    ) -> Result<NonNull<u8>, EcsError> {
+        self.check_alive(entity)?;
+        let (pool, info) = self.pools.blob_mut(id)?;
+        pool.get(entity).ok_or_else(|| EcsError::MissingComponent {
+            entity,
+            component: info.name_cow(),
+        })
+    }
+
+    /// A [`RawView`] over run-time components: the entities that have all
+    /// of `terms`' components, each term read or written as given.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::NoTerms`] for an empty list,
+    /// [`EcsError::UnknownComponent`] / [`EcsError::TypedComponent`] for an
+    /// id that is not a run-time component here, and
+    /// [`EcsError::DuplicateTerm`] for an id listed twice.
+    pub fn raw_view(&mut self, terms: &[(ComponentId, Access)]) -> Result<RawView<'_>, EcsError> {
+        RawView::new(&self.pools, terms)
     }
 
     /// `true` when `entity` is alive and has every component type of `B`

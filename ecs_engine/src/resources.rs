@@ -91,7 +91,7 @@ impl Resources {
             .slots
             .get(&TypeId::of::<R>())
             .ok_or_else(missing::<R>)?;
-        let guard = try_read(&slot.cell, slot.name)?;
+        let guard = try_read(&slot.cell, || slot.name.into())?;
         Ok(RwLockReadGuard::map(guard, |value| downcast(&**value)))
     }
 
@@ -100,7 +100,7 @@ impl Resources {
             .slots
             .get(&TypeId::of::<R>())
             .ok_or_else(missing::<R>)?;
-        let guard = try_write(&slot.cell, slot.name)?;
+        let guard = try_write(&slot.cell, || slot.name.into())?;
         Ok(RwLockWriteGuard::map(guard, |value| {
             downcast_mut(&mut **value)
         }))

@@ -30,7 +30,7 @@ pub(crate) struct SparseIndex {
 
 impl SparseIndex {
     #[inline]
-    fn get(&self, index: u32) -> Option<usize> {
+    pub(crate) fn get(&self, index: u32) -> Option<usize> {
         let index = index as usize;
         let page = self.pages.get(index / PAGE_LEN)?.as_ref()?;
         let slot = page[index % PAGE_LEN];
@@ -50,19 +50,19 @@ impl SparseIndex {
     }
 
     #[inline]
-    fn set(&mut self, index: u32, dense: usize) {
+    pub(crate) fn set(&mut self, index: u32, dense: usize) {
         *self.slot_mut(index) = dense as u32;
     }
 
     #[inline]
-    fn clear_slot(&mut self, index: u32) {
+    pub(crate) fn clear_slot(&mut self, index: u32) {
         let index = index as usize;
         if let Some(Some(page)) = self.pages.get_mut(index / PAGE_LEN) {
             page[index % PAGE_LEN] = EMPTY;
         }
     }
 
-    fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         let pages = self.pages.iter().flatten().count();
         self.pages.capacity() * std::mem::size_of::<Option<Box<[u32]>>>() + pages * PAGE_LEN * 4
     }

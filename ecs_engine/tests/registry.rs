@@ -140,7 +140,7 @@ fn insert_replaces_and_try_insert_refuses() {
         refused.error,
         EcsError::ComponentExists {
             entity: e,
-            component: std::any::type_name::<Position>()
+            component: std::any::type_name::<Position>().into()
         }
     );
     assert_eq!(refused.value, Position(3.0, 0.0));
@@ -158,7 +158,7 @@ fn checked_accessor_names_entity_and_type() {
         err,
         EcsError::MissingComponent {
             entity: e,
-            component: std::any::type_name::<Velocity>()
+            component: std::any::type_name::<Velocity>().into()
         }
     );
     let message = err.to_string();

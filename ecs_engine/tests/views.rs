@@ -224,7 +224,7 @@ fn cell_reports_conflicts_by_name() {
     assert_eq!(
         err,
         EcsError::BorrowConflict {
-            name: std::any::type_name::<A>(),
+            name: std::any::type_name::<A>().into(),
             wanted: Access::Read,
             held: Access::Write
         }

@@ -5,9 +5,10 @@
  *
  * What it expects where ecs_runtime.h leaves a choice (the Rust side should
  * agree, or this file changes with the header):
- * - A NULL *function argument* gives ECS_ERR_NULL_POINTER; a NULL or bad
- *   *field* of a desc struct (name, run, reads with reads_len > 0, align,
- *   struct_size) gives ECS_ERR_INVALID_ARGUMENT.
+ * - A NULL pointer gives ECS_ERR_NULL_POINTER, whether it is a function
+ *   argument or a field of a desc struct (name, run, reads with
+ *   reads_len > 0, a NULL name in before/after); a bad value (align,
+ *   struct_size, threads) gives ECS_ERR_INVALID_ARGUMENT.
  * - A duplicate system name is refused by ecs_system_add
  *   (ECS_ERR_DUPLICATE_NAME), not by the build; an unknown component id in
  *   reads/writes is refused by ecs_system_add (ECS_ERR_UNKNOWN_COMPONENT); an
@@ -343,7 +344,7 @@ static void test_components(void) {
     EXPECT_STATUS(ECS_ERR_INVALID_ARGUMENT, ecs_component_register(engine, &bad, &id));
     bad = desc;
     bad.name = NULL;
-    EXPECT_STATUS(ECS_ERR_INVALID_ARGUMENT, ecs_component_register(engine, &bad, &id));
+    EXPECT_STATUS(ECS_ERR_NULL_POINTER, ecs_component_register(engine, &bad, &id));
     /* None of the refused ones took the name. */
     EXPECT_STATUS(ECS_ERR_UNKNOWN_COMPONENT, ecs_component_lookup(engine, "Point", &id));
 
@@ -501,14 +502,14 @@ static void test_system_arguments(void) {
     EXPECT_STATUS(ECS_ERR_INVALID_ARGUMENT, ecs_system_add(engine, &bad));
     bad = desc;
     bad.name = NULL;
-    EXPECT_STATUS(ECS_ERR_INVALID_ARGUMENT, ecs_system_add(engine, &bad));
+    EXPECT_STATUS(ECS_ERR_NULL_POINTER, ecs_system_add(engine, &bad));
     bad = desc;
     bad.run = NULL;
-    EXPECT_STATUS(ECS_ERR_INVALID_ARGUMENT, ecs_system_add(engine, &bad));
+    EXPECT_STATUS(ECS_ERR_NULL_POINTER, ecs_system_add(engine, &bad));
     bad = desc;
     bad.reads = NULL;
     bad.reads_len = 1;
-    EXPECT_STATUS(ECS_ERR_INVALID_ARGUMENT, ecs_system_add(engine, &bad));
+    EXPECT_STATUS(ECS_ERR_NULL_POINTER, ecs_system_add(engine, &bad));
     bad = desc;
     const ecs_component_id bogus = BOGUS_ID;
     bad.writes = &bogus;
@@ -598,10 +599,10 @@ static void test_schedule_errors(void) {
     ecs_system_desc null_list = system_desc("null_list", do_nothing, NULL);
     null_list.before = NULL;
     null_list.before_len = 1;
-    EXPECT_STATUS(ECS_ERR_INVALID_ARGUMENT, ecs_system_add(engine, &null_list));
+    EXPECT_STATUS(ECS_ERR_NULL_POINTER, ecs_system_add(engine, &null_list));
     const char *null_name[] = {NULL};
     null_list.before = null_name;
-    EXPECT_STATUS(ECS_ERR_INVALID_ARGUMENT, ecs_system_add(engine, &null_list));
+    EXPECT_STATUS(ECS_ERR_NULL_POINTER, ecs_system_add(engine, &null_list));
     ecs_engine_destroy(engine);
 }
 

@@ -2,8 +2,9 @@
 //! written, and whether it records commands.
 
 use std::any::{TypeId, type_name};
+use std::borrow::Cow;
 
-use ecs_engine::{Access, Component, ComponentAccess, Registry};
+use ecs_engine::{Access, Component, ComponentAccess, ComponentId, ComponentKey, Registry};
 
 /// One resource type a system reads or writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,7 +31,10 @@ impl ResourceAccess {
 /// The declared access of a system: the scheduler orders systems by it, and
 /// a system may touch nothing outside it.
 ///
-/// A type listed twice keeps the stronger access (write wins).
+/// A type listed twice keeps the stronger access (write wins). Components
+/// registered at run time are declared by id
+/// ([`read_runtime`](Self::read_runtime), [`write_runtime`](Self::write_runtime))
+/// and ordered like Rust types.
 ///
 /// # Examples
 ///
@@ -59,7 +63,7 @@ pub struct SystemAccess {
     commands: bool,
     /// Types that the system's parameters borrow twice, at least once
     /// for writing: such a system could never run.
-    clashes: Vec<&'static str>,
+    clashes: Vec<Cow<'static, str>>,
 }
 
 impl SystemAccess {
@@ -77,6 +81,38 @@ impl SystemAccess {
     /// Adds write access to component `T`.
     pub fn write<T: Component>(mut self) -> Self {
         self.add_component(ComponentAccess::of::<T>(Access::Write));
+        self
+    }
+
+    /// Adds read access to the run-time component `id`, named `name` in
+    /// errors and in the schedule's explanations (pass its registered name,
+    /// [`ComponentInfo::name`](ecs_engine::ComponentInfo::name)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::alloc::Layout;
+    /// use ecs_engine::{Access, ComponentDescriptor, Registry};
+    /// use scheduler::SystemAccess;
+    ///
+    /// let mut registry = Registry::new();
+    /// let hp = registry
+    ///     .register_runtime(ComponentDescriptor::new("hp", Layout::new::<u32>()))
+    ///     .unwrap();
+    /// let access = SystemAccess::new().read_runtime(hp, "hp");
+    /// assert!(access.allows_component(hp, Access::Read));
+    /// assert!(!access.allows_component(hp, Access::Write));
+    /// assert_eq!(access.describe(), "reads hp");
+    /// ```
+    pub fn read_runtime(mut self, id: ComponentId, name: impl Into<Cow<'static, str>>) -> Self {
+        self.add_component(ComponentAccess::runtime(id, name, Access::Read));
+        self
+    }
+
+    /// Adds write access to the run-time component `id`, named `name` (see
+    /// [`read_runtime`](Self::read_runtime)).
+    pub fn write_runtime(mut self, id: ComponentId, name: impl Into<Cow<'static, str>>) -> Self {
+        self.add_component(ComponentAccess::runtime(id, name, Access::Write));
         self
     }
 
@@ -100,11 +136,7 @@ impl SystemAccess {
 
     /// Adds one component access (merged with an earlier one of that type).
     pub fn add_component(&mut self, new: ComponentAccess) {
-        match self
-            .components
-            .iter_mut()
-            .find(|c| c.type_id == new.type_id)
-        {
+        match self.components.iter_mut().find(|c| c.key == new.key) {
             Some(old) => old.access = old.access.max(new.access),
             None => self.components.push(new),
         }
@@ -123,9 +155,9 @@ impl SystemAccess {
     /// clash, which [`ScheduleBuilder::build`](crate::ScheduleBuilder::build)
     /// reports (the run would always fail on the second borrow).
     pub fn add_component_borrow(&mut self, new: ComponentAccess) {
-        let old = self.components.iter().find(|c| c.type_id == new.type_id);
+        let old = self.components.iter().find(|c| c.key == new.key);
         if old.is_some_and(|old| old.access.max(new.access) == Access::Write) {
-            self.clashes.push(new.name);
+            self.clashes.push(new.name.clone());
         }
         self.add_component(new);
     }
@@ -135,18 +167,18 @@ impl SystemAccess {
     pub fn add_resource_borrow(&mut self, new: ResourceAccess) {
         let old = self.resources.iter().find(|r| r.type_id == new.type_id);
         if old.is_some_and(|old| old.access.max(new.access) == Access::Write) {
-            self.clashes.push(new.name);
+            self.clashes.push(Cow::Borrowed(new.name));
         }
         self.add_resource(new);
     }
 
     /// The types that the system's parameters borrow twice, at least once
     /// for writing.
-    pub fn clashes(&self) -> &[&'static str] {
+    pub fn clashes(&self) -> &[Cow<'static, str>] {
         &self.clashes
     }
 
-    pub(crate) fn record_clash(&mut self, name: &'static str) {
+    pub(crate) fn record_clash(&mut self, name: Cow<'static, str>) {
         self.clashes.push(name);
     }
 
@@ -170,12 +202,23 @@ impl SystemAccess {
         self.commands
     }
 
-    /// `true` when the declaration covers `access` to component `type_id`
-    /// (a declared write covers a read).
-    pub fn allows_component(&self, type_id: TypeId, access: Access) -> bool {
+    /// `true` when the declaration covers `access` to component `key` (a
+    /// Rust `TypeId`, a run-time [`ComponentId`], or a [`ComponentKey`]);
+    /// a declared write covers a read.
+    pub fn allows_component(&self, key: impl Into<ComponentKey>, access: Access) -> bool {
+        let key = key.into();
         self.components
             .iter()
-            .any(|c| c.type_id == type_id && c.access >= access)
+            .any(|c| c.key == key && c.access >= access)
+    }
+
+    /// The declared access to component `key`, if any.
+    pub fn component_access(&self, key: impl Into<ComponentKey>) -> Option<Access> {
+        let key = key.into();
+        self.components
+            .iter()
+            .find(|c| c.key == key)
+            .map(|c| c.access)
     }
 
     /// `true` when the declaration covers `access` to resource `type_id`.
@@ -185,11 +228,15 @@ impl SystemAccess {
             .any(|r| r.type_id == type_id && r.access >= access)
     }
 
-    /// Creates the pool of every declared component type in `registry`, so
-    /// a view over a type nobody has inserted yet is empty, not missing.
+    /// Creates the pool of every declared Rust component type in
+    /// `registry`, so a view over a type nobody has inserted yet is empty,
+    /// not missing. (Run-time components have their pool from their
+    /// registration.)
     pub fn register_pools(&self, registry: &mut Registry) {
         for component in &self.components {
-            (component.register)(registry);
+            if let Some(register) = component.register {
+                register(registry);
+            }
         }
     }
 
@@ -198,14 +245,19 @@ impl SystemAccess {
     pub(crate) fn conflicts<'a>(
         &'a self,
         other: &'a SystemAccess,
-    ) -> impl Iterator<Item = (&'static str, SubjectKind, Access, Access)> + 'a {
+    ) -> impl Iterator<Item = (Cow<'static, str>, SubjectKind, Access, Access)> + 'a {
         let components = self.components.iter().filter_map(|a| {
-            let b = other.components.iter().find(|b| b.type_id == a.type_id)?;
-            Some((a.name, SubjectKind::Component, a.access, b.access))
+            let b = other.components.iter().find(|b| b.key == a.key)?;
+            Some((a.name.clone(), SubjectKind::Component, a.access, b.access))
         });
         let resources = self.resources.iter().filter_map(|a| {
             let b = other.resources.iter().find(|b| b.type_id == a.type_id)?;
-            Some((a.name, SubjectKind::Resource, a.access, b.access))
+            Some((
+                Cow::Borrowed(a.name),
+                SubjectKind::Resource,
+                a.access,
+                b.access,
+            ))
         });
         components
             .chain(resources)
@@ -218,7 +270,7 @@ impl SystemAccess {
             self.components
                 .iter()
                 .filter(|c| c.access == access)
-                .map(|c| short_name(c.name))
+                .map(|c| short_name(&c.name))
                 .collect()
         };
         let resources = |access: Access| -> Vec<String> {

@@ -1,10 +1,15 @@
 //! What a running system sees: the registry through checked borrows, its
 //! own command buffer, and the tick.
 
+use std::borrow::Cow;
 use std::cell::{RefCell, RefMut};
+use std::ptr::NonNull;
 
 use command_buffer::CommandBuffer;
-use ecs_engine::{Access, ComponentAccess, QueryData, QueryFilter, RegistryCell, View};
+use ecs_engine::{
+    Access, ComponentAccess, ComponentId, ComponentInfo, Entity, QueryData, QueryFilter, RawView,
+    RegistryCell, View,
+};
 use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 
 use crate::{SystemAccess, SystemError, Tick};
@@ -74,13 +79,28 @@ impl<'a> SystemContext<'a> {
         self.cell.len()
     }
 
-    fn undeclared(&self, kind: &'static str, name: &'static str, access: Access) -> SystemError {
+    fn undeclared(
+        &self,
+        kind: &'static str,
+        name: impl Into<Cow<'static, str>>,
+        access: Access,
+    ) -> SystemError {
         SystemError::Undeclared {
             system: self.name.to_owned(),
             kind,
-            name,
+            name: name.into(),
             access,
         }
+    }
+
+    /// [`SystemError::Undeclared`] for run-time component `id`, named as
+    /// the registry names it.
+    fn undeclared_runtime(&self, id: ComponentId, access: Access) -> SystemError {
+        let name = match self.cell.component_info(id) {
+            Some(info) => info.name().to_owned(),
+            None => format!("component {id}"),
+        };
+        self.undeclared("component", name, access)
     }
 
     fn check_components(
@@ -89,7 +109,7 @@ impl<'a> SystemContext<'a> {
     ) -> Result<(), SystemError> {
         let mut refused = None;
         each(&mut |c: ComponentAccess| {
-            if refused.is_none() && !self.access.allows_component(c.type_id, c.access) {
+            if refused.is_none() && !self.access.allows_component(c.key, c.access) {
                 refused = Some(c);
             }
         });
@@ -131,6 +151,93 @@ impl<'a> SystemContext<'a> {
     /// As [`query_filtered`](Self::query_filtered).
     pub fn query<Q: QueryData>(&self) -> Result<View<'_, Q>, SystemError> {
         self.query_filtered::<Q, ()>()
+    }
+
+    /// A [`RawView`] over the run-time components `ids`, each borrowed with
+    /// the system's declared access: for writing if declared write (write
+    /// through its pointers only then), else for reading.
+    ///
+    /// # Errors
+    ///
+    /// [`SystemError::Undeclared`] naming the system and the component when
+    /// an id is not declared; [`SystemError::Registry`] for an empty list,
+    /// an id listed twice, an id that is not a run-time component, or a
+    /// borrow conflict.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::alloc::Layout;
+    /// use ecs_engine::{ComponentDescriptor, Registry};
+    /// use scheduler::{DeclaredSystem, Schedule, SystemAccess, Tick};
+    ///
+    /// let mut registry = Registry::new();
+    /// let f32s = Layout::new::<f32>();
+    /// let pos = registry.register_runtime(ComponentDescriptor::new("pos", f32s)).unwrap();
+    /// let vel = registry.register_runtime(ComponentDescriptor::new("vel", f32s)).unwrap();
+    /// let e = registry.spawn(());
+    /// let (p, v) = (1.0f32, 2.0f32);
+    /// // SAFETY: valid f32 values, plain bytes.
+    /// unsafe {
+    ///     registry.insert_raw(e, pos, (&raw const p).cast()).unwrap();
+    ///     registry.insert_raw(e, vel, (&raw const v).cast()).unwrap();
+    /// }
+    /// let movement = DeclaredSystem::new(
+    ///     "movement",
+    ///     SystemAccess::new().write_runtime(pos, "pos").read_runtime(vel, "vel"),
+    ///     move |ctx| {
+    ///         ctx.raw_view(&[pos, vel])?.each(|_, values| {
+    ///             // SAFETY: `pos` is declared write; both are f32.
+    ///             unsafe { *values[0].cast::<f32>() += *values[1].cast::<f32>() };
+    ///         });
+    ///         Ok(())
+    ///     },
+    /// );
+    /// let mut builder = Schedule::builder();
+    /// builder.add(movement);
+    /// let mut schedule = builder.build(&mut registry).unwrap();
+    /// schedule.run(&mut registry, Tick::default()).unwrap();
+    /// // SAFETY: aligned f32, read between ticks.
+    /// assert_eq!(unsafe { *registry.get_raw(e, pos).unwrap().cast::<f32>().as_ptr() }, 3.0);
+    /// ```
+    pub fn raw_view(&self, ids: &[ComponentId]) -> Result<RawView<'_>, SystemError> {
+        let mut terms = Vec::with_capacity(ids.len());
+        for &id in ids {
+            match self.access.component_access(id) {
+                Some(access) => terms.push((id, access)),
+                None => return Err(self.undeclared_runtime(id, Access::Read)),
+            }
+        }
+        self.cell
+            .raw_view(&terms)
+            .map_err(|e| self.registry_error(e))
+    }
+
+    /// A pointer to `entity`'s value of run-time component `id`, aligned to
+    /// its layout and valid until the system returns. Write through it only
+    /// if the system declared `id` for writing; reading needs a declared
+    /// read or write.
+    ///
+    /// # Errors
+    ///
+    /// [`SystemError::Undeclared`] when `id` is not declared;
+    /// [`SystemError::Registry`] when the entity is not alive, has no such
+    /// value, the id is not a run-time component, or the pool is
+    /// write-locked by a raw view of this system.
+    pub fn get_raw(&self, entity: Entity, id: ComponentId) -> Result<NonNull<u8>, SystemError> {
+        if !self.access.allows_component(id, Access::Read) {
+            return Err(self.undeclared_runtime(id, Access::Read));
+        }
+        self.cell
+            .get_raw(entity, id)
+            .map_err(|e| self.registry_error(e))
+    }
+
+    /// What the registry knows of component `id` (name, layout,
+    /// destructor), e.g. to record a raw insert in the command buffer;
+    /// `None` for an unknown id. Needs no declared access.
+    pub fn component_info(&self, id: ComponentId) -> Option<&ComponentInfo> {
+        self.cell.component_info(id)
     }
 
     /// Read access to resource `R`.

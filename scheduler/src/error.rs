@@ -1,5 +1,7 @@
 //! Errors of building a schedule and of running a tick.
 
+use std::borrow::Cow;
+
 use ecs_engine::{Access, EcsError};
 
 /// Why a schedule could not be built. Each names the systems involved.
@@ -32,7 +34,7 @@ pub enum BuildError {
         /// The system.
         system: String,
         /// The type borrowed twice.
-        name: &'static str,
+        name: Cow<'static, str>,
     },
     /// The ordering constraints form a cycle.
     #[error("the systems form a cycle: {}", describe_cycle(.cycle))]
@@ -73,8 +75,8 @@ pub enum SystemError {
         system: String,
         /// `"component"`, `"resource"` or `"command buffer"`.
         kind: &'static str,
-        /// The type's name.
-        name: &'static str,
+        /// The type's name (the registered name of a run-time component).
+        name: Cow<'static, str>,
         /// The access it asked for.
         access: Access,
     },

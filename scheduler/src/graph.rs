@@ -12,6 +12,7 @@
 //! the systems with no predecessor; wave k+1 the systems whose last
 //! predecessor is in wave k. Within a wave, systems keep registration order.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use ecs_engine::Access;
@@ -51,8 +52,9 @@ pub enum Rule {
 pub enum EdgeReason {
     /// Both systems touch a type, at least one writing it.
     Conflict {
-        /// The component or resource type name.
-        name: &'static str,
+        /// The component or resource name (a type name, or the registered
+        /// name of a run-time component).
+        name: Cow<'static, str>,
         /// Component or resource.
         kind: SubjectKind,
         /// The ordering rule applied.

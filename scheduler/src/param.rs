@@ -65,11 +65,11 @@ impl<Q: QueryData + 'static, F: QueryFilter + 'static> SystemParam for Query<'_,
         let mut own = SystemAccess::new();
         Q::access(&mut |c| own.add_component_borrow(c));
         F::access(&mut |c| own.add_component_borrow(c));
-        for &name in own.clashes() {
-            access.record_clash(name);
+        for name in own.clashes() {
+            access.record_clash(name.clone());
         }
-        for &c in own.components() {
-            access.add_component_borrow(c);
+        for c in own.components() {
+            access.add_component_borrow(c.clone());
         }
     }
 

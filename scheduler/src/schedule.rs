@@ -151,10 +151,10 @@ impl ScheduleBuilder {
         }
         let accesses: Vec<SystemAccess> = self.entries.iter().map(|e| e.system.access()).collect();
         for (name, access) in names.iter().zip(&accesses) {
-            if let Some(&clash) = access.clashes().first() {
+            if let Some(clash) = access.clashes().first() {
                 return Err(BuildError::ParamClash {
                     system: name.clone(),
-                    name: clash,
+                    name: clash.clone(),
                 });
             }
         }

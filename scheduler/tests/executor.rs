@@ -197,7 +197,7 @@ fn undeclared_access_is_an_error_naming_system_and_type() {
         &SystemError::Undeclared {
             system: "sneaky".into(),
             kind: "component",
-            name: std::any::type_name::<Position>(),
+            name: std::any::type_name::<Position>().into(),
             access: ecs_engine::Access::Write,
         }
     );

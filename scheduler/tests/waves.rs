@@ -127,7 +127,7 @@ fn edges_record_their_reasons() {
     );
     assert!(dot.contains("label=\"wave 1\""), "{dot}");
     let _ = EdgeReason::Conflict {
-        name: "A",
+        name: "A".into(),
         kind: SubjectKind::Component,
         rule: Rule::WriteBeforeRead,
     };

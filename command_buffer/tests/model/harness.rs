@@ -1,10 +1,13 @@
 //! The model of a world and of buffers not yet applied, and the harness
 //! that drives the real buffers and registry beside it.
 
+use std::alloc::Layout;
 use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use command_buffer::{ApplyMode, CommandBuffer, CommandKind, apply_all_with, is_placeholder};
-use ecs_engine::{Entity, Registry};
+use ecs_engine::{ComponentDescriptor, ComponentId, Entity, RawComponent, Registry};
 
 use crate::{A, B, BUFFERS, Log, Op, Res, policy};
 
@@ -29,6 +32,8 @@ struct Logical {
     state: State,
     a: Option<u32>,
     b: Option<u32>,
+    /// The run-time component `R`.
+    r: Option<u32>,
     /// The live entity, once known.
     real: Option<Entity>,
 }
@@ -51,6 +56,8 @@ enum Cmd {
     InsertBundle(Target, u32),
     RemoveA(Target),
     RemoveB(Target),
+    InsertR(Target, u32),
+    RemoveR(Target),
     InsertRes(u32),
     RemoveRes,
     Custom(u32),
@@ -79,13 +86,31 @@ pub(crate) struct Harness {
     res: Option<u32>,
     log: Vec<u32>,
     seen: HashSet<Entity>,
+    /// The run-time component `R` (a `u64` holding the value).
+    r: ComponentId,
+    /// `R` values recorded so far, and dropped so far (by the destructor).
+    r_created: usize,
+    r_dropped: Arc<AtomicUsize>,
 }
 
 impl Harness {
     pub(crate) fn new() -> Self {
         let mut registry = Registry::new();
         registry.insert_resource(Log::default());
+        let r_dropped = Arc::new(AtomicUsize::new(0));
+        let counter = r_dropped.clone();
+        // SAFETY: the destructor only checks alignment and counts.
+        let descriptor = unsafe {
+            ComponentDescriptor::new("R", Layout::new::<u64>()).with_drop(move |ptr| {
+                assert_eq!(ptr.as_ptr() as usize % 8, 0, "aligned drop");
+                counter.fetch_add(1, Ordering::Relaxed);
+            })
+        };
+        let r = registry.register_runtime(descriptor).unwrap();
         Harness {
+            r,
+            r_created: 0,
+            r_dropped,
             registry,
             buffers: (0..BUFFERS)
                 .map(|b| CommandBuffer::with_policy(policy(b)))
@@ -140,6 +165,7 @@ impl Harness {
                     state: State::Pending,
                     a,
                     b,
+                    r: None,
                     real: None,
                 });
                 self.recorded[buf].push(Cmd::Spawn(self.ents.len() - 1));
@@ -178,6 +204,25 @@ impl Harness {
                 if let Some((t, h)) = self.target(buf, target) {
                     self.buffers[buf].remove::<B>(h);
                     self.recorded[buf].push(Cmd::RemoveB(t));
+                }
+            }
+            Op::InsertR { buf, target, value } => {
+                if let Some((t, h)) = self.target(buf, target) {
+                    // A u64 at an odd address: the buffer copies it aligned.
+                    let mut bytes = [0u8; 9];
+                    bytes[1..].copy_from_slice(&u64::from(value).to_ne_bytes());
+                    let info = self.registry.component_info(self.r).unwrap();
+                    // SAFETY: `info` is `R`'s and the bytes a valid u64.
+                    let raw = unsafe { RawComponent::new(self.r, info, bytes.as_ptr().add(1)) };
+                    self.buffers[buf].insert_raw(h, raw);
+                    self.r_created += 1;
+                    self.recorded[buf].push(Cmd::InsertR(t, value));
+                }
+            }
+            Op::RemoveR { buf, target } => {
+                if let Some((t, h)) = self.target(buf, target) {
+                    self.buffers[buf].remove_by_id(h, self.r);
+                    self.recorded[buf].push(Cmd::RemoveR(t));
                 }
             }
             Op::InsertRes { buf, value } => {
@@ -228,6 +273,7 @@ impl Harness {
                     state: State::Alive,
                     a: Some(a),
                     b: None,
+                    r: None,
                     real: Some(handle),
                 });
             }
@@ -307,6 +353,11 @@ impl Harness {
             }),
             Cmd::RemoveA(t) => on(self, t, CommandKind::Remove, &mut |e| remove(&mut e.a)),
             Cmd::RemoveB(t) => on(self, t, CommandKind::Remove, &mut |e| remove(&mut e.b)),
+            Cmd::InsertR(t, v) => on(self, t, CommandKind::InsertRaw, &mut |e| {
+                e.r = Some(v);
+                Outcome::Applied
+            }),
+            Cmd::RemoveR(t) => on(self, t, CommandKind::RemoveById, &mut |e| remove(&mut e.r)),
             Cmd::InsertRes(v) => {
                 self.res = Some(v);
                 (CommandKind::InsertResource, Entity::NULL, Outcome::Applied)
@@ -405,12 +456,13 @@ impl Harness {
 
     pub(crate) fn check(&self) {
         let mut alive = 0;
-        let (mut with_a, mut with_b) = (0, 0);
+        let (mut with_a, mut with_b, mut with_r) = (0, 0, 0);
         for l in &self.ents {
             if l.state == State::Alive {
                 alive += 1;
                 with_a += usize::from(l.a.is_some());
                 with_b += usize::from(l.b.is_some());
+                with_r += usize::from(l.r.is_some());
             }
             match l.real {
                 Some(real) => {
@@ -422,6 +474,11 @@ impl Harness {
                     if l.state == State::Alive {
                         assert_eq!(self.registry.get::<A>(real).map(|c| c.0), l.a, "{l:?}");
                         assert_eq!(self.registry.get::<B>(real).map(|c| c.0), l.b, "{l:?}");
+                        let r = self.registry.get_raw(real, self.r).ok().map(|p| {
+                            // SAFETY: an aligned u64, read while nothing changes.
+                            unsafe { *p.cast::<u64>().as_ptr() as u32 }
+                        });
+                        assert_eq!(r, l.r, "{l:?}");
                     }
                 }
                 None => assert!(!self.registry.is_alive(l.handle), "{l:?}"),
@@ -430,6 +487,20 @@ impl Harness {
         assert_eq!(self.registry.len(), alive);
         assert_eq!(self.registry.count::<A>(), with_a);
         assert_eq!(self.registry.count::<B>(), with_b);
+        assert_eq!(self.registry.count_id(self.r), with_r);
+        // Every `R` value ever recorded is in the registry, waiting in a
+        // buffer, or dropped exactly once.
+        let pending = self
+            .recorded
+            .iter()
+            .flatten()
+            .filter(|cmd| matches!(cmd, Cmd::InsertR(..)))
+            .count();
+        assert_eq!(
+            self.r_created - self.r_dropped.load(Ordering::Relaxed),
+            with_r + pending,
+            "R values alive"
+        );
         assert_eq!(self.registry.resource::<Res>().map(|r| r.0), self.res);
         assert_eq!(
             self.registry.resource::<Log>().map(|l| l.0.as_slice()),
@@ -446,6 +517,14 @@ impl Harness {
             .filter(|l| l.state == State::Pending && !is_placeholder(l.handle))
             .count();
         assert!(self.registry.entities().reserved() >= in_reserves + in_spawns);
+    }
+
+    /// Drops the buffers and the registry: every `R` value recorded has then
+    /// been dropped exactly once.
+    pub(crate) fn check_all_raw_values_dropped(self) {
+        let (created, dropped) = (self.r_created, self.r_dropped.clone());
+        drop(self);
+        assert_eq!(dropped.load(Ordering::Relaxed), created);
     }
 
     /// After an apply that reached every buffer, nothing else is reserved.

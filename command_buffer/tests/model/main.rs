@@ -8,7 +8,10 @@
 //! The sequences include despawn-then-insert, insert-then-despawn, double
 //! despawn, spawn-then-despawn in one buffer, commands on stale handles
 //! (despawned directly, by another buffer, or from an earlier apply, with
-//! their slots reused), clear, drop and release.
+//! their slots reused), clear, drop and release. A run-time component `R`
+//! (`insert_raw` / `remove_by_id`) is modelled like the typed ones, and
+//! its destructor count checks that every raw value is dropped exactly
+//! once: applied, skipped, cleared or left in a dropped buffer.
 
 mod harness;
 
@@ -74,6 +77,17 @@ enum Op {
         buf: usize,
         target: usize,
     },
+    /// `insert_raw` of the run-time component `R`.
+    InsertR {
+        buf: usize,
+        target: usize,
+        value: u32,
+    },
+    /// `remove_by_id` of `R`.
+    RemoveR {
+        buf: usize,
+        target: usize,
+    },
     InsertRes {
         buf: usize,
         value: u32,
@@ -126,6 +140,9 @@ fn op() -> impl Strategy<Value = Op> {
             .prop_map(|(buf, target, value)| Op::InsertBundle { buf, target, value }),
         3 => (buf.clone(), target).prop_map(|(buf, target)| Op::RemoveA { buf, target }),
         1 => (buf.clone(), target).prop_map(|(buf, target)| Op::RemoveB { buf, target }),
+        3 => (buf.clone(), target, value.clone())
+            .prop_map(|(buf, target, value)| Op::InsertR { buf, target, value }),
+        1 => (buf.clone(), target).prop_map(|(buf, target)| Op::RemoveR { buf, target }),
         1 => (buf.clone(), value.clone()).prop_map(|(buf, value)| Op::InsertRes { buf, value }),
         1 => buf.clone().prop_map(|buf| Op::RemoveRes { buf }),
         1 => (buf.clone(), value.clone()).prop_map(|(buf, tag)| Op::Custom { buf, tag }),
@@ -160,5 +177,6 @@ proptest! {
             buffer.release(&mut harness.registry);
         }
         assert_eq!(harness.registry.entities().reserved(), 0);
+        harness.check_all_raw_values_dropped();
     }
 }

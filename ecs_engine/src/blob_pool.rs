@@ -1,0 +1,383 @@
+//! The pool of a run-time component: a sparse set of untyped values.
+//!
+//! Same layout and invariants as [`SparseSet`](crate::SparseSet), for every
+//! `i < len`:
+//! - `dense[i]` is the entity whose value sits at `column[i]`;
+//! - `sparse[dense[i].index()] == i`;
+//! - every other sparse slot is empty.
+//!
+//! The column is one allocation with the component's alignment, holding
+//! `cap` values `stride` bytes apart (`stride` is the size rounded up to the
+//! alignment); it grows by doubling. A zero-size component allocates no
+//! column: its values all live at one dangling, aligned address.
+//!
+//! Values are moved by copying `size` bytes (swap-and-pop on removal) and
+//! dropped by calling the component's destructor exactly once, with an
+//! aligned pointer: on remove, replace, despawn, clear and when the pool
+//! drops. Every byte copy goes through `copy_nonoverlapping` (an untyped
+//! copy), so padding bytes of C values may stay uninitialised.
+
+use std::alloc::{self, Layout};
+use std::ptr::{self, NonNull};
+
+use crate::sparse_set::{RunInfo, SparseIndex};
+use crate::{DropFn, Entity, SparseSet};
+
+/// The bytes of a pool's values.
+struct Column {
+    /// Start of the allocation; dangling (aligned) while `cap == 0` and
+    /// for a zero-size component.
+    data: NonNull<u8>,
+    /// Values the allocation holds (`usize::MAX` for a zero-size component).
+    cap: usize,
+    /// One value's layout.
+    item: Layout,
+    /// Bytes from one value to the next.
+    stride: usize,
+}
+
+/// An aligned, non-null pointer with no provenance, for zero-size values
+/// and empty columns.
+fn dangling(align: usize) -> NonNull<u8> {
+    NonNull::new(ptr::without_provenance_mut(align)).expect("alignment is non-zero")
+}
+
+impl Column {
+    fn new(item: Layout) -> Self {
+        let stride = item.pad_to_align().size();
+        Column {
+            data: dangling(item.align()),
+            cap: if stride == 0 { usize::MAX } else { 0 },
+            item,
+            stride,
+        }
+    }
+
+    /// The layout of an allocation of `cap` values.
+    fn array(&self, cap: usize) -> Layout {
+        self.stride
+            .checked_mul(cap)
+            .and_then(|size| Layout::from_size_align(size, self.item.align()).ok())
+            .expect("component column capacity overflow")
+    }
+
+    /// Address of value `i` (in bounds when `i < cap`).
+    #[inline]
+    fn at(&self, i: usize) -> *mut u8 {
+        self.data.as_ptr().wrapping_add(i * self.stride)
+    }
+
+    /// Makes room for value number `len` (0-based), doubling the capacity.
+    fn reserve_one(&mut self, len: usize) {
+        if len < self.cap {
+            return;
+        }
+        let new_cap = (self.cap * 2).max(4);
+        let new_layout = self.array(new_cap);
+        let data = if self.cap == 0 {
+            // SAFETY: `new_layout` has a non-zero size (stride > 0 here,
+            // since a zero-size column's capacity is unbounded).
+            unsafe { alloc::alloc(new_layout) }
+        } else {
+            // SAFETY: `data` was allocated with `self.array(self.cap)`, and
+            // the new size is non-zero and fits `isize` (checked by
+            // `Layout::from_size_align`).
+            unsafe { alloc::realloc(self.data.as_ptr(), self.array(self.cap), new_layout.size()) }
+        };
+        self.data = NonNull::new(data).unwrap_or_else(|| alloc::handle_alloc_error(new_layout));
+        self.cap = new_cap;
+    }
+
+    fn heap_bytes(&self) -> usize {
+        if self.stride == 0 {
+            0
+        } else {
+            self.cap * self.stride
+        }
+    }
+}
+
+impl Drop for Column {
+    fn drop(&mut self) {
+        if self.stride != 0 && self.cap != 0 {
+            // SAFETY: allocated with this layout by `reserve_one`.
+            unsafe { alloc::dealloc(self.data.as_ptr(), self.array(self.cap)) }
+        }
+    }
+}
+
+/// Copies `len` bytes from `src` to `dst` when dropped, so a move finishes
+/// even if a destructor called before it unwinds.
+struct CopyOnDrop {
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+}
+
+impl Drop for CopyOnDrop {
+    fn drop(&mut self) {
+        // SAFETY: whoever builds a `CopyOnDrop` checks that `src` is
+        // readable and `dst` writable for `len` bytes, and that they do not
+        // overlap.
+        unsafe { ptr::copy_nonoverlapping(self.src, self.dst, self.len) }
+    }
+}
+
+/// The values of one run-time component, packed densely, with O(1) lookup
+/// by entity. See the module docs for the invariants.
+pub(crate) struct BlobPool {
+    sparse: SparseIndex,
+    dense: Vec<Entity>,
+    column: Column,
+    drop: Option<DropFn>,
+    /// Identity, revision and run cache, for raw views (as in `SparseSet`).
+    runs: RunInfo,
+}
+
+// SAFETY: the pool owns its column like a `Vec<u8>` owns its buffer; the
+// values in it are only inserted through `Registry::insert_raw` (or a
+// `RawComponent`), whose callers promise they may be sent to and shared
+// between threads, and the destructor is `Send + Sync`.
+unsafe impl Send for BlobPool {}
+// SAFETY: as above; `&BlobPool` gives no interior mutability of its own
+// (writes through the column's raw pointers are governed by the pool's lock).
+unsafe impl Sync for BlobPool {}
+
+impl std::fmt::Debug for BlobPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlobPool")
+            .field("len", &self.dense.len())
+            .field("layout", &self.column.item)
+            .finish()
+    }
+}
+
+impl BlobPool {
+    pub(crate) fn new(item: Layout, drop: Option<DropFn>) -> Self {
+        BlobPool {
+            sparse: SparseIndex::default(),
+            dense: Vec::new(),
+            column: Column::new(item),
+            drop,
+            runs: RunInfo::default(),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.dense.len()
+    }
+
+    /// The owners, in dense order.
+    #[inline]
+    pub(crate) fn entities(&self) -> &[Entity] {
+        &self.dense
+    }
+
+    /// The sparse index and run information, for raw views.
+    #[inline]
+    pub(crate) fn lookup_parts(&self) -> (&SparseIndex, &RunInfo) {
+        (&self.sparse, &self.runs)
+    }
+
+    /// Address of the value at dense position `i` (`i <= len`; the value
+    /// is live when `i < len`). Aligned to the component's alignment.
+    #[inline]
+    pub(crate) fn ptr_at(&self, i: usize) -> *mut u8 {
+        self.column.at(i)
+    }
+
+    /// The dense position of `entity`'s value, trying `hint` first.
+    #[inline]
+    pub(crate) fn dense_index_hinted(&self, entity: Entity, hint: usize) -> Option<usize> {
+        SparseSet::<()>::locate(&self.dense, &self.sparse, entity, hint)
+    }
+
+    #[inline]
+    pub(crate) fn contains(&self, entity: Entity) -> bool {
+        self.dense_index_hinted(entity, usize::MAX).is_some()
+    }
+
+    /// The address of `entity`'s value.
+    #[inline]
+    pub(crate) fn get(&self, entity: Entity) -> Option<NonNull<u8>> {
+        let i = self.dense_index_hinted(entity, usize::MAX)?;
+        NonNull::new(self.ptr_at(i))
+    }
+
+    /// Calls the destructor on the value at `value`.
+    ///
+    /// # Safety
+    ///
+    /// `value` holds a live value of this pool's component that is not
+    /// used again.
+    #[inline]
+    unsafe fn drop_value(&self, value: *mut u8) {
+        if let (Some(drop), Some(value)) = (&self.drop, NonNull::new(value)) {
+            // SAFETY: forwarded contract; the pointer is aligned (column
+            // addresses are multiples of the alignment apart from an
+            // aligned start).
+            unsafe { drop.call(value) }
+        }
+    }
+
+    /// Stores the value at `src` for `entity`, dropping the value it
+    /// replaces. An entry of a stale handle with the same index is
+    /// replaced (and dropped) too.
+    ///
+    /// # Safety
+    ///
+    /// `src` is readable for the component's size and holds a valid value
+    /// of it (any alignment), which the pool now owns; it does not point
+    /// into this pool's column.
+    pub(crate) unsafe fn insert(&mut self, entity: Entity, src: *const u8) {
+        let size = self.column.item.size();
+        if let Some(i) = self.sparse.get(entity.index()) {
+            if self.dense[i] != entity {
+                self.runs.revision += 1;
+            }
+            self.dense[i] = entity;
+            // Moves the new value in once the old one is dropped, even if
+            // its destructor unwinds.
+            let _move_in = CopyOnDrop {
+                src,
+                dst: self.column.at(i),
+                len: size,
+            };
+            // SAFETY: position `i < len` holds a live value, replaced next.
+            unsafe { self.drop_value(self.column.at(i)) };
+            return;
+        }
+        let len = self.dense.len();
+        self.column.reserve_one(len);
+        // SAFETY: `src` is readable for `size` bytes (our contract), the
+        // column has room for value `len`, and the two do not overlap.
+        unsafe { ptr::copy_nonoverlapping(src, self.column.at(len), size) };
+        self.sparse.set(entity.index(), len);
+        self.dense.push(entity);
+        self.runs.revision += 1;
+    }
+
+    /// Removes and drops `entity`'s value; the last value moves into its
+    /// place. `true` if it had one.
+    pub(crate) fn remove(&mut self, entity: Entity) -> bool {
+        let Some(i) = self.dense_index_hinted(entity, usize::MAX) else {
+            return false;
+        };
+        let last = self.dense.len() - 1;
+        self.runs.revision += 1;
+        self.sparse.clear_slot(entity.index());
+        self.dense.swap_remove(i);
+        if let Some(&moved) = self.dense.get(i) {
+            self.sparse.set(moved.index(), i);
+        }
+        // The last value fills the hole once the removed one is dropped,
+        // even if its destructor unwinds.
+        let _fill = CopyOnDrop {
+            src: self.column.at(last),
+            dst: self.column.at(i),
+            len: if i == last {
+                0
+            } else {
+                self.column.item.size()
+            },
+        };
+        // SAFETY: position `i` held `entity`'s live value, no longer listed.
+        unsafe { self.drop_value(self.column.at(i)) };
+        true
+    }
+
+    /// Drops every value; keeps the allocated memory.
+    pub(crate) fn clear(&mut self) {
+        let len = self.dense.len();
+        self.runs.revision += 1;
+        for entity in self.dense.drain(..) {
+            self.sparse.clear_slot(entity.index());
+        }
+        for i in 0..len {
+            // SAFETY: positions `0..len` held live values, no longer listed
+            // (if a destructor unwinds, the rest leak, never drop twice).
+            unsafe { self.drop_value(self.column.at(i)) };
+        }
+    }
+
+    /// Bytes held on the heap: sparse pages, dense entities and the column.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.sparse.heap_bytes()
+            + self.dense.capacity() * std::mem::size_of::<Entity>()
+            + self.column.heap_bytes()
+    }
+}
+
+impl Drop for BlobPool {
+    fn drop(&mut self) {
+        self.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::num::NonZeroU32;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    fn e(index: u32) -> Entity {
+        Entity::new(index, NonZeroU32::MIN)
+    }
+
+    #[test]
+    fn swap_and_pop_moves_bytes() {
+        let mut pool = BlobPool::new(Layout::new::<u64>(), None);
+        for i in 0..5u64 {
+            let value = i * 10;
+            // SAFETY: a valid u64.
+            unsafe { pool.insert(e(i as u32), (&raw const value).cast()) };
+        }
+        assert!(pool.remove(e(1)));
+        assert_eq!(pool.entities(), &[e(0), e(4), e(2), e(3)]);
+        let read = |pool: &BlobPool, i: u32| {
+            // SAFETY: the pool stores aligned u64 values.
+            pool.get(e(i)).map(|p| unsafe { *p.cast::<u64>().as_ptr() })
+        };
+        assert_eq!(read(&pool, 4), Some(40));
+        assert_eq!(read(&pool, 1), None);
+        assert!(!pool.remove(e(1)));
+        assert!(pool.remove(e(3)));
+        assert_eq!(pool.len(), 3);
+    }
+
+    #[test]
+    fn destructor_runs_once_per_value() {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let counter = drops.clone();
+        // SAFETY: the destructor only counts.
+        let drop = unsafe {
+            crate::ComponentDescriptor::new("x", Layout::new::<u32>()).with_drop(move |_| {
+                counter.fetch_add(1, Ordering::Relaxed);
+            })
+        };
+        let (_, layout, drop) = drop.into_parts();
+        let mut pool = BlobPool::new(layout, drop);
+        let v = 7u32;
+        for i in 0..4 {
+            // SAFETY: a valid u32.
+            unsafe { pool.insert(e(i), (&raw const v).cast()) };
+        }
+        // SAFETY: a valid u32.
+        unsafe { pool.insert(e(0), (&raw const v).cast()) };
+        assert_eq!(drops.load(Ordering::Relaxed), 1);
+        pool.remove(e(2));
+        assert_eq!(drops.load(Ordering::Relaxed), 2);
+        pool.clear();
+        assert_eq!(drops.load(Ordering::Relaxed), 5);
+        // SAFETY: a valid u32.
+        unsafe { pool.insert(e(9), (&raw const v).cast()) };
+        drop_pool(pool);
+        assert_eq!(drops.load(Ordering::Relaxed), 6);
+    }
+
+    fn drop_pool(pool: BlobPool) {
+        std::mem::drop(pool);
+    }
+}

@@ -1,0 +1,318 @@
+//! Owned run-time component values outside the registry: [`RawComponent`]
+//! (the promise that some bytes are a value of a component) and
+//! [`RawArena`] (a reused, aligned buffer of such values, for command
+//! buffers).
+//!
+//! The unsafe part is making a [`RawComponent`]: its caller vouches for the
+//! bytes. Everything after that (storing the value, inserting it into a
+//! registry, dropping it unapplied) is safe, so crates that forbid unsafe
+//! code, like the command buffer, can hold run-time values.
+
+use std::alloc::{self, Layout};
+use std::fmt;
+use std::ptr::{self, NonNull};
+
+use crate::{ComponentId, ComponentInfo, DropFn, EcsError, Entity, Registry};
+
+/// A value of run-time component `id`, given by pointer, whose ownership
+/// moves to whoever consumes this (e.g. [`RawArena::push`], or
+/// `CommandBuffer::insert_raw` in the command buffer crate).
+///
+/// Made only by the `unsafe` [`RawComponent::new`]; dropping a
+/// `RawComponent` without consuming it leaves the value with the caller.
+#[derive(Debug, Clone, Copy)]
+pub struct RawComponent<'a> {
+    id: ComponentId,
+    info: &'a ComponentInfo,
+    src: *const u8,
+}
+
+impl<'a> RawComponent<'a> {
+    /// The value at `src` of component `id`, described by `info`.
+    ///
+    /// # Safety
+    ///
+    /// - `info` is the [`ComponentInfo`] of `id` in the registry the value
+    ///   will be inserted into (a different layout is caught there and
+    ///   refused with [`EcsError::LayoutMismatch`]; a different destructor
+    ///   is not);
+    /// - `src` is readable for `info.layout().size()` bytes (any alignment)
+    ///   and holds a valid value of the component, which may be sent to
+    ///   and shared between threads;
+    /// - once this is consumed, the bytes at `src` are moved out: the
+    ///   caller must not drop that value, nor count on it being dropped
+    ///   at `src`.
+    pub unsafe fn new(id: ComponentId, info: &'a ComponentInfo, src: *const u8) -> Self {
+        RawComponent { id, info, src }
+    }
+
+    /// The component's id.
+    pub fn id(&self) -> ComponentId {
+        self.id
+    }
+
+    /// The component's info.
+    pub fn info(&self) -> &'a ComponentInfo {
+        self.info
+    }
+}
+
+/// Where one value sits in a [`RawArena`]; returned by [`RawArena::push`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RawSlot(usize);
+
+struct Entry {
+    id: ComponentId,
+    offset: usize,
+    layout: Layout,
+    drop: Option<DropFn>,
+    /// Moved into a registry or dropped already.
+    taken: bool,
+}
+
+/// Run-time component values, each stored aligned to its layout in one
+/// byte buffer that is reused after [`clear`](Self::clear): after warm-up,
+/// pushing allocates nothing.
+///
+/// Each value leaves exactly once: inserted into a registry by
+/// [`insert_into`](Self::insert_into) (or dropped there when the insert is
+/// refused), or dropped by [`clear`](Self::clear) or the arena's drop,
+/// always with a pointer aligned to its layout.
+///
+/// # Examples
+///
+/// ```
+/// use std::alloc::Layout;
+/// use ecs_engine::{ComponentDescriptor, RawArena, RawComponent, Registry};
+///
+/// let mut registry = Registry::new();
+/// let id = registry
+///     .register_runtime(ComponentDescriptor::new("hp", Layout::new::<u32>()))
+///     .unwrap();
+/// let e = registry.spawn(());
+/// let mut arena = RawArena::new();
+/// let hp = 30u32;
+/// let info = registry.component_info(id).unwrap();
+/// // SAFETY: `info` is `id`'s, and `hp` a valid u32 (plain bytes).
+/// let slot = arena.push(unsafe { RawComponent::new(id, info, (&raw const hp).cast()) });
+/// arena.insert_into(slot, &mut registry, e).unwrap();
+/// arena.clear();
+/// assert!(registry.has_id(e, id));
+/// ```
+pub struct RawArena {
+    buf: NonNull<u8>,
+    /// Bytes allocated (0: `buf` is dangling).
+    cap: usize,
+    /// Alignment of the allocation: the largest alignment pushed so far.
+    align: usize,
+    /// Bytes in use.
+    used: usize,
+    entries: Vec<Entry>,
+}
+
+// SAFETY: the arena owns its buffer like a `Vec<u8>`; the values in it were
+// vouched `Send + Sync` by `RawComponent::new`'s caller, and the
+// destructors are `Send + Sync`.
+unsafe impl Send for RawArena {}
+// SAFETY: as above; `&RawArena` reads nothing but its own fields.
+unsafe impl Sync for RawArena {}
+
+impl fmt::Debug for RawArena {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RawArena")
+            .field("values", &self.entries.len())
+            .field("bytes", &self.used)
+            .finish()
+    }
+}
+
+impl Default for RawArena {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The address of `entry`'s value in a buffer starting at `buf`.
+fn value_ptr(buf: NonNull<u8>, entry: &Entry) -> NonNull<u8> {
+    if entry.layout.size() == 0 {
+        NonNull::new(ptr::without_provenance_mut(entry.layout.align())).expect("non-zero")
+    } else {
+        NonNull::new(buf.as_ptr().wrapping_add(entry.offset)).expect("in the allocation")
+    }
+}
+
+impl RawArena {
+    /// An empty arena; allocates nothing.
+    pub fn new() -> Self {
+        RawArena {
+            buf: NonNull::dangling(),
+            cap: 0,
+            align: 1,
+            used: 0,
+            entries: Vec::new(),
+        }
+    }
+
+    /// Number of values pushed since the last [`clear`](Self::clear)
+    /// (taken or not).
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// `true` when nothing was pushed since the last clear.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Copies `value`'s bytes into the arena, which now owns the value.
+    ///
+    /// # Panics
+    ///
+    /// When the buffer would exceed `isize::MAX` bytes.
+    pub fn push(&mut self, value: RawComponent<'_>) -> RawSlot {
+        let layout = value.info.layout();
+        let size = layout.size();
+        let offset = if size == 0 {
+            0
+        } else {
+            let offset = self.used.next_multiple_of(layout.align());
+            let end = offset.checked_add(size).expect("raw arena overflow");
+            if end > self.cap || layout.align() > self.align {
+                self.grow(end, layout.align());
+            }
+            let dst = self.buf.as_ptr().wrapping_add(offset);
+            // SAFETY: `src` is readable for `size` bytes (`RawComponent::new`
+            // contract); `dst..dst + size` lies in our allocation (`end <=
+            // cap`), which `src` cannot point into (nobody outside sees it).
+            unsafe { ptr::copy_nonoverlapping(value.src, dst, size) };
+            self.used = end;
+            offset
+        };
+        self.entries.push(Entry {
+            id: value.id,
+            offset,
+            layout,
+            drop: value.info.drop_fn().cloned(),
+            taken: false,
+        });
+        RawSlot(self.entries.len() - 1)
+    }
+
+    /// Reallocates to hold at least `min_cap` bytes with alignment `align`,
+    /// keeping the bytes in use (values are moved by copying bytes).
+    fn grow(&mut self, min_cap: usize, align: usize) {
+        let new_align = self.align.max(align);
+        let new_cap = min_cap.max(self.cap * 2).max(64);
+        let new_layout =
+            Layout::from_size_align(new_cap, new_align).expect("raw arena capacity overflow");
+        // SAFETY: `new_layout` has a non-zero size.
+        let new = unsafe { alloc::alloc(new_layout) };
+        let new = NonNull::new(new).unwrap_or_else(|| alloc::handle_alloc_error(new_layout));
+        if self.cap != 0 {
+            // SAFETY: the old buffer holds `used <= cap` bytes, the new one
+            // has room for them, and they are different allocations.
+            unsafe { ptr::copy_nonoverlapping(self.buf.as_ptr(), new.as_ptr(), self.used) };
+            // SAFETY: allocated by an earlier `grow` with this layout.
+            unsafe { alloc::dealloc(self.buf.as_ptr(), self.layout()) };
+        }
+        self.buf = new;
+        self.cap = new_cap;
+        self.align = new_align;
+    }
+
+    fn layout(&self) -> Layout {
+        Layout::from_size_align(self.cap, self.align).expect("checked when allocated")
+    }
+
+    /// The component of the value at `slot`.
+    ///
+    /// # Panics
+    ///
+    /// When `slot` is not from this arena since its last clear.
+    #[track_caller]
+    pub fn id(&self, slot: RawSlot) -> ComponentId {
+        self.entries[slot.0].id
+    }
+
+    /// Moves the value at `slot` into `registry` as `entity`'s component,
+    /// as [`Registry::insert_raw`] (replacing and dropping an old value).
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Registry::insert_raw`] (the entity is not alive, the id
+    /// is unknown or a Rust type), and [`EcsError::LayoutMismatch`] when the
+    /// value was pushed with another layout than `registry` has for its
+    /// component. The value is dropped then; either way it has left the
+    /// arena.
+    ///
+    /// # Panics
+    ///
+    /// When `slot` is not from this arena since its last clear, or its
+    /// value has left already.
+    #[track_caller]
+    pub fn insert_into(
+        &mut self,
+        slot: RawSlot,
+        registry: &mut Registry,
+        entity: Entity,
+    ) -> Result<(), EcsError> {
+        let entry = &mut self.entries[slot.0];
+        assert!(
+            !entry.taken,
+            "RawArena: the value of {slot:?} has left already"
+        );
+        entry.taken = true;
+        let value = value_ptr(self.buf, entry);
+        let result = match registry.component_info(entry.id) {
+            Some(info) if info.is_runtime() && info.layout() != entry.layout => {
+                Err(EcsError::LayoutMismatch {
+                    component: info.name_cow(),
+                    expected: info.layout(),
+                    found: entry.layout,
+                })
+            }
+            // SAFETY: `value` holds a valid value of the component
+            // (`RawComponent::new` contract), readable for the registry's
+            // size of it (same layout, checked above; an unknown or typed id
+            // is refused before any read), outside the registry's storage.
+            // It was marked taken: if the insert succeeds the registry owns
+            // it, else it is dropped below.
+            _ => unsafe { registry.insert_raw(entity, entry.id, value.as_ptr()) },
+        };
+        if let (Err(_), Some(drop)) = (&result, &entry.drop) {
+            // SAFETY: the registry refused the value, so it is still ours,
+            // live, aligned to its layout, and marked taken (never used again).
+            unsafe { drop.call(value) };
+        }
+        result
+    }
+
+    /// Drops every value that has not left yet, and empties the arena,
+    /// keeping its memory for reuse.
+    pub fn clear(&mut self) {
+        self.used = 0;
+        let buf = self.buf;
+        for entry in self.entries.drain(..) {
+            if let (false, Some(drop)) = (entry.taken, &entry.drop) {
+                // SAFETY: an entry not taken holds a live value we own,
+                // aligned to its layout; the entry is removed (never again).
+                unsafe { drop.call(value_ptr(buf, &entry)) };
+            }
+        }
+    }
+
+    /// Bytes held on the heap (buffer and bookkeeping capacity).
+    pub fn heap_bytes(&self) -> usize {
+        self.cap + self.entries.capacity() * std::mem::size_of::<Entry>()
+    }
+}
+
+impl Drop for RawArena {
+    fn drop(&mut self) {
+        self.clear();
+        if self.cap != 0 {
+            // SAFETY: allocated by `grow` with this layout.
+            unsafe { alloc::dealloc(self.buf.as_ptr(), self.layout()) };
+        }
+    }
+}
