@@ -1,0 +1,194 @@
+//! `capi_simple_iter`: the 10,000-entity `position += velocity` pass as a
+//! system written against the C API, beside the same system in Rust and a
+//! plain-array baseline, in one run. The C-side callbacks are `extern "C"`
+//! functions called through C function pointers with raw pointers, exactly
+//! what a C caller's callbacks cost at the boundary (the loop bodies are
+//! compiled by LLVM rather than gcc).
+//!
+//! Both systems run as a one-system schedule on one thread, so both ratios
+//! include the same per-tick cost; `rust_view` is the bare view pass.
+#![allow(
+    clippy::undocumented_unsafe_blocks,
+    reason = "every unsafe block here calls the C API with pointers to live locals, \
+              as a C caller would; the calls' own contracts are in their docs"
+)]
+
+use std::ffi::c_void;
+use std::hint::black_box;
+use std::ptr;
+
+use ::ecs_engine::Registry;
+use criterion::{Criterion, criterion_group, criterion_main};
+use ecs_capi::*;
+use scheduler::{Query, Schedule, Tick};
+
+const ENTITIES: usize = 10_000;
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+struct Position {
+    x: f32,
+    y: f32,
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+struct Velocity {
+    x: f32,
+    y: f32,
+}
+
+fn start(i: usize) -> (Position, Velocity) {
+    let f = i as f32;
+    (Position { x: f, y: -f }, Velocity { x: 1.0, y: 0.5 })
+}
+
+#[track_caller]
+fn ok(status: ecs_status) {
+    assert_eq!(status, ECS_OK);
+}
+
+/// The C system's ids, passed as its user data.
+struct Ids([ecs_component_id; 2]);
+
+unsafe extern "C" fn move_chunk(chunk: *const ecs_view_chunk, _: *mut c_void) {
+    // SAFETY: a valid chunk of (Position, Velocity) columns.
+    unsafe {
+        let chunk = &*chunk;
+        let p = (*chunk.columns).cast::<Position>();
+        let v = (*chunk.columns.add(1)).cast::<Velocity>();
+        for i in 0..chunk.len {
+            let (p, v) = (&mut *p.add(i), &*v.add(i));
+            p.x += v.x;
+            p.y += v.y;
+        }
+    }
+}
+
+unsafe extern "C" fn chunk_system(ctx: *mut ecs_system_ctx, user: *mut c_void) {
+    // SAFETY: `user` is the bench's `Ids`.
+    let ids = unsafe { &*user.cast::<Ids>() };
+    ok(unsafe { ecs_view_each_chunk(ctx, ids.0.as_ptr(), 2, Some(move_chunk), ptr::null_mut()) });
+}
+
+unsafe extern "C" fn move_one(_: ecs_entity, c: *const *mut c_void, _: *mut c_void) {
+    // SAFETY: two valid component pointers.
+    unsafe {
+        let p = &mut *(*c).cast::<Position>();
+        let v = &*(*c.add(1)).cast::<Velocity>();
+        p.x += v.x;
+        p.y += v.y;
+    }
+}
+
+unsafe extern "C" fn each_system(ctx: *mut ecs_system_ctx, user: *mut c_void) {
+    // SAFETY: `user` is the bench's `Ids`.
+    let ids = unsafe { &*user.cast::<Ids>() };
+    ok(unsafe { ecs_view_each(ctx, ids.0.as_ptr(), 2, Some(move_one), ptr::null_mut()) });
+}
+
+/// A one-thread engine holding the world and one C system `run`.
+fn c_engine(run: ecs_system_fn, ids: &mut Ids) -> *mut ecs_engine {
+    let desc = ecs_engine_desc {
+        struct_size: size_of::<ecs_engine_desc>() as u32,
+        threads: 1,
+        step_seconds: 0.0,
+    };
+    let mut engine = ptr::null_mut();
+    ok(unsafe { ecs_engine_create(&desc, &mut engine) });
+    for (k, name) in [c"Position", c"Velocity"].into_iter().enumerate() {
+        let component = ecs_component_desc {
+            struct_size: size_of::<ecs_component_desc>() as u32,
+            name: name.as_ptr(),
+            size: size_of::<Position>(),
+            align: align_of::<Position>(),
+            drop: None,
+            drop_user_data: ptr::null_mut(),
+        };
+        ok(unsafe { ecs_component_register(engine, &component, &mut ids.0[k]) });
+    }
+    for i in 0..ENTITIES {
+        let (p, v) = start(i);
+        let mut e = 0;
+        unsafe {
+            ok(ecs_spawn(engine, &mut e));
+            ok(ecs_insert(engine, e, ids.0[0], (&raw const p).cast()));
+            ok(ecs_insert(engine, e, ids.0[1], (&raw const v).cast()));
+        }
+    }
+    let system = ecs_system_desc {
+        struct_size: size_of::<ecs_system_desc>() as u32,
+        name: c"movement".as_ptr(),
+        run,
+        user_data: (ids as *mut Ids).cast(),
+        reads: &ids.0[1],
+        reads_len: 1,
+        writes: &ids.0[0],
+        writes_len: 1,
+        commands: false,
+        before: ptr::null(),
+        before_len: 0,
+        after: ptr::null(),
+        after_len: 0,
+    };
+    ok(unsafe { ecs_system_add(engine, &system) });
+    ok(unsafe { ecs_engine_build(engine) });
+    engine
+}
+
+fn movement(mut q: Query<(&mut Position, &Velocity)>) {
+    q.each(|(p, v)| {
+        p.x += v.x;
+        p.y += v.y;
+    });
+}
+
+fn capi_simple_iter(c: &mut Criterion) {
+    let mut group = c.benchmark_group("capi_simple_iter");
+
+    let (mut ps, vs): (Vec<Position>, Vec<Velocity>) = (0..ENTITIES).map(start).unzip();
+    group.bench_function("plain_vec", |b| {
+        b.iter(|| {
+            for (p, v) in ps.iter_mut().zip(&vs) {
+                p.x += v.x;
+                p.y += v.y;
+            }
+            black_box(&mut ps);
+        });
+    });
+
+    let mut registry = Registry::new();
+    registry.spawn_batch((0..ENTITIES).map(start));
+    group.bench_function("rust_view", |b| {
+        b.iter(|| {
+            registry
+                .view_mut::<(&mut Position, &Velocity)>()
+                .each(|(p, v)| {
+                    p.x += v.x;
+                    p.y += v.y;
+                });
+        });
+    });
+
+    let mut builder = Schedule::builder();
+    builder.threads(1);
+    builder.add(movement);
+    let mut schedule = builder.build(&mut registry).unwrap();
+    group.bench_function("rust_system_tick", |b| {
+        b.iter(|| schedule.run(&mut registry, Tick::default()).unwrap());
+    });
+
+    for (label, run) in [
+        ("c_chunk_system_tick", Some(chunk_system as _)),
+        ("c_each_system_tick", Some(each_system as _)),
+    ] {
+        let mut ids = Ids([0; 2]);
+        let engine = c_engine(run, &mut ids);
+        group.bench_function(label, |b| b.iter(|| ok(unsafe { ecs_engine_tick(engine) })));
+        unsafe { ecs_engine_destroy(engine) };
+    }
+    group.finish();
+}
+
+criterion_group!(benches, capi_simple_iter);
+criterion_main!(benches);

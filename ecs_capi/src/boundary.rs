@@ -1,0 +1,238 @@
+//! The C boundary: every exported function runs its body through [`call`],
+//! which turns a `Result` into a status code, records the message of a
+//! failure for [`ecs_last_error_message`] (per thread), and catches panics so
+//! that none unwinds into C.
+
+use std::cell::RefCell;
+use std::ffi::{CStr, CString, c_char};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use crate::status::{ECS_ERR_PANIC, ECS_OK, Failure, ecs_status};
+
+thread_local! {
+    /// The message of this thread's last failed call.
+    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+}
+
+/// Records `message` as this thread's last error.
+fn set_last_error(message: &str) {
+    // An interior NUL would cut the C string short: replace it.
+    let message = CString::new(message.replace('\0', "?")).unwrap_or_default();
+    LAST_ERROR.with(|last| *last.borrow_mut() = message);
+}
+
+/// The message of the last call that failed on this thread, or `""` when
+/// none has. Never NULL. The pointer stays valid until the next failing
+/// call on the same thread; copy the text to keep it longer. Successful
+/// calls leave it unchanged.
+#[unsafe(no_mangle)]
+pub extern "C" fn ecs_last_error_message() -> *const c_char {
+    LAST_ERROR.with(|last| last.borrow().as_ptr())
+}
+
+/// Runs `body`, the work of exported function `function`: `ECS_OK` on
+/// success; on failure its status, with its message recorded; on a panic,
+/// `ECS_ERR_PANIC` with the panic's message.
+pub(crate) fn call(function: &str, body: impl FnOnce() -> Result<(), Failure>) -> ecs_status {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => ECS_OK,
+        Ok(Err(failure)) => {
+            set_last_error(&failure.message);
+            failure.status
+        }
+        Err(payload) => {
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".to_owned());
+            set_last_error(&format!("{function}: panicked: {what}"));
+            ECS_ERR_PANIC
+        }
+    }
+}
+
+/// Runs `body` for a function that returns a plain value rather than a
+/// status: `fallback` on a panic (recorded as the last error).
+pub(crate) fn call_value<T>(function: &str, fallback: T, body: impl FnOnce() -> T) -> T {
+    let mut value = None;
+    let status = call(function, || {
+        value = Some(body());
+        Ok(())
+    });
+    debug_assert!(status == ECS_OK || value.is_none());
+    value.unwrap_or(fallback)
+}
+
+/// `ptr` as a reference, or a NULL-pointer failure naming `what`.
+///
+/// # Safety
+///
+/// `ptr` is NULL or valid for reads of a `T` for `'a`, as the C caller
+/// promises for every pointer argument.
+pub(crate) unsafe fn arg<'a, T>(
+    ptr: *const T,
+    function: &str,
+    what: &str,
+) -> Result<&'a T, Failure> {
+    // SAFETY: the caller's promise (see above); NULL is checked.
+    unsafe { ptr.as_ref() }.ok_or_else(|| Failure::null(function, what))
+}
+
+/// `ptr` as a mutable reference, or a NULL-pointer failure naming `what`.
+///
+/// # Safety
+///
+/// `ptr` is NULL or valid for reads and writes of a `T` for `'a`, and not
+/// aliased during that time.
+pub(crate) unsafe fn arg_mut<'a, T>(
+    ptr: *mut T,
+    function: &str,
+    what: &str,
+) -> Result<&'a mut T, Failure> {
+    // SAFETY: the caller's promise (see above); NULL is checked.
+    unsafe { ptr.as_mut() }.ok_or_else(|| Failure::null(function, what))
+}
+
+/// Writes `value` through the out-pointer `out`, or fails naming `what`.
+///
+/// # Safety
+///
+/// `out` is NULL or valid for writes of a `T` (its old value is not read).
+pub(crate) unsafe fn write_out<T>(
+    out: *mut T,
+    value: T,
+    function: &str,
+    what: &str,
+) -> Result<(), Failure> {
+    if out.is_null() {
+        return Err(Failure::null(function, what));
+    }
+    // SAFETY: non-null, and valid for writes by the caller's promise.
+    unsafe { out.write(value) };
+    Ok(())
+}
+
+/// A NUL-terminated UTF-8 string argument, copied.
+///
+/// # Safety
+///
+/// `ptr` is NULL or points at a NUL-terminated string that stays valid
+/// during the call.
+pub(crate) unsafe fn string_arg(
+    ptr: *const c_char,
+    function: &str,
+    what: &str,
+) -> Result<String, Failure> {
+    if ptr.is_null() {
+        return Err(Failure::null(function, what));
+    }
+    // SAFETY: non-null and NUL-terminated by the caller's promise.
+    let text = unsafe { CStr::from_ptr(ptr) };
+    match text.to_str() {
+        Ok("") => Err(Failure::invalid(function, format!("`{what}` is empty"))),
+        Ok(text) => Ok(text.to_owned()),
+        Err(_) => Err(Failure::invalid(function, format!("`{what}` is not UTF-8"))),
+    }
+}
+
+/// A `(pointer, length)` array argument as a slice; a NULL pointer is
+/// allowed when `len` is 0.
+///
+/// # Safety
+///
+/// When `len > 0`, `ptr` is NULL or valid for reads of `len` `T`s during the
+/// call.
+pub(crate) unsafe fn slice_arg<'a, T>(
+    ptr: *const T,
+    len: usize,
+    function: &str,
+    what: &str,
+) -> Result<&'a [T], Failure> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if ptr.is_null() {
+        return Err(Failure::null(function, what));
+    }
+    // SAFETY: non-null, and valid for `len` reads by the caller's promise.
+    Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
+}
+
+/// Checks a descriptor's leading `struct_size` field: it must cover at least
+/// the `minimum` bytes of the first version of the struct. A larger size
+/// (from a newer header) is accepted and the extra fields ignored.
+pub(crate) fn check_struct_size(
+    struct_size: u32,
+    minimum: usize,
+    function: &str,
+    what: &str,
+) -> Result<(), Failure> {
+    if (struct_size as usize) < minimum {
+        return Err(Failure::invalid(
+            function,
+            format!(
+                "`{what}.struct_size` is {struct_size}, but this library needs at least \
+                 {minimum}: set it to sizeof({what})"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::status::ECS_ERR_STALE_ENTITY;
+
+    fn last_error() -> String {
+        // SAFETY: never NULL, NUL-terminated, valid until the next failure.
+        unsafe { CStr::from_ptr(ecs_last_error_message()) }
+            .to_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    #[test]
+    fn a_panic_becomes_a_status_and_a_message() {
+        let status = call("ecs_demo", || panic!("the demo broke"));
+        assert_eq!(status, ECS_ERR_PANIC);
+        assert_eq!(last_error(), "ecs_demo: panicked: the demo broke");
+        let status = call("ecs_demo", || panic!("formatted {}", 42));
+        assert_eq!(status, ECS_ERR_PANIC);
+        assert_eq!(last_error(), "ecs_demo: panicked: formatted 42");
+    }
+
+    #[test]
+    fn failures_set_the_message_and_successes_keep_it() {
+        let status = call("ecs_demo", || {
+            Err(Failure::new(ECS_ERR_STALE_ENTITY, "gone"))
+        });
+        assert_eq!(status, ECS_ERR_STALE_ENTITY);
+        assert_eq!(call("ecs_demo", || Ok(())), ECS_OK);
+        assert_eq!(last_error(), "gone");
+        // The message is per thread.
+        let other = std::thread::spawn(last_error).join().unwrap();
+        assert_eq!(other, "");
+    }
+
+    #[test]
+    fn an_interior_nul_does_not_cut_the_message() {
+        call("ecs_demo", || {
+            Err(Failure::new(ECS_ERR_STALE_ENTITY, "a\0b"))
+        });
+        assert_eq!(last_error(), "a?b");
+    }
+
+    #[test]
+    fn a_small_struct_size_is_an_invalid_argument() {
+        let failure = check_struct_size(4, 24, "ecs_demo", "ecs_demo_desc").unwrap_err();
+        assert_eq!(failure.status, crate::status::ECS_ERR_INVALID_ARGUMENT);
+        assert!(
+            failure.message.contains("sizeof(ecs_demo_desc)"),
+            "{}",
+            failure.message
+        );
+        assert!(check_struct_size(32, 24, "ecs_demo", "ecs_demo_desc").is_ok());
+    }
+}

@@ -1,0 +1,466 @@
+//! What a C system sees while it runs: the tick, views and random access
+//! over its declared components, and its command buffer.
+
+use std::ffi::c_void;
+use std::ptr::NonNull;
+
+use ::ecs_engine::{ComponentId, RawComponent};
+use scheduler::SystemContext;
+
+use crate::boundary::{arg, call, call_value, slice_arg, write_out};
+use crate::component::ecs_component_id;
+use crate::engine::{ecs_entity, entity};
+use crate::status::{Failure, ecs_status};
+
+/// A running system's context: passed to its callback, valid only during
+/// that call, and only on the thread that runs it. Opaque to C.
+#[derive(Debug)]
+pub struct ecs_system_ctx {
+    /// The scheduler's context, its lifetime erased: it outlives this
+    /// struct, which lives on the stack of the system's run.
+    context: NonNull<SystemContext<'static>>,
+    commands: ecs_commands,
+}
+
+/// A running system's command buffer, from [`ecs_ctx_commands`]: valid
+/// while the system runs. Opaque to C.
+#[derive(Debug)]
+pub struct ecs_commands {
+    context: NonNull<SystemContext<'static>>,
+}
+
+impl ecs_system_ctx {
+    /// The C view of `context`, for one call of a system's callback.
+    pub(crate) fn new(context: &SystemContext<'_>) -> Self {
+        let context = NonNull::from(context).cast::<SystemContext<'static>>();
+        ecs_system_ctx {
+            context,
+            commands: ecs_commands { context },
+        }
+    }
+
+    fn context(&self) -> &SystemContext<'static> {
+        // SAFETY: `context` points at the scheduler's context, alive for
+        // the whole callback, during which alone C holds this struct.
+        unsafe { self.context.as_ref() }
+    }
+}
+
+impl ecs_commands {
+    fn context(&self) -> &SystemContext<'static> {
+        // SAFETY: as in `ecs_system_ctx::context`.
+        unsafe { self.context.as_ref() }
+    }
+}
+
+/// The tick being run.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ecs_tick {
+    /// 0 for the first tick, then 1, 2, ...
+    pub number: u64,
+    /// The fixed step, seconds.
+    pub step: f64,
+    /// Wall-clock seconds since the previous tick started (0 for the first).
+    pub delta: f64,
+}
+
+/// Writes the tick being run to `*out`.
+///
+/// # Errors
+///
+/// `ECS_ERR_NULL_POINTER`.
+///
+/// # Safety
+///
+/// `ctx` is NULL or the context passed to the running callback; `out` is
+/// NULL or valid for writes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ecs_ctx_tick(
+    ctx: *const ecs_system_ctx,
+    out: *mut ecs_tick,
+) -> ecs_status {
+    const F: &str = "ecs_ctx_tick";
+    call(F, || {
+        // SAFETY: the caller's promise on both pointers.
+        let ctx = unsafe { arg(ctx, F, "ctx") }?;
+        let tick = ctx.context().tick();
+        let tick = ecs_tick {
+            number: tick.number,
+            step: tick.step,
+            delta: tick.delta,
+        };
+        // SAFETY: `out` is checked for NULL there and valid for writes by the caller's promise.
+        unsafe { write_out(out, tick, F, "out") }
+    })
+}
+
+/// `true` when `entity` is alive (no declaration needed); `false` for a
+/// NULL context.
+///
+/// # Safety
+///
+/// `ctx` is NULL or the context passed to the running callback.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ecs_ctx_is_alive(ctx: *const ecs_system_ctx, entity: ecs_entity) -> bool {
+    call_value("ecs_ctx_is_alive", false, || {
+        // SAFETY: the caller's promise on `ctx`.
+        let Some(ctx) = (unsafe { ctx.as_ref() }) else {
+            return false;
+        };
+        ::ecs_engine::Entity::from_bits(entity).is_some_and(|e| ctx.context().is_alive(e))
+    })
+}
+
+/// Writes a pointer to `entity`'s component `id` to `*out`: valid until the
+/// system returns; it may be written through only when the system declared
+/// `id` as written.
+///
+/// # Errors
+///
+/// `ECS_ERR_NULL_POINTER`; `ECS_ERR_UNDECLARED` when the system did not
+/// declare `id`; `ECS_ERR_STALE_ENTITY`; `ECS_ERR_MISSING_COMPONENT`;
+/// `ECS_ERR_UNKNOWN_COMPONENT`.
+///
+/// # Safety
+///
+/// `ctx` is NULL or the context passed to the running callback; `out` is
+/// NULL or valid for writes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ecs_ctx_get(
+    ctx: *mut ecs_system_ctx,
+    entity: ecs_entity,
+    id: ecs_component_id,
+    out: *mut *mut c_void,
+) -> ecs_status {
+    const F: &str = "ecs_ctx_get";
+    call(F, || {
+        // SAFETY: the caller's promise on both pointers.
+        let ctx = unsafe { arg(ctx, F, "ctx") }?;
+        if out.is_null() {
+            return Err(Failure::null(F, "out"));
+        }
+        let target = self::entity(entity, F)?;
+        let value = ctx
+            .context()
+            .get_raw(target, ComponentId::from_u32(id))
+            .map_err(Failure::from)?;
+        // SAFETY: `out` is checked for NULL there and valid for writes by the caller's promise.
+        unsafe { write_out(out, value.as_ptr().cast(), F, "out") }
+    })
+}
+
+/// Called once per entity of a view: the entity and one pointer per id (in
+/// the order given), valid during the call.
+#[allow(non_camel_case_types)]
+pub type ecs_each_fn = Option<
+    unsafe extern "C" fn(
+        entity: ecs_entity,
+        components: *const *mut c_void,
+        user_data: *mut c_void,
+    ),
+>;
+
+/// Visits every entity that has all components `ids` (each declared by the
+/// system; a declared write is writable), calling `each` once per entity,
+/// on the calling thread, one call after the other. The order is that of a
+/// Rust view over the same components: the smallest of the pools drives, in
+/// its dense order (so it is deterministic: the same world gives the same
+/// order).
+///
+/// # Errors
+///
+/// `ECS_ERR_NULL_POINTER`; `ECS_ERR_INVALID_ARGUMENT` for no ids or an id
+/// given twice; `ECS_ERR_UNDECLARED`; `ECS_ERR_UNKNOWN_COMPONENT`.
+///
+/// # Safety
+///
+/// `ctx` is NULL or the context passed to the running callback; `ids` is
+/// valid for `ids_len` reads; `each` is sound to call with `user_data`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ecs_view_each(
+    ctx: *mut ecs_system_ctx,
+    ids: *const ecs_component_id,
+    ids_len: usize,
+    each: ecs_each_fn,
+    user_data: *mut c_void,
+) -> ecs_status {
+    const F: &str = "ecs_view_each";
+    call(F, || {
+        // SAFETY: the caller's promise on the pointers.
+        let ctx = unsafe { arg(ctx, F, "ctx") }?;
+        // SAFETY: NULL or valid for that many reads, by the caller's promise.
+        let ids = unsafe { slice_arg(ids, ids_len, F, "ids") }?;
+        let each = each.ok_or_else(|| Failure::null(F, "each"))?;
+        let ids = component_ids(ids, F)?;
+        let mut view = ctx.context().raw_view(&ids).map_err(Failure::from)?;
+        view.each(|entity, components| {
+            // SAFETY: the C caller's promise on `each`; the pointers are
+            // valid during the call.
+            unsafe { each(entity.to_bits(), components.as_ptr().cast(), user_data) }
+        });
+        Ok(())
+    })
+}
+
+/// A run of a view's entities whose components lie side by side: row `i`
+/// is `entities[i]`, and `columns[k]` points at `len` consecutive values of
+/// the view's `k`-th id (stride: that component's size).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ecs_view_chunk {
+    /// Rows in the chunk, at least 1.
+    pub len: usize,
+    /// `len` entity handles.
+    pub entities: *const ecs_entity,
+    /// One column pointer per id of the view.
+    pub columns: *const *mut c_void,
+}
+
+/// Called once per chunk of a view; the chunk is valid during the call.
+#[allow(non_camel_case_types)]
+pub type ecs_chunk_fn =
+    Option<unsafe extern "C" fn(chunk: *const ecs_view_chunk, user_data: *mut c_void)>;
+
+/// As [`ecs_view_each`], but one call per chunk of entities whose
+/// components lie side by side: the fast way to write a loop over many
+/// entities in C (one indirect call per chunk instead of per entity).
+/// Chunks come in the order of [`ecs_view_each`], one after the other on
+/// the calling thread.
+///
+/// # Errors
+///
+/// As [`ecs_view_each`].
+///
+/// # Safety
+///
+/// As [`ecs_view_each`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ecs_view_each_chunk(
+    ctx: *mut ecs_system_ctx,
+    ids: *const ecs_component_id,
+    ids_len: usize,
+    each: ecs_chunk_fn,
+    user_data: *mut c_void,
+) -> ecs_status {
+    const F: &str = "ecs_view_each_chunk";
+    call(F, || {
+        // SAFETY: the caller's promise on the pointers.
+        let ctx = unsafe { arg(ctx, F, "ctx") }?;
+        // SAFETY: NULL or valid for that many reads, by the caller's promise.
+        let ids = unsafe { slice_arg(ids, ids_len, F, "ids") }?;
+        let each = each.ok_or_else(|| Failure::null(F, "each"))?;
+        let ids = component_ids(ids, F)?;
+        let mut view = ctx.context().raw_view(&ids).map_err(Failure::from)?;
+        view.each_chunk(|chunk| {
+            let c = ecs_view_chunk {
+                len: chunk.len(),
+                entities: ::ecs_engine::Entity::slice_as_bits(chunk.entities()).as_ptr(),
+                columns: chunk.columns().as_ptr().cast(),
+            };
+            // SAFETY: the C caller's promise on `each`; the chunk and what
+            // it points at are valid during the call.
+            unsafe { each(&c, user_data) }
+        });
+        Ok(())
+    })
+}
+
+/// The ids of a view, checked: at least one.
+fn component_ids(ids: &[ecs_component_id], function: &str) -> Result<Vec<ComponentId>, Failure> {
+    if ids.is_empty() {
+        return Err(Failure::invalid(
+            function,
+            "a view needs at least one component id",
+        ));
+    }
+    Ok(ids.iter().map(|&id| ComponentId::from_u32(id)).collect())
+}
+
+/// Writes the running system's command buffer to `*out`; valid while the
+/// system runs. Its commands are applied after the system's wave, in the
+/// order systems were added.
+///
+/// # Errors
+///
+/// `ECS_ERR_NULL_POINTER`; `ECS_ERR_UNDECLARED` when the system did not
+/// declare commands.
+///
+/// # Safety
+///
+/// `ctx` is NULL or the context passed to the running callback; `out` is
+/// NULL or valid for writes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ecs_ctx_commands(
+    ctx: *mut ecs_system_ctx,
+    out: *mut *mut ecs_commands,
+) -> ecs_status {
+    const F: &str = "ecs_ctx_commands";
+    call(F, || {
+        // SAFETY: the caller's promise on both pointers.
+        let ctx = unsafe { arg(ctx, F, "ctx") }?;
+        if out.is_null() {
+            return Err(Failure::null(F, "out"));
+        }
+        // Checks the declaration (the buffer itself is borrowed per call).
+        drop(ctx.context().commands().map_err(Failure::from)?);
+        // Never written through: the handle is only read.
+        let commands = std::ptr::from_ref(&ctx.commands).cast_mut();
+        // SAFETY: `out` is checked for NULL there and valid for writes by the caller's promise.
+        unsafe { write_out(out, commands, F, "out") }
+    })
+}
+
+/// Records the spawn of an entity with no components and writes its
+/// handle to `*out`: usable at once in this buffer's later commands, alive
+/// once the buffer is applied. The handle is normally final (taken from
+/// the buffer's reserve of handles, which is refilled between waves in a
+/// fixed order, so ids do not depend on thread timing). When one run
+/// spawns more than the reserve holds, the extra handles are placeholders
+/// that this buffer's later commands resolve at apply time but that are
+/// not valid elsewhere (not stored in component values, not after the
+/// tick); the reserve grows for the next tick.
+///
+/// # Errors
+///
+/// `ECS_ERR_NULL_POINTER`.
+///
+/// # Safety
+///
+/// `commands` is NULL or from [`ecs_ctx_commands`] of the running system;
+/// `out` is NULL or valid for writes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ecs_commands_spawn(
+    commands: *mut ecs_commands,
+    out: *mut ecs_entity,
+) -> ecs_status {
+    const F: &str = "ecs_commands_spawn";
+    call(F, || {
+        // SAFETY: the caller's promise on both pointers.
+        let commands = unsafe { arg(commands, F, "commands") }?;
+        if out.is_null() {
+            return Err(Failure::null(F, "out"));
+        }
+        let spawned = commands
+            .context()
+            .commands()
+            .map_err(Failure::from)?
+            .spawn_empty();
+        // SAFETY: `out` is checked for NULL there and valid for writes by the caller's promise.
+        unsafe { write_out(out, spawned.to_bits(), F, "out") }
+    })
+}
+
+/// Records the despawn of `entity` (skipped when it is dead by then).
+///
+/// # Errors
+///
+/// `ECS_ERR_NULL_POINTER`; `ECS_ERR_STALE_ENTITY` for a handle that can
+/// never be alive (generation 0).
+///
+/// # Safety
+///
+/// `commands` is NULL or from [`ecs_ctx_commands`] of the running system.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ecs_commands_despawn(
+    commands: *mut ecs_commands,
+    entity: ecs_entity,
+) -> ecs_status {
+    const F: &str = "ecs_commands_despawn";
+    call(F, || {
+        // SAFETY: the caller's promise on `commands`.
+        let commands = unsafe { arg(commands, F, "commands") }?;
+        let target = self::entity(entity, F)?;
+        commands
+            .context()
+            .commands()
+            .map_err(Failure::from)?
+            .despawn(target);
+        Ok(())
+    })
+}
+
+/// Records the insertion of component `id` on `entity`, copying the
+/// component's size in bytes from `value` now. If the command is never
+/// applied (the entity died first, or the tick failed), the copy is
+/// dropped with the component's destructor.
+///
+/// # Errors
+///
+/// `ECS_ERR_NULL_POINTER`; `ECS_ERR_STALE_ENTITY` (generation 0);
+/// `ECS_ERR_UNKNOWN_COMPONENT`.
+///
+/// # Safety
+///
+/// `commands` is NULL or from [`ecs_ctx_commands`] of the running system;
+/// `value` is valid for reads of the component's size and holds a valid
+/// value, whose ownership moves to the buffer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ecs_commands_insert(
+    commands: *mut ecs_commands,
+    entity: ecs_entity,
+    id: ecs_component_id,
+    value: *const c_void,
+) -> ecs_status {
+    const F: &str = "ecs_commands_insert";
+    call(F, || {
+        // SAFETY: the caller's promise on `commands`.
+        let commands = unsafe { arg(commands, F, "commands") }?;
+        let target = self::entity(entity, F)?;
+        let context = commands.context();
+        let component = ComponentId::from_u32(id);
+        let info = context.component_info(component).ok_or_else(|| {
+            Failure::new(
+                crate::status::ECS_ERR_UNKNOWN_COMPONENT,
+                format!("{F}: no component with id {id} is registered in this engine"),
+            )
+        })?;
+        if value.is_null() {
+            return Err(Failure::null(F, "value"));
+        }
+        let mut buffer = context.commands().map_err(Failure::from)?;
+        // SAFETY: `info` is the component's own; `value` holds a valid value
+        // of it whose ownership moves to the buffer (the C caller's
+        // promise); the buffer copies it now.
+        let value = unsafe { RawComponent::new(component, info, value.cast()) };
+        buffer.insert_raw(target, value);
+        Ok(())
+    })
+}
+
+/// Records the removal of component `id` from `entity`.
+///
+/// # Errors
+///
+/// `ECS_ERR_NULL_POINTER`; `ECS_ERR_STALE_ENTITY` (generation 0);
+/// `ECS_ERR_UNKNOWN_COMPONENT`.
+///
+/// # Safety
+///
+/// `commands` is NULL or from [`ecs_ctx_commands`] of the running system.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ecs_commands_remove(
+    commands: *mut ecs_commands,
+    entity: ecs_entity,
+    id: ecs_component_id,
+) -> ecs_status {
+    const F: &str = "ecs_commands_remove";
+    call(F, || {
+        // SAFETY: the caller's promise on `commands`.
+        let commands = unsafe { arg(commands, F, "commands") }?;
+        let target = self::entity(entity, F)?;
+        let context = commands.context();
+        let component = ComponentId::from_u32(id);
+        if context.component_info(component).is_none() {
+            return Err(Failure::new(
+                crate::status::ECS_ERR_UNKNOWN_COMPONENT,
+                format!("{F}: no component with id {id} is registered in this engine"),
+            ));
+        }
+        context
+            .commands()
+            .map_err(Failure::from)?
+            .remove_by_id(target, component);
+        Ok(())
+    })
+}

@@ -1,0 +1,508 @@
+//! Every error path of the C API, called from Rust: status codes,
+//! messages, and a world left as it was.
+#![allow(
+    clippy::undocumented_unsafe_blocks,
+    reason = "every unsafe block here calls the C API with pointers to live locals, \
+              as a C caller would; the calls' own contracts are in their docs"
+)]
+
+mod common;
+
+use std::ffi::c_void;
+use std::ptr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use common::*;
+use ecs_capi::*;
+
+#[track_caller]
+fn fails(status: ecs_status, expected: ecs_status, words: &str) {
+    assert_eq!(status, expected, "{}", last_error());
+    let message = last_error();
+    assert!(
+        message.contains(words),
+        "`{message}` should mention `{words}`"
+    );
+}
+
+#[test]
+fn null_pointers_are_errors() {
+    let engine = engine(1);
+    let id = register::<u32>(engine, c"Health");
+    let e = spawn(engine);
+    let mut out_ptr: *mut c_void = ptr::null_mut();
+    unsafe {
+        fails(
+            ecs_engine_create(ptr::null(), ptr::null_mut()),
+            ECS_ERR_NULL_POINTER,
+            "desc",
+        );
+        fails(
+            ecs_engine_tick(ptr::null_mut()),
+            ECS_ERR_NULL_POINTER,
+            "engine",
+        );
+        fails(
+            ecs_spawn(engine, ptr::null_mut()),
+            ECS_ERR_NULL_POINTER,
+            "out",
+        );
+        fails(
+            ecs_insert(engine, e, id, ptr::null()),
+            ECS_ERR_NULL_POINTER,
+            "value",
+        );
+        fails(
+            ecs_get(ptr::null_mut(), e, id, &mut out_ptr),
+            ECS_ERR_NULL_POINTER,
+            "engine",
+        );
+        fails(
+            ecs_component_register(engine, ptr::null(), ptr::null_mut()),
+            ECS_ERR_NULL_POINTER,
+            "desc",
+        );
+        fails(
+            ecs_system_add(engine, ptr::null()),
+            ECS_ERR_NULL_POINTER,
+            "desc",
+        );
+        fails(
+            ecs_queue_try_pop(ptr::null(), ptr::null_mut()),
+            ECS_ERR_NULL_POINTER,
+            "queue",
+        );
+        fails(
+            ecs_world_checksum(engine, ptr::null(), 1, ptr::null_mut()),
+            ECS_ERR_NULL_POINTER,
+            "ids",
+        );
+        assert!(!ecs_is_alive(ptr::null(), e));
+        ecs_engine_destroy(ptr::null_mut());
+        ecs_queue_destroy(ptr::null_mut());
+        ecs_engine_destroy(engine);
+    }
+}
+
+#[test]
+fn bad_descriptors_are_invalid_arguments() {
+    let mut engine = ptr::null_mut();
+    let mut desc = ecs_engine_desc {
+        struct_size: 4,
+        threads: 1,
+        step_seconds: 0.0,
+    };
+    unsafe {
+        fails(
+            ecs_engine_create(&desc, &mut engine),
+            ECS_ERR_INVALID_ARGUMENT,
+            "struct_size",
+        );
+        desc.struct_size = size_of::<ecs_engine_desc>() as u32;
+        desc.threads = 0;
+        fails(
+            ecs_engine_create(&desc, &mut engine),
+            ECS_ERR_INVALID_ARGUMENT,
+            "threads",
+        );
+        desc.threads = 1;
+        desc.step_seconds = -1.0;
+        fails(
+            ecs_engine_create(&desc, &mut engine),
+            ECS_ERR_INVALID_ARGUMENT,
+            "step_seconds",
+        );
+        assert!(engine.is_null());
+    }
+    let engine = common::engine(1);
+    let mut id = u32::MAX;
+    let mut component = component_desc::<u32>(c"Health");
+    component.align = 3;
+    unsafe {
+        fails(
+            ecs_component_register(engine, &component, &mut id),
+            ECS_ERR_INVALID_ARGUMENT,
+            "alignment 3",
+        );
+        component.align = 4;
+        component.name = ptr::null();
+        fails(
+            ecs_component_register(engine, &component, &mut id),
+            ECS_ERR_NULL_POINTER,
+            "name",
+        );
+        component.name = c"".as_ptr();
+        fails(
+            ecs_component_register(engine, &component, &mut id),
+            ECS_ERR_INVALID_ARGUMENT,
+            "empty",
+        );
+        component.name = c"Health".as_ptr();
+        component.struct_size = 8;
+        fails(
+            ecs_component_register(engine, &component, &mut id),
+            ECS_ERR_INVALID_ARGUMENT,
+            "struct_size",
+        );
+        let queue_desc = ecs_queue_desc {
+            struct_size: size_of::<ecs_queue_desc>() as u32,
+            event_size: 0,
+            capacity: 0,
+        };
+        let mut queue = ptr::null_mut();
+        fails(
+            ecs_queue_create(&queue_desc, &mut queue),
+            ECS_ERR_INVALID_ARGUMENT,
+            "event_size",
+        );
+        assert_eq!(id, u32::MAX, "a failed call writes nothing");
+        ecs_engine_destroy(engine);
+    }
+}
+
+#[test]
+fn duplicates_unknown_ids_and_stale_entities_are_reported() {
+    let engine = engine(1);
+    let health = register::<u32>(engine, c"Health");
+    let desc = component_desc::<u32>(c"Health");
+    let mut id = 0;
+    unsafe {
+        fails(
+            ecs_component_register(engine, &desc, &mut id),
+            ECS_ERR_DUPLICATE_NAME,
+            "Health",
+        );
+        fails(
+            ecs_component_lookup(engine, c"Mana".as_ptr(), &mut id),
+            ECS_ERR_UNKNOWN_COMPONENT,
+            "Mana",
+        );
+    }
+    let e = spawn(engine);
+    insert(engine, e, health, 10u32);
+    let value = 5u32;
+    let mut out: *mut c_void = ptr::null_mut();
+    unsafe {
+        fails(
+            ecs_insert(engine, e, 99, (&raw const value).cast()),
+            ECS_ERR_UNKNOWN_COMPONENT,
+            "99",
+        );
+        ok(ecs_despawn(engine, e));
+        fails(
+            ecs_get(engine, e, health, &mut out),
+            ECS_ERR_STALE_ENTITY,
+            "not alive",
+        );
+        fails(
+            ecs_insert(engine, e, health, (&raw const value).cast()),
+            ECS_ERR_STALE_ENTITY,
+            "not alive",
+        );
+        fails(
+            ecs_remove(engine, e, health),
+            ECS_ERR_STALE_ENTITY,
+            "not alive",
+        );
+        fails(ecs_despawn(engine, e), ECS_ERR_STALE_ENTITY, "not alive");
+        fails(
+            ecs_despawn(engine, ECS_ENTITY_NULL),
+            ECS_ERR_STALE_ENTITY,
+            "not alive",
+        );
+        fails(ecs_despawn(engine, 0), ECS_ERR_STALE_ENTITY, "0x0");
+        // The slot is reused with a new generation: the old handle stays dead.
+        let reused = spawn(engine);
+        assert_eq!(reused as u32, e as u32);
+        assert!(!ecs_is_alive(engine, e));
+        fails(
+            ecs_remove(engine, reused, health),
+            ECS_ERR_MISSING_COMPONENT,
+            "Health",
+        );
+        let mut has = true;
+        ok(ecs_has(engine, reused, health, &mut has));
+        assert!(!has);
+        ecs_engine_destroy(engine);
+    }
+}
+
+/// What a probing system saw: the statuses of its calls.
+#[derive(Default)]
+struct Probe {
+    id: ecs_component_id,
+    entity: ecs_entity,
+    get: ecs_status,
+    view: ecs_status,
+    commands: ecs_status,
+    message: String,
+}
+
+unsafe extern "C" fn probe(ctx: *mut ecs_system_ctx, user: *mut c_void) {
+    unsafe extern "C" fn each(_: ecs_entity, _: *const *mut c_void, _: *mut c_void) {}
+    // SAFETY: `user` is the test's `Probe`; pointers are valid.
+    unsafe {
+        let probe = &mut *user.cast::<Probe>();
+        let mut out: *mut c_void = ptr::null_mut();
+        probe.get = ecs_ctx_get(ctx, probe.entity, probe.id, &mut out);
+        probe.message = last_error();
+        probe.view = ecs_view_each(ctx, &probe.id, 1, Some(each), ptr::null_mut());
+        let mut commands = ptr::null_mut();
+        probe.commands = ecs_ctx_commands(ctx, &mut commands);
+    }
+}
+
+#[test]
+fn a_system_touching_undeclared_components_gets_errors() {
+    let engine = engine(2);
+    let health = register::<u32>(engine, c"Health");
+    let e = spawn(engine);
+    insert(engine, e, health, 1u32);
+    let mut probe_state = Probe {
+        id: health,
+        entity: e,
+        ..Probe::default()
+    };
+    let mut spec = SystemSpec::new("prober", Some(probe));
+    spec.user_data = (&raw mut probe_state).cast();
+    ok(spec.add(engine));
+    ok(unsafe { ecs_engine_tick(engine) });
+    assert_eq!(probe_state.get, ECS_ERR_UNDECLARED);
+    assert!(
+        probe_state.message.contains("prober") && probe_state.message.contains("Health"),
+        "{}",
+        probe_state.message
+    );
+    assert_eq!(probe_state.view, ECS_ERR_UNDECLARED);
+    assert_eq!(probe_state.commands, ECS_ERR_UNDECLARED);
+    unsafe { ecs_engine_destroy(engine) };
+}
+
+unsafe extern "C" fn idle(_: *mut ecs_system_ctx, _: *mut c_void) {}
+
+#[test]
+fn schedule_errors_name_the_systems() {
+    let engine = engine(1);
+    let mut a = SystemSpec::new("a", Some(idle));
+    a.before = vec![c"b".into()];
+    ok(a.add(engine));
+    let mut b = SystemSpec::new("b", Some(idle));
+    b.before = vec![c"a".into()];
+    ok(b.add(engine));
+    fails(
+        SystemSpec::new("a", Some(idle)).add(engine),
+        ECS_ERR_DUPLICATE_NAME,
+        "`a`",
+    );
+    fails(
+        SystemSpec::new("c", None).add(engine),
+        ECS_ERR_NULL_POINTER,
+        "run",
+    );
+    let mut unknown = SystemSpec::new("d", Some(idle));
+    unknown.reads = vec![42];
+    fails(unknown.add(engine), ECS_ERR_UNKNOWN_COMPONENT, "42");
+    unsafe {
+        fails(ecs_engine_build(engine), ECS_ERR_SCHEDULE, "cycle");
+        // It stays failed, and says why.
+        fails(ecs_engine_tick(engine), ECS_ERR_SCHEDULE, "cycle");
+        fails(
+            SystemSpec::new("e", Some(idle)).add(engine),
+            ECS_ERR_WRONG_STATE,
+            "already built",
+        );
+        ecs_engine_destroy(engine);
+    }
+
+    let engine = common::engine(1);
+    let mut lonely = SystemSpec::new("lonely", Some(idle));
+    lonely.after = vec![c"nobody".into()];
+    ok(lonely.add(engine));
+    unsafe {
+        fails(ecs_engine_tick(engine), ECS_ERR_SCHEDULE, "nobody");
+        ecs_engine_destroy(engine);
+    }
+}
+
+unsafe extern "C" fn count_drop(value: *mut c_void, user: *mut c_void) {
+    // SAFETY: `user` is the test's counter; `value` an aligned u64.
+    unsafe {
+        assert_eq!(value as usize % align_of::<u64>(), 0);
+        assert_ne!(*value.cast::<u64>(), 0, "dropped twice or never written");
+        (*user.cast::<AtomicUsize>()).fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+unsafe extern "C" fn kill_first(ctx: *mut ecs_system_ctx, user: *mut c_void) {
+    // SAFETY: `user` is the entity to despawn.
+    unsafe {
+        let mut commands = ptr::null_mut();
+        ok(ecs_ctx_commands(ctx, &mut commands));
+        ok(ecs_commands_despawn(commands, *user.cast::<ecs_entity>()));
+    }
+}
+
+unsafe extern "C" fn insert_late(ctx: *mut ecs_system_ctx, user: *mut c_void) {
+    // SAFETY: `user` is `(entity, id)`.
+    unsafe {
+        let (entity, id) = *user.cast::<(ecs_entity, ecs_component_id)>();
+        let mut commands = ptr::null_mut();
+        ok(ecs_ctx_commands(ctx, &mut commands));
+        let value = 9u64;
+        ok(ecs_commands_insert(
+            commands,
+            entity,
+            id,
+            (&raw const value).cast(),
+        ));
+    }
+}
+
+#[test]
+fn destructors_run_once_per_value() {
+    let counter = AtomicUsize::new(0);
+    let engine = engine(2);
+    let mut desc = component_desc::<u64>(c"Handle");
+    desc.drop = Some(count_drop);
+    desc.drop_user_data = (&raw const counter).cast_mut().cast();
+    let mut id = 0;
+    ok(unsafe { ecs_component_register(engine, &desc, &mut id) });
+    let drops = || counter.load(Ordering::SeqCst);
+
+    let entities: Vec<_> = (0..3).map(|_| spawn(engine)).collect();
+    for (i, &e) in entities.iter().enumerate() {
+        insert(engine, e, id, i as u64 + 1);
+    }
+    assert_eq!(drops(), 0);
+    insert(engine, entities[0], id, 10u64);
+    assert_eq!(drops(), 1, "replaced");
+    ok(unsafe { ecs_remove(engine, entities[1], id) });
+    assert_eq!(drops(), 2, "removed");
+    ok(unsafe { ecs_despawn(engine, entities[2]) });
+    assert_eq!(drops(), 3, "despawned");
+
+    // A command inserting on an entity another system despawns first is
+    // skipped; its copy is dropped once.
+    let victim = spawn(engine);
+    let mut target = victim;
+    let mut kill = SystemSpec::new("kill", Some(kill_first));
+    kill.user_data = (&raw mut target).cast();
+    kill.commands = true;
+    ok(kill.add(engine));
+    let mut args = (victim, id);
+    let mut late = SystemSpec::new("late", Some(insert_late));
+    late.user_data = (&raw mut args).cast();
+    late.commands = true;
+    late.after = vec![c"kill".into()];
+    ok(late.add(engine));
+    ok(unsafe { ecs_engine_tick(engine) });
+    assert_eq!(drops(), 4, "the skipped insert's value");
+
+    unsafe { ecs_engine_destroy(engine) };
+    assert_eq!(drops(), 5, "the last value, with the engine");
+}
+
+#[test]
+fn queue_errors_and_a_producer_thread() {
+    let desc = ecs_queue_desc {
+        struct_size: size_of::<ecs_queue_desc>() as u32,
+        event_size: 8,
+        capacity: 2,
+    };
+    let mut queue = ptr::null_mut();
+    ok(unsafe { ecs_queue_create(&desc, &mut queue) });
+    let mut out = 0u64;
+    let out_ptr: *mut c_void = (&raw mut out).cast();
+    unsafe {
+        fails(
+            ecs_queue_try_pop(queue, out_ptr),
+            ECS_ERR_QUEUE_EMPTY,
+            "empty",
+        );
+        fails(
+            ecs_queue_pop_timeout(queue, out_ptr, 10),
+            ECS_ERR_TIMEOUT,
+            "10 ms",
+        );
+        for v in [1u64, 2] {
+            ok(ecs_queue_try_push(queue, (&raw const v).cast()));
+        }
+        let v = 3u64;
+        fails(
+            ecs_queue_try_push(queue, (&raw const v).cast()),
+            ECS_ERR_QUEUE_FULL,
+            "full",
+        );
+        ok(ecs_queue_close(queue));
+        fails(
+            ecs_queue_push(queue, (&raw const v).cast()),
+            ECS_ERR_QUEUE_CLOSED,
+            "closed",
+        );
+        ok(ecs_queue_try_pop(queue, out_ptr));
+        assert_eq!(out, 1);
+        ok(ecs_queue_pop_timeout(queue, out_ptr, 10));
+        assert_eq!(out, 2);
+        fails(
+            ecs_queue_try_pop(queue, out_ptr),
+            ECS_ERR_QUEUE_CLOSED,
+            "closed",
+        );
+        fails(
+            ecs_queue_pop_timeout(queue, out_ptr, 10),
+            ECS_ERR_QUEUE_CLOSED,
+            "closed",
+        );
+        ecs_queue_destroy(queue);
+    }
+
+    // 10,000 events from another thread through its own handle, in order.
+    let desc = ecs_queue_desc {
+        capacity: 64,
+        ..desc
+    };
+    let mut queue = ptr::null_mut();
+    ok(unsafe { ecs_queue_create(&desc, &mut queue) });
+    let mut producer_handle = ptr::null_mut();
+    ok(unsafe { ecs_queue_clone(queue, &mut producer_handle) });
+    let producer_handle = producer_handle as usize;
+    let producer = std::thread::spawn(move || {
+        let handle = producer_handle as *mut ecs_queue;
+        for v in 1..=10_000u64 {
+            ok(unsafe { ecs_queue_push(handle, (&raw const v).cast()) });
+        }
+        unsafe {
+            ok(ecs_queue_close(handle));
+            ecs_queue_destroy(handle);
+        }
+    });
+    let mut expected = 1u64;
+    loop {
+        match unsafe { ecs_queue_pop_timeout(queue, out_ptr, 5_000) } {
+            ECS_OK => {
+                assert_eq!(out, expected);
+                expected += 1;
+            }
+            ECS_ERR_QUEUE_CLOSED => break,
+            other => panic!("{other}: {}", last_error()),
+        }
+    }
+    producer.join().unwrap();
+    assert_eq!(expected, 10_001);
+    unsafe { ecs_queue_destroy(queue) };
+}
+
+#[test]
+fn status_names_are_the_header_names() {
+    let name = |s| {
+        unsafe { std::ffi::CStr::from_ptr(ecs_status_name(s)) }
+            .to_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(name(ECS_OK), "ECS_OK");
+    assert_eq!(name(ECS_ERR_STALE_ENTITY), "ECS_ERR_STALE_ENTITY");
+    assert_eq!(name(ECS_ERR_LIMIT), "ECS_ERR_LIMIT");
+    assert_eq!(name(-1), "ECS_ERR_UNKNOWN_STATUS");
+    assert_eq!(name(1000), "ECS_ERR_UNKNOWN_STATUS");
+}
