@@ -188,7 +188,7 @@ extern "C" fn c_move_chunk(len: usize, columns: *const *mut u8) {
 
 /// The `simple_iter` pass over run-time components, through a raw view
 /// calling an `extern "C"` function per chunk (the C API's path), beside
-/// the typed view.
+/// the typed view and the plain-array baseline.
 fn raw_chunk_iter(c: &mut Criterion) {
     let mut group = c.benchmark_group("raw_chunk_iter");
     let (mut registry, entities) = simple_world();
@@ -221,6 +221,15 @@ fn raw_chunk_iter(c: &mut Criterion) {
             registry
                 .view_mut::<(&mut Position, &Velocity)>()
                 .each(|(p, v)| add(&mut p.0, &v.0))
+        })
+    });
+    let mut positions = vec![[0.0f32; 3]; ENTITIES];
+    let velocities: Vec<[f32; 3]> = (0..ENTITIES).map(|i| velocity(i).0).collect();
+    group.bench_function("baseline_vecs", |b| {
+        b.iter(|| {
+            for (p, v) in black_box(&mut positions).iter_mut().zip(&velocities) {
+                add(p, v);
+            }
         })
     });
     group.finish();

@@ -21,19 +21,19 @@
 // The API's minor version: grows with compatible additions.
 #define ECS_API_VERSION_MINOR 0
 
-// A running system's command buffer, from [`ecs_ctx_commands`]: valid
+// A running system's command buffer, from `ecs_ctx_commands`: valid
 // while the system runs. Opaque to C.
 typedef struct ecs_commands ecs_commands;
 
 // An engine: it owns the registry, the systems, the thread pool and the
-// tick counter. Opaque to C; made by [`ecs_engine_create`], freed by
-// [`ecs_engine_destroy`]. Engines are independent: several can live in one
+// tick counter. Opaque to C; made by `ecs_engine_create`, freed by
+// `ecs_engine_destroy`. Engines are independent: several can live in one
 // process. An engine may move between threads but is not to be used from
 // two threads at once.
 typedef struct ecs_engine ecs_engine;
 
 // A handle to a queue of fixed-size events, for any thread. Several
-// handles (from [`ecs_queue_clone`]) share one queue; each is destroyed
+// handles (from `ecs_queue_clone`) share one queue; each is destroyed
 // once. Opaque to C.
 typedef struct ecs_queue ecs_queue;
 
@@ -41,7 +41,7 @@ typedef struct ecs_queue ecs_queue;
 // that call, and only on the thread that runs it. Opaque to C.
 typedef struct ecs_system_ctx ecs_system_ctx;
 
-// The result of a call: [`ECS_OK`] or one of the `ECS_ERR_*` codes. A plain
+// The result of a call: `ECS_OK` or one of the `ECS_ERR_*` codes. A plain
 // integer rather than a C enum, so a value the header does not know yet
 // (from a newer library) is still representable.
 typedef int32_t ecs_status;
@@ -69,7 +69,7 @@ typedef struct ecs_component_desc {
   void *drop_user_data;
 } ecs_component_desc;
 
-// A component type's id: registry-local, from [`ecs_component_register`].
+// A component type's id: registry-local, from `ecs_component_register`.
 typedef uint32_t ecs_component_id;
 
 // The tick being run.
@@ -82,8 +82,8 @@ typedef struct ecs_tick {
   double delta;
 } ecs_tick;
 
-// An entity: `(generation << 32) | index`, as [`Entity::to_bits`] gives.
-// Never 0 (generations start at 1); [`ECS_ENTITY_NULL`] is never alive.
+// An entity: `(generation << 32) | index`, as `Entity::to_bits` gives.
+// Never 0 (generations start at 1); `ECS_ENTITY_NULL` is never alive.
 typedef uint64_t ecs_entity;
 
 // Called once per entity of a view: the entity and one pointer per id (in
@@ -328,19 +328,19 @@ ecs_status ecs_view_each(struct ecs_system_ctx *ctx,
                          ecs_each_fn each,
                          void *user_data);
 
-// As [`ecs_view_each`], but one call per chunk of entities whose
+// As `ecs_view_each`, but one call per chunk of entities whose
 // components lie side by side: the fast way to write a loop over many
 // entities in C (one indirect call per chunk instead of per entity).
-// Chunks come in the order of [`ecs_view_each`], one after the other on
+// Chunks come in the order of `ecs_view_each`, one after the other on
 // the calling thread.
 //
 // # Errors
 //
-// As [`ecs_view_each`].
+// As `ecs_view_each`.
 //
 // # Safety
 //
-// As [`ecs_view_each`].
+// As `ecs_view_each`.
 ecs_status ecs_view_each_chunk(struct ecs_system_ctx *ctx,
                                const ecs_component_id *ids,
                                size_t ids_len,
@@ -378,7 +378,7 @@ ecs_status ecs_ctx_commands(struct ecs_system_ctx *ctx, struct ecs_commands **ou
 //
 // # Safety
 //
-// `commands` is NULL or from [`ecs_ctx_commands`] of the running system;
+// `commands` is NULL or from `ecs_ctx_commands` of the running system;
 // `out` is NULL or valid for writes.
 ecs_status ecs_commands_spawn(struct ecs_commands *commands, ecs_entity *out);
 
@@ -391,7 +391,7 @@ ecs_status ecs_commands_spawn(struct ecs_commands *commands, ecs_entity *out);
 //
 // # Safety
 //
-// `commands` is NULL or from [`ecs_ctx_commands`] of the running system.
+// `commands` is NULL or from `ecs_ctx_commands` of the running system.
 ecs_status ecs_commands_despawn(struct ecs_commands *commands, ecs_entity entity);
 
 // Records the insertion of component `id` on `entity`, copying the
@@ -406,7 +406,7 @@ ecs_status ecs_commands_despawn(struct ecs_commands *commands, ecs_entity entity
 //
 // # Safety
 //
-// `commands` is NULL or from [`ecs_ctx_commands`] of the running system;
+// `commands` is NULL or from `ecs_ctx_commands` of the running system;
 // `value` is valid for reads of the component's size and holds a valid
 // value, whose ownership moves to the buffer.
 ecs_status ecs_commands_insert(struct ecs_commands *commands,
@@ -423,7 +423,7 @@ ecs_status ecs_commands_insert(struct ecs_commands *commands,
 //
 // # Safety
 //
-// `commands` is NULL or from [`ecs_ctx_commands`] of the running system.
+// `commands` is NULL or from `ecs_ctx_commands` of the running system.
 ecs_status ecs_commands_remove(struct ecs_commands *commands,
                                ecs_entity entity,
                                ecs_component_id id);
@@ -442,13 +442,13 @@ ecs_status ecs_commands_remove(struct ecs_commands *commands,
 // for writing a pointer.
 ecs_status ecs_engine_create(const struct ecs_engine_desc *desc, struct ecs_engine **out);
 
-// Destroys an engine made by [`ecs_engine_create`]: drops every entity's
+// Destroys an engine made by `ecs_engine_create`: drops every entity's
 // components (calling their destructors), the systems and the pool. NULL
 // is a no-op.
 //
 // # Safety
 //
-// `engine` is NULL or an engine from [`ecs_engine_create`] not destroyed
+// `engine` is NULL or an engine from `ecs_engine_create` not destroyed
 // yet, used by no other thread; it is invalid afterwards.
 void ecs_engine_destroy(struct ecs_engine *engine);
 
@@ -471,7 +471,7 @@ ecs_status ecs_engine_build(struct ecs_engine *engine);
 //
 // # Errors
 //
-// `ECS_ERR_NULL_POINTER`; build errors as for [`ecs_engine_build`];
+// `ECS_ERR_NULL_POINTER`; build errors as for `ecs_engine_build`;
 // `ECS_ERR_SYSTEM_FAILED` when a system panicked or failed (the message
 // names it). A failed tick still counts; the engine stays usable.
 //
@@ -484,7 +484,7 @@ ecs_status ecs_engine_tick(struct ecs_engine *engine);
 //
 // # Errors
 //
-// As [`ecs_engine_tick`].
+// As `ecs_engine_tick`.
 //
 // # Safety
 //
@@ -680,7 +680,7 @@ ecs_status ecs_queue_push(const struct ecs_queue *queue, const void *event);
 //
 // # Safety
 //
-// As [`ecs_queue_push`].
+// As `ecs_queue_push`.
 ecs_status ecs_queue_try_push(const struct ecs_queue *queue, const void *event);
 
 // Takes the oldest event into `out` (`event_size` bytes) without blocking.
@@ -706,7 +706,7 @@ ecs_status ecs_queue_try_pop(const struct ecs_queue *queue, void *out);
 //
 // # Safety
 //
-// As [`ecs_queue_try_pop`].
+// As `ecs_queue_try_pop`.
 ecs_status ecs_queue_pop_timeout(const struct ecs_queue *queue, void *out, uint64_t timeout_ms);
 
 // Closes the queue: pushes fail from now on, pops drain what is left,

@@ -1,6 +1,6 @@
-//! The C boundary: every exported function runs its body through [`call`],
+//! The C boundary: every exported function runs its body through `call`,
 //! which turns a `Result` into a status code, records the message of a
-//! failure for [`ecs_last_error_message`] (per thread), and catches panics so
+//! failure for `ecs_last_error_message` (per thread), and catches panics so
 //! that none unwinds into C.
 
 use std::cell::RefCell;

@@ -10,7 +10,7 @@ use crate::boundary::{arg, arg_mut, call, check_struct_size, string_arg, write_o
 use crate::status::{ECS_ERR_UNKNOWN_COMPONENT, Failure, ecs_status};
 use crate::{SendPtr, ecs_engine};
 
-/// A component type's id: registry-local, from [`ecs_component_register`].
+/// A component type's id: registry-local, from `ecs_component_register`.
 #[allow(non_camel_case_types)]
 pub type ecs_component_id = u32;
 

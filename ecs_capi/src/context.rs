@@ -22,7 +22,7 @@ pub struct ecs_system_ctx {
     commands: ecs_commands,
 }
 
-/// A running system's command buffer, from [`ecs_ctx_commands`]: valid
+/// A running system's command buffer, from `ecs_ctx_commands`: valid
 /// while the system runs. Opaque to C.
 #[derive(Debug)]
 pub struct ecs_commands {
@@ -222,19 +222,19 @@ pub struct ecs_view_chunk {
 pub type ecs_chunk_fn =
     Option<unsafe extern "C" fn(chunk: *const ecs_view_chunk, user_data: *mut c_void)>;
 
-/// As [`ecs_view_each`], but one call per chunk of entities whose
+/// As `ecs_view_each`, but one call per chunk of entities whose
 /// components lie side by side: the fast way to write a loop over many
 /// entities in C (one indirect call per chunk instead of per entity).
-/// Chunks come in the order of [`ecs_view_each`], one after the other on
+/// Chunks come in the order of `ecs_view_each`, one after the other on
 /// the calling thread.
 ///
 /// # Errors
 ///
-/// As [`ecs_view_each`].
+/// As `ecs_view_each`.
 ///
 /// # Safety
 ///
-/// As [`ecs_view_each`].
+/// As `ecs_view_each`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ecs_view_each_chunk(
     ctx: *mut ecs_system_ctx,
@@ -327,7 +327,7 @@ pub unsafe extern "C" fn ecs_ctx_commands(
 ///
 /// # Safety
 ///
-/// `commands` is NULL or from [`ecs_ctx_commands`] of the running system;
+/// `commands` is NULL or from `ecs_ctx_commands` of the running system;
 /// `out` is NULL or valid for writes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ecs_commands_spawn(
@@ -360,7 +360,7 @@ pub unsafe extern "C" fn ecs_commands_spawn(
 ///
 /// # Safety
 ///
-/// `commands` is NULL or from [`ecs_ctx_commands`] of the running system.
+/// `commands` is NULL or from `ecs_ctx_commands` of the running system.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ecs_commands_despawn(
     commands: *mut ecs_commands,
@@ -392,7 +392,7 @@ pub unsafe extern "C" fn ecs_commands_despawn(
 ///
 /// # Safety
 ///
-/// `commands` is NULL or from [`ecs_ctx_commands`] of the running system;
+/// `commands` is NULL or from `ecs_ctx_commands` of the running system;
 /// `value` is valid for reads of the component's size and holds a valid
 /// value, whose ownership moves to the buffer.
 #[unsafe(no_mangle)]
@@ -437,7 +437,7 @@ pub unsafe extern "C" fn ecs_commands_insert(
 ///
 /// # Safety
 ///
-/// `commands` is NULL or from [`ecs_ctx_commands`] of the running system.
+/// `commands` is NULL or from `ecs_ctx_commands` of the running system.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ecs_commands_remove(
     commands: *mut ecs_commands,

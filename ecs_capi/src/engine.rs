@@ -13,8 +13,8 @@ use crate::status::{
     Failure, ecs_status,
 };
 
-/// An entity: `(generation << 32) | index`, as [`Entity::to_bits`] gives.
-/// Never 0 (generations start at 1); [`ECS_ENTITY_NULL`] is never alive.
+/// An entity: `(generation << 32) | index`, as `Entity::to_bits` gives.
+/// Never 0 (generations start at 1); `ECS_ENTITY_NULL` is never alive.
 #[allow(non_camel_case_types)]
 pub type ecs_entity = u64;
 
@@ -48,8 +48,8 @@ enum Systems {
 }
 
 /// An engine: it owns the registry, the systems, the thread pool and the
-/// tick counter. Opaque to C; made by [`ecs_engine_create`], freed by
-/// [`ecs_engine_destroy`]. Engines are independent: several can live in one
+/// tick counter. Opaque to C; made by `ecs_engine_create`, freed by
+/// `ecs_engine_destroy`. Engines are independent: several can live in one
 /// process. An engine may move between threads but is not to be used from
 /// two threads at once.
 pub struct ecs_engine {
@@ -207,13 +207,13 @@ pub unsafe extern "C" fn ecs_engine_create(
     })
 }
 
-/// Destroys an engine made by [`ecs_engine_create`]: drops every entity's
+/// Destroys an engine made by `ecs_engine_create`: drops every entity's
 /// components (calling their destructors), the systems and the pool. NULL
 /// is a no-op.
 ///
 /// # Safety
 ///
-/// `engine` is NULL or an engine from [`ecs_engine_create`] not destroyed
+/// `engine` is NULL or an engine from `ecs_engine_create` not destroyed
 /// yet, used by no other thread; it is invalid afterwards.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ecs_engine_destroy(engine: *mut ecs_engine) {
@@ -253,7 +253,7 @@ pub unsafe extern "C" fn ecs_engine_build(engine: *mut ecs_engine) -> ecs_status
 ///
 /// # Errors
 ///
-/// `ECS_ERR_NULL_POINTER`; build errors as for [`ecs_engine_build`];
+/// `ECS_ERR_NULL_POINTER`; build errors as for `ecs_engine_build`;
 /// `ECS_ERR_SYSTEM_FAILED` when a system panicked or failed (the message
 /// names it). A failed tick still counts; the engine stays usable.
 ///
@@ -274,7 +274,7 @@ pub unsafe extern "C" fn ecs_engine_tick(engine: *mut ecs_engine) -> ecs_status 
 ///
 /// # Errors
 ///
-/// As [`ecs_engine_tick`].
+/// As `ecs_engine_tick`.
 ///
 /// # Safety
 ///

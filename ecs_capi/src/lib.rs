@@ -3,9 +3,9 @@
 //! by `tests/header.rs`), so C and C++ games can keep their world in the
 //! registry and run their systems on the scheduler.
 //!
-//! - Opaque handles: [`ecs_engine`] (registry, systems, pool, tick
-//!   counter), [`ecs_system_ctx`] (a running system's access),
-//!   [`ecs_commands`] (its command buffer) and [`ecs_queue`] (an event
+//! - Opaque handles: `ecs_engine` (registry, systems, pool, tick
+//!   counter), `ecs_system_ctx` (a running system's access),
+//!   `ecs_commands` (its command buffer) and `ecs_queue` (an event
 //!   queue of fixed-size byte events). Nothing is global: engines are
 //!   independent.
 //! - Components are registered at run time (name, size, alignment,
@@ -14,11 +14,11 @@
 //! - Systems are C callbacks with declared reads and writes (and
 //!   commands), ordered and run in parallel waves like Rust systems;
 //!   touching an undeclared component is `ECS_ERR_UNDECLARED`.
-//! - Every fallible call returns an [`ecs_status`];
-//!   [`ecs_last_error_message`] tells what failed, per thread. A panic never
+//! - Every fallible call returns an `ecs_status`;
+//!   `ecs_last_error_message` tells what failed, per thread. A panic never
 //!   unwinds into C: it becomes `ECS_ERR_PANIC`. NULL pointers and stale
 //!   entities are errors, not crashes.
-//! - Versioning: [`ecs_api_version`] and `ECS_API_VERSION_*`; every
+//! - Versioning: `ecs_api_version` and `ECS_API_VERSION_*`; every
 //!   descriptor struct starts with its `struct_size`, so later versions can
 //!   add fields without breaking older callers.
 //!

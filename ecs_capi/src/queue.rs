@@ -12,7 +12,7 @@ use crate::status::{
 };
 
 /// A handle to a queue of fixed-size events, for any thread. Several
-/// handles (from [`ecs_queue_clone`]) share one queue; each is destroyed
+/// handles (from `ecs_queue_clone`) share one queue; each is destroyed
 /// once. Opaque to C.
 #[derive(Debug)]
 pub struct ecs_queue {
@@ -190,7 +190,7 @@ pub unsafe extern "C" fn ecs_queue_push(
 ///
 /// # Safety
 ///
-/// As [`ecs_queue_push`].
+/// As `ecs_queue_push`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ecs_queue_try_push(
     queue: *const ecs_queue,
@@ -260,7 +260,7 @@ pub unsafe extern "C" fn ecs_queue_try_pop(
 ///
 /// # Safety
 ///
-/// As [`ecs_queue_try_pop`].
+/// As `ecs_queue_try_pop`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ecs_queue_pop_timeout(
     queue: *const ecs_queue,

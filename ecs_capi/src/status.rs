@@ -6,7 +6,7 @@ use std::ffi::{CStr, c_char};
 use ::ecs_engine::EcsError;
 use scheduler::{BuildError, RunError, SystemError};
 
-/// The result of a call: [`ECS_OK`] or one of the `ECS_ERR_*` codes. A plain
+/// The result of a call: `ECS_OK` or one of the `ECS_ERR_*` codes. A plain
 /// integer rather than a C enum, so a value the header does not know yet
 /// (from a newer library) is still representable.
 #[allow(non_camel_case_types)]
@@ -88,7 +88,7 @@ pub extern "C" fn ecs_status_name(status: ecs_status) -> *const c_char {
 }
 
 /// A failure on its way to the C caller: the code it returns and the
-/// message [`ecs_last_error_message`](crate::ecs_last_error_message) gives.
+/// message `ecs_last_error_message` gives.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Failure {
     pub(crate) status: ecs_status,
