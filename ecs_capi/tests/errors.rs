@@ -458,7 +458,10 @@ fn queue_errors_and_a_producer_thread() {
 
     // Many events from another thread through its own handle, in order.
     let events: u64 = if cfg!(miri) { 200 } else { 10_000 };
-    let desc = ecs_queue_desc { capacity: 64, ..desc };
+    let desc = ecs_queue_desc {
+        capacity: 64,
+        ..desc
+    };
     let mut queue = ptr::null_mut();
     ok(unsafe { ecs_queue_create(&desc, &mut queue) });
     let mut producer_handle = ptr::null_mut();
