@@ -130,6 +130,7 @@ fn c_engine(run: ecs_system_fn, ids: &mut Ids) -> *mut ecs_engine {
         before_len: 0,
         after: ptr::null(),
         after_len: 0,
+        spawn_reserve: 0,
     };
     ok(unsafe { ecs_system_add(engine, &system) });
     ok(unsafe { ecs_engine_build(engine) });

@@ -28,8 +28,10 @@ typedef struct ecs_commands ecs_commands;
 // An engine: it owns the registry, the systems, the thread pool and the
 // tick counter. Opaque to C; made by `ecs_engine_create`, freed by
 // `ecs_engine_destroy`. Engines are independent: several can live in one
-// process. An engine may move between threads but is not to be used from
-// two threads at once.
+// process. An engine may move between threads. Every call takes the
+// engine for its duration without waiting: a call made while another one
+// holds it (from a system callback during a tick, or from a second thread
+// at the same time) fails with `ECS_ERR_WRONG_STATE` instead of racing.
 typedef struct ecs_engine ecs_engine;
 
 // A handle to a queue of fixed-size events, for any thread. Several
@@ -69,7 +71,9 @@ typedef struct ecs_component_desc {
   void *drop_user_data;
 } ecs_component_desc;
 
-// A component type's id: registry-local, from `ecs_component_register`.
+// A component type's id, from `ecs_component_register`: valid only in the
+// engine that registered it (an id from another engine is refused with
+// `ECS_ERR_UNKNOWN_COMPONENT`).
 typedef uint32_t ecs_component_id;
 
 // The tick being run.
@@ -82,8 +86,10 @@ typedef struct ecs_tick {
   double delta;
 } ecs_tick;
 
-// An entity: `(generation << 32) | index`, as `Entity::to_bits` gives.
-// Never 0 (generations start at 1); `ECS_ENTITY_NULL` is never alive.
+// An entity handle: `(generation << 32) | index`. Never 0 (generations
+// start at 1); `ECS_ENTITY_NULL` is never alive. A handle belongs to the
+// engine that made it: in another engine it is unknown or names another
+// entity (handles are not tagged per engine, unlike component ids).
 typedef uint64_t ecs_entity;
 
 // Called once per entity of a view: the entity and one pointer per id (in
@@ -126,8 +132,12 @@ typedef struct ecs_queue_desc {
 } ecs_queue_desc;
 
 // A system's body: called once per tick on a worker thread with the
-// system's context (valid only during the call) and its `user_data`. It
-// must not unwind (no C++ exception may leave it) and must not keep `ctx`.
+// system's context and its `user_data`. `ctx` and everything obtained
+// from it (the command buffer, view pointers) are valid only during the
+// call: do not keep them. Inside, use `ctx` only: calls on the engine
+// itself fail with `ECS_ERR_WRONG_STATE` while it ticks (structural
+// changes go through `ecs_ctx_commands`). No C++ exception may leave the
+// callback: one that does aborts the process.
 typedef void (*ecs_system_fn)(struct ecs_system_ctx *ctx, void *user_data);
 
 // A system to add.
@@ -158,6 +168,13 @@ typedef struct ecs_system_desc {
   const char *const *after;
   // Number of names in `after`.
   size_t after_len;
+  // Entity handles the system's command buffer keeps reserved between
+  // ticks; 0 for the default (at least 64, and twice the last tick's
+  // spawns). `ecs_commands_spawn` beyond the reserve gives placeholder
+  // handles that only this buffer's later commands resolve: a system
+  // that spawns many entities in one tick and keeps or passes on their
+  // handles sets this to the most it spawns per tick.
+  size_t spawn_reserve;
 } ecs_system_desc;
 
 // The null entity (`UINT64_MAX`): never alive.
@@ -194,7 +211,8 @@ typedef struct ecs_system_desc {
 // no system has.
 #define ECS_ERR_SCHEDULE 8
 
-// A tick failed: a system panicked or failed. The engine stays usable.
+// A tick failed: a system failed inside the runtime (a Rust system
+// panicked, or a registry error). The engine stays usable.
 #define ECS_ERR_SYSTEM_FAILED 9
 
 // A Rust panic inside the call, caught at the C boundary.
@@ -212,14 +230,16 @@ typedef struct ecs_system_desc {
 // Nothing arrived before the timeout.
 #define ECS_ERR_TIMEOUT 14
 
-// The call is not allowed in the engine's present state (for example,
-// adding a system after the schedule was built).
+// The call is not allowed in the engine's present state: adding a system
+// after the schedule was built, or calling the engine while it is busy
+// (from one of its own systems during a tick, or from two threads at once).
 #define ECS_ERR_WRONG_STATE 15
 
 // The component is borrowed in a way that conflicts with this access.
 #define ECS_ERR_BORROW_CONFLICT 16
 
-// A limit was reached (too many live entities).
+// A limit was reached: too many live entities, too many component types
+// (65,536 per engine), or a thread pool the system could not start.
 #define ECS_ERR_LIMIT 17
 
 #ifdef __cplusplus
@@ -293,9 +313,10 @@ bool ecs_ctx_is_alive(const struct ecs_system_ctx *ctx, ecs_entity entity);
 //
 // # Errors
 //
-// `ECS_ERR_NULL_POINTER`; `ECS_ERR_UNDECLARED` when the system did not
-// declare `id`; `ECS_ERR_STALE_ENTITY`; `ECS_ERR_MISSING_COMPONENT`;
-// `ECS_ERR_UNKNOWN_COMPONENT`.
+// `ECS_ERR_NULL_POINTER`; `ECS_ERR_UNKNOWN_COMPONENT` for an id of
+// another engine; `ECS_ERR_UNDECLARED` when the system did not declare
+// `id`; `ECS_ERR_STALE_ENTITY`; `ECS_ERR_MISSING_COMPONENT`;
+// `ECS_ERR_BORROW_CONFLICT` inside a view that writes `id`.
 //
 // # Safety
 //
@@ -308,15 +329,18 @@ ecs_status ecs_ctx_get(struct ecs_system_ctx *ctx,
 
 // Visits every entity that has all components `ids` (each declared by the
 // system; a declared write is writable), calling `each` once per entity,
-// on the calling thread, one call after the other. The order is that of a
-// Rust view over the same components: the smallest of the pools drives, in
-// its dense order (so it is deterministic: the same world gives the same
-// order).
+// on the calling thread, one call after the other. The component with the
+// fewest values drives the order: its values' storage order, which depends
+// only on the sequence of inserts and removals, so the same world gives
+// the same order on every run and thread count.
 //
 // # Errors
 //
 // `ECS_ERR_NULL_POINTER`; `ECS_ERR_INVALID_ARGUMENT` for no ids or an id
-// given twice; `ECS_ERR_UNDECLARED`; `ECS_ERR_UNKNOWN_COMPONENT`.
+// given twice; `ECS_ERR_UNKNOWN_COMPONENT` for an id of another engine;
+// `ECS_ERR_UNDECLARED` for an id the system did not declare;
+// `ECS_ERR_BORROW_CONFLICT` when a written component is already in use
+// by this system (a view or `ecs_ctx_get` nested inside another view).
 //
 // # Safety
 //
@@ -444,7 +468,9 @@ ecs_status ecs_engine_create(const struct ecs_engine_desc *desc, struct ecs_engi
 
 // Destroys an engine made by `ecs_engine_create`: drops every entity's
 // components (calling their destructors), the systems and the pool. NULL
-// is a no-op.
+// is a no-op. An engine that is busy (called from one of its own systems
+// during a tick) is not destroyed: the call does nothing but set the last
+// error message.
 //
 // # Safety
 //
@@ -491,7 +517,9 @@ ecs_status ecs_engine_tick(struct ecs_engine *engine);
 // `engine` is NULL or a live engine used by no other thread.
 ecs_status ecs_engine_run(struct ecs_engine *engine, uint64_t ticks);
 
-// Writes the number of ticks run so far (failed ones included) to `*out`.
+// Writes the number of ticks run so far to `*out`: a tick in which a
+// system failed counts (its earlier waves ran); one refused because the
+// schedule could not be built does not.
 //
 // # Errors
 //
@@ -525,8 +553,8 @@ ecs_status ecs_spawn(struct ecs_engine *engine, ecs_entity *out);
 // `engine` is NULL or a live engine used by no other thread.
 ecs_status ecs_despawn(struct ecs_engine *engine, ecs_entity entity);
 
-// `true` when `entity` is alive; `false` for a dead or null entity or a
-// NULL engine.
+// `true` when `entity` is alive; `false` for a dead or null entity, a NULL
+// engine, or an engine busy with another call (a tick).
 //
 // # Safety
 //
@@ -551,7 +579,7 @@ ecs_status ecs_entity_count(const struct ecs_engine *engine, size_t *out);
 //
 // # Errors
 //
-// `ECS_ERR_NULL_POINTER` (engine, or value for a non-empty component);
+// `ECS_ERR_NULL_POINTER` (engine, or value, even for a size-0 component);
 // `ECS_ERR_STALE_ENTITY`; `ECS_ERR_UNKNOWN_COMPONENT`.
 //
 // # Safety
@@ -605,13 +633,13 @@ ecs_status ecs_has(const struct ecs_engine *engine,
                    ecs_component_id id,
                    bool *out);
 
-// Writes the world checksum over components `ids` to `*out`: the
-// harness's algorithm (FNV-1a, 64 bits) over the live entity count (u64,
-// little-endian), then, for each live entity in increasing handle order,
-// its handle (u64 LE) and, for each id in order, a presence byte (0 or 1)
-// followed, when present, by the component's bytes. A component of two
-// `float`s hashes as the harness hashes a Rust `Position { x, y }`, so
-// the same world gives the same number on both sides.
+// Writes the world checksum over components `ids` to `*out`: FNV-1a, 64
+// bits, over the live entity count (u64, little-endian), then, for each
+// live entity in increasing handle order, its handle (u64 LE) and, for
+// each id in order, a presence byte (0 or 1) followed, when present, by
+// the component's bytes. It is the simulation harness's world checksum:
+// a component of two `float`s hashes as the harness's `Position`, so a
+// world built through this API can be compared with the harness's.
 //
 // # Errors
 //

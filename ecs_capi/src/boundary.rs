@@ -15,7 +15,7 @@ thread_local! {
 }
 
 /// Records `message` as this thread's last error.
-fn set_last_error(message: &str) {
+pub(crate) fn set_last_error(message: &str) {
     // An interior NUL would cut the C string short: replace it.
     let message = CString::new(message.replace('\0', "?")).unwrap_or_default();
     LAST_ERROR.with(|last| *last.borrow_mut() = message);
@@ -77,21 +77,6 @@ pub(crate) unsafe fn arg<'a, T>(
 ) -> Result<&'a T, Failure> {
     // SAFETY: the caller's promise (see above); NULL is checked.
     unsafe { ptr.as_ref() }.ok_or_else(|| Failure::null(function, what))
-}
-
-/// `ptr` as a mutable reference, or a NULL-pointer failure naming `what`.
-///
-/// # Safety
-///
-/// `ptr` is NULL or valid for reads and writes of a `T` for `'a`, and not
-/// aliased during that time.
-pub(crate) unsafe fn arg_mut<'a, T>(
-    ptr: *mut T,
-    function: &str,
-    what: &str,
-) -> Result<&'a mut T, Failure> {
-    // SAFETY: the caller's promise (see above); NULL is checked.
-    unsafe { ptr.as_mut() }.ok_or_else(|| Failure::null(function, what))
 }
 
 /// Writes `value` through the out-pointer `out`, or fails naming `what`.

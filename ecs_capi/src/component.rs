@@ -3,14 +3,18 @@
 
 use std::alloc::Layout;
 use std::ffi::{c_char, c_void};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use ::ecs_engine::{ComponentDescriptor, ComponentId, Registry};
 
-use crate::boundary::{arg, arg_mut, call, check_struct_size, string_arg, write_out};
-use crate::status::{ECS_ERR_UNKNOWN_COMPONENT, Failure, ecs_status};
+use crate::boundary::{arg, call, check_struct_size, string_arg, write_out};
+use crate::engine::Engine;
+use crate::status::{ECS_ERR_LIMIT, ECS_ERR_UNKNOWN_COMPONENT, Failure, ecs_status};
 use crate::{SendPtr, ecs_engine};
 
-/// A component type's id: registry-local, from `ecs_component_register`.
+/// A component type's id, from `ecs_component_register`: valid only in the
+/// engine that registered it (an id from another engine is refused with
+/// `ECS_ERR_UNKNOWN_COMPONENT`).
 #[allow(non_camel_case_types)]
 pub type ecs_component_id = u32;
 
@@ -42,19 +46,70 @@ pub struct ecs_component_desc {
 
 const COMPONENT_DESC_V1: usize = std::mem::size_of::<ecs_component_desc>();
 
-/// `id` as a component id registered in `registry` as a run-time component.
-pub(crate) fn known_id(
-    registry: &Registry,
+/// Engines created so far, for their id tags (process-wide, but only to
+/// tell engines' ids apart: engines share nothing else).
+static ENGINES: AtomicU32 = AtomicU32::new(0);
+
+/// Component indexes an engine can hand out: the low 16 bits of an id.
+const INDEX_BITS: u32 = 16;
+
+/// A tag for a new engine, 1..=65535 (never 0, so a bare index is never a
+/// valid id), cycling after 65,535 engines.
+pub(crate) fn next_tag() -> u32 {
+    ENGINES.fetch_add(1, Ordering::Relaxed) % 0xFFFF + 1
+}
+
+/// The C id of `component` in the engine tagged `tag`: the tag in the high
+/// 16 bits, the registry's index in the low 16, so an id from another
+/// engine is refused instead of naming another component here.
+pub(crate) fn encode(
+    tag: u32,
+    component: ComponentId,
+    function: &str,
+) -> Result<ecs_component_id, Failure> {
+    let index = component.to_u32();
+    if index >= 1 << INDEX_BITS {
+        return Err(Failure::new(
+            ECS_ERR_LIMIT,
+            format!(
+                "{function}: an engine holds at most {} component types",
+                1u32 << INDEX_BITS
+            ),
+        ));
+    }
+    Ok(tag << INDEX_BITS | index)
+}
+
+/// The component `id` names in the engine tagged `tag`, or
+/// `ECS_ERR_UNKNOWN_COMPONENT` for an id of another engine.
+pub(crate) fn decode(
+    tag: u32,
     id: ecs_component_id,
     function: &str,
 ) -> Result<ComponentId, Failure> {
-    let component = ComponentId::from_u32(id);
-    match registry.component_info(component) {
+    if id >> INDEX_BITS != tag {
+        return Err(unknown(id, function));
+    }
+    Ok(ComponentId::from_u32(id & ((1 << INDEX_BITS) - 1)))
+}
+
+fn unknown(id: ecs_component_id, function: &str) -> Failure {
+    Failure::new(
+        ECS_ERR_UNKNOWN_COMPONENT,
+        format!("{function}: no component with id {id:#x} is registered in this engine"),
+    )
+}
+
+/// `id` as a run-time component registered in `engine`.
+pub(crate) fn known_id(
+    engine: &Engine,
+    id: ecs_component_id,
+    function: &str,
+) -> Result<ComponentId, Failure> {
+    let component = decode(engine.tag, id, function)?;
+    match engine.registry.component_info(component) {
         Some(info) if info.is_runtime() => Ok(component),
-        _ => Err(Failure::new(
-            ECS_ERR_UNKNOWN_COMPONENT,
-            format!("{function}: no component with id {id} is registered in this engine"),
-        )),
+        _ => Err(unknown(id, function)),
     }
 }
 
@@ -89,7 +144,8 @@ pub unsafe extern "C" fn ecs_component_register(
     const F: &str = "ecs_component_register";
     call(F, || {
         // SAFETY: the caller's promise on every pointer.
-        let engine = unsafe { arg_mut(engine, F, "engine") }?;
+        let engine = unsafe { arg(engine, F, "engine") }?;
+        let mut engine = engine.lock(F)?;
         // SAFETY: a NULL or valid pointer, by the caller's promise.
         let desc = unsafe { arg(desc, F, "desc") }?;
         if out.is_null() {
@@ -128,11 +184,20 @@ pub unsafe extern "C" fn ecs_component_register(
                 descriptor.with_drop(move |value| drop(value.as_ptr().cast(), user_data.get()))
             };
         }
+        if engine.registry.component_types() >= 1 << INDEX_BITS {
+            return Err(Failure::new(
+                ECS_ERR_LIMIT,
+                format!(
+                    "{F}: an engine holds at most {} component types",
+                    1u32 << INDEX_BITS
+                ),
+            ));
+        }
         let id = engine
             .registry
             .register_runtime(descriptor)
             .map_err(|e| Failure::registry(F, &e))?;
-        let id = u32::try_from(id.index()).expect("component ids fit in u32");
+        let id = encode(engine.tag, id, F)?;
         // SAFETY: `out` is non-null and valid for writes.
         unsafe { write_out(out, id, F, "out") }
     })
@@ -158,6 +223,7 @@ pub unsafe extern "C" fn ecs_component_lookup(
     call(F, || {
         // SAFETY: the caller's promise on every pointer.
         let engine = unsafe { arg(engine, F, "engine") }?;
+        let engine = engine.lock(F)?;
         // SAFETY: NULL or a NUL-terminated string, by the caller's promise.
         let name = unsafe { string_arg(name, F, "name") }?;
         let id = engine.registry.component_by_name(&name).ok_or_else(|| {
@@ -166,7 +232,7 @@ pub unsafe extern "C" fn ecs_component_lookup(
                 format!("{F}: no component named `{name}` is registered in this engine"),
             )
         })?;
-        let id = u32::try_from(id.index()).expect("component ids fit in u32");
+        let id = encode(engine.tag, id, F)?;
         // SAFETY: valid for writes by the caller's promise.
         unsafe { write_out(out, id, F, "out") }
     })

@@ -8,7 +8,7 @@ use ::ecs_engine::{ComponentId, RawComponent};
 use scheduler::SystemContext;
 
 use crate::boundary::{arg, call, call_value, slice_arg, write_out};
-use crate::component::ecs_component_id;
+use crate::component::{decode, ecs_component_id};
 use crate::engine::{ecs_entity, entity};
 use crate::status::{Failure, ecs_status};
 
@@ -19,6 +19,8 @@ pub struct ecs_system_ctx {
     /// The scheduler's context, its lifetime erased: it outlives this
     /// struct, which lives on the stack of the system's run.
     context: NonNull<SystemContext<'static>>,
+    /// The engine's id tag, to decode component ids.
+    tag: u32,
     commands: ecs_commands,
 }
 
@@ -27,15 +29,18 @@ pub struct ecs_system_ctx {
 #[derive(Debug)]
 pub struct ecs_commands {
     context: NonNull<SystemContext<'static>>,
+    tag: u32,
 }
 
 impl ecs_system_ctx {
-    /// The C view of `context`, for one call of a system's callback.
-    pub(crate) fn new(context: &SystemContext<'_>) -> Self {
+    /// The C view of `context`, for one call of a system's callback in the
+    /// engine tagged `tag`.
+    pub(crate) fn new(context: &SystemContext<'_>, tag: u32) -> Self {
         let context = NonNull::from(context).cast::<SystemContext<'static>>();
         ecs_system_ctx {
             context,
-            commands: ecs_commands { context },
+            tag,
+            commands: ecs_commands { context, tag },
         }
     }
 
@@ -118,9 +123,10 @@ pub unsafe extern "C" fn ecs_ctx_is_alive(ctx: *const ecs_system_ctx, entity: ec
 ///
 /// # Errors
 ///
-/// `ECS_ERR_NULL_POINTER`; `ECS_ERR_UNDECLARED` when the system did not
-/// declare `id`; `ECS_ERR_STALE_ENTITY`; `ECS_ERR_MISSING_COMPONENT`;
-/// `ECS_ERR_UNKNOWN_COMPONENT`.
+/// `ECS_ERR_NULL_POINTER`; `ECS_ERR_UNKNOWN_COMPONENT` for an id of
+/// another engine; `ECS_ERR_UNDECLARED` when the system did not declare
+/// `id`; `ECS_ERR_STALE_ENTITY`; `ECS_ERR_MISSING_COMPONENT`;
+/// `ECS_ERR_BORROW_CONFLICT` inside a view that writes `id`.
 ///
 /// # Safety
 ///
@@ -143,7 +149,7 @@ pub unsafe extern "C" fn ecs_ctx_get(
         let target = self::entity(entity, F)?;
         let value = ctx
             .context()
-            .get_raw(target, ComponentId::from_u32(id))
+            .get_raw(target, decode(ctx.tag, id, F)?)
             .map_err(Failure::from)?;
         // SAFETY: `out` is checked for NULL there and valid for writes by the caller's promise.
         unsafe { write_out(out, value.as_ptr().cast(), F, "out") }
@@ -163,15 +169,18 @@ pub type ecs_each_fn = Option<
 
 /// Visits every entity that has all components `ids` (each declared by the
 /// system; a declared write is writable), calling `each` once per entity,
-/// on the calling thread, one call after the other. The order is that of a
-/// Rust view over the same components: the smallest of the pools drives, in
-/// its dense order (so it is deterministic: the same world gives the same
-/// order).
+/// on the calling thread, one call after the other. The component with the
+/// fewest values drives the order: its values' storage order, which depends
+/// only on the sequence of inserts and removals, so the same world gives
+/// the same order on every run and thread count.
 ///
 /// # Errors
 ///
 /// `ECS_ERR_NULL_POINTER`; `ECS_ERR_INVALID_ARGUMENT` for no ids or an id
-/// given twice; `ECS_ERR_UNDECLARED`; `ECS_ERR_UNKNOWN_COMPONENT`.
+/// given twice; `ECS_ERR_UNKNOWN_COMPONENT` for an id of another engine;
+/// `ECS_ERR_UNDECLARED` for an id the system did not declare;
+/// `ECS_ERR_BORROW_CONFLICT` when a written component is already in use
+/// by this system (a view or `ecs_ctx_get` nested inside another view).
 ///
 /// # Safety
 ///
@@ -192,7 +201,7 @@ pub unsafe extern "C" fn ecs_view_each(
         // SAFETY: NULL or valid for that many reads, by the caller's promise.
         let ids = unsafe { slice_arg(ids, ids_len, F, "ids") }?;
         let each = each.ok_or_else(|| Failure::null(F, "each"))?;
-        let ids = component_ids(ids, F)?;
+        let ids = component_ids(ctx.tag, ids, F)?;
         let mut view = ctx.context().raw_view(&ids).map_err(Failure::from)?;
         view.each(|entity, components| {
             // SAFETY: the C caller's promise on `each`; the pointers are
@@ -250,7 +259,7 @@ pub unsafe extern "C" fn ecs_view_each_chunk(
         // SAFETY: NULL or valid for that many reads, by the caller's promise.
         let ids = unsafe { slice_arg(ids, ids_len, F, "ids") }?;
         let each = each.ok_or_else(|| Failure::null(F, "each"))?;
-        let ids = component_ids(ids, F)?;
+        let ids = component_ids(ctx.tag, ids, F)?;
         let mut view = ctx.context().raw_view(&ids).map_err(Failure::from)?;
         view.each_chunk(|chunk| {
             let c = ecs_view_chunk {
@@ -267,14 +276,18 @@ pub unsafe extern "C" fn ecs_view_each_chunk(
 }
 
 /// The ids of a view, checked: at least one.
-fn component_ids(ids: &[ecs_component_id], function: &str) -> Result<Vec<ComponentId>, Failure> {
+fn component_ids(
+    tag: u32,
+    ids: &[ecs_component_id],
+    function: &str,
+) -> Result<Vec<ComponentId>, Failure> {
     if ids.is_empty() {
         return Err(Failure::invalid(
             function,
             "a view needs at least one component id",
         ));
     }
-    Ok(ids.iter().map(|&id| ComponentId::from_u32(id)).collect())
+    ids.iter().map(|&id| decode(tag, id, function)).collect()
 }
 
 /// Writes the running system's command buffer to `*out`; valid while the
@@ -408,7 +421,7 @@ pub unsafe extern "C" fn ecs_commands_insert(
         let commands = unsafe { arg(commands, F, "commands") }?;
         let target = self::entity(entity, F)?;
         let context = commands.context();
-        let component = ComponentId::from_u32(id);
+        let component = decode(commands.tag, id, F)?;
         let info = context.component_info(component).ok_or_else(|| {
             Failure::new(
                 crate::status::ECS_ERR_UNKNOWN_COMPONENT,
@@ -450,7 +463,7 @@ pub unsafe extern "C" fn ecs_commands_remove(
         let commands = unsafe { arg(commands, F, "commands") }?;
         let target = self::entity(entity, F)?;
         let context = commands.context();
-        let component = ComponentId::from_u32(id);
+        let component = decode(commands.tag, id, F)?;
         if context.component_info(component).is_none() {
             return Err(Failure::new(
                 crate::status::ECS_ERR_UNKNOWN_COMPONENT,

@@ -5,16 +5,19 @@ use std::collections::HashSet;
 use std::time::Instant;
 
 use ::ecs_engine::{Entity, Registry};
+use parking_lot::{Mutex, MutexGuard};
 use scheduler::{Schedule, ScheduleBuilder, Tick};
 
-use crate::boundary::{arg, arg_mut, call, call_value, check_struct_size, write_out};
+use crate::boundary::{arg, call, call_value, check_struct_size, write_out};
 use crate::status::{
     ECS_ERR_DUPLICATE_NAME, ECS_ERR_INVALID_ARGUMENT, ECS_ERR_SCHEDULE, ECS_ERR_WRONG_STATE,
     Failure, ecs_status,
 };
 
-/// An entity: `(generation << 32) | index`, as `Entity::to_bits` gives.
-/// Never 0 (generations start at 1); `ECS_ENTITY_NULL` is never alive.
+/// An entity handle: `(generation << 32) | index`. Never 0 (generations
+/// start at 1); `ECS_ENTITY_NULL` is never alive. A handle belongs to the
+/// engine that made it: in another engine it is unknown or names another
+/// entity (handles are not tagged per engine, unlike component ids).
 #[allow(non_camel_case_types)]
 pub type ecs_entity = u64;
 
@@ -50,10 +53,19 @@ enum Systems {
 /// An engine: it owns the registry, the systems, the thread pool and the
 /// tick counter. Opaque to C; made by `ecs_engine_create`, freed by
 /// `ecs_engine_destroy`. Engines are independent: several can live in one
-/// process. An engine may move between threads but is not to be used from
-/// two threads at once.
+/// process. An engine may move between threads. Every call takes the
+/// engine for its duration without waiting: a call made while another one
+/// holds it (from a system callback during a tick, or from a second thread
+/// at the same time) fails with `ECS_ERR_WRONG_STATE` instead of racing.
 pub struct ecs_engine {
+    state: Mutex<Engine>,
+}
+
+/// The engine's state, held by one call at a time.
+pub(crate) struct Engine {
     pub(crate) registry: Registry,
+    /// Tags this engine's component ids (see `component::encode`).
+    pub(crate) tag: u32,
     systems: Systems,
     step: f64,
     ticks: u64,
@@ -61,6 +73,37 @@ pub struct ecs_engine {
 }
 
 impl std::fmt::Debug for ecs_engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.state.try_lock() {
+            Some(engine) => engine.fmt(f),
+            None => f.write_str("ecs_engine (busy)"),
+        }
+    }
+}
+
+impl ecs_engine {
+    /// The engine's state, or `None` when another call holds it.
+    pub(crate) fn state_if_free(&self) -> Option<MutexGuard<'_, Engine>> {
+        self.state.try_lock()
+    }
+
+    /// The engine's state for the call `function`, or `ECS_ERR_WRONG_STATE`
+    /// when another call holds it (never waits).
+    pub(crate) fn lock(&self, function: &str) -> Result<MutexGuard<'_, Engine>, Failure> {
+        self.state.try_lock().ok_or_else(|| {
+            Failure::new(
+                ECS_ERR_WRONG_STATE,
+                format!(
+                    "{function}: the engine is busy: a tick is running (a system must use its \
+                     ecs_system_ctx and ecs_ctx_commands, not the engine) or another thread \
+                     is using it"
+                ),
+            )
+        })
+    }
+}
+
+impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let systems = match &self.systems {
             Systems::Building { names, .. } => format!("{} added, not built", names.len()),
@@ -76,7 +119,7 @@ impl std::fmt::Debug for ecs_engine {
     }
 }
 
-impl ecs_engine {
+impl Engine {
     /// Adds a system to the schedule under construction.
     pub(crate) fn add_system(
         &mut self,
@@ -84,6 +127,16 @@ impl ecs_engine {
         name: &str,
         add: impl FnOnce(&mut ScheduleBuilder),
     ) -> Result<(), Failure> {
+        if let Systems::Failed(failure) = &self.systems {
+            return Err(Failure::new(
+                ECS_ERR_WRONG_STATE,
+                format!(
+                    "{function}: the schedule failed to build ({}); its systems are gone: \
+                     create a new engine",
+                    failure.message
+                ),
+            ));
+        }
         let Systems::Building { builder, names } = &mut self.systems else {
             return Err(Failure::new(
                 ECS_ERR_WRONG_STATE,
@@ -108,7 +161,10 @@ impl ecs_engine {
         if let Systems::Building { .. } = self.systems {
             let building = std::mem::replace(
                 &mut self.systems,
-                Systems::Failed(Failure::new(ECS_ERR_SCHEDULE, "the build did not finish")),
+                Systems::Failed(Failure::new(
+                    ECS_ERR_SCHEDULE,
+                    "building the schedule panicked earlier",
+                )),
             );
             let Systems::Building { builder, .. } = building else {
                 unreachable!("checked just above");
@@ -193,14 +249,17 @@ pub unsafe extern "C" fn ecs_engine_create(
         let mut builder = Schedule::builder();
         builder.threads(desc.threads as usize);
         let engine = Box::new(ecs_engine {
-            registry: Registry::new(),
-            systems: Systems::Building {
-                builder,
-                names: HashSet::new(),
-            },
-            step,
-            ticks: 0,
-            last_start: None,
+            state: Mutex::new(Engine {
+                registry: Registry::new(),
+                tag: crate::component::next_tag(),
+                systems: Systems::Building {
+                    builder,
+                    names: HashSet::new(),
+                },
+                step,
+                ticks: 0,
+                last_start: None,
+            }),
         });
         // SAFETY: `out` is non-null and valid for writes (caller's promise).
         unsafe { write_out(out, Box::into_raw(engine), F, "out") }
@@ -209,7 +268,9 @@ pub unsafe extern "C" fn ecs_engine_create(
 
 /// Destroys an engine made by `ecs_engine_create`: drops every entity's
 /// components (calling their destructors), the systems and the pool. NULL
-/// is a no-op.
+/// is a no-op. An engine that is busy (called from one of its own systems
+/// during a tick) is not destroyed: the call does nothing but set the last
+/// error message.
 ///
 /// # Safety
 ///
@@ -218,11 +279,19 @@ pub unsafe extern "C" fn ecs_engine_create(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ecs_engine_destroy(engine: *mut ecs_engine) {
     call_value("ecs_engine_destroy", (), || {
-        if !engine.is_null() {
-            // SAFETY: made by `Box::into_raw` in `ecs_engine_create` and not
-            // freed yet (the caller's promise).
-            drop(unsafe { Box::from_raw(engine) });
+        // SAFETY: NULL or a live engine (the caller's promise).
+        let Some(live) = (unsafe { engine.as_ref() }) else {
+            return;
+        };
+        if live.state_if_free().is_none() {
+            crate::boundary::set_last_error(
+                "ecs_engine_destroy: the engine is busy (a tick is running): not destroyed",
+            );
+            return;
         }
+        // SAFETY: made by `Box::into_raw` in `ecs_engine_create` and not
+        // freed yet (the caller's promise); no call holds it.
+        drop(unsafe { Box::from_raw(engine) });
     });
 }
 
@@ -243,7 +312,8 @@ pub unsafe extern "C" fn ecs_engine_build(engine: *mut ecs_engine) -> ecs_status
     const F: &str = "ecs_engine_build";
     call(F, || {
         // SAFETY: the caller's promise on `engine`.
-        let engine = unsafe { arg_mut(engine, F, "engine") }?;
+        let engine = unsafe { arg(engine, F, "engine") }?;
+        let mut engine = engine.lock(F)?;
         engine.build()
     })
 }
@@ -265,7 +335,8 @@ pub unsafe extern "C" fn ecs_engine_tick(engine: *mut ecs_engine) -> ecs_status 
     const F: &str = "ecs_engine_tick";
     call(F, || {
         // SAFETY: the caller's promise on `engine`.
-        let engine = unsafe { arg_mut(engine, F, "engine") }?;
+        let engine = unsafe { arg(engine, F, "engine") }?;
+        let mut engine = engine.lock(F)?;
         engine.tick()
     })
 }
@@ -284,12 +355,15 @@ pub unsafe extern "C" fn ecs_engine_run(engine: *mut ecs_engine, ticks: u64) -> 
     const F: &str = "ecs_engine_run";
     call(F, || {
         // SAFETY: the caller's promise on `engine`.
-        let engine = unsafe { arg_mut(engine, F, "engine") }?;
+        let engine = unsafe { arg(engine, F, "engine") }?;
+        let mut engine = engine.lock(F)?;
         (0..ticks).try_for_each(|_| engine.tick())
     })
 }
 
-/// Writes the number of ticks run so far (failed ones included) to `*out`.
+/// Writes the number of ticks run so far to `*out`: a tick in which a
+/// system failed counts (its earlier waves ran); one refused because the
+/// schedule could not be built does not.
 ///
 /// # Errors
 ///
@@ -304,6 +378,7 @@ pub unsafe extern "C" fn ecs_engine_ticks(engine: *const ecs_engine, out: *mut u
     call(F, || {
         // SAFETY: the caller's promise on `engine` and `out`.
         let engine = unsafe { arg(engine, F, "engine") }?;
+        let engine = engine.lock(F)?;
         // SAFETY: `out` is checked for NULL there and valid for writes by the caller's promise.
         unsafe { write_out(out, engine.ticks, F, "out") }
     })

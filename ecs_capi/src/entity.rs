@@ -4,7 +4,7 @@ use std::ffi::c_void;
 
 use ::ecs_engine::EcsError;
 
-use crate::boundary::{arg, arg_mut, call, call_value, slice_arg, write_out};
+use crate::boundary::{arg, call, call_value, slice_arg, write_out};
 use crate::component::{component_name, ecs_component_id, known_id};
 use crate::engine::{ecs_engine, ecs_entity, entity};
 use crate::status::{ECS_ERR_MISSING_COMPONENT, Failure, ecs_status};
@@ -24,7 +24,8 @@ pub unsafe extern "C" fn ecs_spawn(engine: *mut ecs_engine, out: *mut ecs_entity
     const F: &str = "ecs_spawn";
     call(F, || {
         // SAFETY: the caller's promise on both pointers.
-        let engine = unsafe { arg_mut(engine, F, "engine") }?;
+        let engine = unsafe { arg(engine, F, "engine") }?;
+        let mut engine = engine.lock(F)?;
         if out.is_null() {
             return Err(Failure::null(F, "out"));
         }
@@ -51,7 +52,8 @@ pub unsafe extern "C" fn ecs_despawn(engine: *mut ecs_engine, entity: ecs_entity
     const F: &str = "ecs_despawn";
     call(F, || {
         // SAFETY: the caller's promise on `engine`.
-        let engine = unsafe { arg_mut(engine, F, "engine") }?;
+        let engine = unsafe { arg(engine, F, "engine") }?;
+        let mut engine = engine.lock(F)?;
         let target = self::entity(entity, F)?;
         engine
             .registry
@@ -60,8 +62,8 @@ pub unsafe extern "C" fn ecs_despawn(engine: *mut ecs_engine, entity: ecs_entity
     })
 }
 
-/// `true` when `entity` is alive; `false` for a dead or null entity or a
-/// NULL engine.
+/// `true` when `entity` is alive; `false` for a dead or null entity, a NULL
+/// engine, or an engine busy with another call (a tick).
 ///
 /// # Safety
 ///
@@ -71,6 +73,9 @@ pub unsafe extern "C" fn ecs_is_alive(engine: *const ecs_engine, entity: ecs_ent
     call_value("ecs_is_alive", false, || {
         // SAFETY: the caller's promise on `engine`.
         let Some(engine) = (unsafe { engine.as_ref() }) else {
+            return false;
+        };
+        let Some(engine) = engine.state_if_free() else {
             return false;
         };
         ::ecs_engine::Entity::from_bits(entity).is_some_and(|e| engine.registry.is_alive(e))
@@ -95,6 +100,7 @@ pub unsafe extern "C" fn ecs_entity_count(
     call(F, || {
         // SAFETY: the caller's promise on both pointers.
         let engine = unsafe { arg(engine, F, "engine") }?;
+        let engine = engine.lock(F)?;
         // SAFETY: `out` is checked for NULL there and valid for writes by the caller's promise.
         unsafe { write_out(out, engine.registry.len(), F, "out") }
     })
@@ -107,7 +113,7 @@ pub unsafe extern "C" fn ecs_entity_count(
 ///
 /// # Errors
 ///
-/// `ECS_ERR_NULL_POINTER` (engine, or value for a non-empty component);
+/// `ECS_ERR_NULL_POINTER` (engine, or value, even for a size-0 component);
 /// `ECS_ERR_STALE_ENTITY`; `ECS_ERR_UNKNOWN_COMPONENT`.
 ///
 /// # Safety
@@ -124,9 +130,10 @@ pub unsafe extern "C" fn ecs_insert(
     const F: &str = "ecs_insert";
     call(F, || {
         // SAFETY: the caller's promise on `engine`.
-        let engine = unsafe { arg_mut(engine, F, "engine") }?;
+        let engine = unsafe { arg(engine, F, "engine") }?;
+        let mut engine = engine.lock(F)?;
         let target = self::entity(entity, F)?;
-        let component = known_id(&engine.registry, id, F)?;
+        let component = known_id(&engine, id, F)?;
         if value.is_null() {
             return Err(Failure::null(F, "value"));
         }
@@ -163,12 +170,13 @@ pub unsafe extern "C" fn ecs_get(
     const F: &str = "ecs_get";
     call(F, || {
         // SAFETY: the caller's promise on the pointers.
-        let engine = unsafe { arg_mut(engine, F, "engine") }?;
+        let engine = unsafe { arg(engine, F, "engine") }?;
+        let mut engine = engine.lock(F)?;
         if out.is_null() {
             return Err(Failure::null(F, "out"));
         }
         let target = self::entity(entity, F)?;
-        let component = known_id(&engine.registry, id, F)?;
+        let component = known_id(&engine, id, F)?;
         let value = engine
             .registry
             .get_raw_mut(target, component)
@@ -198,9 +206,10 @@ pub unsafe extern "C" fn ecs_remove(
     const F: &str = "ecs_remove";
     call(F, || {
         // SAFETY: the caller's promise on `engine`.
-        let engine = unsafe { arg_mut(engine, F, "engine") }?;
+        let engine = unsafe { arg(engine, F, "engine") }?;
+        let mut engine = engine.lock(F)?;
         let target = self::entity(entity, F)?;
-        let component = known_id(&engine.registry, id, F)?;
+        let component = known_id(&engine, id, F)?;
         match engine.registry.remove_by_id(target, component) {
             Ok(true) => Ok(()),
             Ok(false) => Err(Failure::new(
@@ -236,8 +245,9 @@ pub unsafe extern "C" fn ecs_has(
     call(F, || {
         // SAFETY: the caller's promise on the pointers.
         let engine = unsafe { arg(engine, F, "engine") }?;
+        let engine = engine.lock(F)?;
         let target = self::entity(entity, F)?;
-        let component = known_id(&engine.registry, id, F)?;
+        let component = known_id(&engine, id, F)?;
         if !engine.registry.is_alive(target) {
             return Err(Failure::registry(
                 F,
@@ -261,13 +271,13 @@ fn fnv(hash: &mut u64, bytes: &[u8]) {
     }
 }
 
-/// Writes the world checksum over components `ids` to `*out`: the
-/// harness's algorithm (FNV-1a, 64 bits) over the live entity count (u64,
-/// little-endian), then, for each live entity in increasing handle order,
-/// its handle (u64 LE) and, for each id in order, a presence byte (0 or 1)
-/// followed, when present, by the component's bytes. A component of two
-/// `float`s hashes as the harness hashes a Rust `Position { x, y }`, so
-/// the same world gives the same number on both sides.
+/// Writes the world checksum over components `ids` to `*out`: FNV-1a, 64
+/// bits, over the live entity count (u64, little-endian), then, for each
+/// live entity in increasing handle order, its handle (u64 LE) and, for
+/// each id in order, a presence byte (0 or 1) followed, when present, by
+/// the component's bytes. It is the simulation harness's world checksum:
+/// a component of two `float`s hashes as the harness's `Position`, so a
+/// world built through this API can be compared with the harness's.
 ///
 /// # Errors
 ///
@@ -288,6 +298,7 @@ pub unsafe extern "C" fn ecs_world_checksum(
     call(F, || {
         // SAFETY: the caller's promise on the pointers.
         let engine = unsafe { arg(engine, F, "engine") }?;
+        let engine = engine.lock(F)?;
         // SAFETY: NULL or valid for that many reads, by the caller's promise.
         let ids = unsafe { slice_arg(ids, ids_len, F, "ids") }?;
         if out.is_null() {
@@ -297,7 +308,7 @@ pub unsafe extern "C" fn ecs_world_checksum(
         let components = ids
             .iter()
             .map(|&id| {
-                let component = known_id(registry, id, F)?;
+                let component = known_id(&engine, id, F)?;
                 let size = registry
                     .component_info(component)
                     .map_or(0, |info| info.layout().size());

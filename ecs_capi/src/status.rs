@@ -34,7 +34,8 @@ pub const ECS_ERR_UNDECLARED: ecs_status = 7;
 /// The schedule could not be built: a cycle, or a `before`/`after` name that
 /// no system has.
 pub const ECS_ERR_SCHEDULE: ecs_status = 8;
-/// A tick failed: a system panicked or failed. The engine stays usable.
+/// A tick failed: a system failed inside the runtime (a Rust system
+/// panicked, or a registry error). The engine stays usable.
 pub const ECS_ERR_SYSTEM_FAILED: ecs_status = 9;
 /// A Rust panic inside the call, caught at the C boundary.
 pub const ECS_ERR_PANIC: ecs_status = 10;
@@ -46,12 +47,14 @@ pub const ECS_ERR_QUEUE_EMPTY: ecs_status = 12;
 pub const ECS_ERR_QUEUE_FULL: ecs_status = 13;
 /// Nothing arrived before the timeout.
 pub const ECS_ERR_TIMEOUT: ecs_status = 14;
-/// The call is not allowed in the engine's present state (for example,
-/// adding a system after the schedule was built).
+/// The call is not allowed in the engine's present state: adding a system
+/// after the schedule was built, or calling the engine while it is busy
+/// (from one of its own systems during a tick, or from two threads at once).
 pub const ECS_ERR_WRONG_STATE: ecs_status = 15;
 /// The component is borrowed in a way that conflicts with this access.
 pub const ECS_ERR_BORROW_CONFLICT: ecs_status = 16;
-/// A limit was reached (too many live entities).
+/// A limit was reached: too many live entities, too many component types
+/// (65,536 per engine), or a thread pool the system could not start.
 pub const ECS_ERR_LIMIT: ecs_status = 17;
 
 const NAMES: [&CStr; 18] = [
@@ -152,6 +155,7 @@ impl From<BuildError> for Failure {
     fn from(error: BuildError) -> Self {
         let status = match &error {
             BuildError::DuplicateName { .. } => ECS_ERR_DUPLICATE_NAME,
+            BuildError::ThreadPool { .. } => ECS_ERR_LIMIT,
             _ => ECS_ERR_SCHEDULE,
         };
         Failure::new(status, format!("building the schedule: {error}"))

@@ -4,18 +4,23 @@
 use std::ffi::{c_char, c_void};
 
 use ::ecs_engine::Access;
+use command_buffer::ReservePolicy;
 use scheduler::{DeclaredSystem, SystemAccess};
 
 use crate::SendPtr;
-use crate::boundary::{arg, arg_mut, call, check_struct_size, slice_arg, string_arg};
+use crate::boundary::{arg, call, check_struct_size, slice_arg, string_arg};
 use crate::component::{component_name, ecs_component_id, known_id};
 use crate::context::ecs_system_ctx;
 use crate::engine::ecs_engine;
 use crate::status::{Failure, ecs_status};
 
 /// A system's body: called once per tick on a worker thread with the
-/// system's context (valid only during the call) and its `user_data`. It
-/// must not unwind (no C++ exception may leave it) and must not keep `ctx`.
+/// system's context and its `user_data`. `ctx` and everything obtained
+/// from it (the command buffer, view pointers) are valid only during the
+/// call: do not keep them. Inside, use `ctx` only: calls on the engine
+/// itself fail with `ECS_ERR_WRONG_STATE` while it ticks (structural
+/// changes go through `ecs_ctx_commands`). No C++ exception may leave the
+/// callback: one that does aborts the process.
 #[allow(non_camel_case_types)]
 pub type ecs_system_fn =
     Option<unsafe extern "C" fn(ctx: *mut ecs_system_ctx, user_data: *mut c_void)>;
@@ -50,6 +55,13 @@ pub struct ecs_system_desc {
     pub after: *const *const c_char,
     /// Number of names in `after`.
     pub after_len: usize,
+    /// Entity handles the system's command buffer keeps reserved between
+    /// ticks; 0 for the default (at least 64, and twice the last tick's
+    /// spawns). `ecs_commands_spawn` beyond the reserve gives placeholder
+    /// handles that only this buffer's later commands resolve: a system
+    /// that spawns many entities in one tick and keeps or passes on their
+    /// handles sets this to the most it spawns per tick.
+    pub spawn_reserve: usize,
 }
 
 const SYSTEM_DESC_V1: usize = std::mem::size_of::<ecs_system_desc>();
@@ -81,7 +93,8 @@ pub unsafe extern "C" fn ecs_system_add(
     const F: &str = "ecs_system_add";
     call(F, || {
         // SAFETY: the caller's promise on every pointer of the descriptor.
-        let engine = unsafe { arg_mut(engine, F, "engine") }?;
+        let engine = unsafe { arg(engine, F, "engine") }?;
+        let mut engine = engine.lock(F)?;
         // SAFETY: a NULL or valid pointer, by the caller's promise.
         let desc = unsafe { arg(desc, F, "desc") }?;
         check_struct_size(desc.struct_size, SYSTEM_DESC_V1, F, "ecs_system_desc")?;
@@ -100,7 +113,7 @@ pub unsafe extern "C" fn ecs_system_add(
         let mut access = SystemAccess::new();
         for (ids, mode) in [(reads, Access::Read), (writes, Access::Write)] {
             for &id in ids {
-                let component = known_id(&engine.registry, id, F)?;
+                let component = known_id(&engine, id, F)?;
                 let name = component_name(&engine.registry, component);
                 access = match mode {
                     Access::Read => access.read_runtime(component, name),
@@ -112,9 +125,11 @@ pub unsafe extern "C" fn ecs_system_add(
             access = access.with_commands();
         }
 
+        let spawn_reserve = desc.spawn_reserve;
         let user_data = SendPtr(desc.user_data);
+        let tag = engine.tag;
         let system = DeclaredSystem::new(name.clone(), access, move |context| {
-            let mut ctx = ecs_system_ctx::new(context);
+            let mut ctx = ecs_system_ctx::new(context, tag);
             // SAFETY: the C caller promised `run` is sound with
             // `user_data` on any thread; `ctx` lives across the call.
             unsafe { run(&mut ctx, user_data.get()) };
@@ -127,6 +142,14 @@ pub unsafe extern "C" fn ecs_system_add(
             }
             for target in after {
                 config.after(target);
+            }
+            if spawn_reserve > 0 {
+                let default = ReservePolicy::default();
+                config.reserve(ReservePolicy {
+                    min: spawn_reserve,
+                    max: default.max.max(spawn_reserve),
+                    ..default
+                });
             }
         })
     })

@@ -36,6 +36,15 @@ pub enum BuildError {
         /// The type borrowed twice.
         name: Cow<'static, str>,
     },
+    /// The schedule's thread pool could not start (too many threads for
+    /// the machine's limits, for example).
+    #[error("cannot start the schedule's pool of {threads} threads: {message}")]
+    ThreadPool {
+        /// The threads asked for.
+        threads: usize,
+        /// The operating system's reason.
+        message: String,
+    },
     /// The ordering constraints form a cycle.
     #[error("the systems form a cycle: {}", describe_cycle(.cycle))]
     Cycle {

@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::time::Duration;
 
-use command_buffer::CommandBuffer;
+use command_buffer::{CommandBuffer, ReservePolicy};
 use ecs_engine::Registry;
 
 use crate::graph::{Dag, Node};
@@ -25,6 +25,7 @@ struct Entry {
     name: Option<Cow<'static, str>>,
     before: Vec<String>,
     after: Vec<String>,
+    reserve: Option<ReservePolicy>,
 }
 
 /// Collects systems and their constraints; [`build`](Self::build) checks
@@ -78,6 +79,16 @@ impl SystemConfig<'_> {
         self
     }
 
+    /// How many entity handles the system's command buffer keeps reserved
+    /// between applies (default [`ReservePolicy::default`]: at least 64).
+    /// Spawns beyond the reserve get placeholder handles that only the
+    /// same buffer's later commands resolve; a system that spawns many
+    /// entities in one run and hands their handles on raises the minimum.
+    pub fn reserve(&mut self, policy: ReservePolicy) -> &mut Self {
+        self.entry().reserve = Some(policy);
+        self
+    }
+
     /// The system's id (its registration index).
     pub fn id(&self) -> SystemId {
         SystemId(self.index)
@@ -100,6 +111,7 @@ impl ScheduleBuilder {
             name: None,
             before: Vec::new(),
             after: Vec::new(),
+            reserve: None,
         });
         SystemConfig {
             index: self.entries.len() - 1,
@@ -181,7 +193,10 @@ impl ScheduleBuilder {
             .num_threads(threads)
             .thread_name(|i| format!("ecs-worker-{i}"))
             .build()
-            .expect("start the schedule's thread pool");
+            .map_err(|error| BuildError::ThreadPool {
+                threads,
+                message: error.to_string(),
+            })?;
         let slots = self
             .entries
             .into_iter()
@@ -189,7 +204,10 @@ impl ScheduleBuilder {
             .zip(accesses)
             .enumerate()
             .map(|(index, ((entry, name), access))| {
-                let mut buffer = CommandBuffer::new();
+                let mut buffer = match entry.reserve {
+                    Some(policy) => CommandBuffer::with_policy(policy),
+                    None => CommandBuffer::new(),
+                };
                 if access.commands() {
                     buffer.prepare(registry);
                 }

@@ -100,6 +100,7 @@ pub struct SystemSpec {
     pub commands: bool,
     pub before: Vec<CString>,
     pub after: Vec<CString>,
+    pub spawn_reserve: usize,
 }
 
 impl SystemSpec {
@@ -113,6 +114,7 @@ impl SystemSpec {
             commands: false,
             before: Vec::new(),
             after: Vec::new(),
+            spawn_reserve: 0,
         }
     }
 
@@ -134,6 +136,7 @@ impl SystemSpec {
             before_len: before.len(),
             after: after.as_ptr(),
             after_len: after.len(),
+            spawn_reserve: self.spawn_reserve,
         };
         // SAFETY: every pointer in `desc` lives across the call.
         unsafe { ecs_system_add(engine, &desc) }
