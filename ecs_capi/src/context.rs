@@ -4,7 +4,7 @@
 use std::ffi::c_void;
 use std::ptr::NonNull;
 
-use ::ecs_engine::{ComponentId, RawComponent};
+use ::ecs_engine::{ComponentId, RawComponent, RawView};
 use scheduler::SystemContext;
 
 use crate::boundary::{arg, call, call_value, slice_arg, write_out};
@@ -196,13 +196,9 @@ pub unsafe extern "C" fn ecs_view_each(
 ) -> ecs_status {
     const F: &str = "ecs_view_each";
     call(F, || {
-        // SAFETY: the caller's promise on the pointers.
-        let ctx = unsafe { arg(ctx, F, "ctx") }?;
-        // SAFETY: NULL or valid for that many reads, by the caller's promise.
-        let ids = unsafe { slice_arg(ids, ids_len, F, "ids") }?;
         let each = each.ok_or_else(|| Failure::null(F, "each"))?;
-        let ids = component_ids(ctx.tag, ids, F)?;
-        let mut view = ctx.context().raw_view(&ids).map_err(Failure::from)?;
+        // SAFETY: the caller's promise on `ctx` and `ids`.
+        let mut view = unsafe { open_view(ctx, ids, ids_len, F) }?;
         view.each(|entity, components| {
             // SAFETY: the C caller's promise on `each`; the pointers are
             // valid during the call.
@@ -254,13 +250,9 @@ pub unsafe extern "C" fn ecs_view_each_chunk(
 ) -> ecs_status {
     const F: &str = "ecs_view_each_chunk";
     call(F, || {
-        // SAFETY: the caller's promise on the pointers.
-        let ctx = unsafe { arg(ctx, F, "ctx") }?;
-        // SAFETY: NULL or valid for that many reads, by the caller's promise.
-        let ids = unsafe { slice_arg(ids, ids_len, F, "ids") }?;
         let each = each.ok_or_else(|| Failure::null(F, "each"))?;
-        let ids = component_ids(ctx.tag, ids, F)?;
-        let mut view = ctx.context().raw_view(&ids).map_err(Failure::from)?;
+        // SAFETY: the caller's promise on `ctx` and `ids`.
+        let mut view = unsafe { open_view(ctx, ids, ids_len, F) }?;
         view.each_chunk(|chunk| {
             let c = ecs_view_chunk {
                 len: chunk.len(),
@@ -275,19 +267,34 @@ pub unsafe extern "C" fn ecs_view_each_chunk(
     })
 }
 
-/// The ids of a view, checked: at least one.
-fn component_ids(
-    tag: u32,
-    ids: &[ecs_component_id],
+/// The view of a running system over the C ids `ids`, for `function`.
+///
+/// # Safety
+///
+/// `ctx` is NULL or the context passed to the running callback; `ids` is
+/// NULL or valid for `ids_len` reads.
+unsafe fn open_view<'c>(
+    ctx: *const ecs_system_ctx,
+    ids: *const ecs_component_id,
+    ids_len: usize,
     function: &str,
-) -> Result<Vec<ComponentId>, Failure> {
+) -> Result<RawView<'c>, Failure> {
+    // SAFETY: the caller's promise on `ctx`; the context outlives the
+    // callback, during which alone the view is used.
+    let ctx: &'c ecs_system_ctx = unsafe { arg(ctx, function, "ctx") }?;
+    // SAFETY: the caller's promise on `ids`.
+    let ids = unsafe { slice_arg(ids, ids_len, function, "ids") }?;
     if ids.is_empty() {
         return Err(Failure::invalid(
             function,
             "a view needs at least one component id",
         ));
     }
-    ids.iter().map(|&id| decode(tag, id, function)).collect()
+    let ids = ids
+        .iter()
+        .map(|&id| decode(ctx.tag, id, function))
+        .collect::<Result<Vec<ComponentId>, Failure>>()?;
+    ctx.context().raw_view(&ids).map_err(Failure::from)
 }
 
 /// Writes the running system's command buffer to `*out`; valid while the
