@@ -140,6 +140,20 @@ impl<'a> ApplyCtx<'a> {
             entity,
         });
     }
+    /// [`finish`](Self::finish) for a command about the Rust type `T`.
+    pub(crate) fn finish_for<T: ?Sized>(
+        &mut self,
+        kind: CommandKind,
+        entity: Entity,
+        result: Result<Outcome, EcsError>,
+    ) -> Result<(), SkippedCommand> {
+        self.finish(
+            kind,
+            entity,
+            Some(std::any::type_name::<T>().into()),
+            result,
+        )
+    }
 
     /// Counts the outcome of the command just run.
     ///

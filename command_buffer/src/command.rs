@@ -7,7 +7,6 @@
 //! never reaches a reused slot. A refused command's payload is dropped by
 //! the registry.
 
-use std::any::type_name;
 use std::borrow::Cow;
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -40,12 +39,7 @@ impl<B: Bundle> Command for Spawn<B> {
                 .spawn_reserved(entity, self.bundle)
                 .map(|()| Outcome::Applied)
         };
-        ctx.finish(
-            CommandKind::Spawn,
-            entity,
-            Some(type_name::<B>().into()),
-            result,
-        )
+        ctx.finish_for::<B>(CommandKind::Spawn, entity, result)
     }
 
     /// The spawns with reserved handles go to the registry as one batch
@@ -72,12 +66,7 @@ impl<B: Bundle> Command for Spawn<B> {
                 Err((k, reason)) => {
                     ctx.applied_run(CommandKind::Spawn, k);
                     let entity = ctx.next_spawn();
-                    ctx.finish(
-                        CommandKind::Spawn,
-                        entity,
-                        Some(type_name::<B>().into()),
-                        Err(reason),
-                    )?;
+                    ctx.finish_for::<B>(CommandKind::Spawn, entity, Err(reason))?;
                     left -= k + 1;
                 }
             }
@@ -138,12 +127,7 @@ impl<T: Component> Command for Insert<T> {
             .registry
             .insert(target, self.value)
             .map(|_replaced| Outcome::Applied);
-        ctx.finish(
-            CommandKind::Insert,
-            self.entity,
-            Some(type_name::<T>().into()),
-            result,
-        )
+        ctx.finish_for::<T>(CommandKind::Insert, self.entity, result)
     }
 
     /// Without placeholders to resolve, the run goes to the registry as
@@ -172,12 +156,7 @@ impl<T: Component> Command for Insert<T> {
                 Ok(()) => return Ok(()),
                 Err(InsertError { error, value }) => {
                     drop(value);
-                    ctx.finish(
-                        CommandKind::Insert,
-                        last.get(),
-                        Some(type_name::<T>().into()),
-                        Err(error),
-                    )?;
+                    ctx.finish_for::<T>(CommandKind::Insert, last.get(), Err(error))?;
                 }
             }
         }
@@ -196,12 +175,7 @@ impl<B: Bundle> Command for InsertBundle<B> {
             .registry
             .insert_bundle(target, self.bundle)
             .map(|()| Outcome::Applied);
-        ctx.finish(
-            CommandKind::InsertBundle,
-            self.entity,
-            Some(type_name::<B>().into()),
-            result,
-        )
+        ctx.finish_for::<B>(CommandKind::InsertBundle, self.entity, result)
     }
 }
 
@@ -218,12 +192,7 @@ impl<T: Component> Command for Remove<T> {
             Err(EcsError::MissingComponent { .. }) => Ok(Outcome::NoOp),
             Err(error) => Err(error),
         };
-        ctx.finish(
-            CommandKind::Remove,
-            self.entity,
-            Some(type_name::<T>().into()),
-            result,
-        )
+        ctx.finish_for::<T>(CommandKind::Remove, self.entity, result)
     }
 
     /// Without placeholders to resolve, the run goes to the registry as
@@ -259,12 +228,7 @@ impl<T: Component> Command for Remove<T> {
                 Err(EcsError::MissingComponent { .. }) => Ok(Outcome::NoOp),
                 Err(error) => Err(error),
             };
-            ctx.finish(
-                CommandKind::Remove,
-                last.get(),
-                Some(type_name::<T>().into()),
-                result,
-            )?;
+            ctx.finish_for::<T>(CommandKind::Remove, last.get(), result)?;
         }
     }
 }
@@ -276,10 +240,9 @@ pub(crate) struct InsertResource<R> {
 impl<R: Send + Sync + 'static> Command for InsertResource<R> {
     fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
         ctx.registry.insert_resource(self.value);
-        ctx.finish(
+        ctx.finish_for::<R>(
             CommandKind::InsertResource,
             Entity::NULL,
-            Some(type_name::<R>().into()),
             Ok(Outcome::Applied),
         )
     }
@@ -295,12 +258,7 @@ impl<R: Send + Sync + 'static> Command for RemoveResource<R> {
             Some(_removed) => Outcome::Applied,
             None => Outcome::NoOp,
         };
-        ctx.finish(
-            CommandKind::RemoveResource,
-            Entity::NULL,
-            Some(type_name::<R>().into()),
-            Ok(outcome),
-        )
+        ctx.finish_for::<R>(CommandKind::RemoveResource, Entity::NULL, Ok(outcome))
     }
 }
 
