@@ -5,9 +5,9 @@
 //! the dependency DAG and the parallel wave executor) and [`event_queue`]
 //! (input from other threads). The [`Engine`] puts them together: one
 //! registry, one schedule on its thread pool, a fixed-step clock and input
-//! queues as resources. The [`harness`] runs game worlds on an engine and
-//! measures them (the `harness` binary, `cargo run --release`). Most
-//! programs only need the [`prelude`].
+//! queues as resources. Most programs only need the [`prelude`]. (The
+//! simulation harness, `cargo run --release`, is a separate crate of the
+//! workspace built on this one; a game never compiles it.)
 //!
 //! # Examples
 //!
@@ -25,7 +25,6 @@
 #![forbid(unsafe_code)]
 
 mod engine;
-pub mod harness;
 
 pub use engine::{
     DEFAULT_STEP, Engine, EngineBuilder, EngineError, SystemEntry, SystemHandle, SystemSpan,

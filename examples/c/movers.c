@@ -1,4 +1,4 @@
-/* The harness's `movers` scenario (scenarios/movers.toml) rebuilt through
+/* The harness's `movers` scenario (harness/scenarios/movers.toml) rebuilt through
  * the C API: 1,000 entities moving in straight lines, those that leave the
  * band [0, 100] despawned, 10 new ones spawned every tick through commands.
  * After 100 ticks on 4 threads it prints the world checksum, which must
@@ -19,7 +19,7 @@
 
 #include "ecs_runtime.h"
 
-/* The scenario's values (scenarios/movers.toml, [movers]). */
+/* The scenario's values (harness/scenarios/movers.toml, [movers]). */
 #define MOVERS_COUNT 1000u
 #define MOVERS_SPAWN_PER_TICK 10u
 #define MOVERS_SPEED 20.0f

@@ -1,4 +1,4 @@
-// The harness's `movers` scenario (scenarios/movers.toml) rebuilt through the
+// The harness's `movers` scenario (harness/scenarios/movers.toml) rebuilt through the
 // C API from C++17, with a small RAII wrapper: the same world as movers.c and
 // `cargo run --release -- --scenario movers --threads 4`, the same checksum.
 //
@@ -119,7 +119,7 @@ private:
 
 namespace {
 
-// scenarios/movers.toml, [movers]
+// harness/scenarios/movers.toml, [movers]
 constexpr uint32_t kCount = 1000;
 constexpr uint32_t kSpawnPerTick = 10;
 constexpr float kSpeed = 20.0f;

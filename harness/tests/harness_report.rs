@@ -4,9 +4,7 @@
 
 use std::path::Path;
 
-use ecs_runtime::harness::{
-    InputSource, Report, RunConfig, Scenario, Simulation, chrome_trace, run,
-};
+use harness::{InputSource, Report, RunConfig, Scenario, Simulation, chrome_trace, run};
 
 fn scenario(file: &str) -> Scenario {
     Scenario::load(

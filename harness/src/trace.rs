@@ -57,7 +57,7 @@ fn metadata(tid: usize, name: String) -> Event<'static> {
 /// # Examples
 ///
 /// ```
-/// use ecs_runtime::harness::{RunConfig, Scenario, chrome_trace, run};
+/// use harness::{RunConfig, Scenario, chrome_trace, run};
 ///
 /// let mut config = RunConfig::new(Scenario::builtin("shmup").unwrap());
 /// config.ticks = 3;

@@ -3,7 +3,7 @@
 //! and 4 threads. `examples/c/movers.c` and `movers.cpp` must print the
 //! same checksum (`.ci/capi` compares them).
 
-use ecs_runtime::harness::{Report, RunConfig, Scenario, check_determinism, run};
+use harness::{Report, RunConfig, Scenario, check_determinism, run};
 
 fn config(threads: usize) -> RunConfig {
     let mut config = RunConfig::new(Scenario::builtin("movers").unwrap());

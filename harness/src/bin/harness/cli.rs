@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Parser;
-use ecs_runtime::harness::{InputSource, RunConfig, Scenario};
+use harness::{InputSource, RunConfig, Scenario};
 
 /// Runs a game world headless on many threads and reports throughput,
 /// per-system cost, the schedule's waves and a checksum of the world.

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::EngineError;
+use ecs_runtime::EngineError;
 
 /// Why a harness run could not start or finish.
 #[derive(Debug, Clone, thiserror::Error)]

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::{Serialize, Serializer};
 
-use crate::Engine;
+use ecs_runtime::Engine;
 
 /// Everything a run measured.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -1,8 +1,6 @@
 //! What the harness prints and writes.
 
-use ecs_runtime::harness::{
-    DeterminismCheck, HarnessError, Report, RunOutcome, chrome_trace, write_text,
-};
+use harness::{DeterminismCheck, HarnessError, Report, RunOutcome, chrome_trace, write_text};
 use serde::Serialize;
 
 use crate::cli::Args;

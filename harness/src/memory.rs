@@ -7,7 +7,7 @@
 /// # Examples
 ///
 /// ```
-/// let peak = ecs_runtime::harness::peak_resident_bytes();
+/// let peak = harness::peak_resident_bytes();
 /// if cfg!(target_os = "linux") {
 ///     assert!(peak.unwrap() > 0);
 /// }

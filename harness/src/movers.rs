@@ -23,7 +23,7 @@ use scheduler::{Commands, Query, Res, StatefulSystem, SystemParam, Tick};
 use super::checksum::{Fnv, component};
 use super::components::{Position, Velocity};
 use super::scenario::Movers;
-use crate::{EngineBuilder, SystemHandle};
+use ecs_runtime::{EngineBuilder, SystemHandle};
 
 /// The scenario's rules, as a resource, with `--scale` applied.
 #[derive(Debug, Clone, Copy)]

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use ecs_runtime::harness::{RunConfig, Scenario, Simulation};
+use harness::{RunConfig, Scenario, Simulation};
 
 /// Thread counts compared.
 const THREADS: [usize; 2] = [1, 2];

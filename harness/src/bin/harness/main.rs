@@ -9,7 +9,7 @@ mod progress;
 use std::process::ExitCode;
 
 use clap::Parser;
-use ecs_runtime::harness::{self, HarnessError, Scenario};
+use harness::{HarnessError, Scenario};
 
 fn main() -> ExitCode {
     let args = cli::Args::parse();

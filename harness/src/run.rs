@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use super::report::{EntityStats, Report, Samples};
 use super::{HarnessError, InputSource, Scenario, Simulation, peak_resident_bytes};
-use crate::SystemSpan;
+use ecs_runtime::SystemSpan;
 
 /// What to run, and how.
 #[derive(Debug, Clone, PartialEq)]
@@ -83,7 +83,7 @@ pub struct RunOutcome {
 /// # Examples
 ///
 /// ```
-/// use ecs_runtime::harness::{RunConfig, Scenario, run};
+/// use harness::{RunConfig, Scenario, run};
 ///
 /// let mut config = RunConfig::new(Scenario::builtin("shmup").unwrap());
 /// config.ticks = 60;

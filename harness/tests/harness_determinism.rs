@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use ecs_runtime::harness::{InputSource, RunConfig, Scenario, check_determinism, run};
+use harness::{InputSource, RunConfig, Scenario, check_determinism, run};
 
 fn config(file: &str, threads: usize) -> RunConfig {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))

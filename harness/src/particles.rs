@@ -20,7 +20,7 @@ use scheduler::{Commands, Query, Res, StatefulSystem, SystemParam, Tick};
 use super::components::{Particle, Position, Velocity};
 use super::rng::{Rng, mix, scramble};
 use super::scenario::Particles;
-use crate::{EngineBuilder, SystemHandle};
+use ecs_runtime::{EngineBuilder, SystemHandle};
 
 /// The scenario's rules, as a resource.
 #[derive(Debug, Clone)]

@@ -4,7 +4,7 @@ use ecs_engine::Entity;
 use scheduler::{Commands, Query, Res, StatefulSystem, SystemParam, Tick};
 
 use super::Rules;
-use crate::harness::components::{
+use crate::components::{
     Collider, Controls, Damage, EnemyGun, Faction, Health, Hits, Lives, Missile, Player, Position,
     Score, Shield, Velocity, Weapon,
 };
@@ -190,7 +190,7 @@ pub(crate) fn damage(
 /// player who destroyed it. Reads `Hits`, `Bounty`, `Player`; writes
 /// `Score`.
 pub(crate) fn score(
-    mut kills: Query<(&Hits, &crate::harness::components::Bounty)>,
+    mut kills: Query<(&Hits, &crate::components::Bounty)>,
     mut players: Query<(&Player, &mut Score)>,
 ) {
     let mut points = [0u32; 256];

@@ -3,9 +3,7 @@
 
 use std::path::Path;
 
-use ecs_runtime::harness::{
-    Enemy, InputSource, Missile, PlayerStats, RunConfig, Scenario, Simulation,
-};
+use harness::{Enemy, InputSource, Missile, PlayerStats, RunConfig, Scenario, Simulation};
 
 fn simulation(script: &str) -> Simulation {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/collision.toml");

@@ -5,7 +5,7 @@ use std::f32::consts::TAU;
 use scheduler::{Query, Res, Tick};
 
 use super::Rules;
-use crate::harness::components::{Player, Position, SineWave, Velocity};
+use crate::components::{Player, Position, SineWave, Velocity};
 
 /// Moves everything by its velocity over one fixed step, in parallel.
 /// Reads `Velocity`, writes `Position`.

@@ -14,7 +14,7 @@ use ecs_engine::Entity;
 use scheduler::{Query, Res, StatefulSystem, SystemParam};
 
 use super::Rules;
-use crate::harness::components::{Collider, Damage, Faction, Hits, Missile, Position};
+use crate::components::{Collider, Damage, Faction, Hits, Missile, Position};
 
 #[derive(Debug, Clone, Copy)]
 struct Body {

@@ -1,5 +1,5 @@
 //! The steering system: applies the players' input events at exactly the
-//! tick they name (see the [input module](crate::harness::input) for the
+//! tick they name (see the [input module](crate::input) for the
 //! protocol), then sets each ship's velocity from its controls.
 
 use std::f32::consts::FRAC_1_SQRT_2;
@@ -8,8 +8,8 @@ use event_queue::EventQueue;
 use scheduler::{Query, Res, StatefulSystem, SystemParam, Tick};
 
 use super::Rules;
-use crate::harness::components::{Controls, Player, Velocity};
-use crate::harness::input::{Command, InputEvent, InputMessage};
+use crate::components::{Controls, Player, Velocity};
+use crate::input::{Command, InputEvent, InputMessage};
 
 /// Steering's state: events received for later ticks, the watermark, and
 /// counts of what it applied.

@@ -50,7 +50,7 @@ use super::components::{
 };
 use super::input::{InputMessage, QUEUE_CAPACITY};
 use super::scenario::Shmup;
-use crate::{EngineBuilder, SystemHandle};
+use ecs_runtime::{EngineBuilder, SystemHandle};
 
 /// The scenario's rules, as a resource every system may read.
 #[derive(Debug, Clone)]

@@ -15,11 +15,11 @@ use serde::Deserialize;
 use super::HarnessError;
 
 /// The default scenario's TOML, as shipped in `scenarios/shmup.toml`.
-pub const SHMUP_TOML: &str = include_str!("../../scenarios/shmup.toml");
+pub const SHMUP_TOML: &str = include_str!("../scenarios/shmup.toml");
 /// The throughput scenario's TOML, as shipped in `scenarios/particles.toml`.
-pub const PARTICLES_TOML: &str = include_str!("../../scenarios/particles.toml");
+pub const PARTICLES_TOML: &str = include_str!("../scenarios/particles.toml");
 /// The C API's reference scenario, as shipped in `scenarios/movers.toml`.
-pub const MOVERS_TOML: &str = include_str!("../../scenarios/movers.toml");
+pub const MOVERS_TOML: &str = include_str!("../scenarios/movers.toml");
 
 /// The names of the built-in scenarios, the default first.
 pub const BUILTIN_SCENARIOS: [&str; 3] = ["shmup", "particles", "movers"];
@@ -231,7 +231,7 @@ impl Scenario {
     /// # Examples
     ///
     /// ```
-    /// use ecs_runtime::harness::Scenario;
+    /// use harness::Scenario;
     ///
     /// let shmup = Scenario::builtin("shmup").unwrap();
     /// assert_eq!(shmup.name, "shmup");
@@ -295,7 +295,7 @@ impl Scenario {
     /// # Examples
     ///
     /// ```
-    /// use ecs_runtime::harness::Scenario;
+    /// use harness::Scenario;
     ///
     /// let error = Scenario::parse("name = \"x\"\nseed = \"one\"\n", "inline").unwrap_err();
     /// let message = error.to_string();

@@ -1,7 +1,7 @@
 //! [`Simulation`]: a scenario's world in an [`Engine`], with its input
 //! thread, ready to tick.
 
-use crate::{Engine, SystemHandle};
+use ecs_runtime::{Engine, SystemHandle};
 
 use super::components::{Lives, Player, Score, hash_entity};
 use super::input::InputFeed;
@@ -25,7 +25,7 @@ enum World {
 /// # Examples
 ///
 /// ```
-/// use ecs_runtime::harness::{RunConfig, Scenario, Simulation};
+/// use harness::{RunConfig, Scenario, Simulation};
 ///
 /// let mut config = RunConfig::new(Scenario::builtin("shmup").unwrap());
 /// config.threads = 2;
@@ -188,7 +188,7 @@ impl Simulation {
 
     /// The world checksum: FNV-1a over every live entity's handle and
     /// components, entities in increasing handle order (see the
-    /// [harness docs](crate::harness)); for the `movers` world, over
+    /// [harness docs](crate)); for the `movers` world, over
     /// `Position` then `Velocity` only.
     pub fn checksum(&self) -> u64 {
         match self.world {

@@ -8,7 +8,7 @@
 //!   default shoot'em up; `scenarios/particles.toml`, one million
 //!   particles; `scenarios/movers.toml`, the world the C API's examples
 //!   rebuild).
-//! - [`Simulation`]: the world in an [`Engine`](crate::Engine), with its
+//! - [`Simulation`]: the world in an [`Engine`](ecs_runtime::Engine), with its
 //!   input thread ([`InputSource`]), ready to tick.
 //! - [`run`] and [`check_determinism`]: tick it and [`Report`] throughput,
 //!   entities, per-system cost, waves, peak memory and the world checksum;

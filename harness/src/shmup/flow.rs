@@ -9,11 +9,11 @@ use ecs_engine::Entity;
 use scheduler::{Commands, Query, Res, ResMut, StatefulSystem, SystemParam, Tick};
 
 use super::Rules;
-use crate::harness::components::{
+use crate::components::{
     Bounty, Collider, Damage, Enemy, EnemyGun, Faction, Health, Hits, Player, Position, SineWave,
     Velocity,
 };
-use crate::harness::rng::Rng;
+use crate::rng::Rng;
 
 /// One enemy the director has planned.
 #[derive(Debug, Clone, Copy, PartialEq)]
