@@ -31,6 +31,9 @@ pub enum HarnessError {
         #[source]
         source: Arc<std::io::Error>,
     },
+    /// The report could not be printed.
+    #[error("cannot print the report on standard output: {0}")]
+    Print(#[source] Arc<std::io::Error>),
     /// No built-in scenario has that name.
     #[error(
         "no scenario file or built-in scenario is named `{name}` (built-in: shmup, particles, movers)"
@@ -60,6 +63,21 @@ pub enum HarnessError {
     /// An option is out of range.
     #[error("{0}")]
     Option(String),
+    /// The run would need more memory than the machine has free (see
+    /// [`estimate_memory`](crate::estimate_memory)).
+    #[error(
+        "the run needs at least {} ({breakdown}), but {} of memory is free; lower --scale or --ticks",
+        crate::limits::human_bytes(*needed),
+        crate::limits::human_bytes(*available)
+    )]
+    Memory {
+        /// Bytes the run needs, at least.
+        needed: u64,
+        /// Bytes free.
+        available: u64,
+        /// What the need is made of.
+        breakdown: String,
+    },
     /// The engine refused to build or a tick failed.
     #[error(transparent)]
     Engine(#[from] EngineError),

@@ -28,7 +28,7 @@
 //! applied early or late, and the world does not depend on when the thread
 //! ran. The queue is bounded: the thread runs at most its capacity ahead.
 
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 use std::path::PathBuf;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -84,8 +84,13 @@ pub enum InputSource {
     /// (drawn from the seed) and fires, pausing half a second every 5 s.
     #[default]
     BuiltIn,
-    /// A script file (`--inputs FILE`).
+    /// A script file (`--inputs FILE`). A regular file is read to its end
+    /// even after the run, so that a bad line is always reported; any
+    /// other file (a pipe, a device) is read only while the run lasts.
     File(PathBuf),
+    /// The script on standard input (`--inputs -`), read only while the
+    /// run lasts: an endless stream does not keep the process alive.
+    Stdin,
     /// A script given as text (for tests and embedding).
     Text(String),
 }
@@ -100,12 +105,16 @@ fn parse_line(line: &str, players: u8) -> Result<Option<(u64, u8, Command)>, Str
     if words.len() < 3 {
         return Err(format!(
             "expected `TICK PLAYER COMMAND`, found `{}`",
-            content.trim()
+            cut(content.trim())
         ));
     }
-    let tick: u64 = words[0]
-        .parse()
-        .map_err(|_| format!("the tick `{}` is not a whole number", words[0]))?;
+    let tick: u64 = words[0].parse().map_err(|_| {
+        format!(
+            "the tick `{}` is not a whole number from 0 to {}",
+            cut(words[0]),
+            u64::MAX
+        )
+    })?;
     let player: u8 = words[1]
         .parse()
         .ok()
@@ -113,7 +122,7 @@ fn parse_line(line: &str, players: u8) -> Result<Option<(u64, u8, Command)>, Str
         .ok_or_else(|| {
             format!(
                 "no player `{}`: the scenario has players 0 to {}",
-                words[1],
+                cut(words[1]),
                 players - 1
             )
         })?;
@@ -128,7 +137,8 @@ fn parse_line(line: &str, players: u8) -> Result<Option<(u64, u8, Command)>, Str
         ("fire", _) => return Err("`fire` takes `on` or `off`".into()),
         (other, _) => {
             return Err(format!(
-                "unknown command `{other}` (expected `move` or `fire`)"
+                "unknown command `{}` (expected `move` or `fire`)",
+                cut(other)
             ));
         }
     };
@@ -140,8 +150,74 @@ fn direction(word: &str) -> Result<i8, String> {
         "-1" => Ok(-1),
         "0" => Ok(0),
         "1" | "+1" => Ok(1),
-        _ => Err(format!("the direction `{word}` is not -1, 0 or 1")),
+        _ => Err(format!("the direction `{}` is not -1, 0 or 1", cut(word))),
     }
+}
+
+/// The most commands a script may give for one tick: the world waits for
+/// the end of a tick's commands, so an endless run of them (`yes "0 0 fire
+/// on"`) would stall it.
+pub const MOST_COMMANDS_PER_TICK: usize = 4096;
+
+/// Characters of a script line that an error message quotes at most.
+const QUOTED_CHARS: usize = 40;
+
+/// `text` as an error message quotes it: whole up to [`QUOTED_CHARS`]
+/// characters, else its start and `…`, so that a huge line does not
+/// flood the terminal.
+fn cut(text: &str) -> String {
+    match text.char_indices().nth(QUOTED_CHARS) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
+/// The longest script line read, bytes: a longer one is an error, so an
+/// endless line (`--inputs /dev/zero`) is refused instead of filling
+/// memory.
+pub const LONGEST_INPUT_LINE: usize = 4096;
+
+/// The lines of `reader`, each at most [`LONGEST_INPUT_LINE`] bytes (an
+/// error otherwise), without their `\n` or `\r\n`, a UTF-8 byte-order mark
+/// removed from the first.
+fn script_lines(mut reader: impl BufRead) -> impl Iterator<Item = std::io::Result<String>> {
+    let mut first = true;
+    let mut failed = false;
+    std::iter::from_fn(move || {
+        if failed {
+            return None;
+        }
+        let mut bytes = Vec::new();
+        let limit = LONGEST_INPUT_LINE as u64 + 2;
+        let line = match reader.by_ref().take(limit).read_until(b'\n', &mut bytes) {
+            Ok(0) => return None,
+            Ok(_) => {
+                if bytes.last() == Some(&b'\n') {
+                    bytes.pop();
+                    if bytes.last() == Some(&b'\r') {
+                        bytes.pop();
+                    }
+                }
+                if first && bytes.starts_with("\u{feff}".as_bytes()) {
+                    bytes.drain(..3);
+                }
+                first = false;
+                if bytes.len() > LONGEST_INPUT_LINE {
+                    Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!("the line is longer than {LONGEST_INPUT_LINE} bytes"),
+                    ))
+                } else {
+                    String::from_utf8(bytes).map_err(|_| {
+                        std::io::Error::new(std::io::ErrorKind::InvalidData, "the line is not UTF-8")
+                    })
+                }
+            }
+            Err(e) => Err(e),
+        };
+        failed = line.is_err();
+        Some(line)
+    })
 }
 
 /// Pushes messages while the queue is open, then only checks the rest.
@@ -169,23 +245,29 @@ impl Sender {
 
 /// Reads script lines, sends their events and watermarks. After the queue
 /// is closed (the run ended), keeps checking the remaining lines so that a
-/// bad line is always reported.
+/// bad line is always reported when `check_rest`, else stops (a stream may
+/// never end).
 fn feed_script(
     lines: impl Iterator<Item = std::io::Result<String>>,
     origin: &str,
     players: u8,
     sender: &mut Sender,
+    check_rest: bool,
 ) -> Result<u64, HarnessError> {
     let mut last_tick: Option<u64> = None;
     let mut events = 0;
+    let mut same_tick = 0;
     for (index, line) in lines.enumerate() {
+        if !sender.open && !check_rest {
+            return Ok(events);
+        }
         let number = index + 1;
         let bad = |message: String| HarnessError::Input {
             origin: origin.to_owned(),
             line: number,
             message,
         };
-        let line = line.map_err(|e| bad(format!("cannot read: {e}")))?;
+        let line = line.map_err(|e| bad(format!("cannot read it: {e}")))?;
         let Some((tick, player, command)) = parse_line(&line, players).map_err(bad)? else {
             continue;
         };
@@ -197,7 +279,14 @@ fn feed_script(
             }
             if tick > last {
                 sender.send(InputMessage::Through(tick - 1));
+                same_tick = 0;
             }
+        }
+        same_tick += 1;
+        if same_tick > MOST_COMMANDS_PER_TICK {
+            return Err(bad(format!(
+                "more than {MOST_COMMANDS_PER_TICK} commands for tick {tick}"
+            )));
         }
         last_tick = Some(tick);
         if sender.open && !sender.pause.is_zero() {
@@ -266,6 +355,10 @@ pub(crate) struct InputFeed {
     queue: EventQueue<InputMessage>,
     thread: Option<JoinHandle<Result<u64, HarnessError>>>,
     outcome: Option<Result<u64, HarnessError>>,
+    /// Whether the run's end waits for the script's end: `false` for a
+    /// stream, which may never end (the thread, blocked in a read, is left
+    /// to stop at its next line or with the process).
+    wait_for_end: bool,
 }
 
 impl InputFeed {
@@ -284,25 +377,39 @@ impl InputFeed {
             open: true,
             pause,
         };
+        let mut wait_for_end = true;
         let job: Job = match source {
             InputSource::BuiltIn => Box::new(move |s| Ok(feed_builtin(seed, players, s))),
             InputSource::Text(text) => {
                 let text = text.clone();
                 Box::new(move |s| {
-                    let lines = text.lines().map(|l| Ok(l.to_owned()));
-                    feed_script(lines, "input script", players, s)
+                    let lines = script_lines(text.as_bytes());
+                    feed_script(lines, "input script", players, s, true)
                 })
             }
             InputSource::File(path) => {
-                let file = std::fs::File::open(path).map_err(|source| HarnessError::ReadFile {
+                let error = |source: std::io::Error| HarnessError::ReadFile {
                     what: "input script",
                     path: path.clone(),
                     source: source.into(),
-                })?;
+                };
+                let file = std::fs::File::open(path).map_err(error)?;
+                let kind = file.metadata().map_err(error)?.file_type();
+                if kind.is_dir() {
+                    return Err(error(std::io::Error::other("it is a folder")));
+                }
+                wait_for_end = kind.is_file();
                 let origin = path.display().to_string();
                 Box::new(move |s| {
-                    let lines = std::io::BufReader::new(file).lines();
-                    feed_script(lines, &origin, players, s)
+                    let lines = script_lines(std::io::BufReader::new(file));
+                    feed_script(lines, &origin, players, s, wait_for_end)
+                })
+            }
+            InputSource::Stdin => {
+                wait_for_end = false;
+                Box::new(move |s| {
+                    let lines = script_lines(std::io::stdin().lock());
+                    feed_script(lines, "on standard input", players, s, false)
                 })
             }
         };
@@ -314,6 +421,7 @@ impl InputFeed {
             queue,
             thread: Some(thread),
             outcome: None,
+            wait_for_end,
         })
     }
 
@@ -337,19 +445,29 @@ impl InputFeed {
         }
     }
 
-    /// Closes the queue (the run is over), waits for the thread, and
-    /// returns the number of commands it read.
+    /// Closes the queue (the run is over) and waits for the thread, unless
+    /// it reads a stream and has not stopped yet; returns the number of
+    /// commands it read (0 when it was not waited for).
     pub(crate) fn finish(mut self) -> Result<u64, HarnessError> {
-        self.queue.close();
-        self.join();
+        self.stop();
         self.outcome.take().unwrap_or(Ok(0))
+    }
+
+    fn stop(&mut self) {
+        self.queue.close();
+        let finished = self.thread.as_ref().is_some_and(JoinHandle::is_finished);
+        if self.wait_for_end || finished {
+            self.join();
+        } else {
+            // Detached: it stops at its next line, or with the process.
+            self.thread = None;
+        }
     }
 }
 
 impl Drop for InputFeed {
     fn drop(&mut self) {
-        self.queue.close();
-        self.join();
+        self.stop();
     }
 }
 
@@ -380,7 +498,7 @@ mod tests {
     fn bad_lines_say_what_is_wrong() {
         assert_eq!(
             parse("x 0 fire on").unwrap_err(),
-            "the tick `x` is not a whole number"
+            "the tick `x` is not a whole number from 0 to 18446744073709551615"
         );
         assert_eq!(
             parse("1 2 fire on").unwrap_err(),
@@ -416,6 +534,7 @@ mod tests {
             "t",
             2,
             &mut sender,
+            true,
         )?;
         Ok(queue.drain().collect())
     }
@@ -468,7 +587,8 @@ mod tests {
         };
         let lines = ["0 0 fire on", "1 0 move 0 0", "2 0 oops"];
         let error =
-            feed_script(lines.iter().map(|l| Ok(l.to_string())), "t", 2, &mut sender).unwrap_err();
+            feed_script(lines.iter().map(|l| Ok(l.to_string())), "t", 2, &mut sender, true)
+                .unwrap_err();
         assert!(matches!(error, HarnessError::Input { line: 3, .. }));
         assert!(!sender.open);
     }

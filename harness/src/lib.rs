@@ -46,6 +46,7 @@ mod checksum;
 mod components;
 mod error;
 mod input;
+mod limits;
 mod memory;
 mod movers;
 mod particles;
@@ -62,13 +63,16 @@ pub use components::{
     Particle, Player, Position, Score, Shield, SineWave, Velocity, Weapon,
 };
 pub use error::{HarnessError, write_text};
-pub use input::{Command, InputEvent, InputMessage, InputSource};
+pub use input::{Command, InputEvent, InputMessage, InputSource, LONGEST_INPUT_LINE,
+    MOST_COMMANDS_PER_TICK,
+};
+pub use limits::{MAX_THREADS, MemoryEstimate, available_memory_bytes, estimate_memory};
 pub use memory::peak_resident_bytes;
 pub use report::{EntityStats, PlayerStats, Report, SystemStats, WaveStats};
 pub use run::{DeterminismCheck, RunConfig, RunOutcome, TickSpan, check_determinism, run};
 pub use scenario::{
-    Arena, BUILTIN_SCENARIOS, Enemies, MOVERS_TOML, Movers, PARTICLES_TOML, Particles, Players,
-    SHMUP_TOML, Scenario, ScenarioKind, Shmup,
+    Arena, BUILTIN_SCENARIOS, Enemies, LARGEST_SCENARIO_BYTES, LARGEST_VALUE, MOVERS_TOML, Movers,
+    PARTICLES_TOML, Particles, Players, SHMUP_TOML, Scenario, ScenarioKind, Shmup, TICK_RATES,
 };
 pub use simulation::Simulation;
 pub use trace::chrome_trace;

@@ -8,6 +8,7 @@
 //! checksums). Units: positions in pixels,
 //! speeds in pixels per second, durations in seconds, rates in hertz.
 
+use std::io::Read;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -20,6 +21,17 @@ pub const SHMUP_TOML: &str = include_str!("../scenarios/shmup.toml");
 pub const PARTICLES_TOML: &str = include_str!("../scenarios/particles.toml");
 /// The C API's reference scenario, as shipped in `scenarios/movers.toml`.
 pub const MOVERS_TOML: &str = include_str!("../scenarios/movers.toml");
+
+/// The range of `tick_rate`, ticks per simulated second.
+pub const TICK_RATES: std::ops::RangeInclusive<f64> = 0.001..=1_000_000.0;
+
+/// The largest size of any number in a scenario (a float field's absolute
+/// value, a count): beyond it `f32` positions lose all precision and
+/// counts exceed any memory.
+pub const LARGEST_VALUE: f64 = 1e9;
+
+/// The largest scenario file read, bytes (1 MiB).
+pub const LARGEST_SCENARIO_BYTES: u64 = 1 << 20;
 
 /// The names of the built-in scenarios, the default first.
 pub const BUILTIN_SCENARIOS: [&str; 3] = ["shmup", "particles", "movers"];
@@ -255,19 +267,35 @@ impl Scenario {
     ///
     /// # Errors
     ///
-    /// [`HarnessError::ReadFile`] when the file cannot be read;
+    /// [`HarnessError::ReadFile`] when the file cannot be read, is not
+    /// UTF-8 or is larger than [`LARGEST_SCENARIO_BYTES`];
     /// [`HarnessError::Scenario`] as [`parse`](Self::parse).
     pub fn load(path: &Path) -> Result<Scenario, HarnessError> {
-        let text = std::fs::read_to_string(path).map_err(|source| HarnessError::ReadFile {
+        let error = |source: std::io::Error| HarnessError::ReadFile {
             what: "scenario",
             path: path.to_owned(),
             source: source.into(),
-        })?;
+        };
+        // Read at most one byte past the limit, so that an endless file
+        // (`/dev/zero`) is refused instead of filling memory.
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|file| file.take(LARGEST_SCENARIO_BYTES + 1).read_to_end(&mut bytes))
+            .map_err(error)?;
+        if bytes.len() as u64 > LARGEST_SCENARIO_BYTES {
+            return Err(error(std::io::Error::other(format!(
+                "a scenario file is at most {LARGEST_SCENARIO_BYTES} bytes"
+            ))));
+        }
+        let text = String::from_utf8(bytes)
+            .map_err(|e| error(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
         Scenario::parse(&text, &path.display().to_string())
     }
 
-    /// `value` as a file path when such a file exists, else as the name of
-    /// a built-in scenario.
+    /// A built-in name (see [`BUILTIN_SCENARIOS`]) as that built-in
+    /// scenario, even when a file or folder of that name exists (write
+    /// `./shmup` for the file; [`shadowed_by`](Self::shadowed_by) says
+    /// when this happens); any other value as a file path.
     ///
     /// # Errors
     ///
@@ -275,12 +303,23 @@ impl Scenario {
     /// `value` looks like a name (no `/`, no `.`) but is neither a file nor
     /// a built-in scenario.
     pub fn resolve(value: &str) -> Result<Scenario, HarnessError> {
+        if BUILTIN_SCENARIOS.contains(&value) {
+            return Scenario::builtin(value);
+        }
         let path = Path::new(value);
         let looks_like_a_name = !value.contains(['/', '\\', '.']);
         if !path.exists() && looks_like_a_name {
             return Scenario::builtin(value);
         }
         Scenario::load(path)
+    }
+
+    /// The local path that [`resolve`](Self::resolve) passes over for the
+    /// built-in scenario of the same name, if any: `Some("./shmup")` when
+    /// `value` is `shmup` and a file or folder `shmup` exists here.
+    pub fn shadowed_by(value: &str) -> Option<String> {
+        (BUILTIN_SCENARIOS.contains(&value) && Path::new(value).exists())
+            .then(|| format!("./{value}"))
     }
 
     /// Parses and checks scenario TOML; `origin` names it in errors.
@@ -303,6 +342,8 @@ impl Scenario {
     /// assert!(message.contains("seed") || message.contains("integer"), "{message}");
     /// ```
     pub fn parse(text: &str, origin: &str) -> Result<Scenario, HarnessError> {
+        // A byte-order mark (some editors write one) is not part of the TOML.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let scenario: Scenario = toml::from_str(text).map_err(|e| HarnessError::Scenario {
             origin: origin.to_owned(),
             message: describe_toml_error(text, &e),
@@ -338,9 +379,16 @@ impl Scenario {
 
     fn check(&self) -> Result<(), String> {
         let mut c = Checker::default();
-        c.positive("", "tick_rate", self.tick_rate);
+        if !(TICK_RATES.contains(&self.tick_rate)) {
+            c.fail(format!(
+                "field `tick_rate` must be between {} and {} ticks per second, got {}",
+                TICK_RATES.start(),
+                TICK_RATES.end(),
+                shown(self.tick_rate)
+            ));
+        }
         match (&self.shmup, &self.particles, &self.movers) {
-            (Some(s), None, None) => check_shmup(&mut c, s),
+            (Some(s), None, None) => check_shmup(&mut c, s, self.tick_rate),
             (None, Some(p), None) => check_particles(&mut c, p),
             (None, None, Some(m)) => check_movers(&mut c, m),
             _ => c.fail(
@@ -348,6 +396,16 @@ impl Scenario {
             ),
         }
         c.result()
+    }
+}
+
+/// A number as a range error shows it: plainly in the usual range,
+/// `1e-300` style when tiny or huge.
+fn shown(value: f64) -> String {
+    if value != 0.0 && value.is_finite() && !(1e-4..1e9).contains(&value.abs()) {
+        format!("{value:e}")
+    } else {
+        format!("{}", value as f32)
     }
 }
 
@@ -370,33 +428,45 @@ impl Checker {
         }
     }
 
+    /// `value` finite and within [`LARGEST_VALUE`] of 0; `false` (and the
+    /// error recorded) otherwise. NaN fails every comparison, so each
+    /// check below is written as "accept when in range".
+    fn sized(&mut self, table: &str, field: &str, value: f64) -> bool {
+        let ok = value.is_finite() && value.abs() <= LARGEST_VALUE;
+        if !ok {
+            self.fail(format!(
+                "{} must be a finite number between -{LARGEST_VALUE:e} and {LARGEST_VALUE:e}, got {}",
+                Checker::field(table, field),
+                shown(value)
+            ));
+        }
+        ok
+    }
+
     fn positive(&mut self, table: &str, field: &str, value: impl Into<f64>) {
         let value = value.into();
-        if !(value.is_finite() && value > 0.0) {
+        if self.sized(table, field, value) && !(value > 0.0) {
             self.fail(format!(
-                "{} must be above 0, got {value}",
-                Checker::field(table, field)
+                "{} must be above 0, got {}",
+                Checker::field(table, field),
+                shown(value)
             ));
         }
     }
 
     fn at_least_zero(&mut self, table: &str, field: &str, value: impl Into<f64>) {
         let value = value.into();
-        if !(value.is_finite() && value >= 0.0) {
+        if self.sized(table, field, value) && !(value >= 0.0) {
             self.fail(format!(
-                "{} must be 0 or more, got {value}",
-                Checker::field(table, field)
+                "{} must be 0 or more, got {}",
+                Checker::field(table, field),
+                shown(value)
             ));
         }
     }
 
     fn finite(&mut self, table: &str, field: &str, value: f32) {
-        if !value.is_finite() {
-            self.fail(format!(
-                "{} must be a finite number, got {value}",
-                Checker::field(table, field)
-            ));
-        }
+        self.sized(table, field, value.into());
     }
 
     fn share(&mut self, table: &str, field: &str, value: f32) {
@@ -408,8 +478,10 @@ impl Checker {
         }
     }
 
+    /// Both bounds finite and in size, then `low <= high`.
     fn ordered(&mut self, table: &str, low: (&str, f32), high: (&str, f32)) {
-        if low.1 > high.1 {
+        let sized = self.sized(table, low.0, low.1.into()) & self.sized(table, high.0, high.1.into());
+        if sized && !(low.1 <= high.1) {
             self.fail(format!(
                 "{} ({}) must not exceed `{}` ({})",
                 Checker::field(table, low.0),
@@ -425,7 +497,7 @@ impl Checker {
     }
 }
 
-fn check_shmup(c: &mut Checker, s: &Shmup) {
+fn check_shmup(c: &mut Checker, s: &Shmup, tick_rate: f64) {
     let t = "shmup.arena";
     c.positive(t, "width", s.arena.width);
     c.positive(t, "height", s.arena.height);
@@ -446,6 +518,17 @@ fn check_shmup(c: &mut Checker, s: &Shmup) {
     let e = &s.enemies;
     c.at_least_zero(t, "first_wave", e.first_wave);
     c.positive(t, "wave_interval", e.wave_interval);
+    // Waves closer than a tick would all start on one tick: the director
+    // would plan waves without end within that tick.
+    let ticks_apart = f64::from(e.wave_interval) * tick_rate;
+    if ticks_apart.is_finite() && ticks_apart > 0.0 && ticks_apart < 1.0 {
+        c.fail(format!(
+            "field `wave_interval` of [{t}] ({} s) must be at least one tick (1/tick_rate = {} s), \
+             or every wave starts on the same tick",
+            e.wave_interval,
+            shown(1.0 / tick_rate)
+        ));
+    }
     c.at_least_zero(t, "spawn_spacing", e.spawn_spacing);
     c.share(t, "spawn_band", e.spawn_band[0]);
     c.share(t, "spawn_band", e.spawn_band[1]);
@@ -514,7 +597,7 @@ fn describe_toml_error(text: &str, error: &toml::de::Error) -> String {
     let mut out = format!("line {line}, column {column}: {message}");
     let line_text = text[line_start..].lines().next().unwrap_or("");
     if let Some((key, _)) = line_text.split_once('=')
-        && !message.contains('`')
+        && !message.contains("field `")
     {
         let table = before
             .lines()

@@ -10,7 +10,7 @@ use super::particles::{self, Respawn};
 use super::report::PlayerStats;
 use super::scenario::ScenarioKind;
 use super::shmup::{self, ShmupSystems};
-use super::{HarnessError, InputSource, RunConfig, checksum};
+use super::{HarnessError, InputSource, RunConfig, checksum, limits};
 
 #[derive(Debug)]
 enum World {
@@ -50,8 +50,11 @@ impl Simulation {
     ///
     /// # Errors
     ///
-    /// [`HarnessError::Option`] for 0 threads, a scale of 0, or `--inputs`
-    /// on a scenario without players; [`HarnessError::ReadFile`] when the
+    /// [`HarnessError::Option`] for 0 threads or more than
+    /// [`MAX_THREADS`](crate::MAX_THREADS), a scale of 0, more entities
+    /// than a registry holds, or `--inputs` on a scenario without players;
+    /// [`HarnessError::Memory`] when the world would need more memory than
+    /// the machine has free ([`estimate_memory`](crate::estimate_memory)); [`HarnessError::ReadFile`] when the
     /// input script cannot be opened; [`HarnessError::Engine`] when the
     /// schedule does not build.
     pub fn new(config: &RunConfig) -> Result<Simulation, HarnessError> {
@@ -65,6 +68,7 @@ impl Simulation {
                 "--scale must be at least 1, got 0".into(),
             ));
         }
+        limits::check(config, limits::available_memory_bytes())?;
         let mut builder = Engine::builder();
         builder
             .threads(config.threads)

@@ -3,21 +3,21 @@
 use std::path::PathBuf;
 
 use clap::Parser;
-use harness::{InputSource, RunConfig, Scenario};
+use harness::{InputSource, MAX_THREADS, RunConfig, Scenario};
 
 /// Runs a game world headless on many threads and reports throughput,
 /// per-system cost, the schedule's waves and a checksum of the world.
 #[derive(Debug, Parser)]
 #[command(name = "harness", version)]
 pub(crate) struct Args {
-    /// The scenario: a TOML file, or a built-in name (`shmup`, `particles`,
-    /// `movers`).
+    /// The scenario: a built-in name (`shmup`, `particles`, `movers`), or
+    /// a TOML file (`./shmup` for a file named like a built-in).
     #[arg(long, value_name = "FILE", default_value = "shmup")]
     pub(crate) scenario: String,
     /// Ticks to run [default: the scenario's `ticks`].
     #[arg(long, value_name = "N")]
     pub(crate) ticks: Option<u64>,
-    /// Threads of the engine's pool [default: one per core].
+    /// Threads of the engine's pool, 1 to 1024 [default: one per core].
     #[arg(long, value_name = "N", value_parser = threads)]
     pub(crate) threads: Option<usize>,
     /// Seed of every random draw [default: the scenario's `seed`].
@@ -27,7 +27,7 @@ pub(crate) struct Args {
     #[arg(long, value_name = "K", default_value_t = 1, value_parser = scale)]
     pub(crate) scale: u32,
     /// An input script (lines of `TICK PLAYER COMMAND`) instead of the
-    /// built-in one.
+    /// built-in one; `-` reads it from standard input.
     #[arg(long, value_name = "FILE")]
     pub(crate) inputs: Option<PathBuf>,
     /// Writes a Chrome trace (open it in ui.perfetto.dev or chrome://tracing).
@@ -48,6 +48,7 @@ pub(crate) struct Args {
 fn threads(value: &str) -> Result<usize, String> {
     match value.parse::<usize>() {
         Ok(0) => Err("the engine needs at least 1 thread".into()),
+        Ok(n) if n > MAX_THREADS => Err(format!("at most {MAX_THREADS} threads")),
         Ok(n) => Ok(n),
         Err(e) => Err(e.to_string()),
     }
@@ -76,7 +77,11 @@ impl Args {
         }
         config.scale = self.scale;
         if let Some(path) = &self.inputs {
-            config.inputs = InputSource::File(path.clone());
+            config.inputs = if path.as_os_str() == "-" {
+                InputSource::Stdin
+            } else {
+                InputSource::File(path.clone())
+            };
         }
         config.record_spans = self.trace.is_some();
         config

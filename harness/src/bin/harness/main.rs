@@ -16,27 +16,35 @@ fn main() -> ExitCode {
     match run(&args) {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("error: {error}");
+            output::note(&format!("error: {error}"));
             ExitCode::FAILURE
         }
     }
 }
 
 fn run(args: &cli::Args) -> Result<ExitCode, HarnessError> {
-    let config = args.config(Scenario::resolve(&args.scenario)?);
+    let scenario = Scenario::resolve(&args.scenario)?;
+    if let Some(path) = Scenario::shadowed_by(&args.scenario) {
+        output::note(&format!(
+            "note: using the built-in scenario `{}`; write `{path}` for the file of that name",
+            args.scenario
+        ));
+    }
+    let config = args.config(scenario);
+    output::check_files(args)?;
     if args.check_determinism {
         let bar = progress::bar(2 * config.ticks, args.json);
         let check = harness::check_determinism(&config, |n| bar.set_position(n))?;
         bar.finish_and_clear();
         output::files(args, &check.multi)?;
-        output::print(args, &check.multi.report, Some(&check));
+        output::print(args, &check.multi.report, Some(&check))?;
         if !check.passed() {
-            eprintln!(
+            output::note(&format!(
                 "error: the world differs between 1 and {} threads ({:#018x} vs {:#018x})",
                 check.multi.report.threads,
                 check.single.report.checksum,
                 check.multi.report.checksum
-            );
+            ));
             return Ok(ExitCode::FAILURE);
         }
     } else {
@@ -44,7 +52,7 @@ fn run(args: &cli::Args) -> Result<ExitCode, HarnessError> {
         let outcome = harness::run(&config, |n| bar.set_position(n))?;
         bar.finish_and_clear();
         output::files(args, &outcome)?;
-        output::print(args, &outcome.report, None);
+        output::print(args, &outcome.report, None)?;
     }
     Ok(ExitCode::SUCCESS)
 }
