@@ -12,6 +12,8 @@
  * -ffp-contract=off (no fused multiply-add) and keep every operation in
  * float (`3.0f`, never `3.0`).
  */
+#include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,11 +131,19 @@ static void spawner(ecs_system_ctx *ctx, void *user_data) {
 
 /* ---- main ------------------------------------------------------------------ */
 
+/* A decimal count >= min: digits only (strtoull alone would take " -1" as
+ * 2^64 - 1), refused when it does not fit in 64 bits (ERANGE). */
 static int parse_u64(const char *text, const char *what, uint64_t min, uint64_t *out) {
     char *end = NULL;
+    errno = 0;
     unsigned long long value = strtoull(text, &end, 10);
-    if (text[0] == '\0' || text[0] == '-' || *end != '\0' || value < min) {
-        fprintf(stderr, "movers: %s must be an integer >= %" PRIu64 ", got `%s`\n", what, min,
+    if (errno == ERANGE) {
+        fprintf(stderr, "movers: %s must be at most %" PRIu64 ", got `%.40s`\n", what, UINT64_MAX,
+                text);
+        return 0;
+    }
+    if (!isdigit((unsigned char)text[0]) || *end != '\0' || value < min) {
+        fprintf(stderr, "movers: %s must be an integer >= %" PRIu64 ", got `%.40s`\n", what, min,
                 text);
         return 0;
     }

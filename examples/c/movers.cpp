@@ -13,6 +13,8 @@ extern "C" {  // harmless if the header has its own extern "C" guards
 #include "ecs_runtime.h"
 }
 
+#include <cctype>
+#include <cerrno>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
@@ -218,12 +220,20 @@ void spawner(ecs_system_ctx* ctx, void* user_data) noexcept {
     state.commands = nullptr;
 }
 
+// A decimal count >= min: digits only (strtoull alone would take " -1" as
+// 2^64 - 1), refused when it does not fit in 64 bits (ERANGE).
 uint64_t parse(const char* text, const char* what, uint64_t min) {
     char* end = nullptr;
+    errno = 0;
     const unsigned long long value = std::strtoull(text, &end, 10);
-    if (*text == '\0' || *text == '-' || *end != '\0' || value < min) {
+    const std::string shown = std::string(text).substr(0, 40);
+    if (errno == ERANGE) {
+        throw std::invalid_argument(std::string(what) + " must be at most " +
+                                    std::to_string(UINT64_MAX) + ", got `" + shown + "`");
+    }
+    if (!std::isdigit(static_cast<unsigned char>(*text)) || *end != '\0' || value < min) {
         throw std::invalid_argument(std::string(what) + " must be an integer >= " +
-                                    std::to_string(min) + ", got `" + text + "`");
+                                    std::to_string(min) + ", got `" + shown + "`");
     }
     return value;
 }
