@@ -209,7 +209,10 @@ fn script_lines(mut reader: impl BufRead) -> impl Iterator<Item = std::io::Resul
                     ))
                 } else {
                     String::from_utf8(bytes).map_err(|_| {
-                        std::io::Error::new(std::io::ErrorKind::InvalidData, "the line is not UTF-8")
+                        std::io::Error::new(
+                            std::io::ErrorKind::InvalidData,
+                            "the line is not UTF-8",
+                        )
                     })
                 }
             }
@@ -522,6 +525,77 @@ mod tests {
         );
     }
 
+    #[test]
+    fn quoted_text_is_cut_at_forty_characters() {
+        assert_eq!(cut("fly"), "fly");
+        let long = "é".repeat(100);
+        assert_eq!(cut(&long), format!("{}…", "é".repeat(40)));
+        let error = parse(&format!("1 0 {}", "z".repeat(1000))).unwrap_err();
+        assert!(error.len() < 100, "{error}");
+    }
+
+    #[test]
+    fn script_lines_are_bounded_and_lose_their_mark_and_ends() {
+        let text = "\u{feff}0 0 fire on\r\n\u{feff}1 0 fire off\n\nlast";
+        let lines: Vec<String> = script_lines(text.as_bytes()).map(Result::unwrap).collect();
+        assert_eq!(lines, ["0 0 fire on", "\u{feff}1 0 fire off", "", "last"]);
+
+        let exact = "a".repeat(LONGEST_INPUT_LINE) + "\r\n";
+        let lines: Vec<_> = script_lines(exact.as_bytes()).collect();
+        assert_eq!(lines.len(), 1);
+        assert_eq!(lines[0].as_ref().unwrap().len(), LONGEST_INPUT_LINE);
+
+        let endless = std::io::repeat(b'0');
+        let mut lines = script_lines(std::io::BufReader::new(endless));
+        let error = lines.next().unwrap().unwrap_err();
+        assert_eq!(error.to_string(), "the line is longer than 4096 bytes");
+        assert!(lines.next().is_none(), "nothing after an error");
+
+        let mut lines = script_lines(&b"0 0 fire \xff\n"[..]);
+        assert_eq!(
+            lines.next().unwrap().unwrap_err().to_string(),
+            "the line is not UTF-8"
+        );
+    }
+
+    #[test]
+    fn a_stream_stops_being_read_once_the_run_ends() {
+        let queue = EventQueue::new();
+        queue.close();
+        let mut sender = Sender {
+            queue,
+            open: true,
+            pause: Duration::ZERO,
+        };
+        let lines = ["0 0 fire on", "1 0 fire off", "2 0 oops"];
+        let events = feed_script(
+            lines.iter().map(|l| Ok(l.to_string())),
+            "t",
+            2,
+            &mut sender,
+            false,
+        );
+        assert_eq!(
+            events.unwrap(),
+            1,
+            "the first line, sent into the closed queue"
+        );
+    }
+
+    #[test]
+    fn endless_commands_for_one_tick_are_refused() {
+        let script = "7 1 move 0 1\n".repeat(MOST_COMMANDS_PER_TICK + 1);
+        let error = collect(&script).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "input script t, line 4097: more than 4096 commands for tick 7"
+        );
+        let script: String = (0..2 * MOST_COMMANDS_PER_TICK)
+            .map(|i| format!("{} 0 fire on\n", i / MOST_COMMANDS_PER_TICK))
+            .collect();
+        assert!(collect(&script).is_ok());
+    }
+
     fn collect(script: &str) -> Result<Vec<InputMessage>, HarnessError> {
         let queue = EventQueue::new();
         let mut sender = Sender {
@@ -586,9 +660,14 @@ mod tests {
             pause: Duration::ZERO,
         };
         let lines = ["0 0 fire on", "1 0 move 0 0", "2 0 oops"];
-        let error =
-            feed_script(lines.iter().map(|l| Ok(l.to_string())), "t", 2, &mut sender, true)
-                .unwrap_err();
+        let error = feed_script(
+            lines.iter().map(|l| Ok(l.to_string())),
+            "t",
+            2,
+            &mut sender,
+            true,
+        )
+        .unwrap_err();
         assert!(matches!(error, HarnessError::Input { line: 3, .. }));
         assert!(!sender.open);
     }

@@ -63,8 +63,8 @@ pub use components::{
     Particle, Player, Position, Score, Shield, SineWave, Velocity, Weapon,
 };
 pub use error::{HarnessError, write_text};
-pub use input::{Command, InputEvent, InputMessage, InputSource, LONGEST_INPUT_LINE,
-    MOST_COMMANDS_PER_TICK,
+pub use input::{
+    Command, InputEvent, InputMessage, InputSource, LONGEST_INPUT_LINE, MOST_COMMANDS_PER_TICK,
 };
 pub use limits::{MAX_THREADS, MemoryEstimate, available_memory_bytes, estimate_memory};
 pub use memory::peak_resident_bytes;

@@ -1,19 +1,6 @@
 //! What a run may ask for: at most [`MAX_THREADS`] threads, and no more
 //! memory than the machine has free, estimated before anything is
-//! allocated ([`MemoryEstimate`]).
-//!
-//! The estimate is a lower bound, so a run it refuses would surely have
-//! failed (after seconds and gigabytes, with an abort instead of a
-//! message), and a run it lets through may still need more:
-//!
-//! - entities at the start of the world, or for the shoot'em up the
-//!   enemies of one wave (planned, then spawned), each costing its
-//!   components plus one dense-array slot per component and its entity
-//!   slot (the sparse pages and the growth slack of the arrays come on
-//!   top);
-//! - the per-tick samples of the report: one `f32` per system per tick;
-//! - with spans recorded (`--trace`), one span per system per tick, plus
-//!   its line of trace text.
+//! allocated ([`estimate_memory`]).
 
 use std::mem::size_of;
 
@@ -22,6 +9,7 @@ use ecs_runtime::SystemSpan;
 use super::components::{
     Bounty, Collider, Damage, Enemy, EnemyGun, Faction, Health, Hits, Position, SineWave, Velocity,
 };
+use super::report::grouped;
 use super::run::TickSpan;
 use super::scenario::ScenarioKind;
 use super::{HarnessError, RunConfig};
@@ -64,7 +52,20 @@ fn entity_bytes(component_bytes: usize, components: u64) -> u64 {
     component_bytes as u64 + components * PER_COMPONENT + PER_ENTITY
 }
 
-/// The memory `config` needs, at least; see the [module docs](self).
+/// The memory `config` needs, at least.
+///
+/// The estimate is a lower bound, so a run it refuses would surely have
+/// failed (after seconds and gigabytes, with an abort instead of a
+/// message), and a run it lets through may still need more:
+///
+/// - entities at the start of the world, or for the shoot'em up the
+///   enemies of one wave (planned, then spawned), each costing its
+///   components plus one dense-array slot per component and its entity
+///   slot (the sparse pages and the growth slack of the arrays come on
+///   top);
+/// - the per-tick samples of the report: one `f32` per system per tick;
+/// - with spans recorded (`--trace`), one span per system per tick, plus
+///   its line of trace text.
 ///
 /// # Examples
 ///
@@ -98,7 +99,12 @@ pub fn estimate_memory(config: &RunConfig) -> MemoryEstimate {
             // Planned in the spawn queue: about a SineWave and an EnemyGun.
             let planned = (size_of::<SineWave>() + size_of::<EnemyGun>()) as u64;
             let per_wave = u64::from(s.enemies.per_wave) * scale;
-            (per_wave, enemy + planned, "enemies in a wave", SHMUP_SYSTEMS)
+            (
+                per_wave,
+                enemy + planned,
+                "enemies in a wave",
+                SHMUP_SYSTEMS,
+            )
         }
         ScenarioKind::Particles(p) => (
             u64::from(p.count) * scale,
@@ -118,8 +124,8 @@ pub fn estimate_memory(config: &RunConfig) -> MemoryEstimate {
     let mut bytes = world + samples;
     let mut breakdown = format!(
         "{} {what} at {each} B; {systems} systems × {} ticks of samples",
-        thousands(entities),
-        thousands(config.ticks)
+        grouped(entities),
+        grouped(config.ticks)
     );
     if config.record_spans {
         let span = size_of::<SystemSpan>() as u64 + TRACE_TEXT_PER_SPAN;
@@ -170,23 +176,10 @@ pub(crate) fn check(config: &RunConfig, available: Option<u64>) -> Result<(), Ha
     if estimate.entities >= u64::from(u32::MAX) {
         return Err(HarnessError::Option(format!(
             "{} entities is more than a registry holds; lower --scale",
-            thousands(estimate.entities)
+            grouped(estimate.entities)
         )));
     }
     Ok(())
-}
-
-/// `1234567` as `1,234,567`.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// `bytes` in the largest binary unit that keeps a figure of 1 or more:
@@ -212,11 +205,7 @@ mod tests {
     use crate::Scenario;
 
     #[test]
-    fn figures_read_as_people_write_them() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1000), "1,000");
-        assert_eq!(thousands(4_000_000_000), "4,000,000,000");
+    fn bytes_read_in_binary_units() {
         assert_eq!(human_bytes(512), "512 B");
         assert_eq!(human_bytes(5 << 20), "5.0 MiB");
         assert_eq!(human_bytes(3 << 40), "3.0 TiB");
@@ -239,7 +228,12 @@ mod tests {
         assert_eq!(available, 1 << 30);
         assert!(needed >= 4_000_000_000 * 40, "{needed}");
         // Unknown memory: the registry's own limit still holds.
-        assert!(matches!(check(&config, None), Err(HarnessError::Option(_))));
+        assert!(check(&config, None).is_ok());
+        config.scale = 5000;
+        assert_eq!(
+            check(&config, None).unwrap_err().to_string(),
+            "5,000,000,000 entities is more than a registry holds; lower --scale"
+        );
     }
 
     #[test]
@@ -252,7 +246,11 @@ mod tests {
             let mut config = RunConfig::new(Scenario::builtin(name).unwrap());
             config.threads = 1;
             let simulation = crate::Simulation::new(&config).unwrap();
-            assert_eq!(simulation.engine().schedule().len() as u64, systems, "{name}");
+            assert_eq!(
+                simulation.engine().schedule().len() as u64,
+                systems,
+                "{name}"
+            );
             simulation.finish().unwrap();
         }
     }

@@ -238,7 +238,7 @@ fn mean(samples: &[f32]) -> f64 {
 }
 
 /// `1234567` as `1,234,567`.
-fn grouped(value: u64) -> String {
+pub(crate) fn grouped(value: u64) -> String {
     let digits = value.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {

@@ -280,7 +280,10 @@ impl Scenario {
         // (`/dev/zero`) is refused instead of filling memory.
         let mut bytes = Vec::new();
         std::fs::File::open(path)
-            .and_then(|file| file.take(LARGEST_SCENARIO_BYTES + 1).read_to_end(&mut bytes))
+            .and_then(|file| {
+                file.take(LARGEST_SCENARIO_BYTES + 1)
+                    .read_to_end(&mut bytes)
+            })
             .map_err(error)?;
         if bytes.len() as u64 > LARGEST_SCENARIO_BYTES {
             return Err(error(std::io::Error::other(format!(
@@ -379,7 +382,7 @@ impl Scenario {
 
     fn check(&self) -> Result<(), String> {
         let mut c = Checker::default();
-        if !(TICK_RATES.contains(&self.tick_rate)) {
+        if !TICK_RATES.contains(&self.tick_rate) {
             c.fail(format!(
                 "field `tick_rate` must be between {} and {} ticks per second, got {}",
                 TICK_RATES.start(),
@@ -429,8 +432,9 @@ impl Checker {
     }
 
     /// `value` finite and within [`LARGEST_VALUE`] of 0; `false` (and the
-    /// error recorded) otherwise. NaN fails every comparison, so each
-    /// check below is written as "accept when in range".
+    /// error recorded) otherwise, NaN included. The checks below compare
+    /// only values that passed it, so a NaN never slips through a
+    /// comparison that it fails.
     fn sized(&mut self, table: &str, field: &str, value: f64) -> bool {
         let ok = value.is_finite() && value.abs() <= LARGEST_VALUE;
         if !ok {
@@ -445,7 +449,7 @@ impl Checker {
 
     fn positive(&mut self, table: &str, field: &str, value: impl Into<f64>) {
         let value = value.into();
-        if self.sized(table, field, value) && !(value > 0.0) {
+        if self.sized(table, field, value) && value <= 0.0 {
             self.fail(format!(
                 "{} must be above 0, got {}",
                 Checker::field(table, field),
@@ -456,7 +460,7 @@ impl Checker {
 
     fn at_least_zero(&mut self, table: &str, field: &str, value: impl Into<f64>) {
         let value = value.into();
-        if self.sized(table, field, value) && !(value >= 0.0) {
+        if self.sized(table, field, value) && value < 0.0 {
             self.fail(format!(
                 "{} must be 0 or more, got {}",
                 Checker::field(table, field),
@@ -480,8 +484,9 @@ impl Checker {
 
     /// Both bounds finite and in size, then `low <= high`.
     fn ordered(&mut self, table: &str, low: (&str, f32), high: (&str, f32)) {
-        let sized = self.sized(table, low.0, low.1.into()) & self.sized(table, high.0, high.1.into());
-        if sized && !(low.1 <= high.1) {
+        let sized =
+            self.sized(table, low.0, low.1.into()) & self.sized(table, high.0, high.1.into());
+        if sized && low.1 > high.1 {
             self.fail(format!(
                 "{} ({}) must not exceed `{}` ({})",
                 Checker::field(table, low.0),
@@ -664,6 +669,78 @@ mod tests {
             error.ends_with("field `count` of [movers] must be above 0, got 0"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn every_float_is_checked_finite_and_in_size_nan_included() {
+        for (from, to, field) in [
+            ("speed_max = 200.0", "speed_max = nan", "speed_max"),
+            (
+                "amplitude_max = 90.0",
+                "amplitude_max = inf",
+                "amplitude_max",
+            ),
+            (
+                "frequency_max = 1.0",
+                "frequency_max = nan",
+                "frequency_max",
+            ),
+            ("width = 640.0", "width = 1e10", "width"),
+        ] {
+            assert!(SHMUP_TOML.contains(from), "{from}");
+            let text = SHMUP_TOML.replacen(from, to, 1);
+            let error = Scenario::parse(&text, "t.toml").unwrap_err().to_string();
+            assert!(
+                error.contains(&format!("field `{field}` of [shmup.")),
+                "{error}"
+            );
+            assert!(
+                error.contains("must be a finite number between -1e9 and 1e9"),
+                "{error}"
+            );
+        }
+        let text = MOVERS_TOML.replace("max_x = 100.0", "max_x = nan");
+        let error = Scenario::parse(&text, "m.toml").unwrap_err().to_string();
+        assert!(
+            error.ends_with(
+                "field `max_x` of [movers] must be a finite number between -1e9 and 1e9, got NaN"
+            ),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn waves_must_be_a_tick_apart_and_the_tick_rate_in_range() {
+        let text = SHMUP_TOML.replace("wave_interval = 2.5", "wave_interval = 0.01");
+        let error = Scenario::parse(&text, "t.toml").unwrap_err().to_string();
+        assert!(
+            error.ends_with("field `wave_interval` of [shmup.enemies] (0.01 s) must be at least one tick (1/tick_rate = 0.016666668 s), or every wave starts on the same tick"),
+            "{error}"
+        );
+        let text = SHMUP_TOML.replace("wave_interval = 2.5", "wave_interval = 0.0167");
+        assert!(Scenario::parse(&text, "t.toml").is_ok());
+        for rate in ["0.0", "nan", "1e-300", "2e6"] {
+            let text = SHMUP_TOML.replace("tick_rate = 60.0", &format!("tick_rate = {rate}"));
+            let error = Scenario::parse(&text, "t.toml").unwrap_err().to_string();
+            assert!(
+                error.contains("field `tick_rate` must be between 0.001 and 1000000"),
+                "{error}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_skipped() {
+        let scenario = Scenario::parse(&format!("\u{feff}{MOVERS_TOML}"), "b.toml").unwrap();
+        assert_eq!(scenario.name, "movers");
+        let error = Scenario::parse("\u{feff}name = 1\n", "b.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with("scenario b.toml: line 1, column 8: "),
+            "{error}"
+        );
+        assert!(!error.contains('\u{feff}'), "{error}");
     }
 
     #[test]

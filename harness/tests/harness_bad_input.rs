@@ -117,7 +117,14 @@ fn huge_runs_are_refused_with_the_memory_they_need() {
     assert!(message.contains("enemies in a wave"), "{message}");
     assert!(message.contains("lower --scale or --ticks"), "{message}");
 
-    let output = harness(&["--scenario", "particles", "--scale", "4000", "--threads", "1"]);
+    let output = harness(&[
+        "--scenario",
+        "particles",
+        "--scale",
+        "4000",
+        "--threads",
+        "1",
+    ]);
     assert_refused(&output, "the run needs at least ");
     assert!(
         stderr(&output).contains("(4,000,000,000 particles at "),
@@ -133,7 +140,10 @@ fn huge_runs_are_refused_with_the_memory_they_need() {
         "--threads",
         "1",
     ]);
-    assert_refused(&output, "2 systems × 18,446,744,073,709,551,615 ticks of samples");
+    assert_refused(
+        &output,
+        "2 systems × 18,446,744,073,709,551,615 ticks of samples",
+    );
 }
 
 #[test]
@@ -371,7 +381,10 @@ fn a_local_file_named_like_a_builtin_does_not_shadow_it() {
 
 #[test]
 fn a_byte_order_mark_never_reaches_a_message() {
-    let text = format!("\u{feff}{}", small_toml().replace("seed = 1", "seed = \"one\""));
+    let text = format!(
+        "\u{feff}{}",
+        small_toml().replace("seed = 1", "seed = \"one\"")
+    );
     let path = temp_file("bom.toml", text.as_bytes());
     let output = harness(&["--scenario", &path]);
     assert_refused(&output, "line 5, column 8: ");
@@ -381,14 +394,7 @@ fn a_byte_order_mark_never_reaches_a_message() {
     // A scenario and a script that start with one run as without it.
     let path = temp_file("bom-ok.toml", format!("\u{feff}{}", small_toml()));
     let script = temp_file("bom.txt", "\u{feff}0 0 fire on\n");
-    let output = harness(&[
-        "--scenario",
-        &path,
-        "--ticks",
-        "5",
-        "--inputs",
-        &script,
-    ]);
+    let output = harness(&["--scenario", &path, "--ticks", "5", "--inputs", &script]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(stdout(&output).contains("inputs applied    1\n"));
 }

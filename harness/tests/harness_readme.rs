@@ -38,7 +38,10 @@ fn the_readme_sample_report_matches_a_real_run() {
     let printed: Vec<&str> = printed.lines().collect();
 
     let mut exact = 0;
-    for line in sample.iter().filter(|l| EXACT.iter().any(|e| l.starts_with(e))) {
+    for line in sample
+        .iter()
+        .filter(|l| EXACT.iter().any(|e| l.starts_with(e)))
+    {
         assert!(
             printed.contains(&line.as_str()),
             "the README shows `{line}`, the run prints:\n{}",
