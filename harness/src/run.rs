@@ -182,11 +182,19 @@ impl DeterminismCheck {
 ///
 /// # Errors
 ///
-/// As [`run`].
+/// [`HarnessError::Option`] for a script on standard input, which can be
+/// read only once; as [`run`].
 pub fn check_determinism(
     config: &RunConfig,
     mut progress: impl FnMut(u64),
 ) -> Result<DeterminismCheck, HarnessError> {
+    if config.inputs == InputSource::Stdin {
+        return Err(HarnessError::Option(
+            "--check-determinism runs twice, but standard input can be read once: \
+             save the script to a file for --inputs"
+                .into(),
+        ));
+    }
     let mut single_config = config.clone();
     single_config.threads = 1;
     let single = run(&single_config, &mut progress)?;

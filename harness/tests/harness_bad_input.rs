@@ -358,6 +358,23 @@ fn inputs_are_read_from_standard_input() {
 }
 
 #[test]
+fn standard_input_is_not_read_twice() {
+    assert_refused(
+        &harness_with_stdin(
+            &[
+                "--scenario",
+                "scenarios/small.toml",
+                "--inputs",
+                "-",
+                "--check-determinism",
+            ],
+            b"0 0 fire on\n",
+        ),
+        "--check-determinism runs twice, but standard input can be read once",
+    );
+}
+
+#[test]
 fn a_local_file_named_like_a_builtin_does_not_shadow_it() {
     let dir = temp_dir("shadow");
     std::fs::create_dir_all(dir.join("shmup")).unwrap();

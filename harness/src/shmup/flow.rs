@@ -140,7 +140,7 @@ impl StatefulSystem for Waves {
                 });
                 let first_shot = rng.range(0.0, e.fire_interval);
                 queue.0.push_back(Planned {
-                    tick: start + ticks(f64::from(i) * f64::from(e.spawn_spacing)),
+                    tick: start.saturating_add(ticks(f64::from(i) * f64::from(e.spawn_spacing))),
                     wave: k,
                     y,
                     speed,
