@@ -58,11 +58,11 @@ fn entity_bytes(component_bytes: usize, components: u64) -> u64 {
 /// failed (after seconds and gigabytes, with an abort instead of a
 /// message), and a run it lets through may still need more:
 ///
-/// - entities at the start of the world, or for the shoot'em up the
-///   enemies of one wave (planned, then spawned), each costing its
-///   components plus one dense-array slot per component and its entity
-///   slot (the sparse pages and the growth slack of the arrays come on
-///   top);
+/// - entities at the start of the world (for the movers, with one tick of
+///   spawns), or for the shoot'em up the enemies of one wave (planned,
+///   then spawned), each costing its components plus one dense-array slot
+///   per component and its entity slot (the sparse pages and the growth
+///   slack of the arrays come on top);
 /// - the per-tick samples of the report: one `f32` per system per tick;
 /// - with spans recorded (`--trace`), one span per system per tick, plus
 ///   its line of trace text.
@@ -113,9 +113,9 @@ pub fn estimate_memory(config: &RunConfig) -> MemoryEstimate {
             PARTICLES_SYSTEMS,
         ),
         ScenarioKind::Movers(m) => (
-            u64::from(m.count) * scale,
+            (u64::from(m.count) + u64::from(m.spawn_per_tick)) * scale,
             entity_bytes(size_of::<(Position, Velocity)>(), 2),
-            "movers",
+            "movers (the first ones and a tick of spawns)",
             MOVERS_SYSTEMS,
         ),
     };
