@@ -166,6 +166,16 @@ fn an_endless_input_line_is_refused() {
 }
 
 #[test]
+fn a_folder_is_not_an_input_script() {
+    let dir = temp_dir("folder");
+    let dir = dir.to_str().unwrap();
+    assert_refused(
+        &harness(&["--scenario", "scenarios/small.toml", "--inputs", dir]),
+        &format!("cannot read the input script {dir}: it is a folder"),
+    );
+}
+
+#[test]
 fn nan_or_infinity_in_any_float_field_is_refused() {
     for (field, value) in [
         ("speed_max", "nan"),
