@@ -147,7 +147,7 @@ impl fmt::Display for Entity {
 }
 
 /// The largest index a live entity can have; `u32::MAX` is the null index.
-const MAX_INDEX: u32 = u32::MAX - 1;
+pub(crate) const MAX_INDEX: u32 = u32::MAX - 1;
 
 /// Hands out [`Entity`] handles, reuses freed slots first-in, first-out and
 /// tracks which handles are alive.
@@ -350,6 +350,85 @@ impl EntityAllocator {
             return Err(too_many);
         }
         Ok(())
+    }
+
+    /// Reserves the fresh slots that spawned into [`IndexLane`]s: lane `p`
+    /// of `counts.len()` lanes opened at `base` handed out the handles of
+    /// indices `base + p + lanes * j` (generation 1) for `j < counts[p]`
+    /// (see [`IndexLane::handle`]).
+    ///
+    /// Every slot from `base` to one past the highest such index is
+    /// created, in increasing index order: a claimed one is reserved (its
+    /// handle becomes a normal reserved handle, for
+    /// [`activate`](Self::activate) or [`cancel`](Self::cancel)); an
+    /// unclaimed one joins the free queue. Past the live-entity limit a
+    /// claimed slot is created already cancelled (freed with its
+    /// generation bumped), so the handle that was handed out for it is
+    /// never alive and never someone else's. Indices past the index space
+    /// are not created (no lane hands them out).
+    ///
+    /// Returns how many claimed handles were refused by the limit.
+    ///
+    /// # Panics
+    ///
+    /// When `base` is not [`slot_count`](Self::slot_count): a slot was
+    /// created since the lanes were opened, so lane indices may be taken.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::{EntityAllocator, IndexLane};
+    ///
+    /// let mut alloc = EntityAllocator::new();
+    /// let base = alloc.slot_count();
+    /// let (a, b) = (IndexLane::new(base, 2, 0), IndexLane::new(base, 2, 1));
+    /// let handed_out = [a.handle(0).unwrap(), a.handle(1).unwrap(), b.handle(0).unwrap()];
+    /// assert_eq!(alloc.reserve_lanes(base, &[2, 1]), 0);
+    /// assert!(handed_out.iter().all(|&e| alloc.is_reserved(e)));
+    /// // Index 3 (lane 1's second) was not claimed: it is free for anyone.
+    /// assert_eq!(alloc.slot_count(), 3);
+    /// ```
+    #[track_caller]
+    pub fn reserve_lanes(&mut self, base: usize, counts: &[usize]) -> usize {
+        assert_eq!(
+            base,
+            self.generations.len(),
+            "EntityAllocator::reserve_lanes: slots were created after the lanes were opened at {base}"
+        );
+        let lanes = counts.len();
+        let end = counts
+            .iter()
+            .enumerate()
+            .filter(|&(_, &n)| n > 0)
+            .map(|(lane, &n)| {
+                base.saturating_add(lane)
+                    .saturating_add(lanes.saturating_mul(n - 1))
+                    .saturating_add(1)
+            })
+            .max()
+            .unwrap_or(base)
+            .min(MAX_INDEX as usize + 1);
+        self.generations.resize(end, NonZeroU32::MIN);
+        let words = end.div_ceil(64);
+        if self.alive.len() < words {
+            self.alive.resize(words, 0);
+            self.reserved.resize(words, 0);
+        }
+        let mut refused = 0;
+        for index in base..end {
+            let offset = index - base;
+            let claimed = offset / lanes < counts[offset % lanes];
+            if !claimed {
+                self.free.push_back(index as u32);
+            } else if self.live + self.reserved_count < self.max_live {
+                set_bit(&mut self.reserved, index as u32, true);
+                self.reserved_count += 1;
+            } else {
+                refused += 1;
+                self.release(Entity::new(index as u32, NonZeroU32::MIN));
+            }
+        }
+        refused
     }
 
     /// Makes a reserved handle alive.

@@ -7,6 +7,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use command_buffer::{CommandBuffer, SpawnLanes};
 use ecs_engine::{Registry, RegistryCell};
 use rayon::prelude::*;
 
@@ -39,6 +40,8 @@ pub struct Schedule {
     pub(crate) dag: Dag,
     pool: rayon::ThreadPool,
     wave_timings: Vec<WaveTiming>,
+    /// The fresh-index lanes of the running wave's command buffers.
+    lanes: SpawnLanes,
 }
 
 impl std::fmt::Debug for Schedule {
@@ -109,6 +112,7 @@ impl Schedule {
             dag,
             pool,
             wave_timings,
+            lanes: SpawnLanes::new(),
         }
     }
 
@@ -144,6 +148,7 @@ impl Schedule {
             wave_ranges,
             pool,
             wave_timings,
+            lanes,
             ..
         } = self;
         // The tick runs as one job on the pool, so systems and their
@@ -164,6 +169,7 @@ impl Schedule {
                     slots,
                     wave_ranges,
                     wave_timings,
+                    lanes,
                     registry,
                     tick,
                     threads,
@@ -293,17 +299,26 @@ fn wait_for(done: &AtomicBool) {
     }
 }
 
+/// The command buffer of a system that declared commands.
+fn commands_of(slot: &mut Slot) -> Option<&mut CommandBuffer> {
+    slot.access.commands().then_some(&mut slot.buffer)
+}
+
 /// One tick: every wave, then its commands. See [`Schedule::run`].
 fn run_waves(
     slots: &mut [Slot],
     wave_ranges: &[Range<usize>],
     wave_timings: &mut [WaveTiming],
+    lanes: &mut SpawnLanes,
     registry: &mut Registry,
     tick: Tick,
     threads: usize,
 ) -> Result<(), RunError> {
     for (range, timing) in wave_ranges.iter().zip(wave_timings.iter_mut()) {
         let wave = &mut slots[range.clone()];
+        // Spawns past a buffer's reserve take fresh indices from the
+        // buffer's lane: real handles, the same on any thread count.
+        lanes.open(registry, wave, commands_of);
         let start = Instant::now();
         {
             let cell = registry.cell();
@@ -316,6 +331,9 @@ fn run_waves(
         let busy: Duration = wave.iter().map(|s| s.last_run).sum();
         timing.idle = (timing.wall * threads as u32).saturating_sub(busy);
         let apply_start = Instant::now();
+        // Refused handles (past the live-entity limit) are reported as
+        // skipped spawns by the apply.
+        let _refused = lanes.close(registry, wave, commands_of);
         let mut first_failure = None;
         for slot in wave.iter_mut() {
             match slot.failure.take() {

@@ -81,9 +81,11 @@ impl SystemConfig<'_> {
 
     /// How many entity handles the system's command buffer keeps reserved
     /// between applies (default [`ReservePolicy::default`]: at least 64).
-    /// Spawns beyond the reserve get placeholder handles that only the
-    /// same buffer's later commands resolve; a system that spawns many
-    /// entities in one run and hands their handles on raises the minimum.
+    /// A tuning knob only: spawns past the reserve still get real handles,
+    /// from the buffer's [spawn lane](command_buffer::SpawnLanes) for the
+    /// wave (fresh slots created after the wave, the gaps between lanes
+    /// reused later). A system that spawns many entities every tick can
+    /// raise the minimum to keep its ids packed.
     pub fn reserve(&mut self, policy: ReservePolicy) -> &mut Self {
         self.entry().reserve = Some(policy);
         self

@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+use command_buffer::ReservePolicy;
 use ecs_engine::Registry;
 use event_queue::EventQueue;
 use scheduler::{IntoSystem, Policy, Schedule, ScheduleBuilder, SystemConfig, SystemId, Tick};
@@ -251,6 +252,14 @@ impl<S> SystemEntry<'_, S> {
     /// The system runs after the one named `name`.
     pub fn after(&mut self, name: impl Into<String>) -> &mut Self {
         self.config.after(name);
+        self
+    }
+
+    /// How many entity handles the system's command buffer keeps reserved
+    /// between ticks (see [`SystemConfig::reserve`]). A tuning knob: every
+    /// handle `Commands::spawn` returns is real whatever the reserve.
+    pub fn reserve(&mut self, policy: ReservePolicy) -> &mut Self {
+        self.config.reserve(policy);
         self
     }
 
