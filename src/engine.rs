@@ -14,6 +14,7 @@ mod spans;
 use std::sync::Arc;
 use std::time::Instant;
 
+use command_buffer::ApplyReport;
 use ecs_engine::Registry;
 use event_queue::EventQueue;
 use scheduler::{RunError, Schedule, SystemId, Tick};
@@ -176,6 +177,36 @@ impl Engine {
     /// [`wave_timings`](Schedule::wave_timings)).
     pub fn schedule(&self) -> &Schedule {
         &self.schedule
+    }
+
+    /// What the command buffers' applies did in the last tick, all systems
+    /// together: commands applied, skipped and no-ops by kind, and the
+    /// first few skipped commands (see
+    /// [`Schedule::command_report`]; per system:
+    /// [`Schedule::system_command_reports`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_runtime::command_buffer::CommandKind;
+    /// use ecs_runtime::prelude::*;
+    ///
+    /// struct Doomed;
+    /// fn despawn_twice(mut commands: Commands, mut q: Query<(Entity, &Doomed)>) {
+    ///     for (e, _) in q.iter() {
+    ///         commands.despawn(e);
+    ///         commands.despawn(e);
+    ///     }
+    /// }
+    /// let mut builder = Engine::builder();
+    /// builder.add_system(despawn_twice);
+    /// let mut engine = builder.build().unwrap();
+    /// engine.registry_mut().spawn((Doomed,));
+    /// engine.tick().unwrap();
+    /// assert_eq!(engine.command_report().skipped(CommandKind::Despawn), 1);
+    /// ```
+    pub fn command_report(&self) -> &ApplyReport {
+        self.schedule.command_report()
     }
 
     /// Enables or disables the system named `name`; a disabled system

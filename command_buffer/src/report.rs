@@ -102,7 +102,7 @@ impl fmt::Display for CommandKind {
 
 /// A command that was skipped because its target was not alive when it
 /// ran (or a spawn that could not create its entity). Kept as
-/// [`ApplyReport::first_skip`] in lenient mode; in strict mode it stops the
+/// [`ApplyReport::skips`] (the first few) in lenient mode; in strict mode it stops the
 /// apply, as [`ApplyError::skipped`].
 ///
 /// # Examples
@@ -235,7 +235,8 @@ const KINDS: usize = CommandKind::ALL.len();
 /// applied, skipped (target not alive) or were no-ops (nothing to remove),
 /// and the entities created for placeholder handles.
 ///
-/// A report is built without allocating unless placeholders were resolved.
+/// A report is built without allocating unless commands were skipped or
+/// placeholders resolved.
 ///
 /// # Examples
 ///
@@ -264,10 +265,82 @@ pub struct ApplyReport {
     skipped: [usize; KINDS],
     noops: [usize; KINDS],
     pub(crate) placeholders: Vec<ResolvedPlaceholder>,
-    first_skip: Option<SkippedCommand>,
+    /// The first [`ApplyReport::KEPT_SKIPS`] skipped commands, in order.
+    skips: Vec<SkippedCommand>,
 }
 
 impl ApplyReport {
+    /// How many skipped commands a report keeps in full
+    /// ([`skips`](Self::skips)); the rest are only counted.
+    pub const KEPT_SKIPS: usize = 8;
+
+    /// The first skipped commands, in the order they ran, at most
+    /// [`KEPT_SKIPS`](Self::KEPT_SKIPS) of them (the counts by kind cover
+    /// every one).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use command_buffer::{ApplyReport, CommandBuffer, CommandKind};
+    /// use ecs_engine::Registry;
+    ///
+    /// let mut registry = Registry::new();
+    /// let e = registry.spawn(());
+    /// registry.despawn(e).unwrap();
+    /// let mut commands = CommandBuffer::new();
+    /// for _ in 0..20 {
+    ///     commands.despawn(e);
+    /// }
+    /// let report = commands.apply(&mut registry);
+    /// assert_eq!(report.skipped(CommandKind::Despawn), 20);
+    /// assert_eq!(report.skips().len(), ApplyReport::KEPT_SKIPS);
+    /// assert_eq!(report.skips()[3].index, 3);
+    /// ```
+    pub fn skips(&self) -> &[SkippedCommand] {
+        &self.skips
+    }
+
+    /// Adds `other`'s counts, kept skipped commands (up to
+    /// [`KEPT_SKIPS`](Self::KEPT_SKIPS) in all) and placeholders to this
+    /// report, relabelling `other`'s skipped commands and placeholders as
+    /// buffer `buffer` (the scheduler passes the system's registration
+    /// index).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use command_buffer::{ApplyReport, CommandBuffer, CommandKind};
+    /// use ecs_engine::Registry;
+    ///
+    /// let mut registry = Registry::new();
+    /// let e = registry.spawn(());
+    /// let mut commands = CommandBuffer::new();
+    /// commands.despawn(e);
+    /// commands.despawn(e);
+    /// let mut tick = ApplyReport::default();
+    /// tick.merge(&commands.apply(&mut registry), 3);
+    /// assert_eq!((tick.applied(CommandKind::Despawn), tick.skipped(CommandKind::Despawn)), (1, 1));
+    /// assert_eq!(tick.first_skip().unwrap().buffer, 3);
+    /// ```
+    pub fn merge(&mut self, other: &ApplyReport, buffer: usize) {
+        for i in 0..KINDS {
+            self.applied[i] += other.applied[i];
+            self.skipped[i] += other.skipped[i];
+            self.noops[i] += other.noops[i];
+        }
+        let room = Self::KEPT_SKIPS.saturating_sub(self.skips.len());
+        self.skips
+            .extend(other.skips.iter().take(room).map(|skip| SkippedCommand {
+                buffer,
+                ..skip.clone()
+            }));
+        self.placeholders
+            .extend(other.placeholders.iter().map(|resolved| ResolvedPlaceholder {
+                buffer,
+                ..*resolved
+            }));
+    }
+
     /// Commands of `kind` that changed the registry.
     ///
     /// # Examples
@@ -427,7 +500,7 @@ impl ApplyReport {
     /// assert_eq!((skip.index, skip.kind, skip.entity), (1, CommandKind::Insert, e));
     /// ```
     pub fn first_skip(&self) -> Option<&SkippedCommand> {
-        self.first_skip.as_ref()
+        self.skips.first()
     }
 
     /// Every placeholder handle the applied buffers handed out, with the
@@ -493,8 +566,8 @@ impl ApplyReport {
             Ok(Outcome::NoOp) => self.noops[i] += 1,
             Err(error) => {
                 self.skipped[i] += 1;
-                if self.first_skip.is_none() {
-                    self.first_skip = Some(error.clone());
+                if self.skips.len() < Self::KEPT_SKIPS {
+                    self.skips.push(error.clone());
                 }
             }
         }

@@ -685,6 +685,43 @@ mod tests {
     }
 
     #[test]
+    fn lanes_reserve_claims_free_gaps_and_refuse_past_the_limit() {
+        use crate::IndexLane;
+        let mut alloc = EntityAllocator::new().with_max_live(4);
+        let first = alloc.allocate().unwrap();
+        let base = alloc.slot_count();
+        let lanes: Vec<IndexLane> = (0..3).map(|p| IndexLane::new(base, 3, p)).collect();
+        // Lane 0 hands out 1 handle, lane 1 none, lane 2 three.
+        let handed: Vec<Entity> = [(0, 0), (2, 0), (2, 1), (2, 2)]
+            .iter()
+            .map(|&(p, j)| lanes[p].handle(j).unwrap())
+            .collect();
+        assert_eq!(
+            handed.iter().map(|e| e.index()).collect::<Vec<_>>(),
+            [1, 3, 6, 9]
+        );
+        // Room for 3 more: indices 1, 3 and 6 are reserved, 9 is refused.
+        assert_eq!(alloc.reserve_lanes(base, &[1, 0, 3]), 1);
+        assert_eq!(alloc.slot_count(), 10);
+        assert!(handed[..3].iter().all(|&e| alloc.is_reserved(e)));
+        assert!(!alloc.is_reserved(handed[3]) && !alloc.is_alive(handed[3]));
+        // Gaps and the refused slot are free, in index order; the refused
+        // handle never comes back alive.
+        alloc.free(first).unwrap();
+        let reused: Vec<(u32, u32)> = std::iter::from_fn(|| {
+            let e = alloc.allocate().ok()?;
+            alloc.free(e).unwrap();
+            Some((e.index(), e.generation()))
+        })
+        .take(8)
+        .collect();
+        assert_eq!(
+            reused,
+            [(2, 1), (4, 1), (5, 1), (7, 1), (8, 1), (9, 2), (0, 2), (2, 2)]
+        );
+    }
+
+    #[test]
     fn layout_is_fixed() {
         assert_eq!(std::mem::size_of::<Entity>(), 8);
         assert_eq!(std::mem::align_of::<Entity>(), 8);

@@ -7,7 +7,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use command_buffer::{CommandBuffer, SpawnLanes};
+use command_buffer::{ApplyMode, ApplyReport, CommandBuffer, SpawnLanes};
 use ecs_engine::{Registry, RegistryCell};
 use rayon::prelude::*;
 
@@ -42,6 +42,8 @@ pub struct Schedule {
     wave_timings: Vec<WaveTiming>,
     /// The fresh-index lanes of the running wave's command buffers.
     lanes: SpawnLanes,
+    /// Every system's apply report of the last tick, merged.
+    tick_report: ApplyReport,
 }
 
 impl std::fmt::Debug for Schedule {
@@ -113,6 +115,7 @@ impl Schedule {
             pool,
             wave_timings,
             lanes: SpawnLanes::new(),
+            tick_report: ApplyReport::default(),
         }
     }
 
@@ -140,7 +143,13 @@ impl Schedule {
     /// system (in registration order) of the first wave with a failure. The
     /// other systems of that wave finish and their commands are applied;
     /// the failing system's commands are discarded; later waves do not run.
-    /// The registry stays consistent and the schedule usable.
+    /// [`RunError::CommandSkipped`] when a system with
+    /// [strict commands](crate::SystemConfig::strict_commands) had a
+    /// command skipped at apply (the same rules, except that its commands
+    /// before the skipped one stay applied).
+    /// The registry stays consistent and the schedule usable. Without strict
+    /// commands, skipped commands are counted in
+    /// [`command_report`](Self::command_report), never an error.
     pub fn run(&mut self, registry: &mut Registry, tick: Tick) -> Result<(), RunError> {
         let threads = self.threads();
         let Schedule {
@@ -149,8 +158,13 @@ impl Schedule {
             pool,
             wave_timings,
             lanes,
+            tick_report,
             ..
         } = self;
+        *tick_report = ApplyReport::default();
+        for slot in slots.iter_mut() {
+            slot.report = ApplyReport::default();
+        }
         // The tick runs as one job on the pool, so systems and their
         // `par_each` run on its threads. The caller waits for it by
         // spinning briefly, then parking: a blocking `install` would put
@@ -170,6 +184,7 @@ impl Schedule {
                     wave_ranges,
                     wave_timings,
                     lanes,
+                    tick_report,
                     registry,
                     tick,
                     threads,
@@ -265,6 +280,55 @@ impl Schedule {
         })
     }
 
+    /// What the command buffers' applies did in the last tick, all systems
+    /// together: commands applied, skipped (target not alive) and no-ops by
+    /// kind, and the first few skipped commands
+    /// ([`ApplyReport::skips`]), each with its system's registration index
+    /// as [`buffer`](command_buffer::SkippedCommand::buffer). Empty before
+    /// the first tick; covers the waves the tick reached.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use command_buffer::CommandKind;
+    /// use ecs_engine::{Entity, Registry};
+    /// use scheduler::{Commands, Query, Schedule, Tick};
+    ///
+    /// struct Doomed;
+    /// // Two despawns of the same entity: the second is skipped.
+    /// fn twice(mut commands: Commands, mut q: Query<(Entity, &Doomed)>) {
+    ///     for (e, _) in q.iter() {
+    ///         commands.despawn(e);
+    ///         commands.despawn(e);
+    ///     }
+    /// }
+    /// let mut registry = Registry::new();
+    /// let e = registry.spawn((Doomed,));
+    /// let mut builder = Schedule::builder();
+    /// builder.add(twice);
+    /// let mut schedule = builder.build(&mut registry).unwrap();
+    /// schedule.run(&mut registry, Tick::default()).unwrap();
+    /// let report = schedule.command_report();
+    /// assert_eq!(report.applied(CommandKind::Despawn), 1);
+    /// assert_eq!(report.skipped(CommandKind::Despawn), 1);
+    /// let skip = report.first_skip().unwrap();
+    /// assert_eq!((skip.buffer, skip.index, skip.entity), (0, 1, e));
+    /// ```
+    pub fn command_report(&self) -> &ApplyReport {
+        &self.tick_report
+    }
+
+    /// Each system's apply report of the last tick, by registration
+    /// order: `(id, name, report)`; an empty report for a system that
+    /// declared no commands, did not run, or was not reached. Skipped
+    /// commands there carry buffer 0.
+    pub fn system_command_reports(&self) -> impl Iterator<Item = (SystemId, &str, &ApplyReport)> {
+        self.position.iter().map(|&p| {
+            let slot = &self.slots[p];
+            (slot.id, slot.name.as_str(), &slot.report)
+        })
+    }
+
     /// The timings of each wave in the last tick.
     pub fn wave_timings(&self) -> &[WaveTiming] {
         &self.wave_timings
@@ -310,6 +374,7 @@ fn run_waves(
     wave_ranges: &[Range<usize>],
     wave_timings: &mut [WaveTiming],
     lanes: &mut SpawnLanes,
+    tick_report: &mut ApplyReport,
     registry: &mut Registry,
     tick: Tick,
     threads: usize,
@@ -342,7 +407,24 @@ fn run_waves(
                 // and no reserve of handles to keep topped up for it.
                 None if !slot.access.commands() => {}
                 None => {
-                    slot.buffer.apply(registry);
+                    let mode = if slot.strict {
+                        ApplyMode::Strict
+                    } else {
+                        ApplyMode::Lenient
+                    };
+                    match slot.buffer.apply_with(registry, mode) {
+                        Ok(report) => slot.report = report,
+                        Err(error) => {
+                            slot.report = *error.report;
+                            let command = command_buffer::SkippedCommand {
+                                buffer: slot.id.0,
+                                ..error.skipped
+                            };
+                            first_failure
+                                .get_or_insert((slot.name.clone(), Failure::Skipped(command)));
+                        }
+                    }
+                    tick_report.merge(&slot.report, slot.id.0);
                 }
                 Some(failure) => {
                     slot.buffer.clear();
@@ -361,6 +443,11 @@ fn run_waves(
                     tick: tick.number,
                     system,
                     message,
+                },
+                Failure::Skipped(command) => RunError::CommandSkipped {
+                    tick: tick.number,
+                    system,
+                    command,
                 },
             });
         }

@@ -96,6 +96,17 @@ impl EngineBuilder {
         self
     }
 
+    /// Strict commands for every system (default `false`): a command
+    /// skipped at apply (its target not alive) stops the tick with
+    /// [`RunError::CommandSkipped`](scheduler::RunError::CommandSkipped)
+    /// naming the system and the command, instead of only being counted in
+    /// [`Engine::command_report`](crate::Engine::command_report). A system
+    /// can choose otherwise with [`SystemEntry::strict_commands`].
+    pub fn strict_commands(&mut self, strict: bool) -> &mut Self {
+        self.schedule.strict_commands(strict);
+        self
+    }
+
     /// Records a [`SystemSpan`](crate::SystemSpan) per system run from the
     /// first tick on (default off; see
     /// [`Engine::set_record_spans`](crate::Engine::set_record_spans)).
@@ -260,6 +271,13 @@ impl<S> SystemEntry<'_, S> {
     /// handle `Commands::spawn` returns is real whatever the reserve.
     pub fn reserve(&mut self, policy: ReservePolicy) -> &mut Self {
         self.config.reserve(policy);
+        self
+    }
+
+    /// Strict commands for this system, whatever the engine's setting
+    /// (see [`EngineBuilder::strict_commands`]).
+    pub fn strict_commands(&mut self, strict: bool) -> &mut Self {
+        self.config.strict_commands(strict);
         self
     }
 
