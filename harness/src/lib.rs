@@ -64,7 +64,7 @@ pub use components::{
 pub use error::{HarnessError, write_text};
 pub use input::{Command, InputEvent, InputMessage, InputSource};
 pub use memory::peak_resident_bytes;
-pub use report::{EntityStats, PlayerStats, Report, SystemStats, WaveStats};
+pub use report::{CommandStats, EntityStats, PlayerStats, Report, SystemStats, WaveStats};
 pub use run::{DeterminismCheck, RunConfig, RunOutcome, TickSpan, check_determinism, run};
 pub use scenario::{
     Arena, BUILTIN_SCENARIOS, Enemies, MOVERS_TOML, Movers, PARTICLES_TOML, Particles, Players,
