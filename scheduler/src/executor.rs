@@ -11,6 +11,7 @@ use command_buffer::{ApplyMode, ApplyReport, CommandBuffer, SpawnLanes};
 use ecs_engine::{Registry, RegistryCell};
 use rayon::prelude::*;
 
+use crate::events::EventHooks;
 use crate::graph::Dag;
 use crate::schedule::{Failure, Slot};
 use crate::{RunError, SystemContext, SystemId, Tick};
@@ -44,6 +45,8 @@ pub struct Schedule {
     lanes: SpawnLanes,
     /// Every system's apply report of the last tick, merged.
     tick_report: ApplyReport,
+    /// Ages the event channels and merges the writers' buffers.
+    events: EventHooks,
 }
 
 impl std::fmt::Debug for Schedule {
@@ -75,7 +78,8 @@ impl Slot {
             return;
         }
         let start = Instant::now();
-        let ctx = SystemContext::new(&self.name, &self.access, cell, &mut self.buffer, tick);
+        let ctx = SystemContext::new(&self.name, &self.access, cell, &mut self.buffer, tick)
+            .with_system_id(self.id);
         let system = &mut self.system;
         let outcome = catch_unwind(AssertUnwindSafe(|| system.run(&ctx)));
         self.last_run = start.elapsed();
@@ -107,6 +111,11 @@ impl Schedule {
             start += wave.len();
         }
         let wave_timings = vec![WaveTiming::default(); wave_ranges.len()];
+        let events = EventHooks::new(
+            wave_ranges
+                .iter()
+                .map(|range| slots[range.clone()].iter().map(|s| &s.access).collect()),
+        );
         Schedule {
             slots,
             position,
@@ -116,6 +125,7 @@ impl Schedule {
             wave_timings,
             lanes: SpawnLanes::new(),
             tick_report: ApplyReport::default(),
+            events,
         }
     }
 
@@ -159,8 +169,10 @@ impl Schedule {
             wave_timings,
             lanes,
             tick_report,
+            events,
             ..
         } = self;
+        events.begin_tick(registry, tick.number);
         *tick_report = ApplyReport::default();
         for slot in slots.iter_mut() {
             slot.report = ApplyReport::default();
@@ -185,6 +197,7 @@ impl Schedule {
                     wave_timings,
                     lanes,
                     tick_report,
+                    events,
                     registry,
                     tick,
                     threads,
@@ -375,11 +388,12 @@ fn run_waves(
     wave_timings: &mut [WaveTiming],
     lanes: &mut SpawnLanes,
     tick_report: &mut ApplyReport,
+    events: &EventHooks,
     registry: &mut Registry,
     tick: Tick,
     threads: usize,
 ) -> Result<(), RunError> {
-    for (range, timing) in wave_ranges.iter().zip(wave_timings.iter_mut()) {
+    for (wave_index, (range, timing)) in wave_ranges.iter().zip(wave_timings.iter_mut()).enumerate() {
         let wave = &mut slots[range.clone()];
         // Spawns past a buffer's reserve take fresh indices from the
         // buffer's lane: real handles, the same on any thread count.
@@ -396,6 +410,14 @@ fn run_waves(
         let busy: Duration = wave.iter().map(|s| s.last_run).sum();
         timing.idle = (timing.wall * threads as u32).saturating_sub(busy);
         let apply_start = Instant::now();
+        // The events the wave's writers sent, in registration order, before
+        // its commands.
+        let failed: Vec<usize> = wave
+            .iter()
+            .filter(|slot| slot.failure.is_some())
+            .map(|slot| slot.id.0)
+            .collect();
+        events.flush(registry, wave_index, &failed);
         // Refused handles (past the live-entity limit) are reported as
         // skipped spawns by the apply.
         let _refused = lanes.close(registry, wave, commands_of);
