@@ -27,8 +27,9 @@
 //!   its own data only, and reductions are integer sums or minimums;
 //! - structural changes go through command buffers, applied in
 //!   registration order;
-//! - input events carry their tick and are applied at that tick, in
-//!   (tick, player, sequence) order, the steering system waiting for the
+//! - input events carry their tick and reach the steering system at that
+//!   tick, through the engine's tick-stamped input
+//!   ([`InputProducer`](ecs_runtime::InputProducer)), which waits for the
 //!   input thread's watermark (see [`InputMessage`]).
 //!
 //! # The checksum

@@ -10,6 +10,7 @@ use ecs_engine::Registry;
 use event_queue::EventQueue;
 use scheduler::{IntoSystem, Policy, Schedule, ScheduleBuilder, SystemConfig, SystemId, Tick};
 
+use super::input::{InputChannel, InputProducer, InputPump, InputSender};
 use super::spans::{SpanRecorder, Spanned};
 use crate::{Engine, EngineError};
 
@@ -47,6 +48,7 @@ pub struct EngineBuilder {
     step: f64,
     recorder: Arc<SpanRecorder>,
     systems: usize,
+    inputs: Vec<Box<dyn InputPump>>,
 }
 
 impl std::fmt::Debug for EngineBuilder {
@@ -68,6 +70,7 @@ impl Default for EngineBuilder {
             step: DEFAULT_STEP,
             recorder: Arc::new(SpanRecorder::new(false)),
             systems: 0,
+            inputs: Vec::new(),
         }
     }
 }
@@ -176,6 +179,65 @@ impl EngineBuilder {
         queue
     }
 
+    /// The engine's input channel of `T`, created (with `capacity`) on
+    /// first use, with its [`Events<T>`](scheduler::Events) channel.
+    fn input_channel<T: Send + Sync + 'static>(
+        &mut self,
+        capacity: Option<usize>,
+    ) -> &mut InputChannel<T> {
+        let position = self
+            .inputs
+            .iter()
+            .position(|pump| pump.input_type() == std::any::TypeId::of::<T>());
+        let position = position.unwrap_or_else(|| {
+            self.inputs.push(Box::new(InputChannel::<T>::new(capacity)));
+            self.inputs.len() - 1
+        });
+        if !self.registry.contains_resource::<scheduler::Events<T>>() {
+            self.registry.insert_resource(scheduler::Events::<T>::new());
+        }
+        self.inputs[position]
+            .as_any_mut()
+            .downcast_mut()
+            .expect("the channel of T")
+    }
+
+    /// A producer of tick-stamped input of type `T` for another thread:
+    /// each value names the tick it applies at, and reaches systems as an
+    /// event ([`EventReader<T>`](scheduler::EventReader)) at exactly that
+    /// tick, in (tick, producer, sequence) order, whatever the threads'
+    /// timing. Before each tick the engine waits until every producer of
+    /// `T` has sent everything for it (see [`InputProducer`]). Producers
+    /// are numbered in creation order. The channel is unbounded unless the
+    /// first producer of `T` came from
+    /// [`bounded_input_producer`](Self::bounded_input_producer).
+    pub fn input_producer<T: Send + Sync + 'static>(&mut self) -> InputProducer<T> {
+        self.input_channel::<T>(None).producer()
+    }
+
+    /// As [`input_producer`](Self::input_producer), but the channel of `T`
+    /// (if this call creates it) holds at most `capacity` messages, so a
+    /// producer that runs ahead waits for the engine.
+    ///
+    /// # Panics
+    ///
+    /// When `capacity` is 0.
+    #[track_caller]
+    pub fn bounded_input_producer<T: Send + Sync + 'static>(
+        &mut self,
+        capacity: usize,
+    ) -> InputProducer<T> {
+        self.input_channel::<T>(Some(capacity)).producer()
+    }
+
+    /// A sender of "as soon as possible" input of type `T`: the engine
+    /// stamps each value, on arrival, with the tick about to run, and never
+    /// waits for it. **Not deterministic**: which tick a value lands in
+    /// depends on thread timing (see [`InputSender`]).
+    pub fn input_sender<T: Send + Sync + 'static>(&mut self) -> InputSender<T> {
+        self.input_channel::<T>(None).sender()
+    }
+
     /// Adds a system (a function of system parameters, a
     /// [`StatefulSystem`](scheduler::StatefulSystem) or any
     /// [`System`](scheduler::System)); systems are registered in call
@@ -217,6 +279,7 @@ impl EngineBuilder {
             threads,
             step,
             recorder,
+            inputs,
             ..
         } = self;
         if threads == Some(0) {
@@ -234,7 +297,7 @@ impl EngineBuilder {
             step,
             delta: 0.0,
         });
-        Ok(Engine::new(registry, schedule, step, recorder))
+        Ok(Engine::new(registry, schedule, step, recorder, inputs))
     }
 }
 
