@@ -48,11 +48,26 @@ impl StatefulSystem for Writer {
     }
 }
 
-fn reader(hits: EventReader<Hit>, mut total: ResMut<Total>) {
-    for h in hits.iter() {
-        total.0 += f64::from(h.amount);
-        total.1 += u64::from(h.target);
+/// Sums `hits` into `total` (locally, then once into the resource).
+fn sum<'a>(hits: impl Iterator<Item = &'a Hit>, total: &mut Total) {
+    let (mut amount, mut targets) = (0.0, 0);
+    for h in hits {
+        amount += f64::from(h.amount);
+        targets += u64::from(h.target);
     }
+    total.0 += amount;
+    total.1 += targets;
+}
+
+fn reader(hits: EventReader<Hit>, mut total: ResMut<Total>) {
+    for chunk in hits.chunks() {
+        sum(chunk.iter(), &mut total);
+    }
+}
+
+/// As `reader`, through the event-by-event iterator.
+fn reader_iter(hits: EventReader<Hit>, mut total: ResMut<Total>) {
+    sum(hits.iter(), &mut total);
 }
 
 /// The hand-written channel of writer `N`.
@@ -80,10 +95,8 @@ type Lanes<'a> = (
 fn vec_reader(lanes: Lanes<'_>, mut total: ResMut<Total>) {
     let (mut a, mut b, mut c, mut d) = lanes;
     for lane in [&mut a.0, &mut b.0, &mut c.0, &mut d.0] {
-        for h in lane.drain(..) {
-            total.0 += f64::from(h.amount);
-            total.1 += u64::from(h.target);
-        }
+        sum(lane.iter(), &mut total);
+        lane.clear();
     }
 }
 
@@ -93,34 +106,41 @@ fn check(registry: &Registry) {
 
 fn events(c: &mut Criterion) {
     let mut group = c.benchmark_group("events");
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = std::env::var("EV_THREADS").ok().and_then(|t| t.parse().ok()).unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
 
-    let mut registry = Registry::new();
-    registry.insert_resource(Total::default());
-    let mut builder = Schedule::builder();
-    builder.threads(threads);
-    for w in 0..WRITERS {
-        builder.add(Writer(w)).named(format!("writer{w}"));
+    for (name, by_chunks) in [("event_channel", true), ("event_channel_iter", false)] {
+        let mut registry = Registry::new();
+        registry.insert_resource(Total::default());
+        let mut builder = Schedule::builder();
+        builder.threads(threads);
+        for w in 0..WRITERS {
+            builder.add(Writer(w)).named(format!("writer{w}"));
+        }
+        if by_chunks {
+            builder.add(reader);
+        } else {
+            builder.add(reader_iter);
+        }
+        let mut schedule = builder.build(&mut registry).unwrap();
+        assert_eq!(schedule.waves().len(), 2);
+        let tick = |number| Tick {
+            number,
+            ..Tick::default()
+        };
+        for number in 0..3 {
+            schedule.run(&mut registry, tick(number)).unwrap();
+        }
+        let expected: u64 = (0..u64::from(WRITERS * PER_WRITER)).sum();
+        assert_eq!(registry.resource::<Total>().unwrap().1, 3 * expected);
+        let mut number = 3;
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                schedule.run(&mut registry, tick(number)).unwrap();
+                number += 1;
+            })
+        });
+        check(&registry);
     }
-    builder.add(reader);
-    let mut schedule = builder.build(&mut registry).unwrap();
-    assert_eq!(schedule.waves().len(), 2);
-    let mut number = 0;
-    group.bench_function("event_channel", |b| {
-        b.iter(|| {
-            schedule
-                .run(
-                    &mut registry,
-                    Tick {
-                        number,
-                        ..Tick::default()
-                    },
-                )
-                .unwrap();
-            number += 1;
-        })
-    });
-    check(&registry);
 
     let mut registry = Registry::new();
     registry.insert_resource(Total::default());

@@ -150,7 +150,10 @@ impl SystemAccess {
     /// Adds one event access (merged with an earlier one of that type).
     pub fn add_event(&mut self, new: EventAccess) {
         match self.events.iter_mut().find(|e| e.type_id == new.type_id) {
-            Some(old) => old.access = old.access.max(new.access),
+            Some(old) => {
+                old.access = old.access.max(new.access);
+                old.reads |= new.reads;
+            }
             None => self.events.push(new),
         }
     }
@@ -279,6 +282,17 @@ impl SystemAccess {
         }
         for event in &self.events {
             (event.register)(registry);
+        }
+    }
+
+    /// Registers system `index` as a reader of every event type it reads,
+    /// so those events are kept until it has seen them (within the
+    /// retention window).
+    pub(crate) fn register_readers(&self, registry: &mut Registry, index: usize) {
+        for event in &self.events {
+            if event.reads {
+                (event.add_reader)(registry, index);
+            }
         }
     }
 

@@ -35,7 +35,12 @@
 //! of that window when it runs again. Older events are dropped at the start
 //! of a tick; a reader that had not seen them counts them as
 //! [missed](EventReader::missed), and the channel keeps the total
-//! ([`Events::missed`]): never silently lost. A reader sees the events
+//! ([`Events::missed`]): never silently lost. Events that every reader
+//! system of the schedule has seen are dropped at the start of the next
+//! tick, earlier than the window, so a channel whose readers keep up holds
+//! about one tick of events (and reuses their buffers). Events are stored
+//! in chunks, each writer's buffer moved in whole at the merge, never
+//! copied. A reader sees the events
 //! as they are when it runs: a system that fails after reading still has
 //! its cursor moved.
 
@@ -86,14 +91,19 @@ use crate::{ResourceAccess, SystemAccess, SystemContext, SystemError, SystemPara
 /// ```
 #[derive(Debug)]
 pub struct Events<T> {
-    /// Retained events, oldest first; `events[0]` has sequence `start`.
-    events: VecDeque<T>,
+    /// Retained events in chunks (a writer's buffer, or the sends of one
+    /// tick), oldest first.
+    chunks: VecDeque<Chunk<T>>,
+    /// Sequence number of the first retained event.
     start: u64,
-    /// `(tick, first sequence)` of each tick that sent events, oldest first.
-    ticks: VecDeque<(u64, u64)>,
+    /// Sequence number the next event gets.
+    sent: u64,
     /// The tick events are stamped with now.
     now: u64,
     retention: u64,
+    /// The reader systems known from the schedule (registration indices):
+    /// an event all of them have seen is dropped at the next tick.
+    readers: Vec<usize>,
     /// Writer buffers handed back during the wave: `(system index, events)`.
     pending: Mutex<Vec<(usize, Vec<T>)>>,
     /// Empty buffers, kept for the next writers.
@@ -101,6 +111,20 @@ pub struct Events<T> {
     /// Each reader's cursor, by system index (0: has read nothing).
     cursors: Mutex<Vec<u64>>,
     missed: AtomicU64,
+}
+
+/// Events sent together: `events[k]` has sequence `start + k`.
+#[derive(Debug)]
+struct Chunk<T> {
+    start: u64,
+    tick: u64,
+    events: Vec<T>,
+}
+
+impl<T> Chunk<T> {
+    fn end(&self) -> u64 {
+        self.start + self.events.len() as u64
+    }
 }
 
 impl<T> Default for Events<T> {
@@ -125,11 +149,12 @@ impl<T> Events<T> {
     /// in the next tick).
     pub fn with_retention(ticks: u64) -> Self {
         Events {
-            events: VecDeque::new(),
+            chunks: VecDeque::new(),
             start: 0,
-            ticks: VecDeque::new(),
+            sent: 0,
             now: 0,
             retention: ticks.max(2),
+            readers: Vec::new(),
             pending: Mutex::new(Vec::new()),
             spare: Mutex::new(Vec::new()),
             cursors: Mutex::new(Vec::new()),
@@ -144,17 +169,17 @@ impl<T> Events<T> {
 
     /// Events retained now.
     pub fn len(&self) -> usize {
-        self.events.len()
+        (self.sent - self.start) as usize
     }
 
     /// `true` when no event is retained.
     pub fn is_empty(&self) -> bool {
-        self.events.is_empty()
+        self.sent == self.start
     }
 
     /// Events sent so far, over the channel's life.
     pub fn sent(&self) -> u64 {
-        self.start + self.events.len() as u64
+        self.sent
     }
 
     /// Events that readers missed because they were dropped (older than
@@ -165,38 +190,59 @@ impl<T> Events<T> {
     }
 
     /// The retained events, oldest first.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = &T> {
-        self.events.iter()
+    pub fn iter(&self) -> impl Iterator<Item = &T> {
+        self.chunks.iter().flat_map(|chunk| chunk.events.iter())
+    }
+
+    /// The retained events with sequence numbers in `from..to`.
+    fn range(&self, from: u64, to: u64) -> EventIter<'_, T> {
+        EventIter {
+            current: [].iter(),
+            chunks: self.chunks.iter(),
+            from,
+            to,
+        }
     }
 
     /// Appends `value`, stamped with the current tick (between ticks: the
     /// last tick that ran).
     pub fn send(&mut self, value: T) {
-        self.mark_tick();
-        self.events.push_back(value);
-    }
-
-    /// Records that the events appended next belong to tick `now`.
-    fn mark_tick(&mut self) {
-        let next = self.sent();
-        if self.ticks.back().is_none_or(|&(tick, _)| tick != self.now) {
-            self.ticks.push_back((self.now, next));
+        match self.chunks.back_mut() {
+            Some(chunk) if chunk.tick == self.now => chunk.events.push(value),
+            _ => {
+                let mut events = self.spare.get_mut().pop().unwrap_or_default();
+                events.push(value);
+                self.chunks.push_back(Chunk {
+                    start: self.sent,
+                    tick: self.now,
+                    events,
+                });
+            }
         }
+        self.sent += 1;
     }
 
     /// Starts tick `tick`: drops the events older than the retention
-    /// window.
+    /// window, and those every known reader has seen.
     fn begin_tick(&mut self, tick: u64) {
         self.now = tick;
-        while let Some(&(sent, _)) = self.ticks.front() {
-            if sent.saturating_add(self.retention) > tick {
+        let seen = {
+            let cursors = self.cursors.get_mut();
+            self.readers
+                .iter()
+                .map(|&r| cursors.get(r).copied().unwrap_or(0))
+                .min()
+        };
+        while let Some(chunk) = self.chunks.front() {
+            let expired = chunk.tick.saturating_add(self.retention) <= tick;
+            let read_by_all = seen.is_some_and(|seen| chunk.end() <= seen);
+            if !(expired || read_by_all) {
                 break;
             }
-            self.ticks.pop_front();
-            let end = self.ticks.front().map_or(self.sent(), |&(_, first)| first);
-            let dropped = (end - self.start) as usize;
-            self.events.drain(..dropped);
-            self.start = end;
+            let mut chunk = self.chunks.pop_front().expect("a front chunk");
+            self.start = chunk.end();
+            chunk.events.clear();
+            self.spare.get_mut().push(chunk.events);
         }
     }
 
@@ -209,23 +255,35 @@ impl<T> Events<T> {
             return;
         }
         pending.sort_by_key(|&(system, _)| system);
-        self.mark_tick();
-        let spare = self.spare.get_mut();
-        for (system, mut buffer) in pending.drain(..) {
-            if failed.contains(&system) {
-                buffer.clear();
+        for (system, mut events) in pending.drain(..) {
+            if failed.contains(&system) || events.is_empty() {
+                events.clear();
+                self.spare.get_mut().push(events);
             } else {
-                self.events.extend(buffer.drain(..));
+                let start = self.sent;
+                self.sent += events.len() as u64;
+                self.chunks.push_back(Chunk {
+                    start,
+                    tick: self.now,
+                    events,
+                });
             }
-            spare.push(buffer);
         }
         *self.pending.get_mut() = pending;
+    }
+
+    /// Registers reader system `system`: events it has not seen are kept
+    /// (within the retention window).
+    fn add_reader(&mut self, system: usize) {
+        if !self.readers.contains(&system) {
+            self.readers.push(system);
+        }
     }
 
     /// The events system `system` has not seen, moving its cursor past
     /// them: `(first sequence, end sequence, missed)`.
     fn read_for(&self, system: usize) -> (u64, u64, u64) {
-        let end = self.sent();
+        let end = self.sent;
         let mut cursors = self.cursors.lock();
         if cursors.len() <= system {
             cursors.resize(system + 1, 0);
@@ -253,6 +311,62 @@ impl<T: Send + Sync + 'static> Events<T> {
     }
 }
 
+/// The events a reader sees: a slice iterator over one chunk at a time, so
+/// the loop over a chunk is as tight as over a `Vec`.
+#[derive(Debug)]
+pub struct EventIter<'a, T> {
+    current: std::slice::Iter<'a, T>,
+    chunks: std::collections::vec_deque::Iter<'a, Chunk<T>>,
+    from: u64,
+    to: u64,
+}
+
+impl<'a, T> EventIter<'a, T> {
+    /// Moves to the next chunk with events in range; `false` at the end.
+    #[cold]
+    fn next_chunk(&mut self) -> bool {
+        for chunk in self.chunks.by_ref() {
+            if chunk.end() <= self.from {
+                continue;
+            }
+            if chunk.start >= self.to {
+                break;
+            }
+            let first = self.from.saturating_sub(chunk.start) as usize;
+            let last = (self.to.min(chunk.end()) - chunk.start) as usize;
+            self.current = chunk.events[first..last].iter();
+            return true;
+        }
+        false
+    }
+}
+
+impl<'a, T> Iterator for EventIter<'a, T> {
+    type Item = &'a T;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a T> {
+        loop {
+            if let Some(event) = self.current.next() {
+                return Some(event);
+            }
+            if !self.next_chunk() {
+                return None;
+            }
+        }
+    }
+
+    fn fold<B, F: FnMut(B, &'a T) -> B>(mut self, init: B, mut f: F) -> B {
+        let mut acc = init;
+        loop {
+            acc = self.current.by_ref().fold(acc, &mut f);
+            if !self.next_chunk() {
+                return acc;
+            }
+        }
+    }
+}
+
 /// What a system declares about event type `T`: read or write, and how the
 /// scheduler creates, ages and flushes the channel.
 #[derive(Debug, Clone, Copy)]
@@ -263,7 +377,10 @@ pub struct EventAccess {
     pub name: &'static str,
     /// Write (send) or read.
     pub access: Access,
+    /// The system reads them (also when it sends them too).
+    pub(crate) reads: bool,
     pub(crate) register: fn(&mut Registry),
+    pub(crate) add_reader: fn(&mut Registry, usize),
     pub(crate) begin_tick: fn(&mut Registry, u64),
     pub(crate) flush: fn(&mut Registry, &[usize]),
 }
@@ -283,9 +400,15 @@ impl EventAccess {
             type_id: TypeId::of::<T>(),
             name: type_name::<T>(),
             access,
+            reads: access == Access::Read,
             register: |registry| {
                 if !registry.contains_resource::<Events<T>>() {
                     registry.insert_resource(Events::<T>::new());
+                }
+            },
+            add_reader: |registry, system| {
+                if let Some(events) = registry.resource_mut::<Events<T>>() {
+                    events.add_reader(system);
                 }
             },
             begin_tick: |registry, tick| {
@@ -376,10 +499,48 @@ impl<T: Send + Sync + 'static> std::fmt::Debug for EventReader<'_, T> {
 
 impl<T: Send + Sync + 'static> EventReader<'_, T> {
     /// The new events, oldest first.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = &T> + '_ {
-        let first = (self.from - self.events.start) as usize;
-        let last = (self.to - self.events.start) as usize;
-        self.events.events.range(first..last)
+    pub fn iter(&self) -> EventIter<'_, T> {
+        self.events.range(self.from, self.to)
+    }
+
+    /// The new events as slices, oldest first (one per writer run or per
+    /// tick of direct sends): for the tightest loops, a plain loop over
+    /// each slice, as fast as over a `Vec`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    /// use scheduler::{EventReader, Events, ResMut, Schedule, Tick};
+    ///
+    /// fn total(hits: EventReader<u32>, mut sum: ResMut<u64>) {
+    ///     for chunk in hits.chunks() {
+    ///         for &hit in chunk {
+    ///             *sum += u64::from(hit);
+    ///         }
+    ///     }
+    /// }
+    /// let mut registry = Registry::new();
+    /// registry.insert_resource(0_u64);
+    /// let mut builder = Schedule::builder();
+    /// builder.add(total);
+    /// let mut schedule = builder.build(&mut registry).unwrap();
+    /// Events::send_to(&mut registry, 2_u32);
+    /// Events::send_to(&mut registry, 3_u32);
+    /// schedule.run(&mut registry, Tick::default()).unwrap();
+    /// assert_eq!(registry.resource::<u64>(), Some(&5));
+    /// ```
+    pub fn chunks(&self) -> impl Iterator<Item = &[T]> + '_ {
+        let (from, to) = (self.from, self.to);
+        self.events
+            .chunks
+            .iter()
+            .filter(move |chunk| chunk.end() > from && chunk.start < to)
+            .map(move |chunk| {
+                let first = from.saturating_sub(chunk.start) as usize;
+                let last = (to.min(chunk.end()) - chunk.start) as usize;
+                &chunk.events[first..last]
+            })
     }
 
     /// Number of new events.

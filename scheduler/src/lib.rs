@@ -65,7 +65,7 @@ mod system;
 pub use access::{ResourceAccess, SubjectKind, SystemAccess, short_name};
 pub use context::SystemContext;
 pub use error::{BuildError, CycleEdge, RunError, SystemError};
-pub use events::{EventAccess, EventCommands, EventReader, EventWriter, Events};
+pub use events::{EventAccess, EventCommands, EventIter, EventReader, EventWriter, Events};
 pub use executor::{Schedule, WaveTiming};
 pub use explain::Explain;
 pub use graph::{EdgeReason, Policy, Rule};

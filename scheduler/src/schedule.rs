@@ -210,8 +210,9 @@ impl ScheduleBuilder {
             })
             .collect();
         let dag = Dag::build(&nodes, self.policy)?;
-        for access in &accesses {
+        for (index, access) in accesses.iter().enumerate() {
             access.register_pools(registry);
+            access.register_readers(registry, index);
         }
         let threads = self
             .threads

@@ -99,6 +99,9 @@ fn pings_on(threads: usize) -> Vec<Ping> {
     }
     let state = schedule.state::<Log>(log).unwrap();
     assert_eq!(state.missed, 0);
+    // What the reader has seen goes at the next tick: one tick is kept.
+    let events = registry.resource::<Events<Ping>>().unwrap();
+    assert_eq!((events.sent(), events.len()), (5 * 1000, 1000));
     state.seen.clone()
 }
 
