@@ -135,6 +135,14 @@ impl EngineBuilder {
     /// drain it); the returned handle is for the producer thread. Calling
     /// it again for the same `T` returns another handle to the same queue.
     ///
+    /// Not deterministic: which tick drains an event depends on when the
+    /// producer ran, and systems that push to the queue and drain it are
+    /// two readers of one resource, free to share a wave. For input that
+    /// must replay identically use [`input_producer`](Self::input_producer);
+    /// for messages between systems, events
+    /// ([`EventWriter`](scheduler::EventWriter),
+    /// [`EventReader`](scheduler::EventReader)).
+    ///
     /// # Examples
     ///
     /// ```
