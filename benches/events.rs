@@ -106,7 +106,10 @@ fn check(registry: &Registry) {
 
 fn events(c: &mut Criterion) {
     let mut group = c.benchmark_group("events");
-    let threads = std::env::var("EV_THREADS").ok().and_then(|t| t.parse().ok()).unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let threads = std::env::var("EV_THREADS")
+        .ok()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
 
     for (name, by_chunks) in [("event_channel", true), ("event_channel_iter", false)] {
         let mut registry = Registry::new();

@@ -73,7 +73,10 @@ fn values_arrive_at_their_tick_in_tick_producer_sequence_order() {
     // The same whatever the threads and the producers' timing.
     let slow = |k: u32| Duration::from_micros(u64::from(k % 3) * 300);
     assert_eq!(run(1, slow), expected);
-    assert_eq!(run(4, |k| Duration::from_micros(u64::from(k % 2) * 500)), expected);
+    assert_eq!(
+        run(4, |k| Duration::from_micros(u64::from(k % 2) * 500)),
+        expected
+    );
 }
 
 #[test]

@@ -87,7 +87,10 @@ impl SpawnLanes {
         items: &mut [T],
         buffer: fn(&mut T) -> Option<&mut CommandBuffer>,
     ) {
-        assert!(!self.open, "SpawnLanes::open: the previous lanes are not closed");
+        assert!(
+            !self.open,
+            "SpawnLanes::open: the previous lanes are not closed"
+        );
         let lanes = items.iter_mut().filter_map(|item| buffer(item)).count();
         self.base = registry.entities().slot_count();
         self.open = true;
@@ -95,7 +98,9 @@ impl SpawnLanes {
             return;
         }
         for (lane, commands) in items.iter_mut().filter_map(buffer).enumerate() {
-            commands.reserve.open_lane(IndexLane::new(self.base, lanes, lane));
+            commands
+                .reserve
+                .open_lane(IndexLane::new(self.base, lanes, lane));
         }
     }
 

@@ -265,8 +265,11 @@ pub struct ApplyReport {
     skipped: [usize; KINDS],
     noops: [usize; KINDS],
     pub(crate) placeholders: Vec<ResolvedPlaceholder>,
-    /// The first [`ApplyReport::KEPT_SKIPS`] skipped commands, in order.
-    skips: Vec<SkippedCommand>,
+    /// The first skipped command (kept inline: a single skip allocates
+    /// nothing).
+    first_skip: Option<SkippedCommand>,
+    /// The next ones, up to [`ApplyReport::KEPT_SKIPS`] in all.
+    more_skips: Vec<SkippedCommand>,
 }
 
 impl ApplyReport {
@@ -276,7 +279,8 @@ impl ApplyReport {
 
     /// The first skipped commands, in the order they ran, at most
     /// [`KEPT_SKIPS`](Self::KEPT_SKIPS) of them (the counts by kind cover
-    /// every one).
+    /// every one). Keeping the first allocates nothing; the next ones
+    /// share one small allocation.
     ///
     /// # Examples
     ///
@@ -293,11 +297,21 @@ impl ApplyReport {
     /// }
     /// let report = commands.apply(&mut registry);
     /// assert_eq!(report.skipped(CommandKind::Despawn), 20);
-    /// assert_eq!(report.skips().len(), ApplyReport::KEPT_SKIPS);
-    /// assert_eq!(report.skips()[3].index, 3);
+    /// assert_eq!(report.skips().count(), ApplyReport::KEPT_SKIPS);
+    /// assert_eq!(report.skips().nth(3).unwrap().index, 3);
     /// ```
-    pub fn skips(&self) -> &[SkippedCommand] {
-        &self.skips
+    pub fn skips(&self) -> impl Iterator<Item = &SkippedCommand> {
+        // `more_skips` is empty whenever `first_skip` is `None`.
+        self.first_skip.iter().chain(self.more_skips.iter())
+    }
+
+    /// Keeps `skip` if fewer than [`KEPT_SKIPS`](Self::KEPT_SKIPS) are kept.
+    fn keep_skip(&mut self, skip: SkippedCommand) {
+        if self.first_skip.is_none() {
+            self.first_skip = Some(skip);
+        } else if self.more_skips.len() + 1 < Self::KEPT_SKIPS {
+            self.more_skips.push(skip);
+        }
     }
 
     /// Adds `other`'s counts, kept skipped commands (up to
@@ -328,17 +342,21 @@ impl ApplyReport {
             self.skipped[i] += other.skipped[i];
             self.noops[i] += other.noops[i];
         }
-        let room = Self::KEPT_SKIPS.saturating_sub(self.skips.len());
-        self.skips
-            .extend(other.skips.iter().take(room).map(|skip| SkippedCommand {
+        for skip in other.skips() {
+            self.keep_skip(SkippedCommand {
                 buffer,
                 ..skip.clone()
-            }));
-        self.placeholders
-            .extend(other.placeholders.iter().map(|resolved| ResolvedPlaceholder {
-                buffer,
-                ..*resolved
-            }));
+            });
+        }
+        self.placeholders.extend(
+            other
+                .placeholders
+                .iter()
+                .map(|resolved| ResolvedPlaceholder {
+                    buffer,
+                    ..*resolved
+                }),
+        );
     }
 
     /// Commands of `kind` that changed the registry.
@@ -500,7 +518,7 @@ impl ApplyReport {
     /// assert_eq!((skip.index, skip.kind, skip.entity), (1, CommandKind::Insert, e));
     /// ```
     pub fn first_skip(&self) -> Option<&SkippedCommand> {
-        self.skips.first()
+        self.first_skip.as_ref()
     }
 
     /// Every placeholder handle the applied buffers handed out, with the
@@ -566,9 +584,7 @@ impl ApplyReport {
             Ok(Outcome::NoOp) => self.noops[i] += 1,
             Err(error) => {
                 self.skipped[i] += 1;
-                if self.skips.len() < Self::KEPT_SKIPS {
-                    self.skips.push(error.clone());
-                }
+                self.keep_skip(error.clone());
             }
         }
     }

@@ -85,7 +85,10 @@ impl<'a> SystemContext<'a> {
         &self,
         access: Access,
     ) -> Result<MappedRwLockReadGuard<'_, crate::Events<T>>, SystemError> {
-        if !self.access.allows_event(std::any::TypeId::of::<T>(), access) {
+        if !self
+            .access
+            .allows_event(std::any::TypeId::of::<T>(), access)
+        {
             return Err(self.undeclared("event", std::any::type_name::<T>(), access));
         }
         self.cell

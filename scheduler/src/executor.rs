@@ -393,7 +393,8 @@ fn run_waves(
     tick: Tick,
     threads: usize,
 ) -> Result<(), RunError> {
-    for (wave_index, (range, timing)) in wave_ranges.iter().zip(wave_timings.iter_mut()).enumerate() {
+    for (wave_index, (range, timing)) in wave_ranges.iter().zip(wave_timings.iter_mut()).enumerate()
+    {
         let wave = &mut slots[range.clone()];
         // Spawns past a buffer's reserve take fresh indices from the
         // buffer's lane: real handles, the same on any thread count.

@@ -73,7 +73,10 @@ fn readers_run_after_writers_and_writers_share_a_wave() {
         .collect();
     assert_eq!(
         names,
-        [vec!["sender0", "sender1", "sender2", "sender3"], vec!["log"]]
+        [
+            vec!["sender0", "sender1", "sender2", "sender3"],
+            vec!["log"]
+        ]
     );
     assert!(schedule.explain().to_string().contains("event "));
 }
@@ -210,6 +213,10 @@ fn a_failing_writer_sends_nothing() {
     let state = schedule.state::<Log>(log).unwrap();
     assert_eq!(
         state.seen,
-        [Ping { from: 0, n: 0 }, Ping { from: 0, n: 0 }, Ping { from: 1, n: 1 }]
+        [
+            Ping { from: 0, n: 0 },
+            Ping { from: 0, n: 0 },
+            Ping { from: 1, n: 1 }
+        ]
     );
 }
