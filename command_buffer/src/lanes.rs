@@ -1,24 +1,26 @@
-//! Spawn lanes: real entity handles for every spawn of a wave, however
-//! many, with ids that do not depend on thread timing.
-//!
-//! A buffer's reserve (see [`ReservePolicy`](crate::ReservePolicy)) covers
-//! the usual spawns. For the spawns past it, [`SpawnLanes::open`] gives
-//! each buffer of the wave an [`IndexLane`] before the wave runs: lane `p`
-//! of `n` hands out the fresh indices `base + p + n * j`, where `base` is
-//! the registry's slot count when the wave starts and `j` the buffer's own
-//! count of spawns past its reserve. So a handle depends only on the wave's
-//! layout and the buffer's own history, never on which thread ran first,
-//! and no two buffers ever hand out the same one. [`SpawnLanes::close`],
-//! after the wave and before any apply, has the registry create those slots
-//! ([`Registry::reserve_lanes`]): the claimed ones reserved, like any
-//! reserved handle, the gaps freed in index order for later spawns.
+//! Spawn lanes: real entity handles for every spawn of a wave; see [`SpawnLanes`].
 
 use ecs_engine::{IndexLane, Registry};
 
 use crate::CommandBuffer;
 
-/// The lanes of one wave's command buffers; see the [module docs](self).
+/// The lanes of one wave's command buffers.
 /// Keep one and reuse it from wave to wave (it keeps a small buffer).
+///
+/// Spawn lanes: real entity handles for every spawn of a wave, however
+/// many, with ids that do not depend on thread timing.
+///
+/// A buffer's reserve (see [`ReservePolicy`](crate::ReservePolicy)) covers
+/// the usual spawns. For the spawns past it, [`SpawnLanes::open`] gives
+/// each buffer of the wave an [`IndexLane`] before the wave runs: lane `p`
+/// of `n` hands out the fresh indices `base + p + n * j`, where `base` is
+/// the registry's slot count when the wave starts and `j` the buffer's own
+/// count of spawns past its reserve. So a handle depends only on the wave's
+/// layout and the buffer's own history, never on which thread ran first,
+/// and no two buffers ever hand out the same one. [`SpawnLanes::close`],
+/// after the wave and before any apply, has the registry create those slots
+/// ([`Registry::reserve_lanes`]): the claimed ones reserved, like any
+/// reserved handle, the gaps freed in index order for later spawns.
 ///
 /// # Examples
 ///

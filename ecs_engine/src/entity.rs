@@ -352,10 +352,10 @@ impl EntityAllocator {
         Ok(())
     }
 
-    /// Reserves the fresh slots that spawned into [`IndexLane`]s: lane `p`
+    /// Reserves the fresh slots that spawned into [`IndexLane`](crate::IndexLane)s: lane `p`
     /// of `counts.len()` lanes opened at `base` handed out the handles of
     /// indices `base + p + lanes * j` (generation 1) for `j < counts[p]`
-    /// (see [`IndexLane::handle`]).
+    /// (see [`IndexLane::handle`](crate::IndexLane::handle)).
     ///
     /// Every slot from `base` to one past the highest such index is
     /// created, in increasing index order: a claimed one is reserved (its

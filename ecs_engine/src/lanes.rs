@@ -1,26 +1,27 @@
-//! Index lanes: fresh entity indices that several command buffers hand out
-//! at the same time, without coordinating, with ids that depend only on
-//! each buffer's own spawn count.
-//!
-//! When a wave of systems starts, the slot table ends at `base`
-//! ([`EntityAllocator::slot_count`]) and nothing creates slots until the
-//! wave's buffers are applied. The `lanes` buffers that may spawn get one
-//! lane each; lane `p` owns the indices `base + p`, `base + p + lanes`,
-//! `base + p + 2 * lanes`, ... (interleaved, so no lane needs a size fixed
-//! in advance). Its `j`-th handle is that index with generation 1, the
-//! generation every fresh slot starts with. After the wave,
-//! [`EntityAllocator::reserve_lanes`] creates the slots up to the highest
-//! one handed out: the claimed ones reserved, the gaps freed in index
-//! order. So the ids are the same whatever thread ran which buffer, and no
-//! two lanes ever give the same handle.
+//! Index lanes: fresh entity indices handed out by several command buffers at once; see [`IndexLane`].
 
 use std::num::NonZeroU32;
 
 use crate::Entity;
 use crate::entity::MAX_INDEX;
 
-/// Lane `lane` of `lanes` fresh-index lanes opened at slot `base`; see the
-/// [module docs](self) and [`EntityAllocator::reserve_lanes`](crate::EntityAllocator::reserve_lanes).
+/// Lane `lane` of `lanes` fresh-index lanes opened at slot `base`.
+///
+/// Index lanes: fresh entity indices that several command buffers hand out
+/// at the same time, without coordinating, with ids that depend only on
+/// each buffer's own spawn count.
+///
+/// When a wave of systems starts, the slot table ends at `base`
+/// ([`EntityAllocator::slot_count`](crate::EntityAllocator::slot_count)) and nothing creates slots until the
+/// wave's buffers are applied. The `lanes` buffers that may spawn get one
+/// lane each; lane `p` owns the indices `base + p`, `base + p + lanes`,
+/// `base + p + 2 * lanes`, ... (interleaved, so no lane needs a size fixed
+/// in advance). Its `j`-th handle is that index with generation 1, the
+/// generation every fresh slot starts with. After the wave,
+/// [`EntityAllocator::reserve_lanes`](crate::EntityAllocator::reserve_lanes) creates the slots up to the highest
+/// one handed out: the claimed ones reserved, the gaps freed in index
+/// order. So the ids are the same whatever thread ran which buffer, and no
+/// two lanes ever give the same handle.
 ///
 /// # Examples
 ///

@@ -144,7 +144,7 @@ pub enum RunError {
         /// The command: its index in the system's recording order, kind,
         /// entity and type; its `buffer` is the system's registration
         /// index.
-        command: SkippedCommand,
+        command: Box<SkippedCommand>,
     },
     /// No system has that name (from `set_enabled`).
     #[error("no system is named `{name}`")]

@@ -1,48 +1,4 @@
-//! Typed events between systems: [`EventWriter<T>`] and [`EventReader<T>`]
-//! system parameters over an [`Events<T>`] resource.
-//!
-//! # Ordering
-//!
-//! An `EventWriter<T>` declares a *write* of the event type `T`, an
-//! `EventReader<T>` a *read*, so the schedule orders every writer before
-//! every reader, by the same policy as components (under
-//! [`Policy::RegistrationOrder`](crate::Policy::RegistrationOrder) a reader
-//! registered before a writer runs first and sees that writer's events the
-//! next tick). Two writers do not conflict: they may share a wave.
-//!
-//! # Writers, and the merge order
-//!
-//! A writer records into its own buffer while its wave runs (no lock while
-//! sending; one short lock to take a buffer at the start of the run and
-//! one to hand it back at its end). When the wave ends, before its command
-//! buffers are applied, the buffers are appended to the channel in system
-//! registration order, so a reader sees the same order on any thread count.
-//! The events of a system that failed (an error or a panic) are dropped
-//! with its commands.
-//! Events sent from a command buffer
-//! ([`EventCommands::send_event`]) are appended when that buffer is
-//! applied; events sent between ticks ([`Events::send`], through
-//! `&mut Registry`) at once.
-//!
-//! # Readers, cursors and the retention window
-//!
-//! Every event gets a sequence number. Each reader system keeps its own
-//! cursor (the sequence number after the last event it saw), so it sees
-//! every event exactly once, whatever its cadence. Events are kept for
-//! [`retention`](Events::retention) ticks after the tick they were sent in
-//! (default [`Events::DEFAULT_RETENTION`]): a reader that does not run for
-//! a while (disabled, or skipped by a run condition) still gets every event
-//! of that window when it runs again. Older events are dropped at the start
-//! of a tick; a reader that had not seen them counts them as
-//! [missed](EventReader::missed), and the channel keeps the total
-//! ([`Events::missed`]): never silently lost. Events that every reader
-//! system of the schedule has seen are dropped at the start of the next
-//! tick, earlier than the window, so a channel whose readers keep up holds
-//! about one tick of events (and reuses their buffers). Events are stored
-//! in chunks, each writer's buffer moved in whole at the merge, never
-//! copied. A reader sees the events
-//! as they are when it runs: a system that fails after reading still has
-//! its cursor moved.
+//! Typed events between systems; see [`Events`].
 
 use std::any::{TypeId, type_name};
 use std::collections::VecDeque;
@@ -57,6 +13,52 @@ use crate::{ResourceAccess, SystemAccess, SystemContext, SystemError, SystemPara
 /// The channel of events of type `T`: a resource of the registry, created
 /// at build for every event type a system declares (or by
 /// [`Events::send_to`] and [`EventCommands::send_event`]).
+///
+/// Typed events between systems: [`EventWriter<T>`] and [`EventReader<T>`]
+/// system parameters over an [`Events<T>`] resource.
+///
+/// # Ordering
+///
+/// An `EventWriter<T>` declares a *write* of the event type `T`, an
+/// `EventReader<T>` a *read*, so the schedule orders every writer before
+/// every reader, by the same policy as components (under
+/// [`Policy::RegistrationOrder`](crate::Policy::RegistrationOrder) a reader
+/// registered before a writer runs first and sees that writer's events the
+/// next tick). Two writers do not conflict: they may share a wave.
+///
+/// # Writers, and the merge order
+///
+/// A writer records into its own buffer while its wave runs (no lock while
+/// sending; one short lock to take a buffer at the start of the run and
+/// one to hand it back at its end). When the wave ends, before its command
+/// buffers are applied, the buffers are appended to the channel in system
+/// registration order, so a reader sees the same order on any thread count.
+/// The events of a system that failed (an error or a panic) are dropped
+/// with its commands.
+/// Events sent from a command buffer
+/// ([`EventCommands::send_event`]) are appended when that buffer is
+/// applied; events sent between ticks ([`Events::send`], through
+/// `&mut Registry`) at once.
+///
+/// # Readers, cursors and the retention window
+///
+/// Every event gets a sequence number. Each reader system keeps its own
+/// cursor (the sequence number after the last event it saw), so it sees
+/// every event exactly once, whatever its cadence. Events are kept for
+/// [`retention`](Events::retention) ticks after the tick they were sent in
+/// (default [`Events::DEFAULT_RETENTION`]): a reader that does not run for
+/// a while (disabled, or skipped by a run condition) still gets every event
+/// of that window when it runs again. Older events are dropped at the start
+/// of a tick; a reader that had not seen them counts them as
+/// [missed](EventReader::missed), and the channel keeps the total
+/// ([`Events::missed`]): never silently lost. Events that every reader
+/// system of the schedule has seen are dropped at the start of the next
+/// tick, earlier than the window, so a channel whose readers keep up holds
+/// about one tick of events (and reuses their buffers). Events are stored
+/// in chunks, each writer's buffer moved in whole at the merge, never
+/// copied. A reader sees the events
+/// as they are when it runs: a system that fails after reading still has
+/// its cursor moved.
 ///
 /// # Examples
 ///
@@ -162,7 +164,7 @@ impl<T> Events<T> {
         }
     }
 
-    /// Ticks events are kept; see the [module docs](self).
+    /// Ticks events are kept; see [`Events`].
     pub fn retention(&self) -> u64 {
         self.retention
     }
@@ -381,8 +383,8 @@ pub struct EventAccess {
     pub(crate) reads: bool,
     pub(crate) register: fn(&mut Registry),
     pub(crate) add_reader: fn(&mut Registry, usize),
-    pub(crate) begin_tick: fn(&mut Registry, u64),
-    pub(crate) flush: fn(&mut Registry, &[usize]),
+    pub(crate) begin_tick: BeginTick,
+    pub(crate) flush: Flush,
 }
 
 impl PartialEq for EventAccess {
@@ -426,7 +428,7 @@ impl EventAccess {
 }
 
 /// A system parameter: sends events of type `T`. Declares a write of the
-/// event type (see the [module docs](self)).
+/// event type (see [`Events`]).
 pub struct EventWriter<'s, T: Send + Sync + 'static> {
     events: MappedRwLockReadGuard<'s, Events<T>>,
     buffer: Vec<T>,
@@ -479,7 +481,7 @@ impl<T: Send + Sync + 'static> Drop for EventWriter<'_, T> {
 
 /// A system parameter: the events of type `T` this system has not seen
 /// yet, oldest first. Declares a read of the event type (see the
-/// [module docs](self)).
+/// [`Events`]).
 pub struct EventReader<'s, T: Send + Sync + 'static> {
     events: MappedRwLockReadGuard<'s, Events<T>>,
     from: u64,
@@ -631,9 +633,14 @@ impl EventCommands for CommandBuffer {
 /// wave the `flush` of the types its systems write.
 #[derive(Debug, Default)]
 pub(crate) struct EventHooks {
-    begin: Vec<(TypeId, fn(&mut Registry, u64))>,
-    waves: Vec<Vec<(TypeId, fn(&mut Registry, &[usize]))>>,
+    begin: Vec<(TypeId, BeginTick)>,
+    waves: Vec<Vec<(TypeId, Flush)>>,
 }
+
+/// Ages one channel at the start of a tick.
+type BeginTick = fn(&mut Registry, u64);
+/// Merges one channel's writer buffers, dropping the failed systems'.
+type Flush = fn(&mut Registry, &[usize]);
 
 impl EventHooks {
     /// Hooks for `waves`, each a list of the declared accesses of its
@@ -641,7 +648,7 @@ impl EventHooks {
     pub(crate) fn new<'a>(waves: impl IntoIterator<Item = Vec<&'a SystemAccess>>) -> EventHooks {
         let mut hooks = EventHooks::default();
         for wave in waves {
-            let mut flushes: Vec<(TypeId, fn(&mut Registry, &[usize]))> = Vec::new();
+            let mut flushes: Vec<(TypeId, Flush)> = Vec::new();
             for access in wave {
                 for event in access.events() {
                     if !hooks.begin.iter().any(|&(id, _)| id == event.type_id) {

@@ -41,6 +41,13 @@ pub struct Schedule {
     pub(crate) dag: Dag,
     pool: rayon::ThreadPool,
     wave_timings: Vec<WaveTiming>,
+    /// What happens between waves besides the commands (boxed: a
+    /// schedule stays small to move).
+    between: Box<Between>,
+}
+
+/// The executor's state for the work between waves.
+struct Between {
     /// The fresh-index lanes of the running wave's command buffers.
     lanes: SpawnLanes,
     /// Every system's apply report of the last tick, merged.
@@ -123,9 +130,11 @@ impl Schedule {
             dag,
             pool,
             wave_timings,
-            lanes: SpawnLanes::new(),
-            tick_report: ApplyReport::default(),
-            events,
+            between: Box::new(Between {
+                lanes: SpawnLanes::new(),
+                tick_report: ApplyReport::default(),
+                events,
+            }),
         }
     }
 
@@ -167,13 +176,11 @@ impl Schedule {
             wave_ranges,
             pool,
             wave_timings,
-            lanes,
-            tick_report,
-            events,
+            between,
             ..
         } = self;
-        events.begin_tick(registry, tick.number);
-        *tick_report = ApplyReport::default();
+        between.events.begin_tick(registry, tick.number);
+        between.tick_report = ApplyReport::default();
         for slot in slots.iter_mut() {
             slot.report = ApplyReport::default();
         }
@@ -195,9 +202,7 @@ impl Schedule {
                     slots,
                     wave_ranges,
                     wave_timings,
-                    lanes,
-                    tick_report,
-                    events,
+                    between,
                     registry,
                     tick,
                     threads,
@@ -328,7 +333,7 @@ impl Schedule {
     /// assert_eq!((skip.buffer, skip.index, skip.entity), (0, 1, e));
     /// ```
     pub fn command_report(&self) -> &ApplyReport {
-        &self.tick_report
+        &self.between.tick_report
     }
 
     /// Each system's apply report of the last tick, by registration
@@ -386,9 +391,7 @@ fn run_waves(
     slots: &mut [Slot],
     wave_ranges: &[Range<usize>],
     wave_timings: &mut [WaveTiming],
-    lanes: &mut SpawnLanes,
-    tick_report: &mut ApplyReport,
-    events: &EventHooks,
+    between: &mut Between,
     registry: &mut Registry,
     tick: Tick,
     threads: usize,
@@ -398,7 +401,7 @@ fn run_waves(
         let wave = &mut slots[range.clone()];
         // Spawns past a buffer's reserve take fresh indices from the
         // buffer's lane: real handles, the same on any thread count.
-        lanes.open(registry, wave, commands_of);
+        between.lanes.open(registry, wave, commands_of);
         let start = Instant::now();
         {
             let cell = registry.cell();
@@ -418,10 +421,10 @@ fn run_waves(
             .filter(|slot| slot.failure.is_some())
             .map(|slot| slot.id.0)
             .collect();
-        events.flush(registry, wave_index, &failed);
+        between.events.flush(registry, wave_index, &failed);
         // Refused handles (past the live-entity limit) are reported as
         // skipped spawns by the apply.
-        let _refused = lanes.close(registry, wave, commands_of);
+        let _refused = between.lanes.close(registry, wave, commands_of);
         let mut first_failure = None;
         for slot in wave.iter_mut() {
             match slot.failure.take() {
@@ -439,15 +442,15 @@ fn run_waves(
                         Ok(report) => slot.report = report,
                         Err(error) => {
                             slot.report = *error.report;
-                            let command = command_buffer::SkippedCommand {
+                            let command = Box::new(command_buffer::SkippedCommand {
                                 buffer: slot.id.0,
                                 ..error.skipped
-                            };
+                            });
                             first_failure
                                 .get_or_insert((slot.name.clone(), Failure::Skipped(command)));
                         }
                     }
-                    tick_report.merge(&slot.report, slot.id.0);
+                    between.tick_report.merge(&slot.report, slot.id.0);
                 }
                 Some(failure) => {
                     slot.buffer.clear();

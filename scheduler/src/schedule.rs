@@ -264,7 +264,7 @@ pub(crate) enum Failure {
     Error(crate::SystemError),
     Panic(String),
     /// A strict system's command was skipped at apply.
-    Skipped(SkippedCommand),
+    Skipped(Box<SkippedCommand>),
 }
 
 /// A system with everything the executor keeps for it.

@@ -1,31 +1,4 @@
-//! Tick-stamped input from other threads, delivered to systems as events.
-//!
-//! A producer thread holds an [`InputProducer<T>`] (made by
-//! [`EngineBuilder::input_producer`](crate::EngineBuilder::input_producer)):
-//! each value it sends names the tick it applies at. Before tick `t` runs,
-//! the engine waits (sleeping, no CPU) until every producer of `T` has
-//! declared that it sent everything up to tick `t` (a
-//! [`through`](InputProducer::through) watermark, a value for a later tick,
-//! or closing), then sends the values due at `t` on the [`Events<T>`]
-//! channel, in (tick, producer, sequence) order: producers numbered in
-//! creation order, each one's values in the order it sent them. Systems
-//! read them with [`EventReader<T>`](scheduler::EventReader). So the world
-//! never depends on when the producer threads ran: this is the
-//! deterministic way to take input.
-//!
-//! An [`InputSender<T>`] (made by
-//! [`EngineBuilder::input_sender`](crate::EngineBuilder::input_sender))
-//! is the other kind: its values apply "as soon as possible", stamped by
-//! the engine on arrival with the tick about to run, and the engine never
-//! waits for it. That is **not deterministic** (which tick a value lands in
-//! depends on thread timing); use it for live input whose exact tick does
-//! not need to replay.
-//!
-//! A shared [`EventQueue`] that systems push to and drain is not
-//! deterministic either (the pushes of one wave interleave by timing, and
-//! the schedule sees two readers); for messages between systems use
-//! events ([`EventWriter`](scheduler::EventWriter),
-//! [`EventReader`](scheduler::EventReader)).
+//! Tick-stamped input from other threads; see [`InputProducer`].
 
 use std::fmt;
 
@@ -65,9 +38,37 @@ pub enum InputError {
     Closed,
 }
 
-/// A producer of tick-stamped input of type `T`, for another thread; see
-/// the [module docs](self). Dropping it closes it: the engine stops
-/// waiting for it.
+/// A producer of tick-stamped input of type `T`, for another thread.
+/// Dropping it closes it: the engine stops waiting for it.
+///
+/// Tick-stamped input from other threads, delivered to systems as events.
+///
+/// A producer thread holds an [`InputProducer<T>`] (made by
+/// [`EngineBuilder::input_producer`](crate::EngineBuilder::input_producer)):
+/// each value it sends names the tick it applies at. Before tick `t` runs,
+/// the engine waits (sleeping, no CPU) until every producer of `T` has
+/// declared that it sent everything up to tick `t` (a
+/// [`through`](InputProducer::through) watermark, a value for a later tick,
+/// or closing), then sends the values due at `t` on the [`Events<T>`]
+/// channel, in (tick, producer, sequence) order: producers numbered in
+/// creation order, each one's values in the order it sent them. Systems
+/// read them with [`EventReader<T>`](scheduler::EventReader). So the world
+/// never depends on when the producer threads ran: this is the
+/// deterministic way to take input.
+///
+/// An [`InputSender<T>`] (made by
+/// [`EngineBuilder::input_sender`](crate::EngineBuilder::input_sender))
+/// is the other kind: its values apply "as soon as possible", stamped by
+/// the engine on arrival with the tick about to run, and the engine never
+/// waits for it. That is **not deterministic** (which tick a value lands in
+/// depends on thread timing); use it for live input whose exact tick does
+/// not need to replay.
+///
+/// A shared [`EventQueue`] that systems push to and drain is not
+/// deterministic either (the pushes of one wave interleave by timing, and
+/// the schedule sees two readers); for messages between systems use
+/// events ([`EventWriter`](scheduler::EventWriter),
+/// [`EventReader`](scheduler::EventReader)).
 ///
 /// # Examples
 ///
@@ -202,7 +203,7 @@ impl<T: Send> Drop for InputProducer<T> {
 
 /// A sender of "as soon as possible" input of type `T`: each value is
 /// stamped by the engine, on arrival, with the tick about to run. Not
-/// deterministic; see the [module docs](self).
+/// deterministic; see [`InputProducer`].
 pub struct InputSender<T: Send> {
     queue: EventQueue<Message<T>>,
     id: u32,
