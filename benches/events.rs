@@ -3,7 +3,8 @@
 //! the same work by hand, each writer pushing into its own `Vec` resource
 //! and the reader draining the four. Both run as one tick of a schedule on
 //! the same pool (the 4 writers in one wave, the reader after), so the
-//! ratio is the cost of the event channel.
+//! ratio is the cost of the event channel. `EV_THREADS=n` sets the pool's
+//! threads (default: one per core).
 
 use std::hint::black_box;
 use std::time::Duration;

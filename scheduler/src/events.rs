@@ -500,7 +500,10 @@ impl<T: Send + Sync + 'static> std::fmt::Debug for EventReader<'_, T> {
 }
 
 impl<T: Send + Sync + 'static> EventReader<'_, T> {
-    /// The new events, oldest first.
+    /// The new events, oldest first. Adapters that iterate internally
+    /// (`sum`, `fold`, `for_each`, `map(..).sum()`) run one slice at a
+    /// time; a `for` loop over many events is faster over
+    /// [`chunks`](Self::chunks).
     pub fn iter(&self) -> EventIter<'_, T> {
         self.events.range(self.from, self.to)
     }
