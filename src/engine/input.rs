@@ -39,7 +39,10 @@ pub enum InputError {
 }
 
 /// A producer of tick-stamped input of type `T`, for another thread.
-/// Dropping it closes it: the engine stops waiting for it.
+/// Dropping it closes it: the engine stops waiting for it. While it is
+/// open, a tick waits for its watermark: a producer kept alive that never
+/// sends nor calls [`through`](Self::through) stops the engine's ticks
+/// (close it, or [`Engine::close_inputs`](crate::Engine::close_inputs)).
 ///
 /// Tick-stamped input from other threads, delivered to systems as events.
 ///
