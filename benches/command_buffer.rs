@@ -27,7 +27,7 @@ use std::collections::VecDeque;
 use std::hint::black_box;
 use std::time::Duration;
 
-use command_buffer::{CommandBuffer, ReservePolicy, apply_all};
+use command_buffer::{CommandBuffer, ReservePolicy, SpawnLanes, apply_all};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use ecs_engine::{Entity, Registry};
 
@@ -229,6 +229,75 @@ fn command_spawn_warm(c: &mut Criterion) {
     spawn_group(c, "command_spawn_warm", warm_world);
 }
 
+/// A child's parent: the stored handle of `command_spawn_stored`.
+#[derive(Clone, Copy)]
+#[expect(dead_code, reason = "benchmark payload: stored, never read")]
+struct ChildOf(Entity);
+
+/// Records `ENTITIES / 2` parent/child pairs, each child storing its
+/// parent's handle in a component.
+fn record_pairs(buffer: &mut CommandBuffer) {
+    for i in 0..ENTITIES / 2 {
+        let parent = buffer.spawn((position(i), velocity(i)));
+        black_box(buffer.spawn((position(i), ChildOf(parent))));
+    }
+}
+
+/// Parent/child pairs whose handles are stored in components: directly,
+/// through a buffer whose reserve covers them, and through a buffer with no
+/// reserve at all, every handle from its spawn lane (the scheduler's path
+/// when a system spawns more than its reserve holds), on an empty registry.
+fn command_spawn_stored(c: &mut Criterion) {
+    let mut group = c.benchmark_group("command_spawn_stored");
+    group.bench_function("direct", |b| {
+        b.iter_batched(
+            Registry::new,
+            |mut registry| {
+                for i in 0..ENTITIES / 2 {
+                    let parent = registry.spawn((position(i), velocity(i)));
+                    black_box(registry.spawn((position(i), ChildOf(parent))));
+                }
+                registry
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    group.bench_function("buffer", |b| {
+        b.iter_batched(
+            || {
+                let mut registry = Registry::new();
+                let buffer = warm_buffer(&mut registry, 2 * ENTITIES, record_pairs);
+                (registry, buffer)
+            },
+            |(mut registry, mut buffer)| {
+                record_pairs(&mut buffer);
+                black_box(buffer.apply(&mut registry));
+                (registry, buffer)
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    group.bench_function("buffer_lane", |b| {
+        b.iter_batched(
+            || {
+                let mut buffer = CommandBuffer::with_policy(ReservePolicy::NONE);
+                record_pairs(&mut buffer);
+                buffer.clear();
+                (Registry::new(), [buffer], SpawnLanes::new())
+            },
+            |(mut registry, mut buffers, mut lanes)| {
+                lanes.open(&registry, &mut buffers, |b| Some(b));
+                record_pairs(&mut buffers[0]);
+                lanes.close(&mut registry, &mut buffers, |b| Some(b));
+                black_box(buffers[0].apply(&mut registry));
+                (registry, buffers, lanes)
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    group.finish();
+}
+
 fn command_despawn(c: &mut Criterion) {
     let mut group = c.benchmark_group("command_despawn");
     group.bench_function("direct", |b| {
@@ -357,6 +426,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = command_spawn, command_spawn_warm, command_despawn, command_insert_remove
+    targets = command_spawn, command_spawn_warm, command_spawn_stored, command_despawn, command_insert_remove
 }
 criterion_main!(benches);

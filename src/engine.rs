@@ -9,19 +9,23 @@
 
 mod builder;
 mod error;
+mod input;
 mod spans;
 
 use std::sync::Arc;
 use std::time::Instant;
 
+use command_buffer::ApplyReport;
 use ecs_engine::Registry;
 use event_queue::EventQueue;
 use scheduler::{RunError, Schedule, SystemId, Tick};
 
 pub use builder::{DEFAULT_STEP, EngineBuilder, SystemEntry, SystemHandle};
 pub use error::EngineError;
+pub use input::{InputError, InputProducer, InputSender, InputStats};
 pub use spans::SystemSpan;
 
+use input::InputPump;
 use spans::SpanRecorder;
 
 /// A world and the systems that update it, tick after tick.
@@ -72,6 +76,15 @@ pub struct Engine {
     step: f64,
     ticks: u64,
     last_start: Option<Instant>,
+    /// Tick-stamped input, delivered before each tick.
+    inputs: Vec<Box<dyn InputPump>>,
+}
+
+impl Drop for Engine {
+    /// Closes the input channels, so producer threads see the engine gone.
+    fn drop(&mut self) {
+        self.close_inputs();
+    }
 }
 
 impl std::fmt::Debug for Engine {
@@ -103,6 +116,7 @@ impl Engine {
         schedule: Schedule,
         step: f64,
         recorder: Arc<SpanRecorder>,
+        inputs: Vec<Box<dyn InputPump>>,
     ) -> Engine {
         let ids = schedule.system_timings().map(|(id, _, _)| id).collect();
         Engine {
@@ -113,6 +127,7 @@ impl Engine {
             step,
             ticks: 0,
             last_start: None,
+            inputs,
         }
     }
 
@@ -143,6 +158,9 @@ impl Engine {
             None => {
                 self.registry.insert_resource(tick);
             }
+        }
+        for input in &mut self.inputs {
+            input.deliver(&mut self.registry, tick.number);
         }
         self.schedule.run(&mut self.registry, tick)?;
         Ok(tick)
@@ -176,6 +194,80 @@ impl Engine {
     /// [`wave_timings`](Schedule::wave_timings)).
     pub fn schedule(&self) -> &Schedule {
         &self.schedule
+    }
+
+    /// Sends `value` on the [`Events<T>`](scheduler::Events) channel from
+    /// outside a tick: the readers of `T` see it in the next tick.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_runtime::prelude::*;
+    ///
+    /// #[derive(Default)]
+    /// struct Said(Vec<&'static str>);
+    /// fn listen(words: EventReader<&'static str>, mut said: ResMut<Said>) {
+    ///     said.0.extend(words.iter().copied());
+    /// }
+    /// let mut builder = Engine::builder();
+    /// builder.insert_resource(Said::default());
+    /// builder.add_system(listen);
+    /// let mut engine = builder.build().unwrap();
+    /// engine.send_event("hello");
+    /// engine.tick().unwrap();
+    /// engine.tick().unwrap();
+    /// assert_eq!(engine.registry().resource::<Said>().unwrap().0, ["hello"]);
+    /// ```
+    pub fn send_event<T: Send + Sync + 'static>(&mut self, value: T) {
+        scheduler::Events::send_to(&mut self.registry, value);
+    }
+
+    /// The counts of the tick-stamped input of type `T` (see
+    /// [`EngineBuilder::input_producer`]); `None` when there is none.
+    pub fn input_stats<T: Send + Sync + 'static>(&self) -> Option<InputStats> {
+        self.inputs
+            .iter()
+            .find(|input| input.input_type() == std::any::TypeId::of::<T>())
+            .map(|input| input.stats())
+    }
+
+    /// Closes every input channel: producers' sends fail from now on, and
+    /// ticks no longer wait for them (values already received are still
+    /// delivered). Dropping the engine does this too.
+    pub fn close_inputs(&self) {
+        for input in &self.inputs {
+            input.close();
+        }
+    }
+
+    /// What the command buffers' applies did in the last tick, all systems
+    /// together: commands applied, skipped and no-ops by kind, and the
+    /// first few skipped commands (see
+    /// [`Schedule::command_report`]; per system:
+    /// [`Schedule::system_command_reports`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_runtime::command_buffer::CommandKind;
+    /// use ecs_runtime::prelude::*;
+    ///
+    /// struct Doomed;
+    /// fn despawn_twice(mut commands: Commands, mut q: Query<(Entity, &Doomed)>) {
+    ///     for (e, _) in q.iter() {
+    ///         commands.despawn(e);
+    ///         commands.despawn(e);
+    ///     }
+    /// }
+    /// let mut builder = Engine::builder();
+    /// builder.add_system(despawn_twice);
+    /// let mut engine = builder.build().unwrap();
+    /// engine.registry_mut().spawn((Doomed,));
+    /// engine.tick().unwrap();
+    /// assert_eq!(engine.command_report().skipped(CommandKind::Despawn), 1);
+    /// ```
+    pub fn command_report(&self) -> &ApplyReport {
+        self.schedule.command_report()
     }
 
     /// Enables or disables the system named `name`; a disabled system

@@ -27,7 +27,8 @@
 mod engine;
 
 pub use engine::{
-    DEFAULT_STEP, Engine, EngineBuilder, EngineError, SystemEntry, SystemHandle, SystemSpan,
+    DEFAULT_STEP, Engine, EngineBuilder, EngineError, InputError, InputProducer, InputSender,
+    InputStats, SystemEntry, SystemHandle, SystemSpan,
 };
 
 pub use command_buffer;
@@ -45,10 +46,11 @@ pub mod prelude {
     pub use command_buffer::CommandBuffer;
     pub use event_queue::EventQueue;
     pub use scheduler::{
-        Commands, Policy, Query, Res, ResMut, Schedule, StatefulSystem, SystemId, Tick,
+        Commands, EventCommands, EventReader, EventWriter, Events, Policy, Query, Res, ResMut,
+        Schedule, StatefulSystem, SystemId, Tick,
     };
 
-    pub use crate::{Engine, EngineBuilder, EngineError, SystemHandle};
+    pub use crate::{Engine, EngineBuilder, EngineError, InputProducer, InputSender, SystemHandle};
 }
 
 /// The README's examples, compiled and run as doc tests.

@@ -322,6 +322,10 @@ impl CommandBuffer {
         mode: ApplyMode,
         buffer: usize,
     ) -> Result<(), SkippedCommand> {
+        assert!(
+            !self.reserve.lane_is_open(),
+            "CommandBuffer applied while its spawn lane is open; call SpawnLanes::close first"
+        );
         self.reserve.connect(registry, false);
         let base = report.placeholders.len();
         let mut ctx = ApplyCtx {

@@ -117,8 +117,10 @@ impl CommandBuffer {
     /// tuple, `()` for none) and returns its handle, usable at once in
     /// later commands and in component values.
     ///
-    /// The handle is the entity's final id, taken from the reserve. If the
-    /// reserve is empty (or ran dry earlier since the last apply), it is a
+    /// The handle is the entity's final id, taken from the reserve, or,
+    /// past the reserve, from the buffer's [spawn lane](crate::SpawnLanes)
+    /// when one is open (always, for a buffer run by a schedule). With
+    /// neither (or after a placeholder earlier since the last apply), it is a
     /// [placeholder](crate::is_placeholder) instead: apply creates the entity in this command's place and
     /// substitutes it in the later commands of this buffer, but not inside
     /// component values, custom closures or other buffers; the

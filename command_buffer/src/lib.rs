@@ -70,7 +70,13 @@
 //! [`CommandBuffer::reserve_entities`], all with `&mut Registry`, in the
 //! fixed apply order. So every id depends on the order of applies only.
 //!
-//! - If a buffer's reserve runs dry, `spawn` returns a
+//! - If a buffer's reserve runs dry while a [`SpawnLanes`] lane is open on
+//!   it (the scheduler opens one per buffer for every wave), `spawn` hands
+//!   out fresh indices from that lane: real handles whose ids depend only
+//!   on the wave's layout and the buffer's own spawn count. So a buffer run
+//!   by a schedule never returns a placeholder.
+//! - If a buffer's reserve runs dry with no lane open (a buffer used on
+//!   its own), `spawn` returns a
 //!   [placeholder](is_placeholder) (and keeps doing so until the next
 //!   apply), deterministic too, that apply replaces by a new entity in that
 //!   command's place. Later commands of the same
@@ -97,6 +103,7 @@
 mod apply;
 mod buffer;
 mod command;
+mod lanes;
 mod placeholder;
 mod policy;
 mod queue;
@@ -105,6 +112,7 @@ mod reserve;
 
 pub use apply::{ApplyMode, apply_all, apply_all_with};
 pub use buffer::CommandBuffer;
+pub use lanes::SpawnLanes;
 pub use placeholder::is_placeholder;
 pub use policy::ReservePolicy;
 pub use report::{ApplyError, ApplyReport, CommandKind, ResolvedPlaceholder, SkippedCommand};

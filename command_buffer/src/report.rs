@@ -102,7 +102,7 @@ impl fmt::Display for CommandKind {
 
 /// A command that was skipped because its target was not alive when it
 /// ran (or a spawn that could not create its entity). Kept as
-/// [`ApplyReport::first_skip`] in lenient mode; in strict mode it stops the
+/// [`ApplyReport::skips`] (the first few) in lenient mode; in strict mode it stops the
 /// apply, as [`ApplyError::skipped`].
 ///
 /// # Examples
@@ -235,7 +235,8 @@ const KINDS: usize = CommandKind::ALL.len();
 /// applied, skipped (target not alive) or were no-ops (nothing to remove),
 /// and the entities created for placeholder handles.
 ///
-/// A report is built without allocating unless placeholders were resolved.
+/// A report is built without allocating unless commands were skipped or
+/// placeholders resolved.
 ///
 /// # Examples
 ///
@@ -264,10 +265,100 @@ pub struct ApplyReport {
     skipped: [usize; KINDS],
     noops: [usize; KINDS],
     pub(crate) placeholders: Vec<ResolvedPlaceholder>,
+    /// The first skipped command (kept inline: a single skip allocates
+    /// nothing).
     first_skip: Option<SkippedCommand>,
+    /// The next ones, up to [`ApplyReport::KEPT_SKIPS`] in all.
+    more_skips: Vec<SkippedCommand>,
 }
 
 impl ApplyReport {
+    /// How many skipped commands a report keeps in full
+    /// ([`skips`](Self::skips)); the rest are only counted.
+    pub const KEPT_SKIPS: usize = 8;
+
+    /// The first skipped commands, in the order they ran, at most
+    /// [`KEPT_SKIPS`](Self::KEPT_SKIPS) of them (the counts by kind cover
+    /// every one). Keeping the first allocates nothing; the next ones
+    /// share one small allocation.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use command_buffer::{ApplyReport, CommandBuffer, CommandKind};
+    /// use ecs_engine::Registry;
+    ///
+    /// let mut registry = Registry::new();
+    /// let e = registry.spawn(());
+    /// registry.despawn(e).unwrap();
+    /// let mut commands = CommandBuffer::new();
+    /// for _ in 0..20 {
+    ///     commands.despawn(e);
+    /// }
+    /// let report = commands.apply(&mut registry);
+    /// assert_eq!(report.skipped(CommandKind::Despawn), 20);
+    /// assert_eq!(report.skips().count(), ApplyReport::KEPT_SKIPS);
+    /// assert_eq!(report.skips().nth(3).unwrap().index, 3);
+    /// ```
+    pub fn skips(&self) -> impl Iterator<Item = &SkippedCommand> {
+        // `more_skips` is empty whenever `first_skip` is `None`.
+        self.first_skip.iter().chain(self.more_skips.iter())
+    }
+
+    /// Keeps `skip` if fewer than [`KEPT_SKIPS`](Self::KEPT_SKIPS) are kept.
+    fn keep_skip(&mut self, skip: SkippedCommand) {
+        if self.first_skip.is_none() {
+            self.first_skip = Some(skip);
+        } else if self.more_skips.len() + 1 < Self::KEPT_SKIPS {
+            self.more_skips.push(skip);
+        }
+    }
+
+    /// Adds `other`'s counts, kept skipped commands (up to
+    /// [`KEPT_SKIPS`](Self::KEPT_SKIPS) in all) and placeholders to this
+    /// report, relabelling `other`'s skipped commands and placeholders as
+    /// buffer `buffer` (the scheduler passes the system's registration
+    /// index).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use command_buffer::{ApplyReport, CommandBuffer, CommandKind};
+    /// use ecs_engine::Registry;
+    ///
+    /// let mut registry = Registry::new();
+    /// let e = registry.spawn(());
+    /// let mut commands = CommandBuffer::new();
+    /// commands.despawn(e);
+    /// commands.despawn(e);
+    /// let mut tick = ApplyReport::default();
+    /// tick.merge(&commands.apply(&mut registry), 3);
+    /// assert_eq!((tick.applied(CommandKind::Despawn), tick.skipped(CommandKind::Despawn)), (1, 1));
+    /// assert_eq!(tick.first_skip().unwrap().buffer, 3);
+    /// ```
+    pub fn merge(&mut self, other: &ApplyReport, buffer: usize) {
+        for i in 0..KINDS {
+            self.applied[i] += other.applied[i];
+            self.skipped[i] += other.skipped[i];
+            self.noops[i] += other.noops[i];
+        }
+        for skip in other.skips() {
+            self.keep_skip(SkippedCommand {
+                buffer,
+                ..skip.clone()
+            });
+        }
+        self.placeholders.extend(
+            other
+                .placeholders
+                .iter()
+                .map(|resolved| ResolvedPlaceholder {
+                    buffer,
+                    ..*resolved
+                }),
+        );
+    }
+
     /// Commands of `kind` that changed the registry.
     ///
     /// # Examples
@@ -493,9 +584,7 @@ impl ApplyReport {
             Ok(Outcome::NoOp) => self.noops[i] += 1,
             Err(error) => {
                 self.skipped[i] += 1;
-                if self.first_skip.is_none() {
-                    self.first_skip = Some(error.clone());
-                }
+                self.keep_skip(error.clone());
             }
         }
     }

@@ -42,7 +42,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use ecs_engine::{EcsError, Entity, Registry};
+use ecs_engine::{EcsError, Entity, IndexLane, Registry};
 
 use crate::placeholder::{PlaceholderWindow, Placeholders};
 use crate::{CommandBuffer, ReservePolicy};
@@ -105,6 +105,12 @@ pub(crate) struct Reserve {
     /// Spawns recorded before the last apply.
     last_spawns: usize,
     placeholders: Placeholders,
+    /// The fresh-index lane of the running wave, if any (see
+    /// [`SpawnLanes`](crate::SpawnLanes)).
+    lane: Option<IndexLane>,
+    /// Lane handles handed out since the lane opened; they follow the
+    /// batch's reserved handles.
+    lane_spawns: usize,
 }
 
 /// What one apply needs from the reserve to give each spawn its handle.
@@ -149,13 +155,75 @@ impl Reserve {
     #[track_caller]
     pub(crate) fn hand_out(&mut self) -> Entity {
         self.spawns += 1;
-        if self.placeholders.pending() == 0
+        if self.lane_spawns == 0
+            && self.placeholders.pending() == 0
             && let Some(&entity) = self.handles.get(self.handed_out)
         {
             self.handed_out += 1;
             return entity;
         }
+        self.hand_out_past_reserve()
+    }
+
+    /// The handle for a spawn past the reserve: the lane's next one while
+    /// a lane is open (and the index space lasts), else a placeholder.
+    #[cold]
+    #[track_caller]
+    fn hand_out_past_reserve(&mut self) -> Entity {
+        if self.placeholders.pending() == 0
+            && let Some(entity) = self.lane.and_then(|lane| lane.handle(self.lane_spawns))
+        {
+            self.lane_spawns += 1;
+            return entity;
+        }
         self.placeholders.hand_out()
+    }
+
+    /// Opens `lane` for the spawns past the reserve until
+    /// [`close_lane`](Self::close_lane).
+    ///
+    /// # Panics
+    ///
+    /// When a lane is already open.
+    #[track_caller]
+    pub(crate) fn open_lane(&mut self, lane: IndexLane) {
+        assert!(
+            self.lane.is_none(),
+            "CommandBuffer: a spawn lane is already open; close it with SpawnLanes::close"
+        );
+        self.lane = Some(lane);
+    }
+
+    /// Lane handles handed out since the lane opened.
+    pub(crate) fn lane_spawns(&self) -> usize {
+        self.lane_spawns
+    }
+
+    /// `true` while a lane is open.
+    pub(crate) fn lane_is_open(&self) -> bool {
+        self.lane.is_some()
+    }
+
+    /// Closes the lane after the registry reserved its handles
+    /// ([`Registry::reserve_lanes`]): they join the reserve as handed out,
+    /// right after the batch's reserved handles, in hand-out order.
+    pub(crate) fn close_lane(&mut self, registry: &mut Registry) {
+        let Some(lane) = self.lane.take() else {
+            return;
+        };
+        let count = std::mem::take(&mut self.lane_spawns);
+        if count == 0 {
+            return;
+        }
+        self.connect(registry, true);
+        // Handles reserved after the batch's first lane spawn (none, in a
+        // schedule) move behind the lane's.
+        let later = self.handles.split_off(self.handed_out);
+        self.handles.reserve(count + later.len());
+        self.handles
+            .extend((0..count).map(|j| lane.handle(j).expect("handed out, so in the index space")));
+        self.handles.extend(later);
+        self.handed_out += count;
     }
 
     /// The handles of the spawns recorded since the last apply (the reserve

@@ -170,10 +170,10 @@ typedef struct ecs_system_desc {
   size_t after_len;
   // Entity handles the system's command buffer keeps reserved between
   // ticks; 0 for the default (at least 64, and twice the last tick's
-  // spawns). `ecs_commands_spawn` beyond the reserve gives placeholder
-  // handles that only this buffer's later commands resolve: a system
-  // that spawns many entities in one tick and keeps or passes on their
-  // handles sets this to the most it spawns per tick.
+  // spawns). A tuning knob only: `ecs_commands_spawn` beyond the reserve
+  // still gives real handles (fresh slots, the same on any thread
+  // count); a system that spawns many entities every tick can set this
+  // to the most it spawns per tick to keep entity indices packed.
   size_t spawn_reserve;
 } ecs_system_desc;
 
@@ -388,13 +388,11 @@ ecs_status ecs_ctx_commands(struct ecs_system_ctx *ctx, struct ecs_commands **ou
 
 // Records the spawn of an entity with no components and writes its
 // handle to `*out`: usable at once in this buffer's later commands, alive
-// once the buffer is applied. The handle is normally final (taken from
-// the buffer's reserve of handles, which is refilled between waves in a
-// fixed order, so ids do not depend on thread timing). When one run
-// spawns more than the reserve holds, the extra handles are placeholders
-// that this buffer's later commands resolve at apply time but that are
-// not valid elsewhere (not stored in component values, not after the
-// tick); the reserve grows for the next tick.
+// once the buffer is applied. The handle is final, wherever it is
+// stored: taken from the buffer's reserve of handles (refilled between
+// waves in a fixed order) or, past the reserve, from fresh slots that
+// depend only on the wave's layout and this buffer's own spawn count, so
+// ids do not depend on thread timing.
 //
 // # Errors
 //

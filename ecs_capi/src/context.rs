@@ -333,13 +333,11 @@ pub unsafe extern "C" fn ecs_ctx_commands(
 
 /// Records the spawn of an entity with no components and writes its
 /// handle to `*out`: usable at once in this buffer's later commands, alive
-/// once the buffer is applied. The handle is normally final (taken from
-/// the buffer's reserve of handles, which is refilled between waves in a
-/// fixed order, so ids do not depend on thread timing). When one run
-/// spawns more than the reserve holds, the extra handles are placeholders
-/// that this buffer's later commands resolve at apply time but that are
-/// not valid elsewhere (not stored in component values, not after the
-/// tick); the reserve grows for the next tick.
+/// once the buffer is applied. The handle is final, wherever it is
+/// stored: taken from the buffer's reserve of handles (refilled between
+/// waves in a fixed order) or, past the reserve, from fresh slots that
+/// depend only on the wave's layout and this buffer's own spawn count, so
+/// ids do not depend on thread timing.
 ///
 /// # Errors
 ///

@@ -57,10 +57,10 @@ pub struct ecs_system_desc {
     pub after_len: usize,
     /// Entity handles the system's command buffer keeps reserved between
     /// ticks; 0 for the default (at least 64, and twice the last tick's
-    /// spawns). `ecs_commands_spawn` beyond the reserve gives placeholder
-    /// handles that only this buffer's later commands resolve: a system
-    /// that spawns many entities in one tick and keeps or passes on their
-    /// handles sets this to the most it spawns per tick.
+    /// spawns). A tuning knob only: `ecs_commands_spawn` beyond the reserve
+    /// still gives real handles (fresh slots, the same on any thread
+    /// count); a system that spawns many entities every tick can set this
+    /// to the most it spawns per tick to keep entity indices packed.
     pub spawn_reserve: usize,
 }
 

@@ -147,7 +147,7 @@ impl fmt::Display for Entity {
 }
 
 /// The largest index a live entity can have; `u32::MAX` is the null index.
-const MAX_INDEX: u32 = u32::MAX - 1;
+pub(crate) const MAX_INDEX: u32 = u32::MAX - 1;
 
 /// Hands out [`Entity`] handles, reuses freed slots first-in, first-out and
 /// tracks which handles are alive.
@@ -350,6 +350,85 @@ impl EntityAllocator {
             return Err(too_many);
         }
         Ok(())
+    }
+
+    /// Reserves the fresh slots that spawned into [`IndexLane`](crate::IndexLane)s: lane `p`
+    /// of `counts.len()` lanes opened at `base` handed out the handles of
+    /// indices `base + p + lanes * j` (generation 1) for `j < counts[p]`
+    /// (see [`IndexLane::handle`](crate::IndexLane::handle)).
+    ///
+    /// Every slot from `base` to one past the highest such index is
+    /// created, in increasing index order: a claimed one is reserved (its
+    /// handle becomes a normal reserved handle, for
+    /// [`activate`](Self::activate) or [`cancel`](Self::cancel)); an
+    /// unclaimed one joins the free queue. Past the live-entity limit a
+    /// claimed slot is created already cancelled (freed with its
+    /// generation bumped), so the handle that was handed out for it is
+    /// never alive and never someone else's. Indices past the index space
+    /// are not created (no lane hands them out).
+    ///
+    /// Returns how many claimed handles were refused by the limit.
+    ///
+    /// # Panics
+    ///
+    /// When `base` is not [`slot_count`](Self::slot_count): a slot was
+    /// created since the lanes were opened, so lane indices may be taken.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::{EntityAllocator, IndexLane};
+    ///
+    /// let mut alloc = EntityAllocator::new();
+    /// let base = alloc.slot_count();
+    /// let (a, b) = (IndexLane::new(base, 2, 0), IndexLane::new(base, 2, 1));
+    /// let handed_out = [a.handle(0).unwrap(), a.handle(1).unwrap(), b.handle(0).unwrap()];
+    /// assert_eq!(alloc.reserve_lanes(base, &[2, 1]), 0);
+    /// assert!(handed_out.iter().all(|&e| alloc.is_reserved(e)));
+    /// // Index 3 (lane 1's second) was not claimed: it is free for anyone.
+    /// assert_eq!(alloc.slot_count(), 3);
+    /// ```
+    #[track_caller]
+    pub fn reserve_lanes(&mut self, base: usize, counts: &[usize]) -> usize {
+        assert_eq!(
+            base,
+            self.generations.len(),
+            "EntityAllocator::reserve_lanes: slots were created after the lanes were opened at {base}"
+        );
+        let lanes = counts.len();
+        let end = counts
+            .iter()
+            .enumerate()
+            .filter(|&(_, &n)| n > 0)
+            .map(|(lane, &n)| {
+                base.saturating_add(lane)
+                    .saturating_add(lanes.saturating_mul(n - 1))
+                    .saturating_add(1)
+            })
+            .max()
+            .unwrap_or(base)
+            .min(MAX_INDEX as usize + 1);
+        self.generations.resize(end, NonZeroU32::MIN);
+        let words = end.div_ceil(64);
+        if self.alive.len() < words {
+            self.alive.resize(words, 0);
+            self.reserved.resize(words, 0);
+        }
+        let mut refused = 0;
+        for index in base..end {
+            let offset = index - base;
+            let claimed = offset / lanes < counts[offset % lanes];
+            if !claimed {
+                self.free.push_back(index as u32);
+            } else if self.live + self.reserved_count < self.max_live {
+                set_bit(&mut self.reserved, index as u32, true);
+                self.reserved_count += 1;
+            } else {
+                refused += 1;
+                self.release(Entity::new(index as u32, NonZeroU32::MIN));
+            }
+        }
+        refused
     }
 
     /// Makes a reserved handle alive.
@@ -603,6 +682,52 @@ mod tests {
             Err(EcsError::NoSuchEntity { entity: forged })
         );
         assert_eq!((alloc.len(), alloc.reserved()), (1, 0));
+    }
+
+    #[test]
+    fn lanes_reserve_claims_free_gaps_and_refuse_past_the_limit() {
+        use crate::IndexLane;
+        let mut alloc = EntityAllocator::new().with_max_live(4);
+        let first = alloc.allocate().unwrap();
+        let base = alloc.slot_count();
+        let lanes: Vec<IndexLane> = (0..3).map(|p| IndexLane::new(base, 3, p)).collect();
+        // Lane 0 hands out 1 handle, lane 1 none, lane 2 three.
+        let handed: Vec<Entity> = [(0, 0), (2, 0), (2, 1), (2, 2)]
+            .iter()
+            .map(|&(p, j)| lanes[p].handle(j).unwrap())
+            .collect();
+        assert_eq!(
+            handed.iter().map(|e| e.index()).collect::<Vec<_>>(),
+            [1, 3, 6, 9]
+        );
+        // Room for 3 more: indices 1, 3 and 6 are reserved, 9 is refused.
+        assert_eq!(alloc.reserve_lanes(base, &[1, 0, 3]), 1);
+        assert_eq!(alloc.slot_count(), 10);
+        assert!(handed[..3].iter().all(|&e| alloc.is_reserved(e)));
+        assert!(!alloc.is_reserved(handed[3]) && !alloc.is_alive(handed[3]));
+        // Gaps and the refused slot are free, in index order; the refused
+        // handle never comes back alive.
+        alloc.free(first).unwrap();
+        let reused: Vec<(u32, u32)> = std::iter::from_fn(|| {
+            let e = alloc.allocate().ok()?;
+            alloc.free(e).unwrap();
+            Some((e.index(), e.generation()))
+        })
+        .take(8)
+        .collect();
+        assert_eq!(
+            reused,
+            [
+                (2, 1),
+                (4, 1),
+                (5, 1),
+                (7, 1),
+                (8, 1),
+                (9, 2),
+                (0, 2),
+                (2, 2)
+            ]
+        );
     }
 
     #[test]

@@ -176,6 +176,19 @@ impl Registry {
         self.allocator.reserve_many(count, out)
     }
 
+    /// Reserves the fresh slots that [`IndexLane`](crate::IndexLane)s
+    /// opened at `base` handed out, `counts[p]` of them for lane `p`; see
+    /// [`EntityAllocator::reserve_lanes`]. Returns how many the live-entity
+    /// limit refused (their handles are never alive).
+    ///
+    /// # Panics
+    ///
+    /// When slots were created since `base` was taken.
+    #[track_caller]
+    pub fn reserve_lanes(&mut self, base: usize, counts: &[usize]) -> usize {
+        self.allocator.reserve_lanes(base, counts)
+    }
+
     /// Makes the reserved handle `entity` alive with the components of
     /// `bundle`.
     ///

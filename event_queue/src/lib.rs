@@ -12,6 +12,17 @@
 //! queued and then stop. `EventQueue<T>` is `Send + Sync + 'static` for
 //! `T: Send + 'static`, so the engine can keep it as a resource.
 //!
+//! # Not for messages between systems, nor for replayable input
+//!
+//! Which tick drains an event depends on when its producer thread ran, and
+//! a queue resource that systems push to and drain is declared as two
+//! *reads*, so those systems may share a wave and the order of their
+//! pushes depends on thread timing: neither is deterministic. For
+//! messages between systems use the scheduler's events (`EventWriter` /
+//! `EventReader`); for input that must replay identically use the
+//! engine's tick-stamped input (`EngineBuilder::input_producer`), which
+//! delivers each value at the tick it names.
+//!
 //! # Examples
 //!
 //! ```

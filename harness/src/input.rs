@@ -17,23 +17,24 @@
 //!
 //! # Determinism
 //!
-//! The input thread reads the script while the world runs and pushes
-//! [`InputMessage::Event`]s, each tagged with its tick, then an
-//! [`InputMessage::Through`] watermark each time the script moves past a
-//! tick: "every event up to this tick is in the queue". At tick `t` the
-//! steering system pops messages until the watermark reaches `t` (sleeping
-//! in the queue if the thread is behind), keeps what is for later ticks,
-//! and applies the events of tick `t` in (tick, player, sequence) order,
-//! `sequence` being the line's rank in the script. So an event is never
-//! applied early or late, and the world does not depend on when the thread
-//! ran. The queue is bounded: the thread runs at most its capacity ahead.
+//! The input thread reads the script while the world runs and sends each
+//! command through the engine's tick-stamped input
+//! ([`InputProducer`](ecs_runtime::InputProducer)), tagged with its tick;
+//! each time the script moves past a tick it declares that tick complete
+//! (an [`InputMessage::Through`] watermark). Before tick `t` the engine
+//! waits until the watermark reaches `t` (sleeping if the thread is
+//! behind), then delivers the events of tick `t` to the steering system as
+//! events, in (tick, producer, sequence) order, `sequence` being the
+//! line's rank in the script. So an event is never applied early or late,
+//! and the world does not depend on when the thread ran. The channel is
+//! bounded: the thread runs at most its capacity ahead.
 
 use std::io::{BufRead, Read};
 use std::path::PathBuf;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use event_queue::EventQueue;
+use ecs_runtime::InputProducer;
 
 use super::HarnessError;
 use super::rng::Rng;
@@ -68,7 +69,7 @@ pub struct InputEvent {
     pub command: Command,
 }
 
-/// What travels in the input queue.
+/// What the script reader sends: events, and watermarks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InputMessage {
     /// A command.
@@ -223,24 +224,39 @@ fn script_lines(mut reader: impl BufRead) -> impl Iterator<Item = std::io::Resul
     })
 }
 
-/// Pushes messages while the queue is open, then only checks the rest.
+/// Where the messages go: `false` once it takes no more.
+type Sink = Box<dyn FnMut(InputMessage) -> bool + Send>;
+
+/// Sends messages while the sink is open, then only checks the rest.
 struct Sender {
-    queue: EventQueue<InputMessage>,
+    sink: Sink,
     open: bool,
     pause: Duration,
 }
 
-/// Closing on drop, even when the thread unwinds, so that the steering
-/// system never waits for a thread that is gone.
-impl Drop for Sender {
-    fn drop(&mut self) {
-        self.queue.close();
-    }
-}
-
 impl Sender {
+    /// A sender into the engine's input: events at their tick, watermarks
+    /// as `through`, the end (`Through(u64::MAX)`) as closing. The
+    /// producer closes when dropped, even when the thread unwinds, so the
+    /// engine never waits for a thread that is gone.
+    fn to_engine(mut producer: InputProducer<InputEvent>, pause: Duration) -> Sender {
+        let sink = move |message| match message {
+            InputMessage::Event(event) => producer.send_at(event.tick, event).is_ok(),
+            InputMessage::Through(u64::MAX) => {
+                producer.close();
+                false
+            }
+            InputMessage::Through(tick) => producer.through(tick).is_ok(),
+        };
+        Sender {
+            sink: Box::new(sink),
+            open: true,
+            pause,
+        }
+    }
+
     fn send(&mut self, message: InputMessage) {
-        if self.open && self.queue.push(message).is_err() {
+        if self.open && !(self.sink)(message) {
             self.open = false;
         }
     }
@@ -352,10 +368,12 @@ fn feed_builtin(seed: u64, players: u8, sender: &mut Sender) -> u64 {
 /// What the input thread does with its sender.
 type Job = Box<dyn FnOnce(&mut Sender) -> Result<u64, HarnessError> + Send>;
 
-/// The running input thread.
+/// The running input thread. Close the engine's inputs
+/// ([`Engine::close_inputs`](ecs_runtime::Engine::close_inputs), or drop the
+/// engine) before finishing or dropping it: the built-in script never ends
+/// by itself.
 #[derive(Debug)]
 pub(crate) struct InputFeed {
-    queue: EventQueue<InputMessage>,
     thread: Option<JoinHandle<Result<u64, HarnessError>>>,
     outcome: Option<Result<u64, HarnessError>>,
     /// Whether the run's end waits for the script's end: `false` for a
@@ -365,21 +383,17 @@ pub(crate) struct InputFeed {
 }
 
 impl InputFeed {
-    /// Starts the thread that feeds `source` into `queue` for `players`
-    /// players, pausing `pause` before each command line (to simulate a
-    /// slow producer).
+    /// Starts the thread that feeds `source` through `producer` for
+    /// `players` players, pausing `pause` before each command line (to
+    /// simulate a slow producer).
     pub(crate) fn start(
         source: &InputSource,
         seed: u64,
         players: u8,
-        queue: EventQueue<InputMessage>,
+        producer: InputProducer<InputEvent>,
         pause: Duration,
     ) -> Result<InputFeed, HarnessError> {
-        let mut sender = Sender {
-            queue: queue.clone(),
-            open: true,
-            pause,
-        };
+        let mut sender = Sender::to_engine(producer, pause);
         let mut wait_for_end = true;
         let job: Job = match source {
             InputSource::BuiltIn => Box::new(move |s| Ok(feed_builtin(seed, players, s))),
@@ -421,7 +435,6 @@ impl InputFeed {
             .spawn(move || job(&mut sender))
             .map_err(|e| HarnessError::Thread(e.to_string()))?;
         Ok(InputFeed {
-            queue,
             thread: Some(thread),
             outcome: None,
             wait_for_end,
@@ -448,16 +461,15 @@ impl InputFeed {
         }
     }
 
-    /// Closes the queue (the run is over) and waits for the thread, unless
-    /// it reads a stream and has not stopped yet; returns the number of
-    /// commands it read (0 when it was not waited for).
+    /// Waits for the thread (the engine's inputs must be closed: the run
+    /// is over), unless it reads a stream and has not stopped yet; returns
+    /// the number of commands it read (0 when it was not waited for).
     pub(crate) fn finish(mut self) -> Result<u64, HarnessError> {
         self.stop();
         self.outcome.take().unwrap_or(Ok(0))
     }
 
     fn stop(&mut self) {
-        self.queue.close();
         let finished = self.thread.as_ref().is_some_and(JoinHandle::is_finished);
         if self.wait_for_end || finished {
             self.join();
@@ -560,13 +572,7 @@ mod tests {
 
     #[test]
     fn a_stream_stops_being_read_once_the_run_ends() {
-        let queue = EventQueue::new();
-        queue.close();
-        let mut sender = Sender {
-            queue,
-            open: true,
-            pause: Duration::ZERO,
-        };
+        let (mut sender, _) = keeper(0);
         let lines = ["0 0 fire on", "1 0 fire off", "2 0 oops"];
         let events = feed_script(
             lines.iter().map(|l| Ok(l.to_string())),
@@ -578,7 +584,7 @@ mod tests {
         assert_eq!(
             events.unwrap(),
             1,
-            "the first line, sent into the closed queue"
+            "the first line, refused by the closed sink"
         );
     }
 
@@ -596,13 +602,30 @@ mod tests {
         assert!(collect(&script).is_ok());
     }
 
-    fn collect(script: &str) -> Result<Vec<InputMessage>, HarnessError> {
-        let queue = EventQueue::new();
-        let mut sender = Sender {
-            queue: queue.clone(),
+    /// A sender that keeps the messages, open for `room` of them.
+    fn keeper(room: usize) -> (Sender, std::sync::Arc<std::sync::Mutex<Vec<InputMessage>>>) {
+        let kept = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = {
+            let kept = kept.clone();
+            move |message| {
+                let mut kept = kept.lock().unwrap();
+                if kept.len() >= room {
+                    return false;
+                }
+                kept.push(message);
+                true
+            }
+        };
+        let sender = Sender {
+            sink: Box::new(sink),
             open: true,
             pause: Duration::ZERO,
         };
+        (sender, kept)
+    }
+
+    fn collect(script: &str) -> Result<Vec<InputMessage>, HarnessError> {
+        let (mut sender, kept) = keeper(usize::MAX);
         feed_script(
             script.lines().map(|l| Ok(l.to_owned())),
             "t",
@@ -610,7 +633,7 @@ mod tests {
             &mut sender,
             true,
         )?;
-        Ok(queue.drain().collect())
+        Ok(std::mem::take(&mut *kept.lock().unwrap()))
     }
 
     #[test]
@@ -652,13 +675,7 @@ mod tests {
 
     #[test]
     fn a_closed_queue_still_gets_the_rest_checked() {
-        let queue = EventQueue::new();
-        queue.close();
-        let mut sender = Sender {
-            queue,
-            open: true,
-            pause: Duration::ZERO,
-        };
+        let (mut sender, _) = keeper(0);
         let lines = ["0 0 fire on", "1 0 move 0 0", "2 0 oops"];
         let error = feed_script(
             lines.iter().map(|l| Ok(l.to_string())),

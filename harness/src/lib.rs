@@ -27,8 +27,9 @@
 //!   its own data only, and reductions are integer sums or minimums;
 //! - structural changes go through command buffers, applied in
 //!   registration order;
-//! - input events carry their tick and are applied at that tick, in
-//!   (tick, player, sequence) order, the steering system waiting for the
+//! - input events carry their tick and reach the steering system at that
+//!   tick, through the engine's tick-stamped input
+//!   ([`InputProducer`](ecs_runtime::InputProducer)), which waits for the
 //!   input thread's watermark (see [`InputMessage`]).
 //!
 //! # The checksum
@@ -68,7 +69,7 @@ pub use input::{
 };
 pub use limits::{MAX_THREADS, MemoryEstimate, available_memory_bytes, estimate_memory};
 pub use memory::peak_resident_bytes;
-pub use report::{EntityStats, PlayerStats, Report, SystemStats, WaveStats};
+pub use report::{CommandStats, EntityStats, PlayerStats, Report, SystemStats, WaveStats};
 pub use run::{DeterminismCheck, RunConfig, RunOutcome, TickSpan, check_determinism, run};
 pub use scenario::{
     Arena, BUILTIN_SCENARIOS, Enemies, LARGEST_SCENARIO_BYTES, LARGEST_VALUE, MOVERS_TOML, Movers,

@@ -2,12 +2,14 @@
 //! memory and the world checksum; as text ([`Display`](std::fmt::Display))
 //! or JSON (serde).
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
 use serde::{Serialize, Serializer};
 
 use ecs_runtime::Engine;
+use ecs_runtime::command_buffer::CommandKind;
 
 /// Everything a run measured.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -45,6 +47,25 @@ pub struct Report {
     pub players: Vec<PlayerStats>,
     /// Input events applied by the steering system.
     pub inputs_applied: u64,
+    /// The systems' commands over the whole run, as applied between waves.
+    pub commands: CommandStats,
+}
+
+/// The systems' commands over a run: how many the command buffers applied,
+/// skipped (target not alive when the command ran) and ran as no-ops.
+/// Part of the determinism check: the same inputs give the same counts on
+/// any thread count.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CommandStats {
+    /// Commands that changed the world.
+    pub applied: u64,
+    /// Commands skipped because their target was not alive.
+    pub skipped: u64,
+    /// Commands that found nothing to do (removing something absent).
+    pub noops: u64,
+    /// Skipped commands by kind (`"despawn"`, `"insert"`, ...), only the
+    /// kinds with any.
+    pub skipped_by_kind: BTreeMap<String, u64>,
 }
 
 fn hex<S: Serializer>(value: &u64, serializer: S) -> Result<S::Ok, S::Error> {
@@ -130,6 +151,7 @@ pub(crate) struct Samples {
     alive_max: usize,
     alive_sum: u128,
     ticks: u64,
+    commands: CommandStats,
 }
 
 impl Samples {
@@ -163,6 +185,25 @@ impl Samples {
         self.alive_max = self.alive_max.max(alive);
         self.alive_sum += alive as u128;
         self.ticks += 1;
+        let report = engine.command_report();
+        self.commands.applied += report.total_applied() as u64;
+        self.commands.skipped += report.total_skipped() as u64;
+        self.commands.noops += report.total_noops() as u64;
+        for kind in CommandKind::ALL {
+            let skipped = report.skipped(kind) as u64;
+            if skipped > 0 {
+                *self
+                    .commands
+                    .skipped_by_kind
+                    .entry(kind.name().to_owned())
+                    .or_default() += skipped;
+            }
+        }
+    }
+
+    /// The commands counted over the run.
+    pub(crate) fn commands(&self) -> CommandStats {
+        self.commands.clone()
     }
 
     /// The mean alive after a tick; `last` when no tick ran.
@@ -308,6 +349,23 @@ impl fmt::Display for Report {
             )?,
             None => writeln!(f, "peak memory       unknown")?,
         }
+        let c = &self.commands;
+        write!(
+            f,
+            "commands          {} applied, {} skipped, {} no-ops",
+            grouped(c.applied),
+            grouped(c.skipped),
+            grouped(c.noops)
+        )?;
+        if !c.skipped_by_kind.is_empty() {
+            let kinds: Vec<String> = c
+                .skipped_by_kind
+                .iter()
+                .map(|(kind, n)| format!("{kind} {}", grouped(*n)))
+                .collect();
+            write!(f, " (skipped: {})", kinds.join(", "))?;
+        }
+        writeln!(f)?;
         writeln!(f, "checksum          {:#018x}", self.checksum)?;
         if !self.players.is_empty() {
             writeln!(f, "inputs applied    {}", grouped(self.inputs_applied))?;

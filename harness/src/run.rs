@@ -157,6 +157,7 @@ fn report(
         checksum: simulation.checksum(),
         players: simulation.players(),
         inputs_applied: simulation.inputs_applied(),
+        commands: samples.commands(),
     }
 }
 
@@ -170,14 +171,16 @@ pub struct DeterminismCheck {
 }
 
 impl DeterminismCheck {
-    /// `true` when both worlds have the same checksum.
+    /// `true` when both worlds have the same checksum and both runs the
+    /// same command counts (applied, skipped, no-ops, by kind).
     pub fn passed(&self) -> bool {
         self.single.report.checksum == self.multi.report.checksum
+            && self.single.report.commands == self.multi.report.commands
     }
 }
 
 /// Runs `config` on one thread, then on `config.threads`, for comparing
-/// the checksums ([`DeterminismCheck::passed`]). `progress(n)` counts the
+/// the checksums and command counts ([`DeterminismCheck::passed`]). `progress(n)` counts the
 /// ticks of both runs (1 to 2 × ticks).
 ///
 /// # Errors

@@ -10,7 +10,7 @@
 //!
 //! | system      | components and resources                                       |
 //! |-------------|----------------------------------------------------------------|
-//! | steering    | R input queue, rules, Player; W Controls, Velocity             |
+//! | steering    | R input events, rules, Player; W Controls, Velocity            |
 //! | movement    | R Velocity; W Position (in parallel over entities)             |
 //! | sine motion | R SineWave; W Position (in parallel over entities)             |
 //! | play area   | R rules, Player; W Position                                    |
@@ -37,7 +37,6 @@ mod motion;
 mod steering;
 
 use ecs_engine::Registry;
-use event_queue::EventQueue;
 
 use collision::Collision;
 use combat::{EnemyFire, Weapons};
@@ -48,9 +47,9 @@ use super::components::{
     Collider, Controls, Damage, Faction, Health, Hits, Lives, Player, Position, Score, Shield,
     Velocity, Weapon,
 };
-use super::input::{InputMessage, QUEUE_CAPACITY};
+use super::input::{InputEvent, QUEUE_CAPACITY};
 use super::scenario::Shmup;
-use ecs_runtime::{EngineBuilder, SystemHandle};
+use ecs_runtime::{EngineBuilder, InputProducer, SystemHandle};
 
 /// The scenario's rules, as a resource every system may read.
 #[derive(Debug, Clone)]
@@ -72,13 +71,13 @@ pub(crate) struct ShmupSystems {
 }
 
 /// Spawns the ships, inserts the resources, registers the fourteen
-/// systems; returns their handles and the input queue.
+/// systems; returns their handles and the producer of the players' input.
 pub(crate) fn build(
     builder: &mut EngineBuilder,
     shmup: &Shmup,
     seed: u64,
     scale: u32,
-) -> (ShmupSystems, EventQueue<InputMessage>) {
+) -> (ShmupSystems, InputProducer<InputEvent>) {
     spawn_ships(builder.registry_mut(), shmup);
     builder.insert_resource(Rules {
         shmup: shmup.clone(),
@@ -87,7 +86,7 @@ pub(crate) fn build(
     });
     builder.insert_resource(flow::SpawnQueue::default());
     builder.insert_resource(flow::Doomed::default());
-    let queue = builder.bounded_input_queue::<InputMessage>(QUEUE_CAPACITY);
+    let queue = builder.bounded_input_producer::<InputEvent>(QUEUE_CAPACITY);
 
     let steering = builder
         .add_system(Steering::default())

@@ -162,13 +162,12 @@ impl Simulation {
         }
     }
 
-    /// Input events that arrived after their tick and were dropped; 0
-    /// unless the input protocol is broken.
+    /// Input events that arrived after their tick (delivered at the next
+    /// tick instead); 0 unless the input protocol is broken.
     pub fn late_inputs(&self) -> u64 {
-        match &self.world {
-            World::Shmup(s) => self.engine.state(s.steering).map_or(0, |s| s.late),
-            World::Particles(_) | World::Movers(_) => 0,
-        }
+        self.engine
+            .input_stats::<crate::InputEvent>()
+            .map_or(0, |stats| stats.late)
     }
 
     /// Each player's score and lives, by player number.
@@ -203,13 +202,15 @@ impl Simulation {
         }
     }
 
-    /// Stops the input thread and waits for it.
+    /// Stops the input thread (closing the engine's inputs) and waits for
+    /// it.
     ///
     /// # Errors
     ///
     /// [`HarnessError::Input`] when the script has a bad line, wherever it
     /// is: the thread reads the rest of the file after the run ends.
     pub fn finish(mut self) -> Result<(), HarnessError> {
+        self.engine.close_inputs();
         match self.feed.take() {
             Some(feed) => feed.finish().map(drop),
             None => Ok(()),

@@ -23,6 +23,14 @@ fn the_shmup_is_the_same_on_1_and_4_threads() {
     assert_eq!(check.multi.report.threads, 4);
     assert_eq!(check.single.report.entities, check.multi.report.entities);
     assert_eq!(check.single.report.players, check.multi.report.players);
+    // The command counts are part of the check, and are counted.
+    let commands = &check.multi.report.commands;
+    assert_eq!(&check.single.report.commands, commands);
+    assert!(commands.applied > 0);
+    assert_eq!(
+        commands.skipped,
+        commands.skipped_by_kind.values().sum::<u64>()
+    );
 }
 
 #[test]

@@ -6,6 +6,8 @@ use std::borrow::Cow;
 
 use ecs_engine::{Access, Component, ComponentAccess, ComponentId, ComponentKey, Registry};
 
+use crate::EventAccess;
+
 /// One resource type a system reads or writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ResourceAccess {
@@ -60,6 +62,7 @@ impl ResourceAccess {
 pub struct SystemAccess {
     components: Vec<ComponentAccess>,
     resources: Vec<ResourceAccess>,
+    events: Vec<EventAccess>,
     commands: bool,
     /// Types that the system's parameters borrow twice, at least once
     /// for writing: such a system could never run.
@@ -126,6 +129,45 @@ impl SystemAccess {
     pub fn write_resource<R: Send + Sync + 'static>(mut self) -> Self {
         self.add_resource(ResourceAccess::of::<R>(Access::Write));
         self
+    }
+
+    /// Adds reading events of type `T` (see [`EventReader`](crate::EventReader)).
+    /// The channel is a resource, [`Events<T>`](crate::Events): declare a
+    /// read of it too to reach it from a [`SystemContext`](crate::SystemContext).
+    pub fn read_events<T: Send + Sync + 'static>(mut self) -> Self {
+        self.add_event(EventAccess::of::<T>(Access::Read));
+        self.add_resource(ResourceAccess::of::<crate::Events<T>>(Access::Read));
+        self
+    }
+
+    /// Adds sending events of type `T` (see [`EventWriter`](crate::EventWriter)).
+    pub fn write_events<T: Send + Sync + 'static>(mut self) -> Self {
+        self.add_event(EventAccess::of::<T>(Access::Write));
+        self.add_resource(ResourceAccess::of::<crate::Events<T>>(Access::Read));
+        self
+    }
+
+    /// Adds one event access (merged with an earlier one of that type).
+    pub fn add_event(&mut self, new: EventAccess) {
+        match self.events.iter_mut().find(|e| e.type_id == new.type_id) {
+            Some(old) => {
+                old.access = old.access.max(new.access);
+                old.reads |= new.reads;
+            }
+            None => self.events.push(new),
+        }
+    }
+
+    /// The event types, in declaration order.
+    pub fn events(&self) -> &[EventAccess] {
+        &self.events
+    }
+
+    /// `true` when the declaration covers `access` to event type `type_id`.
+    pub fn allows_event(&self, type_id: TypeId, access: Access) -> bool {
+        self.events
+            .iter()
+            .any(|e| e.type_id == type_id && e.access >= access)
     }
 
     /// Declares that the system records commands in its buffer.
@@ -238,6 +280,20 @@ impl SystemAccess {
                 register(registry);
             }
         }
+        for event in &self.events {
+            (event.register)(registry);
+        }
+    }
+
+    /// Registers system `index` as a reader of every event type it reads,
+    /// so those events are kept until it has seen them (within the
+    /// retention window).
+    pub(crate) fn register_readers(&self, registry: &mut Registry, index: usize) {
+        for event in &self.events {
+            if event.reads {
+                (event.add_reader)(registry, index);
+            }
+        }
     }
 
     /// Every type both declarations touch where at least one writes:
@@ -259,9 +315,21 @@ impl SystemAccess {
                 b.access,
             ))
         });
+        // Event writers append to their own buffers: only a writer and a
+        // reader conflict.
+        let events = self.events.iter().filter_map(|a| {
+            let b = other.events.iter().find(|b| b.type_id == a.type_id)?;
+            (a.access != b.access).then_some((
+                Cow::Borrowed(a.name),
+                SubjectKind::Event,
+                a.access,
+                b.access,
+            ))
+        });
         components
             .chain(resources)
             .filter(|&(_, _, a, b)| a == Access::Write || b == Access::Write)
+            .chain(events)
     }
 
     /// One line: `reads A, B; writes C; resources: reads R; commands`.
@@ -280,12 +348,21 @@ impl SystemAccess {
                 .map(|r| short_name(r.name))
                 .collect()
         };
+        let events = |access: Access| -> Vec<String> {
+            self.events
+                .iter()
+                .filter(|e| e.access == access)
+                .map(|e| short_name(e.name))
+                .collect()
+        };
         let mut parts = Vec::new();
         for (label, list) in [
             ("reads", names(Access::Read)),
             ("writes", names(Access::Write)),
             ("reads resource", resources(Access::Read)),
             ("writes resource", resources(Access::Write)),
+            ("reads events", events(Access::Read)),
+            ("sends events", events(Access::Write)),
         ] {
             if !list.is_empty() {
                 parts.push(format!("{label} {}", list.join(", ")));
@@ -302,13 +379,15 @@ impl SystemAccess {
     }
 }
 
-/// Whether a conflict is on a component type or a resource.
+/// Whether a conflict is on a component type, a resource or an event type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SubjectKind {
     /// A component type (its pool).
     Component,
     /// A resource.
     Resource,
+    /// An event type: a writer and a reader conflict, two writers do not.
+    Event,
 }
 
 /// A type name without module paths: `game::Position` → `Position`,

@@ -27,6 +27,7 @@ pub struct SystemContext<'a> {
     cell: &'a RegistryCell<'a>,
     commands: RefCell<&'a mut CommandBuffer>,
     tick: Tick,
+    system: usize,
 }
 
 impl std::fmt::Debug for SystemContext<'_> {
@@ -55,7 +56,44 @@ impl<'a> SystemContext<'a> {
             cell,
             commands: RefCell::new(commands),
             tick,
+            system: 0,
         }
+    }
+
+    /// Sets the running system's registration index (default 0): the
+    /// order its sent events are merged in, and the key of its event
+    /// cursors. The scheduler sets it.
+    pub fn with_system_id(mut self, id: crate::SystemId) -> Self {
+        self.system = id.index();
+        self
+    }
+
+    /// The running system's registration index.
+    pub fn system_index(&self) -> usize {
+        self.system
+    }
+
+    /// The channel of events `T`, checked against the declared event
+    /// access.
+    ///
+    /// # Errors
+    ///
+    /// [`SystemError::Undeclared`] when the system did not declare `access`
+    /// to events of `T`; [`SystemError::Registry`] when the channel is
+    /// missing or locked.
+    pub(crate) fn events<T: Send + Sync + 'static>(
+        &self,
+        access: Access,
+    ) -> Result<MappedRwLockReadGuard<'_, crate::Events<T>>, SystemError> {
+        if !self
+            .access
+            .allows_event(std::any::TypeId::of::<T>(), access)
+        {
+            return Err(self.undeclared("event", std::any::type_name::<T>(), access));
+        }
+        self.cell
+            .resource::<crate::Events<T>>()
+            .map_err(|e| self.registry_error(e))
     }
 
     /// The running system's name.

@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 
+use command_buffer::SkippedCommand;
 use ecs_engine::{Access, EcsError};
 
 /// Why a schedule could not be built. Each names the systems involved.
@@ -130,6 +131,20 @@ pub enum RunError {
         system: String,
         /// The panic message (`<non-string panic payload>` when it has none).
         message: String,
+    },
+    /// A command of a system with strict commands was skipped at apply
+    /// (its target was not alive). The commands before it are applied; it
+    /// and the rest of the system's buffer are dropped.
+    #[error("tick {tick}: system `{system}`: {command} (strict commands)")]
+    CommandSkipped {
+        /// The tick's number.
+        tick: u64,
+        /// The system whose command it was.
+        system: String,
+        /// The command: its index in the system's recording order, kind,
+        /// entity and type; its `buffer` is the system's registration
+        /// index.
+        command: Box<SkippedCommand>,
     },
     /// No system has that name (from `set_enabled`).
     #[error("no system is named `{name}`")]

@@ -7,9 +7,11 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use command_buffer::{ApplyMode, ApplyReport, CommandBuffer, SpawnLanes};
 use ecs_engine::{Registry, RegistryCell};
 use rayon::prelude::*;
 
+use crate::events::EventHooks;
 use crate::graph::Dag;
 use crate::schedule::{Failure, Slot};
 use crate::{RunError, SystemContext, SystemId, Tick};
@@ -39,6 +41,19 @@ pub struct Schedule {
     pub(crate) dag: Dag,
     pool: rayon::ThreadPool,
     wave_timings: Vec<WaveTiming>,
+    /// What happens between waves besides the commands (boxed: a
+    /// schedule stays small to move).
+    between: Box<Between>,
+}
+
+/// The executor's state for the work between waves.
+struct Between {
+    /// The fresh-index lanes of the running wave's command buffers.
+    lanes: SpawnLanes,
+    /// Every system's apply report of the last tick, merged.
+    tick_report: ApplyReport,
+    /// Ages the event channels and merges the writers' buffers.
+    events: EventHooks,
 }
 
 impl std::fmt::Debug for Schedule {
@@ -70,7 +85,8 @@ impl Slot {
             return;
         }
         let start = Instant::now();
-        let ctx = SystemContext::new(&self.name, &self.access, cell, &mut self.buffer, tick);
+        let ctx = SystemContext::new(&self.name, &self.access, cell, &mut self.buffer, tick)
+            .with_system_id(self.id);
         let system = &mut self.system;
         let outcome = catch_unwind(AssertUnwindSafe(|| system.run(&ctx)));
         self.last_run = start.elapsed();
@@ -102,6 +118,11 @@ impl Schedule {
             start += wave.len();
         }
         let wave_timings = vec![WaveTiming::default(); wave_ranges.len()];
+        let events = EventHooks::new(
+            wave_ranges
+                .iter()
+                .map(|range| slots[range.clone()].iter().map(|s| &s.access).collect()),
+        );
         Schedule {
             slots,
             position,
@@ -109,6 +130,11 @@ impl Schedule {
             dag,
             pool,
             wave_timings,
+            between: Box::new(Between {
+                lanes: SpawnLanes::new(),
+                tick_report: ApplyReport::default(),
+                events,
+            }),
         }
     }
 
@@ -136,7 +162,13 @@ impl Schedule {
     /// system (in registration order) of the first wave with a failure. The
     /// other systems of that wave finish and their commands are applied;
     /// the failing system's commands are discarded; later waves do not run.
-    /// The registry stays consistent and the schedule usable.
+    /// [`RunError::CommandSkipped`] when a system with
+    /// [strict commands](crate::SystemConfig::strict_commands) had a
+    /// command skipped at apply (the same rules, except that its commands
+    /// before the skipped one stay applied).
+    /// The registry stays consistent and the schedule usable. Without strict
+    /// commands, skipped commands are counted in
+    /// [`command_report`](Self::command_report), never an error.
     pub fn run(&mut self, registry: &mut Registry, tick: Tick) -> Result<(), RunError> {
         let threads = self.threads();
         let Schedule {
@@ -144,8 +176,14 @@ impl Schedule {
             wave_ranges,
             pool,
             wave_timings,
+            between,
             ..
         } = self;
+        between.events.begin_tick(registry, tick.number);
+        between.tick_report = ApplyReport::default();
+        for slot in slots.iter_mut() {
+            slot.report = ApplyReport::default();
+        }
         // The tick runs as one job on the pool, so systems and their
         // `par_each` run on its threads. The caller waits for it by
         // spinning briefly, then parking: a blocking `install` would put
@@ -164,6 +202,7 @@ impl Schedule {
                     slots,
                     wave_ranges,
                     wave_timings,
+                    between,
                     registry,
                     tick,
                     threads,
@@ -259,6 +298,55 @@ impl Schedule {
         })
     }
 
+    /// What the command buffers' applies did in the last tick, all systems
+    /// together: commands applied, skipped (target not alive) and no-ops by
+    /// kind, and the first few skipped commands
+    /// ([`ApplyReport::skips`]), each with its system's registration index
+    /// as [`buffer`](command_buffer::SkippedCommand::buffer). Empty before
+    /// the first tick; covers the waves the tick reached.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use command_buffer::CommandKind;
+    /// use ecs_engine::{Entity, Registry};
+    /// use scheduler::{Commands, Query, Schedule, Tick};
+    ///
+    /// struct Doomed;
+    /// // Two despawns of the same entity: the second is skipped.
+    /// fn twice(mut commands: Commands, mut q: Query<(Entity, &Doomed)>) {
+    ///     for (e, _) in q.iter() {
+    ///         commands.despawn(e);
+    ///         commands.despawn(e);
+    ///     }
+    /// }
+    /// let mut registry = Registry::new();
+    /// let e = registry.spawn((Doomed,));
+    /// let mut builder = Schedule::builder();
+    /// builder.add(twice);
+    /// let mut schedule = builder.build(&mut registry).unwrap();
+    /// schedule.run(&mut registry, Tick::default()).unwrap();
+    /// let report = schedule.command_report();
+    /// assert_eq!(report.applied(CommandKind::Despawn), 1);
+    /// assert_eq!(report.skipped(CommandKind::Despawn), 1);
+    /// let skip = report.first_skip().unwrap();
+    /// assert_eq!((skip.buffer, skip.index, skip.entity), (0, 1, e));
+    /// ```
+    pub fn command_report(&self) -> &ApplyReport {
+        &self.between.tick_report
+    }
+
+    /// Each system's apply report of the last tick, by registration
+    /// order: `(id, name, report)`; an empty report for a system that
+    /// declared no commands, did not run, or was not reached. Skipped
+    /// commands there carry buffer 0.
+    pub fn system_command_reports(&self) -> impl Iterator<Item = (SystemId, &str, &ApplyReport)> {
+        self.position.iter().map(|&p| {
+            let slot = &self.slots[p];
+            (slot.id, slot.name.as_str(), &slot.report)
+        })
+    }
+
     /// The timings of each wave in the last tick.
     pub fn wave_timings(&self) -> &[WaveTiming] {
         &self.wave_timings
@@ -293,17 +381,27 @@ fn wait_for(done: &AtomicBool) {
     }
 }
 
+/// The command buffer of a system that declared commands.
+fn commands_of(slot: &mut Slot) -> Option<&mut CommandBuffer> {
+    slot.access.commands().then_some(&mut slot.buffer)
+}
+
 /// One tick: every wave, then its commands. See [`Schedule::run`].
 fn run_waves(
     slots: &mut [Slot],
     wave_ranges: &[Range<usize>],
     wave_timings: &mut [WaveTiming],
+    between: &mut Between,
     registry: &mut Registry,
     tick: Tick,
     threads: usize,
 ) -> Result<(), RunError> {
-    for (range, timing) in wave_ranges.iter().zip(wave_timings.iter_mut()) {
+    for (wave_index, (range, timing)) in wave_ranges.iter().zip(wave_timings.iter_mut()).enumerate()
+    {
         let wave = &mut slots[range.clone()];
+        // Spawns past a buffer's reserve take fresh indices from the
+        // buffer's lane: real handles, the same on any thread count.
+        between.lanes.open(registry, wave, commands_of);
         let start = Instant::now();
         {
             let cell = registry.cell();
@@ -316,6 +414,17 @@ fn run_waves(
         let busy: Duration = wave.iter().map(|s| s.last_run).sum();
         timing.idle = (timing.wall * threads as u32).saturating_sub(busy);
         let apply_start = Instant::now();
+        // The events the wave's writers sent, in registration order, before
+        // its commands.
+        let failed: Vec<usize> = wave
+            .iter()
+            .filter(|slot| slot.failure.is_some())
+            .map(|slot| slot.id.0)
+            .collect();
+        between.events.flush(registry, wave_index, &failed);
+        // Refused handles (past the live-entity limit) are reported as
+        // skipped spawns by the apply.
+        let _refused = between.lanes.close(registry, wave, commands_of);
         let mut first_failure = None;
         for slot in wave.iter_mut() {
             match slot.failure.take() {
@@ -324,7 +433,24 @@ fn run_waves(
                 // and no reserve of handles to keep topped up for it.
                 None if !slot.access.commands() => {}
                 None => {
-                    slot.buffer.apply(registry);
+                    let mode = if slot.strict {
+                        ApplyMode::Strict
+                    } else {
+                        ApplyMode::Lenient
+                    };
+                    match slot.buffer.apply_with(registry, mode) {
+                        Ok(report) => slot.report = report,
+                        Err(error) => {
+                            slot.report = *error.report;
+                            let command = Box::new(command_buffer::SkippedCommand {
+                                buffer: slot.id.0,
+                                ..error.skipped
+                            });
+                            first_failure
+                                .get_or_insert((slot.name.clone(), Failure::Skipped(command)));
+                        }
+                    }
+                    between.tick_report.merge(&slot.report, slot.id.0);
                 }
                 Some(failure) => {
                     slot.buffer.clear();
@@ -343,6 +469,11 @@ fn run_waves(
                     tick: tick.number,
                     system,
                     message,
+                },
+                Failure::Skipped(command) => RunError::CommandSkipped {
+                    tick: tick.number,
+                    system,
+                    command,
                 },
             });
         }

@@ -76,6 +76,7 @@ impl fmt::Display for EdgeReason {
                 let kind = match kind {
                     SubjectKind::Component => "",
                     SubjectKind::Resource => "resource ",
+                    SubjectKind::Event => "event ",
                 };
                 let rule = match rule {
                     Rule::WriteBeforeRead => "write -> read",

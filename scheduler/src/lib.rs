@@ -54,6 +54,7 @@
 mod access;
 mod context;
 mod error;
+mod events;
 mod executor;
 mod explain;
 mod graph;
@@ -64,6 +65,7 @@ mod system;
 pub use access::{ResourceAccess, SubjectKind, SystemAccess, short_name};
 pub use context::SystemContext;
 pub use error::{BuildError, CycleEdge, RunError, SystemError};
+pub use events::{EventAccess, EventCommands, EventIter, EventReader, EventWriter, Events};
 pub use executor::{Schedule, WaveTiming};
 pub use explain::Explain;
 pub use graph::{EdgeReason, Policy, Rule};

@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::time::Duration;
 
-use command_buffer::{CommandBuffer, ReservePolicy};
+use command_buffer::{ApplyReport, CommandBuffer, ReservePolicy, SkippedCommand};
 use ecs_engine::Registry;
 
 use crate::graph::{Dag, Node};
@@ -26,6 +26,7 @@ struct Entry {
     before: Vec<String>,
     after: Vec<String>,
     reserve: Option<ReservePolicy>,
+    strict: Option<bool>,
 }
 
 /// Collects systems and their constraints; [`build`](Self::build) checks
@@ -35,6 +36,7 @@ pub struct ScheduleBuilder {
     entries: Vec<Entry>,
     policy: Policy,
     threads: Option<usize>,
+    strict: bool,
 }
 
 impl std::fmt::Debug for ScheduleBuilder {
@@ -43,6 +45,7 @@ impl std::fmt::Debug for ScheduleBuilder {
             .field("systems", &self.entries.len())
             .field("policy", &self.policy)
             .field("threads", &self.threads)
+            .field("strict", &self.strict)
             .finish()
     }
 }
@@ -81,11 +84,25 @@ impl SystemConfig<'_> {
 
     /// How many entity handles the system's command buffer keeps reserved
     /// between applies (default [`ReservePolicy::default`]: at least 64).
-    /// Spawns beyond the reserve get placeholder handles that only the
-    /// same buffer's later commands resolve; a system that spawns many
-    /// entities in one run and hands their handles on raises the minimum.
+    /// A tuning knob only: spawns past the reserve still get real handles,
+    /// from the buffer's [spawn lane](command_buffer::SpawnLanes) for the
+    /// wave (fresh slots created after the wave, the gaps between lanes
+    /// reused later). A system that spawns many entities every tick can
+    /// raise the minimum to keep its ids packed.
     pub fn reserve(&mut self, policy: ReservePolicy) -> &mut Self {
         self.entry().reserve = Some(policy);
+        self
+    }
+
+    /// Strict commands for this system (overriding the schedule's
+    /// [`strict_commands`](ScheduleBuilder::strict_commands)): a command of
+    /// its buffer that is skipped at apply (its target not alive) stops the
+    /// tick with [`RunError::CommandSkipped`](crate::RunError::CommandSkipped)
+    /// naming the system and the command. The commands before it stay
+    /// applied, it and the rest of that buffer are dropped, the other
+    /// systems of the wave are applied, later waves do not run.
+    pub fn strict_commands(&mut self, strict: bool) -> &mut Self {
+        self.entry().strict = Some(strict);
         self
     }
 
@@ -112,6 +129,7 @@ impl ScheduleBuilder {
             before: Vec::new(),
             after: Vec::new(),
             reserve: None,
+            strict: None,
         });
         SystemConfig {
             index: self.entries.len() - 1,
@@ -122,6 +140,15 @@ impl ScheduleBuilder {
     /// How conflicts are ordered (default [`Policy::WriterFirst`]).
     pub fn policy(&mut self, policy: Policy) -> &mut Self {
         self.policy = policy;
+        self
+    }
+
+    /// Strict commands for every system that does not choose for itself
+    /// (default `false`: a skipped command is counted and reported, see
+    /// [`Schedule::command_report`](crate::Schedule::command_report)); see
+    /// [`SystemConfig::strict_commands`].
+    pub fn strict_commands(&mut self, strict: bool) -> &mut Self {
+        self.strict = strict;
         self
     }
 
@@ -183,8 +210,9 @@ impl ScheduleBuilder {
             })
             .collect();
         let dag = Dag::build(&nodes, self.policy)?;
-        for access in &accesses {
+        for (index, access) in accesses.iter().enumerate() {
             access.register_pools(registry);
+            access.register_readers(registry, index);
         }
         let threads = self
             .threads
@@ -197,6 +225,7 @@ impl ScheduleBuilder {
                 threads,
                 message: error.to_string(),
             })?;
+        let strict = self.strict;
         let slots = self
             .entries
             .into_iter()
@@ -217,6 +246,8 @@ impl ScheduleBuilder {
                     access,
                     system: entry.system,
                     buffer,
+                    strict: entry.strict.unwrap_or(strict),
+                    report: ApplyReport::default(),
                     enabled: true,
                     last_run: Duration::ZERO,
                     failure: None,
@@ -232,6 +263,8 @@ impl ScheduleBuilder {
 pub(crate) enum Failure {
     Error(crate::SystemError),
     Panic(String),
+    /// A strict system's command was skipped at apply.
+    Skipped(Box<SkippedCommand>),
 }
 
 /// A system with everything the executor keeps for it.
@@ -241,6 +274,10 @@ pub(crate) struct Slot {
     pub(crate) access: SystemAccess,
     pub(crate) system: Box<dyn System>,
     pub(crate) buffer: CommandBuffer,
+    /// A skipped command stops the tick.
+    pub(crate) strict: bool,
+    /// What the last tick's apply of `buffer` did.
+    pub(crate) report: ApplyReport,
     pub(crate) enabled: bool,
     pub(crate) last_run: Duration,
     pub(crate) failure: Option<Failure>,

@@ -5,10 +5,12 @@ use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+use command_buffer::ReservePolicy;
 use ecs_engine::Registry;
 use event_queue::EventQueue;
 use scheduler::{IntoSystem, Policy, Schedule, ScheduleBuilder, SystemConfig, SystemId, Tick};
 
+use super::input::{InputChannel, InputProducer, InputPump, InputSender};
 use super::spans::{SpanRecorder, Spanned};
 use crate::{Engine, EngineError};
 
@@ -46,6 +48,7 @@ pub struct EngineBuilder {
     step: f64,
     recorder: Arc<SpanRecorder>,
     systems: usize,
+    inputs: Vec<Box<dyn InputPump>>,
 }
 
 impl std::fmt::Debug for EngineBuilder {
@@ -67,6 +70,7 @@ impl Default for EngineBuilder {
             step: DEFAULT_STEP,
             recorder: Arc::new(SpanRecorder::new(false)),
             systems: 0,
+            inputs: Vec::new(),
         }
     }
 }
@@ -95,6 +99,17 @@ impl EngineBuilder {
         self
     }
 
+    /// Strict commands for every system (default `false`): a command
+    /// skipped at apply (its target not alive) stops the tick with
+    /// [`RunError::CommandSkipped`](scheduler::RunError::CommandSkipped)
+    /// naming the system and the command, instead of only being counted in
+    /// [`Engine::command_report`](crate::Engine::command_report). A system
+    /// can choose otherwise with [`SystemEntry::strict_commands`].
+    pub fn strict_commands(&mut self, strict: bool) -> &mut Self {
+        self.schedule.strict_commands(strict);
+        self
+    }
+
     /// Records a [`SystemSpan`](crate::SystemSpan) per system run from the
     /// first tick on (default off; see
     /// [`Engine::set_record_spans`](crate::Engine::set_record_spans)).
@@ -119,6 +134,14 @@ impl EngineBuilder {
     /// [`EventQueue<T>`] (systems read it with `Res<EventQueue<T>>` and
     /// drain it); the returned handle is for the producer thread. Calling
     /// it again for the same `T` returns another handle to the same queue.
+    ///
+    /// Not deterministic: which tick drains an event depends on when the
+    /// producer ran, and systems that push to the queue and drain it are
+    /// two readers of one resource, free to share a wave. For input that
+    /// must replay identically use [`input_producer`](Self::input_producer);
+    /// for messages between systems, events
+    /// ([`EventWriter`](scheduler::EventWriter),
+    /// [`EventReader`](scheduler::EventReader)).
     ///
     /// # Examples
     ///
@@ -164,6 +187,65 @@ impl EngineBuilder {
         queue
     }
 
+    /// The engine's input channel of `T`, created (with `capacity`) on
+    /// first use, with its [`Events<T>`](scheduler::Events) channel.
+    fn input_channel<T: Send + Sync + 'static>(
+        &mut self,
+        capacity: Option<usize>,
+    ) -> &mut InputChannel<T> {
+        let position = self
+            .inputs
+            .iter()
+            .position(|pump| pump.input_type() == std::any::TypeId::of::<T>());
+        let position = position.unwrap_or_else(|| {
+            self.inputs.push(Box::new(InputChannel::<T>::new(capacity)));
+            self.inputs.len() - 1
+        });
+        if !self.registry.contains_resource::<scheduler::Events<T>>() {
+            self.registry.insert_resource(scheduler::Events::<T>::new());
+        }
+        self.inputs[position]
+            .as_any_mut()
+            .downcast_mut()
+            .expect("the channel of T")
+    }
+
+    /// A producer of tick-stamped input of type `T` for another thread:
+    /// each value names the tick it applies at, and reaches systems as an
+    /// event ([`EventReader<T>`](scheduler::EventReader)) at exactly that
+    /// tick, in (tick, producer, sequence) order, whatever the threads'
+    /// timing. Before each tick the engine waits until every producer of
+    /// `T` has sent everything for it (see [`InputProducer`]). Producers
+    /// are numbered in creation order. The channel is unbounded unless the
+    /// first producer of `T` came from
+    /// [`bounded_input_producer`](Self::bounded_input_producer).
+    pub fn input_producer<T: Send + Sync + 'static>(&mut self) -> InputProducer<T> {
+        self.input_channel::<T>(None).producer()
+    }
+
+    /// As [`input_producer`](Self::input_producer), but the channel of `T`
+    /// (if this call creates it) holds at most `capacity` messages, so a
+    /// producer that runs ahead waits for the engine.
+    ///
+    /// # Panics
+    ///
+    /// When `capacity` is 0.
+    #[track_caller]
+    pub fn bounded_input_producer<T: Send + Sync + 'static>(
+        &mut self,
+        capacity: usize,
+    ) -> InputProducer<T> {
+        self.input_channel::<T>(Some(capacity)).producer()
+    }
+
+    /// A sender of "as soon as possible" input of type `T`: the engine
+    /// stamps each value, on arrival, with the tick about to run, and never
+    /// waits for it. **Not deterministic**: which tick a value lands in
+    /// depends on thread timing (see [`InputSender`]).
+    pub fn input_sender<T: Send + Sync + 'static>(&mut self) -> InputSender<T> {
+        self.input_channel::<T>(None).sender()
+    }
+
     /// Adds a system (a function of system parameters, a
     /// [`StatefulSystem`](scheduler::StatefulSystem) or any
     /// [`System`](scheduler::System)); systems are registered in call
@@ -205,6 +287,7 @@ impl EngineBuilder {
             threads,
             step,
             recorder,
+            inputs,
             ..
         } = self;
         if threads == Some(0) {
@@ -222,7 +305,7 @@ impl EngineBuilder {
             step,
             delta: 0.0,
         });
-        Ok(Engine::new(registry, schedule, step, recorder))
+        Ok(Engine::new(registry, schedule, step, recorder, inputs))
     }
 }
 
@@ -251,6 +334,21 @@ impl<S> SystemEntry<'_, S> {
     /// The system runs after the one named `name`.
     pub fn after(&mut self, name: impl Into<String>) -> &mut Self {
         self.config.after(name);
+        self
+    }
+
+    /// How many entity handles the system's command buffer keeps reserved
+    /// between ticks (see [`SystemConfig::reserve`]). A tuning knob: every
+    /// handle `Commands::spawn` returns is real whatever the reserve.
+    pub fn reserve(&mut self, policy: ReservePolicy) -> &mut Self {
+        self.config.reserve(policy);
+        self
+    }
+
+    /// Strict commands for this system, whatever the engine's setting
+    /// (see [`EngineBuilder::strict_commands`]).
+    pub fn strict_commands(&mut self, strict: bool) -> &mut Self {
+        self.config.strict_commands(strict);
         self
     }
 

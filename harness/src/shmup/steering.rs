@@ -1,46 +1,21 @@
-//! The steering system: applies the players' input events at exactly the
-//! tick they name (see the [input module](crate::input) for the
-//! protocol), then sets each ship's velocity from its controls.
+//! The steering system: applies the players' input events, which the
+//! engine delivers at exactly the tick they name, in (tick, producer,
+//! sequence) order (see the [input module](crate::input)), then sets each
+//! ship's velocity from its controls.
 
 use std::f32::consts::FRAC_1_SQRT_2;
 
-use event_queue::EventQueue;
-use scheduler::{Query, Res, StatefulSystem, SystemParam, Tick};
+use scheduler::{EventReader, Query, Res, StatefulSystem, SystemParam};
 
 use super::Rules;
 use crate::components::{Controls, Player, Velocity};
-use crate::input::{Command, InputEvent, InputMessage};
+use crate::input::{Command, InputEvent};
 
-/// Steering's state: events received for later ticks, the watermark, and
-/// counts of what it applied.
+/// Steering's state: the count of what it applied.
 #[derive(Debug, Default)]
 pub(crate) struct Steering {
-    /// Events not applied yet, any order.
-    pending: Vec<InputEvent>,
-    /// Events of the current tick, in application order.
-    due: Vec<InputEvent>,
-    /// Every event of ticks up to this one has arrived.
-    watermark: Option<u64>,
-    /// The input thread is done: nothing more will arrive.
-    closed: bool,
     /// Events applied so far.
     pub(crate) applied: u64,
-    /// Events that arrived after their tick (0 unless the script breaks the
-    /// protocol); they are dropped, never applied late.
-    pub(crate) late: u64,
-}
-
-impl Steering {
-    /// Pops input messages until every event of tick `t` is in hand.
-    fn wait_for(&mut self, queue: &EventQueue<InputMessage>, t: u64) {
-        while !self.closed && self.watermark.is_none_or(|w| w < t) {
-            match queue.pop_blocking() {
-                Ok(InputMessage::Event(event)) => self.pending.push(event),
-                Ok(InputMessage::Through(w)) => self.watermark = Some(w),
-                Err(_) => self.closed = true,
-            }
-        }
-    }
 }
 
 fn apply(controls: &mut Controls, command: Command) {
@@ -55,8 +30,7 @@ fn apply(controls: &mut Controls, command: Command) {
 
 impl StatefulSystem for Steering {
     type Params = (
-        Tick,
-        Res<'static, EventQueue<InputMessage>>,
+        EventReader<'static, InputEvent>,
         Res<'static, Rules>,
         Query<
             'static,
@@ -68,25 +42,13 @@ impl StatefulSystem for Steering {
         >,
     );
 
-    fn run(&mut self, (tick, queue, rules, mut ships): <Self::Params as SystemParam>::Item<'_>) {
-        let t = tick.number;
-        self.wait_for(&queue, t);
-        self.pending
-            .sort_unstable_by_key(|e| (e.tick, e.player, e.sequence));
-        let due = self.pending.partition_point(|e| e.tick <= t);
-        self.due.clear();
-        for event in self.pending.drain(..due) {
-            if event.tick < t {
-                self.late += 1;
-            } else {
-                self.due.push(event);
-            }
-        }
-        self.applied += self.due.len() as u64;
+    fn run(&mut self, (inputs, rules, mut ships): <Self::Params as SystemParam>::Item<'_>) {
+        // The events of this tick, in script order: per player, the order
+        // of (tick, player, sequence).
+        self.applied += inputs.len() as u64;
         let speed = rules.shmup.players.speed;
-        let due = &self.due;
         ships.each(|(player, controls, velocity)| {
-            for event in due.iter().filter(|e| e.player == player.index) {
+            for event in inputs.iter().filter(|e| e.player == player.index) {
                 apply(controls, event.command);
             }
             let diagonal = if controls.dx != 0 && controls.dy != 0 {

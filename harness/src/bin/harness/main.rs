@@ -40,10 +40,12 @@ fn run(args: &cli::Args) -> Result<ExitCode, HarnessError> {
         output::print(args, &check.multi.report, Some(&check))?;
         if !check.passed() {
             output::note(&format!(
-                "error: the world differs between 1 and {} threads ({:#018x} vs {:#018x})",
+                "error: the world differs between 1 and {} threads ({:#018x} vs {:#018x}; commands {:?} vs {:?})",
                 check.multi.report.threads,
                 check.single.report.checksum,
-                check.multi.report.checksum
+                check.multi.report.checksum,
+                check.single.report.commands,
+                check.multi.report.commands
             ));
             return Ok(ExitCode::FAILURE);
         }

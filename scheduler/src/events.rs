@@ -1,0 +1,686 @@
+//! Typed events between systems; see [`Events`].
+
+use std::any::{TypeId, type_name};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use command_buffer::CommandBuffer;
+use ecs_engine::{Access, Registry};
+use parking_lot::{MappedRwLockReadGuard, Mutex};
+
+use crate::{ResourceAccess, SystemAccess, SystemContext, SystemError, SystemParam};
+
+/// The channel of events of type `T`: a resource of the registry, created
+/// at build for every event type a system declares (or by
+/// [`Events::send_to`] and [`EventCommands::send_event`]).
+///
+/// Typed events between systems: [`EventWriter<T>`] and [`EventReader<T>`]
+/// system parameters over an [`Events<T>`] resource.
+///
+/// # Ordering
+///
+/// An `EventWriter<T>` declares a *write* of the event type `T`, an
+/// `EventReader<T>` a *read*, so the schedule orders every writer before
+/// every reader, by the same policy as components (under
+/// [`Policy::RegistrationOrder`](crate::Policy::RegistrationOrder) a reader
+/// registered before a writer runs first and sees that writer's events the
+/// next tick). Two writers do not conflict: they may share a wave.
+///
+/// # Writers, and the merge order
+///
+/// A writer records into its own buffer while its wave runs (no lock while
+/// sending; one short lock to take a buffer at the start of the run and
+/// one to hand it back at its end). When the wave ends, before its command
+/// buffers are applied, the buffers are appended to the channel in system
+/// registration order, so a reader sees the same order on any thread count.
+/// The events of a system that failed (an error or a panic) are dropped
+/// with its commands.
+/// Events sent from a command buffer
+/// ([`EventCommands::send_event`]) are appended when that buffer is
+/// applied; events sent between ticks ([`Events::send`], through
+/// `&mut Registry`) at once.
+///
+/// # Readers, cursors and the retention window
+///
+/// Every event gets a sequence number. Each reader system keeps its own
+/// cursor (the sequence number after the last event it saw), so it sees
+/// every event exactly once, whatever its cadence. Events are kept for
+/// [`retention`](Events::retention) ticks after the tick they were sent in
+/// (default [`Events::DEFAULT_RETENTION`]): a reader that does not run for
+/// a while (disabled, or skipped by a run condition) still gets every event
+/// of that window when it runs again. Older events are dropped at the start
+/// of a tick; a reader that had not seen them counts them as
+/// [missed](EventReader::missed), and the channel keeps the total
+/// ([`Events::missed`]): never silently lost. Events that every reader
+/// system of the schedule has seen are dropped at the start of the next
+/// tick, earlier than the window, so a channel whose readers keep up holds
+/// about one tick of events (and reuses their buffers). Events are stored
+/// in chunks, each writer's buffer moved in whole at the merge, never
+/// copied. A reader sees the events
+/// as they are when it runs: a system that fails after reading still has
+/// its cursor moved.
+///
+/// # Examples
+///
+/// ```
+/// use ecs_engine::Registry;
+/// use scheduler::{EventReader, EventWriter, Events, ResMut, Schedule, Tick};
+///
+/// struct Hit(u32);
+/// #[derive(Default)]
+/// struct Damage(u32);
+///
+/// fn shoot(mut hits: EventWriter<Hit>) {
+///     hits.send(Hit(3));
+///     hits.send(Hit(4));
+/// }
+/// fn score(hits: EventReader<Hit>, mut damage: ResMut<Damage>) {
+///     damage.0 += hits.iter().map(|h| h.0).sum::<u32>();
+/// }
+///
+/// let mut registry = Registry::new();
+/// registry.insert_resource(Damage::default());
+/// let mut builder = Schedule::builder();
+/// builder.add(score); // registered first, still runs after the writer
+/// builder.add(shoot);
+/// let mut schedule = builder.build(&mut registry).unwrap();
+/// schedule.run(&mut registry, Tick::default()).unwrap();
+/// assert_eq!(registry.resource::<Damage>().unwrap().0, 7);
+/// // Between ticks, from outside:
+/// Events::send_to(&mut registry, Hit(10));
+/// schedule.run(&mut registry, Tick { number: 1, ..Tick::default() }).unwrap();
+/// assert_eq!(registry.resource::<Damage>().unwrap().0, 24);
+/// ```
+#[derive(Debug)]
+pub struct Events<T> {
+    /// Retained events in chunks (a writer's buffer, or the sends of one
+    /// tick), oldest first.
+    chunks: VecDeque<Chunk<T>>,
+    /// Sequence number of the first retained event.
+    start: u64,
+    /// Sequence number the next event gets.
+    sent: u64,
+    /// The tick events are stamped with now.
+    now: u64,
+    retention: u64,
+    /// The reader systems known from the schedule (registration indices):
+    /// an event all of them have seen is dropped at the next tick.
+    readers: Vec<usize>,
+    /// Writer buffers handed back during the wave: `(system index, events)`.
+    pending: Mutex<Vec<(usize, Vec<T>)>>,
+    /// Empty buffers, kept for the next writers.
+    spare: Mutex<Vec<Vec<T>>>,
+    /// Each reader's cursor, by system index (0: has read nothing).
+    cursors: Mutex<Vec<u64>>,
+    missed: AtomicU64,
+}
+
+/// Events sent together: `events[k]` has sequence `start + k`.
+#[derive(Debug)]
+struct Chunk<T> {
+    start: u64,
+    tick: u64,
+    events: Vec<T>,
+}
+
+impl<T> Chunk<T> {
+    fn end(&self) -> u64 {
+        self.start + self.events.len() as u64
+    }
+}
+
+impl<T> Default for Events<T> {
+    fn default() -> Self {
+        Events::with_retention(Events::<T>::DEFAULT_RETENTION)
+    }
+}
+
+impl<T> Events<T> {
+    /// Ticks an event is kept after the tick it was sent in, by default:
+    /// events of tick `t` are dropped when tick `t + 8` starts.
+    pub const DEFAULT_RETENTION: u64 = 8;
+
+    /// An empty channel with the default retention.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// An empty channel keeping events for `ticks` ticks after the tick
+    /// they were sent in (at least 2, so that a reader that runs every tick
+    /// sees every event: one sent after it ran, or between ticks, it sees
+    /// in the next tick).
+    pub fn with_retention(ticks: u64) -> Self {
+        Events {
+            chunks: VecDeque::new(),
+            start: 0,
+            sent: 0,
+            now: 0,
+            retention: ticks.max(2),
+            readers: Vec::new(),
+            pending: Mutex::new(Vec::new()),
+            spare: Mutex::new(Vec::new()),
+            cursors: Mutex::new(Vec::new()),
+            missed: AtomicU64::new(0),
+        }
+    }
+
+    /// Ticks events are kept; see [`Events`].
+    pub fn retention(&self) -> u64 {
+        self.retention
+    }
+
+    /// Events retained now.
+    pub fn len(&self) -> usize {
+        (self.sent - self.start) as usize
+    }
+
+    /// `true` when no event is retained.
+    pub fn is_empty(&self) -> bool {
+        self.sent == self.start
+    }
+
+    /// Events sent so far, over the channel's life.
+    pub fn sent(&self) -> u64 {
+        self.sent
+    }
+
+    /// Events that readers missed because they were dropped (older than
+    /// the retention window) before those readers ran, summed over the
+    /// readers.
+    pub fn missed(&self) -> u64 {
+        self.missed.load(Ordering::Relaxed)
+    }
+
+    /// The retained events, oldest first.
+    pub fn iter(&self) -> impl Iterator<Item = &T> {
+        self.chunks.iter().flat_map(|chunk| chunk.events.iter())
+    }
+
+    /// The retained events with sequence numbers in `from..to`.
+    fn range(&self, from: u64, to: u64) -> EventIter<'_, T> {
+        EventIter {
+            current: [].iter(),
+            chunks: self.chunks.iter(),
+            from,
+            to,
+        }
+    }
+
+    /// Appends `value`, stamped with the current tick (between ticks: the
+    /// last tick that ran).
+    pub fn send(&mut self, value: T) {
+        match self.chunks.back_mut() {
+            Some(chunk) if chunk.tick == self.now => chunk.events.push(value),
+            _ => {
+                let mut events = self.spare.get_mut().pop().unwrap_or_default();
+                events.push(value);
+                self.chunks.push_back(Chunk {
+                    start: self.sent,
+                    tick: self.now,
+                    events,
+                });
+            }
+        }
+        self.sent += 1;
+    }
+
+    /// Starts tick `tick`: drops the events older than the retention
+    /// window, and those every known reader has seen.
+    fn begin_tick(&mut self, tick: u64) {
+        self.now = tick;
+        let seen = {
+            let cursors = self.cursors.get_mut();
+            self.readers
+                .iter()
+                .map(|&r| cursors.get(r).copied().unwrap_or(0))
+                .min()
+        };
+        while let Some(chunk) = self.chunks.front() {
+            let expired = chunk.tick.saturating_add(self.retention) <= tick;
+            let read_by_all = seen.is_some_and(|seen| chunk.end() <= seen);
+            if !(expired || read_by_all) {
+                break;
+            }
+            let mut chunk = self.chunks.pop_front().expect("a front chunk");
+            self.start = chunk.end();
+            chunk.events.clear();
+            self.spare.get_mut().push(chunk.events);
+        }
+    }
+
+    /// Appends the writer buffers handed back in this wave, in system
+    /// registration order, except those of the `failed` systems (dropped,
+    /// like their commands).
+    fn flush(&mut self, failed: &[usize]) {
+        let mut pending = std::mem::take(self.pending.get_mut());
+        if pending.is_empty() {
+            return;
+        }
+        pending.sort_by_key(|&(system, _)| system);
+        for (system, mut events) in pending.drain(..) {
+            if failed.contains(&system) || events.is_empty() {
+                events.clear();
+                self.spare.get_mut().push(events);
+            } else {
+                let start = self.sent;
+                self.sent += events.len() as u64;
+                self.chunks.push_back(Chunk {
+                    start,
+                    tick: self.now,
+                    events,
+                });
+            }
+        }
+        *self.pending.get_mut() = pending;
+    }
+
+    /// Registers reader system `system`: events it has not seen are kept
+    /// (within the retention window).
+    fn add_reader(&mut self, system: usize) {
+        if !self.readers.contains(&system) {
+            self.readers.push(system);
+        }
+    }
+
+    /// The events system `system` has not seen, moving its cursor past
+    /// them: `(first sequence, end sequence, missed)`.
+    fn read_for(&self, system: usize) -> (u64, u64, u64) {
+        let end = self.sent;
+        let mut cursors = self.cursors.lock();
+        if cursors.len() <= system {
+            cursors.resize(system + 1, 0);
+        }
+        let cursor = std::mem::replace(&mut cursors[system], end);
+        let missed = self.start.saturating_sub(cursor);
+        if missed > 0 {
+            self.missed.fetch_add(missed, Ordering::Relaxed);
+        }
+        (cursor.max(self.start), end, missed)
+    }
+}
+
+impl<T: Send + Sync + 'static> Events<T> {
+    /// Sends `value` on `registry`'s channel of `T` (creating it if
+    /// needed), from outside a tick.
+    pub fn send_to(registry: &mut Registry, value: T) {
+        if let Some(events) = registry.resource_mut::<Events<T>>() {
+            events.send(value);
+            return;
+        }
+        let mut events = Events::new();
+        events.send(value);
+        registry.insert_resource(events);
+    }
+}
+
+/// The events a reader sees: a slice iterator over one chunk at a time, so
+/// the loop over a chunk is as tight as over a `Vec`.
+#[derive(Debug)]
+pub struct EventIter<'a, T> {
+    current: std::slice::Iter<'a, T>,
+    chunks: std::collections::vec_deque::Iter<'a, Chunk<T>>,
+    from: u64,
+    to: u64,
+}
+
+impl<'a, T> EventIter<'a, T> {
+    /// Moves to the next chunk with events in range; `false` at the end.
+    #[cold]
+    fn next_chunk(&mut self) -> bool {
+        for chunk in self.chunks.by_ref() {
+            if chunk.end() <= self.from {
+                continue;
+            }
+            if chunk.start >= self.to {
+                break;
+            }
+            let first = self.from.saturating_sub(chunk.start) as usize;
+            let last = (self.to.min(chunk.end()) - chunk.start) as usize;
+            self.current = chunk.events[first..last].iter();
+            return true;
+        }
+        false
+    }
+}
+
+impl<'a, T> Iterator for EventIter<'a, T> {
+    type Item = &'a T;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a T> {
+        loop {
+            if let Some(event) = self.current.next() {
+                return Some(event);
+            }
+            if !self.next_chunk() {
+                return None;
+            }
+        }
+    }
+
+    fn fold<B, F: FnMut(B, &'a T) -> B>(mut self, init: B, mut f: F) -> B {
+        let mut acc = init;
+        loop {
+            acc = self.current.by_ref().fold(acc, &mut f);
+            if !self.next_chunk() {
+                return acc;
+            }
+        }
+    }
+}
+
+/// What a system declares about event type `T`: read or write, and how the
+/// scheduler creates, ages and flushes the channel.
+#[derive(Debug, Clone, Copy)]
+pub struct EventAccess {
+    /// The event type.
+    pub type_id: TypeId,
+    /// Its type name.
+    pub name: &'static str,
+    /// Write (send) or read.
+    pub access: Access,
+    /// The system reads them (also when it sends them too).
+    pub(crate) reads: bool,
+    pub(crate) register: fn(&mut Registry),
+    pub(crate) add_reader: fn(&mut Registry, usize),
+    pub(crate) begin_tick: BeginTick,
+    pub(crate) flush: Flush,
+}
+
+impl PartialEq for EventAccess {
+    fn eq(&self, other: &Self) -> bool {
+        self.type_id == other.type_id && self.access == other.access
+    }
+}
+
+impl Eq for EventAccess {}
+
+impl EventAccess {
+    /// `access` to events of type `T`.
+    pub fn of<T: Send + Sync + 'static>(access: Access) -> Self {
+        EventAccess {
+            type_id: TypeId::of::<T>(),
+            name: type_name::<T>(),
+            access,
+            reads: access == Access::Read,
+            register: |registry| {
+                if !registry.contains_resource::<Events<T>>() {
+                    registry.insert_resource(Events::<T>::new());
+                }
+            },
+            add_reader: |registry, system| {
+                if let Some(events) = registry.resource_mut::<Events<T>>() {
+                    events.add_reader(system);
+                }
+            },
+            begin_tick: |registry, tick| {
+                if let Some(events) = registry.resource_mut::<Events<T>>() {
+                    events.begin_tick(tick);
+                }
+            },
+            flush: |registry, failed| {
+                if let Some(events) = registry.resource_mut::<Events<T>>() {
+                    events.flush(failed);
+                }
+            },
+        }
+    }
+}
+
+/// A system parameter: sends events of type `T`. Declares a write of the
+/// event type (see [`Events`]).
+pub struct EventWriter<'s, T: Send + Sync + 'static> {
+    events: MappedRwLockReadGuard<'s, Events<T>>,
+    buffer: Vec<T>,
+    system: usize,
+}
+
+impl<T: Send + Sync + 'static> std::fmt::Debug for EventWriter<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventWriter")
+            .field("event", &type_name::<T>())
+            .field("len", &self.buffer.len())
+            .finish()
+    }
+}
+
+impl<T: Send + Sync + 'static> EventWriter<'_, T> {
+    /// Sends `value`: readers see it after this wave.
+    #[inline]
+    pub fn send(&mut self, value: T) {
+        self.buffer.push(value);
+    }
+
+    /// Events sent by this run so far.
+    pub fn len(&self) -> usize {
+        self.buffer.len()
+    }
+
+    /// `true` when this run has sent nothing yet.
+    pub fn is_empty(&self) -> bool {
+        self.buffer.is_empty()
+    }
+}
+
+impl<T: Send + Sync + 'static> Extend<T> for EventWriter<'_, T> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, values: I) {
+        self.buffer.extend(values);
+    }
+}
+
+impl<T: Send + Sync + 'static> Drop for EventWriter<'_, T> {
+    fn drop(&mut self) {
+        let buffer = std::mem::take(&mut self.buffer);
+        if buffer.is_empty() {
+            self.events.spare.lock().push(buffer);
+        } else {
+            self.events.pending.lock().push((self.system, buffer));
+        }
+    }
+}
+
+/// A system parameter: the events of type `T` this system has not seen
+/// yet, oldest first. Declares a read of the event type (see the
+/// [`Events`]).
+pub struct EventReader<'s, T: Send + Sync + 'static> {
+    events: MappedRwLockReadGuard<'s, Events<T>>,
+    from: u64,
+    to: u64,
+    missed: u64,
+}
+
+impl<T: Send + Sync + 'static> std::fmt::Debug for EventReader<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventReader")
+            .field("event", &type_name::<T>())
+            .field("len", &self.len())
+            .field("missed", &self.missed)
+            .finish()
+    }
+}
+
+impl<T: Send + Sync + 'static> EventReader<'_, T> {
+    /// The new events, oldest first. Adapters that iterate internally
+    /// (`sum`, `fold`, `for_each`, `map(..).sum()`) run one slice at a
+    /// time; a `for` loop over many events is faster over
+    /// [`chunks`](Self::chunks).
+    pub fn iter(&self) -> EventIter<'_, T> {
+        self.events.range(self.from, self.to)
+    }
+
+    /// The new events as slices, oldest first (one per writer run or per
+    /// tick of direct sends): for the tightest loops, a plain loop over
+    /// each slice, as fast as over a `Vec`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    /// use scheduler::{EventReader, Events, ResMut, Schedule, Tick};
+    ///
+    /// fn total(hits: EventReader<u32>, mut sum: ResMut<u64>) {
+    ///     for chunk in hits.chunks() {
+    ///         for &hit in chunk {
+    ///             *sum += u64::from(hit);
+    ///         }
+    ///     }
+    /// }
+    /// let mut registry = Registry::new();
+    /// registry.insert_resource(0_u64);
+    /// let mut builder = Schedule::builder();
+    /// builder.add(total);
+    /// let mut schedule = builder.build(&mut registry).unwrap();
+    /// Events::send_to(&mut registry, 2_u32);
+    /// Events::send_to(&mut registry, 3_u32);
+    /// schedule.run(&mut registry, Tick::default()).unwrap();
+    /// assert_eq!(registry.resource::<u64>(), Some(&5));
+    /// ```
+    pub fn chunks(&self) -> impl Iterator<Item = &[T]> + '_ {
+        let (from, to) = (self.from, self.to);
+        self.events
+            .chunks
+            .iter()
+            .filter(move |chunk| chunk.end() > from && chunk.start < to)
+            .map(move |chunk| {
+                let first = from.saturating_sub(chunk.start) as usize;
+                let last = (to.min(chunk.end()) - chunk.start) as usize;
+                &chunk.events[first..last]
+            })
+    }
+
+    /// Number of new events.
+    pub fn len(&self) -> usize {
+        (self.to - self.from) as usize
+    }
+
+    /// `true` when there is no new event.
+    pub fn is_empty(&self) -> bool {
+        self.to == self.from
+    }
+
+    /// Events this reader never saw because they were dropped (older than
+    /// the retention window) before it ran: 0 for a reader that runs at
+    /// least once per window.
+    pub fn missed(&self) -> u64 {
+        self.missed
+    }
+}
+
+impl<T: Send + Sync + 'static> SystemParam for EventWriter<'_, T> {
+    type Item<'s> = EventWriter<'s, T>;
+
+    fn declare(access: &mut SystemAccess) {
+        access.add_event(EventAccess::of::<T>(Access::Write));
+        access.add_resource(ResourceAccess::of::<Events<T>>(Access::Read));
+    }
+
+    fn fetch<'s>(ctx: &'s SystemContext<'_>) -> Result<Self::Item<'s>, SystemError> {
+        let events = ctx.events::<T>(Access::Write)?;
+        let buffer = events.spare.lock().pop().unwrap_or_default();
+        Ok(EventWriter {
+            events,
+            buffer,
+            system: ctx.system_index(),
+        })
+    }
+}
+
+impl<T: Send + Sync + 'static> SystemParam for EventReader<'_, T> {
+    type Item<'s> = EventReader<'s, T>;
+
+    fn declare(access: &mut SystemAccess) {
+        access.add_event(EventAccess::of::<T>(Access::Read));
+        access.add_resource(ResourceAccess::of::<Events<T>>(Access::Read));
+    }
+
+    fn fetch<'s>(ctx: &'s SystemContext<'_>) -> Result<Self::Item<'s>, SystemError> {
+        let events = ctx.events::<T>(Access::Read)?;
+        let (from, to, missed) = events.read_for(ctx.system_index());
+        Ok(EventReader {
+            events,
+            from,
+            to,
+            missed,
+        })
+    }
+}
+
+/// Sending events from a command buffer: appended to the channel when the
+/// buffer is applied (after its wave, in system registration order).
+///
+/// # Examples
+///
+/// ```
+/// use command_buffer::CommandBuffer;
+/// use ecs_engine::Registry;
+/// use scheduler::{EventCommands, Events};
+///
+/// let mut registry = Registry::new();
+/// let mut commands = CommandBuffer::new();
+/// commands.send_event(5_u32);
+/// commands.apply(&mut registry);
+/// assert_eq!(registry.resource::<Events<u32>>().unwrap().iter().copied().collect::<Vec<_>>(), [5]);
+/// ```
+pub trait EventCommands {
+    /// Records sending `value` on the channel of `T` (created if missing).
+    fn send_event<T: Send + Sync + 'static>(&mut self, value: T);
+}
+
+impl EventCommands for CommandBuffer {
+    fn send_event<T: Send + Sync + 'static>(&mut self, value: T) {
+        self.push(move |registry: &mut Registry| Events::send_to(registry, value));
+    }
+}
+
+/// The event hooks of a schedule: every event type's `begin_tick`, and per
+/// wave the `flush` of the types its systems write.
+#[derive(Debug, Default)]
+pub(crate) struct EventHooks {
+    begin: Vec<(TypeId, BeginTick)>,
+    waves: Vec<Vec<(TypeId, Flush)>>,
+}
+
+/// Ages one channel at the start of a tick.
+type BeginTick = fn(&mut Registry, u64);
+/// Merges one channel's writer buffers, dropping the failed systems'.
+type Flush = fn(&mut Registry, &[usize]);
+
+impl EventHooks {
+    /// Hooks for `waves`, each a list of the declared accesses of its
+    /// systems.
+    pub(crate) fn new<'a>(waves: impl IntoIterator<Item = Vec<&'a SystemAccess>>) -> EventHooks {
+        let mut hooks = EventHooks::default();
+        for wave in waves {
+            let mut flushes: Vec<(TypeId, Flush)> = Vec::new();
+            for access in wave {
+                for event in access.events() {
+                    if !hooks.begin.iter().any(|&(id, _)| id == event.type_id) {
+                        hooks.begin.push((event.type_id, event.begin_tick));
+                    }
+                    if event.access == Access::Write
+                        && !flushes.iter().any(|&(id, _)| id == event.type_id)
+                    {
+                        flushes.push((event.type_id, event.flush));
+                    }
+                }
+            }
+            hooks.waves.push(flushes);
+        }
+        hooks
+    }
+
+    /// Ages every channel at the start of tick `tick`.
+    pub(crate) fn begin_tick(&self, registry: &mut Registry, tick: u64) {
+        for &(_, begin) in &self.begin {
+            begin(registry, tick);
+        }
+    }
+
+    /// Merges the writer buffers of wave `wave`, dropping those of the
+    /// `failed` systems (by registration index).
+    pub(crate) fn flush(&self, registry: &mut Registry, wave: usize, failed: &[usize]) {
+        for &(_, flush) in &self.waves[wave] {
+            flush(registry, failed);
+        }
+    }
+}

@@ -1,0 +1,222 @@
+//! Events between systems: writers before readers, writers of one wave
+//! merged in registration order, every event seen exactly once within the
+//! retention window, drops counted, sends from commands and from outside.
+
+use command_buffer::CommandBuffer;
+use ecs_engine::Registry;
+use parking_lot::Mutex;
+use scheduler::{
+    Commands, EventCommands, EventReader, EventWriter, Events, ResMut, Schedule, StatefulSystem,
+    Tick,
+};
+
+/// An event: who sent it and its number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Ping {
+    from: u32,
+    n: u32,
+}
+
+fn tick(number: u64) -> Tick {
+    Tick {
+        number,
+        step: 1.0 / 60.0,
+        delta: 0.0,
+    }
+}
+
+/// Sends `count` pings per run, each numbered.
+struct Sender {
+    id: u32,
+    count: u32,
+}
+
+impl StatefulSystem for Sender {
+    type Params = EventWriter<'static, Ping>;
+    fn run(&mut self, mut pings: EventWriter<'_, Ping>) {
+        for n in 0..self.count {
+            pings.send(Ping { from: self.id, n });
+        }
+    }
+}
+
+/// Keeps every ping it sees, and what it missed.
+#[derive(Default)]
+struct Log {
+    seen: Vec<Ping>,
+    missed: u64,
+}
+
+impl StatefulSystem for Log {
+    type Params = EventReader<'static, Ping>;
+    fn run(&mut self, pings: EventReader<'_, Ping>) {
+        self.seen.extend(pings.iter().copied());
+        self.missed += pings.missed();
+    }
+}
+
+#[test]
+fn readers_run_after_writers_and_writers_share_a_wave() {
+    let mut registry = Registry::new();
+    let mut builder = Schedule::builder();
+    builder.add(Log::default()).named("log");
+    for id in 0..4 {
+        builder
+            .add(Sender { id, count: 3 })
+            .named(format!("sender{id}"));
+    }
+    let schedule = builder.build(&mut registry).unwrap();
+    let names: Vec<Vec<&str>> = schedule
+        .waves()
+        .into_iter()
+        .map(|w| w.into_iter().map(|(_, name)| name).collect())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            vec!["sender0", "sender1", "sender2", "sender3"],
+            vec!["log"]
+        ]
+    );
+    assert!(schedule.explain().to_string().contains("event "));
+}
+
+/// 4 senders with different counts in one wave, one reader; every event
+/// once, in registration order, whatever the threads.
+fn pings_on(threads: usize) -> Vec<Ping> {
+    let mut registry = Registry::new();
+    let mut builder = Schedule::builder();
+    builder.threads(threads);
+    let log = builder.add(Log::default()).named("log").id();
+    for id in 0..4 {
+        builder
+            .add(Sender {
+                id,
+                count: 100 * (id + 1),
+            })
+            .named(format!("sender{id}"));
+    }
+    let mut schedule = builder.build(&mut registry).unwrap();
+    for number in 0..5 {
+        schedule.run(&mut registry, tick(number)).unwrap();
+    }
+    let state = schedule.state::<Log>(log).unwrap();
+    assert_eq!(state.missed, 0);
+    // What the reader has seen goes at the next tick: one tick is kept.
+    let events = registry.resource::<Events<Ping>>().unwrap();
+    assert_eq!((events.sent(), events.len()), (5 * 1000, 1000));
+    state.seen.clone()
+}
+
+#[test]
+fn every_event_is_seen_once_in_registration_order_on_any_thread_count() {
+    let seen = pings_on(1);
+    let per_tick: Vec<Ping> = (0..4)
+        .flat_map(|from| (0..100 * (from + 1)).map(move |n| Ping { from, n }))
+        .collect();
+    let expected: Vec<Ping> = (0..5).flat_map(|_| per_tick.iter().copied()).collect();
+    assert_eq!(seen, expected);
+    for threads in [2, 8] {
+        assert_eq!(pings_on(threads), expected, "{threads} threads");
+    }
+}
+
+#[test]
+fn a_reader_that_skips_ticks_gets_every_event_within_the_window_and_counts_the_rest() {
+    let mut registry = Registry::new();
+    registry.insert_resource(Events::<Ping>::with_retention(3));
+    let mut builder = Schedule::builder();
+    builder.add(Sender { id: 0, count: 1 }).named("sender");
+    let log = builder.add(Log::default()).named("log").id();
+    let mut schedule = builder.build(&mut registry).unwrap();
+    let mut number = 0;
+    let mut run = |schedule: &mut Schedule, registry: &mut Registry| {
+        schedule.run(registry, tick(number)).unwrap();
+        number += 1;
+    };
+    // Off for 2 ticks: within the window of 3.
+    schedule.set_enabled("log", false).unwrap();
+    run(&mut schedule, &mut registry);
+    run(&mut schedule, &mut registry);
+    schedule.set_enabled("log", true).unwrap();
+    run(&mut schedule, &mut registry);
+    let state = schedule.state::<Log>(log).unwrap();
+    assert_eq!((state.seen.len(), state.missed), (3, 0));
+    // Off for ticks 3 to 7: at the start of tick 8, the events of ticks
+    // 3 to 5 are older than the window of 3 ticks: dropped, and counted.
+    schedule.set_enabled("log", false).unwrap();
+    for _ in 0..5 {
+        run(&mut schedule, &mut registry);
+    }
+    schedule.set_enabled("log", true).unwrap();
+    run(&mut schedule, &mut registry);
+    let state = schedule.state::<Log>(log).unwrap();
+    assert_eq!((state.seen.len(), state.missed), (3 + 3, 3));
+    assert_eq!(state.seen.last(), Some(&Ping { from: 0, n: 0 }));
+    let events = registry.resource::<Events<Ping>>().unwrap();
+    assert_eq!((events.sent(), events.missed(), events.len()), (9, 3, 3));
+}
+
+#[test]
+fn events_from_commands_and_from_outside_reach_readers_once() {
+    fn announce(mut commands: Commands<'_>, tick: Tick) {
+        commands.send_event(Ping {
+            from: 9,
+            n: tick.number as u32,
+        });
+    }
+    let mut registry = Registry::new();
+    let mut builder = Schedule::builder();
+    let log = builder.add(Log::default()).named("log").id();
+    builder.add(announce);
+    let mut schedule = builder.build(&mut registry).unwrap();
+    Events::send_to(&mut registry, Ping { from: 7, n: 0 });
+    schedule.run(&mut registry, tick(0)).unwrap();
+    // The command's event arrives after the reader ran: seen next tick.
+    let state = schedule.state::<Log>(log).unwrap();
+    assert_eq!(state.seen, [Ping { from: 7, n: 0 }]);
+    let mut outside = CommandBuffer::new();
+    outside.send_event(Ping { from: 8, n: 1 });
+    outside.apply(&mut registry);
+    schedule.run(&mut registry, tick(1)).unwrap();
+    schedule.run(&mut registry, tick(2)).unwrap();
+    let state = schedule.state::<Log>(log).unwrap();
+    assert_eq!(
+        state.seen,
+        [
+            Ping { from: 7, n: 0 },
+            Ping { from: 9, n: 0 },
+            Ping { from: 8, n: 1 },
+            Ping { from: 9, n: 1 },
+        ]
+    );
+}
+
+#[test]
+fn a_failing_writer_sends_nothing() {
+    static FAIL: Mutex<bool> = Mutex::new(true);
+    fn flaky(mut pings: EventWriter<'_, Ping>, mut count: ResMut<'_, u32>) {
+        pings.send(Ping { from: 1, n: *count });
+        *count += 1;
+        assert!(!*FAIL.lock(), "flaky fails");
+    }
+    let mut registry = Registry::new();
+    registry.insert_resource(0_u32);
+    let mut builder = Schedule::builder();
+    builder.add(Sender { id: 0, count: 1 }).named("sender");
+    builder.add(flaky);
+    let log = builder.add(Log::default()).named("log").id();
+    let mut schedule = builder.build(&mut registry).unwrap();
+    assert!(schedule.run(&mut registry, tick(0)).is_err());
+    *FAIL.lock() = false;
+    schedule.run(&mut registry, tick(1)).unwrap();
+    let state = schedule.state::<Log>(log).unwrap();
+    assert_eq!(
+        state.seen,
+        [
+            Ping { from: 0, n: 0 },
+            Ping { from: 0, n: 0 },
+            Ping { from: 1, n: 1 }
+        ]
+    );
+}
