@@ -36,6 +36,17 @@ pub enum BuildError {
         /// The type borrowed twice.
         name: Cow<'static, str>,
     },
+    /// `threads(0)` was asked for: a schedule needs at least one thread.
+    #[error("a schedule needs at least one thread; threads(0) was asked for")]
+    ZeroThreads,
+    /// More threads were asked for than [`MAX_THREADS`](crate::MAX_THREADS).
+    #[error("{threads} threads asked for; a schedule's pool takes at most {max}")]
+    TooManyThreads {
+        /// The threads asked for.
+        threads: usize,
+        /// The limit, [`MAX_THREADS`](crate::MAX_THREADS).
+        max: usize,
+    },
     /// The schedule's thread pool could not start (too many threads for
     /// the machine's limits, for example).
     #[error("cannot start the schedule's pool of {threads} threads: {message}")]
@@ -45,8 +56,13 @@ pub enum BuildError {
         /// The operating system's reason.
         message: String,
     },
-    /// The ordering constraints form a cycle.
-    #[error("the systems form a cycle: {}", describe_cycle(.cycle))]
+    /// The explicit `before`/`after` constraints form a cycle. Conflicting
+    /// accesses alone never do: their automatic edges are only added where
+    /// they close no cycle.
+    #[error(
+        "the `before`/`after` constraints form a cycle: {}; remove or reverse one of these constraints to break it",
+        describe_cycle(.cycle)
+    )]
     Cycle {
         /// The edges of one cycle, in order: each edge's `to` is the next
         /// edge's `from`, and the last edge's `to` is the first's `from`.

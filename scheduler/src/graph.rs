@@ -1,11 +1,30 @@
 //! The dependency DAG and its waves.
 //!
-//! Edges come from the conflict rules on each component type or resource
-//! two systems share (at least one writing): *write -> read*, the writer
-//! runs first; *write -> write*, the earlier-registered system runs first;
-//! *read -> read* adds nothing. Under [`Policy::RegistrationOrder`] every
-//! conflict runs in registration order instead. Explicit `before`/`after`
-//! constraints add edges too. Every edge keeps its reasons.
+//! Edges are added in two steps:
+//!
+//! 1. **Explicit constraints** (`before`/`after`): these are the user's own
+//!    word, and the only edges that can form a cycle (a
+//!    [`BuildError::Cycle`] listing them).
+//! 2. **Automatic conflict edges**, for each pair of systems that touch a
+//!    type (at least one writing it) and that the explicit constraints,
+//!    transitively, leave unordered. Pairs are taken in registration order
+//!    (`(0, 1), (0, 2), ..., (1, 2), ...`), and the reachability of the
+//!    graph so far is kept up to date, so an automatic edge is only added
+//!    where it closes no cycle:
+//!    - [`Policy::RegistrationOrder`] (the default): the earlier-registered
+//!      system runs first.
+//!    - [`Policy::WriterFirst`]: on each type, the writer runs before the
+//!      reader, and two writers run in registration order. Where that
+//!      would close a cycle (two systems that each write what the other
+//!      reads, or a path already ordering the pair the other way), the
+//!      pair falls back to registration order, and the edge says so
+//!      ([`Rule::CycleFallback`]).
+//!
+//!    A pair that the edges added so far already order (a path one way or
+//!    the other) gets no edge against that path.
+//!
+//! Invariants of a built [`Dag`]: it is acyclic; every conflicting pair is
+//! joined by a path; `reach` is its transitive closure.
 //!
 //! Waves come from Kahn's algorithm (A. B. Kahn, "Topological sorting of
 //! large networks", CACM 5(11), 1962), taken level by level: wave 0 holds
@@ -23,28 +42,35 @@ use petgraph::visit::EdgeRef;
 use crate::access::{SubjectKind, short_name};
 use crate::{BuildError, CycleEdge, SystemAccess};
 
-/// How conflicting accesses are ordered.
+/// How conflicting accesses that the explicit constraints leave unordered
+/// are ordered. Neither policy can form a cycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Policy {
-    /// Writers run before readers; two writers run in registration order.
-    /// Can form a cycle (a build error) when two systems each write what
-    /// the other reads.
+    /// Every conflict runs in registration order, as in specs, shipyard,
+    /// legion and EnTT's organizer: predictable, and never a cycle.
     #[default]
-    WriterFirst,
-    /// Every conflict runs in registration order: never a cycle from
-    /// conflicts (explicit constraints can still form one).
     RegistrationOrder,
+    /// Writers run before readers; two writers run in registration order.
+    /// Where a writer-first edge would close a cycle (two systems that each
+    /// write what the other reads), the pair falls back to registration
+    /// order, and the edge's reason says so ([`Rule::CycleFallback`]).
+    WriterFirst,
 }
 
 /// The rule behind a conflict edge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rule {
-    /// One writes what the other reads: the writer runs first.
+    /// [`Policy::WriterFirst`]: one writes what the other reads, the writer
+    /// runs first.
     WriteBeforeRead,
-    /// Both write: the earlier-registered runs first.
+    /// [`Policy::WriterFirst`]: both write, the earlier-registered runs
+    /// first.
     WriteWrite,
     /// [`Policy::RegistrationOrder`]: the earlier-registered runs first.
     RegistrationOrder,
+    /// [`Policy::WriterFirst`]: the writer-first edge would have closed a
+    /// cycle, so the earlier-registered system runs first instead.
+    CycleFallback,
 }
 
 /// Why an edge of the DAG exists.
@@ -69,6 +95,19 @@ pub enum EdgeReason {
     },
 }
 
+impl EdgeReason {
+    /// `true` for a [`Rule::CycleFallback`] conflict.
+    pub fn is_fallback(&self) -> bool {
+        matches!(
+            self,
+            EdgeReason::Conflict {
+                rule: Rule::CycleFallback,
+                ..
+            }
+        )
+    }
+}
+
 impl fmt::Display for EdgeReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -81,6 +120,9 @@ impl fmt::Display for EdgeReason {
                     Rule::WriteBeforeRead => "write -> read",
                     Rule::WriteWrite => "write -> write",
                     Rule::RegistrationOrder => "conflict, registration order",
+                    Rule::CycleFallback => {
+                        "conflict, registration order (writer-first would close a cycle)"
+                    }
                 };
                 write!(f, "{kind}{}: {rule}", short_name(name))
             }
@@ -100,11 +142,52 @@ pub(crate) struct Node<'a> {
     pub(crate) after: &'a [String],
 }
 
-/// The DAG over systems (node weight: registration index) and its waves.
+/// Reachability between systems: one bit row per system, bit `j` of row
+/// `i` set when a path leads from `i` to `j`.
+#[derive(Debug, Clone)]
+pub(crate) struct Reach {
+    words: usize,
+    bits: Vec<u64>,
+}
+
+impl Reach {
+    fn new(n: usize) -> Reach {
+        let words = n.div_ceil(64);
+        Reach {
+            words,
+            bits: vec![0; words * n],
+        }
+    }
+
+    /// `true` when a path leads from `from` to `to`.
+    pub(crate) fn get(&self, from: usize, to: usize) -> bool {
+        self.bits[from * self.words + to / 64] & (1 << (to % 64)) != 0
+    }
+
+    /// Records an edge `from -> to`: every system that reaches `from` (and
+    /// `from` itself) now reaches `to` and all it reaches.
+    fn add_edge(&mut self, from: usize, to: usize) {
+        let n = self.bits.len().checked_div(self.words).unwrap_or(0);
+        let mut row: Vec<u64> = self.bits[to * self.words..(to + 1) * self.words].to_vec();
+        row[to / 64] |= 1 << (to % 64);
+        for x in 0..n {
+            if x == from || self.get(x, from) {
+                let target = &mut self.bits[x * self.words..(x + 1) * self.words];
+                for (t, r) in target.iter_mut().zip(&row) {
+                    *t |= r;
+                }
+            }
+        }
+    }
+}
+
+/// The DAG over systems (node weight: registration index), its waves and
+/// its reachability.
 #[derive(Debug, Clone)]
 pub(crate) struct Dag {
     pub(crate) graph: DiGraph<usize, Vec<EdgeReason>>,
     pub(crate) waves: Vec<Vec<usize>>,
+    pub(crate) reach: Reach,
 }
 
 fn add_reason(
@@ -124,28 +207,12 @@ fn add_reason(
 
 impl Dag {
     pub(crate) fn build(nodes: &[Node<'_>], policy: Policy) -> Result<Dag, BuildError> {
-        let mut graph = DiGraph::with_capacity(nodes.len(), nodes.len());
-        for i in 0..nodes.len() {
+        let n = nodes.len();
+        let mut graph = DiGraph::with_capacity(n, n);
+        for i in 0..n {
             graph.add_node(i);
         }
-        for (i, earlier) in nodes.iter().enumerate() {
-            for (j, later) in nodes.iter().enumerate().skip(i + 1) {
-                for (name, kind, a, b) in earlier.access.conflicts(later.access) {
-                    let (from, to, rule) = match (policy, a, b) {
-                        (Policy::RegistrationOrder, _, _) => (i, j, Rule::RegistrationOrder),
-                        (_, Access::Write, Access::Write) => (i, j, Rule::WriteWrite),
-                        (_, Access::Write, _) => (i, j, Rule::WriteBeforeRead),
-                        (_, _, _) => (j, i, Rule::WriteBeforeRead),
-                    };
-                    add_reason(
-                        &mut graph,
-                        from,
-                        to,
-                        EdgeReason::Conflict { name, kind, rule },
-                    );
-                }
-            }
-        }
+        // 1. The user's constraints.
         let find = |system: &str, relation: &'static str, target: &str| {
             nodes
                 .iter()
@@ -156,6 +223,7 @@ impl Dag {
                     target: target.to_owned(),
                 })
         };
+        let mut reach = Reach::new(n);
         for (i, node) in nodes.iter().enumerate() {
             for (relation, targets) in [("before", node.before), ("after", node.after)] {
                 for target in targets {
@@ -166,13 +234,75 @@ impl Dag {
                         relation,
                     };
                     add_reason(&mut graph, from, to, reason);
+                    reach.add_edge(from, to);
                 }
+            }
+        }
+        if let Err(remaining) = kahn_waves(&graph) {
+            return Err(BuildError::Cycle {
+                cycle: find_cycle(&graph, &remaining, nodes),
+            });
+        }
+        let explicit = reach.clone();
+        // 2. Automatic edges for the conflicts the user left unordered.
+        let mut reasons = Vec::new();
+        for (i, earlier) in nodes.iter().enumerate() {
+            for (j, later) in nodes.iter().enumerate().skip(i + 1) {
+                if explicit.get(i, j) || explicit.get(j, i) {
+                    continue;
+                }
+                reasons.clear();
+                let mut forward = 0;
+                for (name, kind, a, b) in earlier.access.conflicts(later.access) {
+                    let (rule, runs_forward) = match (policy, a, b) {
+                        (Policy::RegistrationOrder, _, _) => (Rule::RegistrationOrder, true),
+                        (_, Access::Write, Access::Write) => (Rule::WriteWrite, true),
+                        (_, Access::Write, _) => (Rule::WriteBeforeRead, true),
+                        (_, _, _) => (Rule::WriteBeforeRead, false),
+                    };
+                    forward += usize::from(runs_forward);
+                    reasons.push((name, kind, rule, runs_forward));
+                }
+                if reasons.is_empty() {
+                    continue;
+                }
+                // Every rule points the same way: that way, unless a path
+                // already runs the other way. Otherwise registration order.
+                let backward = forward == 0;
+                let (from, to) = if backward { (j, i) } else { (i, j) };
+                let closes_cycle = reach.get(to, from);
+                if closes_cycle && !backward {
+                    // Already ordered against registration order by the
+                    // edges so far (the user's constraints with earlier
+                    // automatic edges): nothing to add.
+                    continue;
+                }
+                let fallback = forward != reasons.len() && !backward || closes_cycle;
+                let (from, to) = if closes_cycle { (i, j) } else { (from, to) };
+                for (name, kind, rule, runs_forward) in reasons.drain(..) {
+                    let rule = if fallback && (closes_cycle || !runs_forward) {
+                        Rule::CycleFallback
+                    } else {
+                        rule
+                    };
+                    add_reason(
+                        &mut graph,
+                        from,
+                        to,
+                        EdgeReason::Conflict { name, kind, rule },
+                    );
+                }
+                reach.add_edge(from, to);
             }
         }
         let waves = kahn_waves(&graph).map_err(|remaining| BuildError::Cycle {
             cycle: find_cycle(&graph, &remaining, nodes),
         })?;
-        Ok(Dag { graph, waves })
+        Ok(Dag {
+            graph,
+            waves,
+            reach,
+        })
     }
 }
 
@@ -255,6 +385,15 @@ impl Dag {
         self.graph
             .edges_directed(NodeIndex::new(i), Direction::Incoming)
             .map(|e| (e.source().index(), e.weight().as_slice()))
+    }
+
+    /// `true` when edge `from -> to` is implied by a longer path: another
+    /// successor of `from` reaches `to`.
+    pub(crate) fn implied(&self, from: usize, to: usize) -> bool {
+        self.graph
+            .neighbors_directed(NodeIndex::new(from), Direction::Outgoing)
+            .map(|n| n.index())
+            .any(|s| s != to && self.reach.get(s, to))
     }
 
     /// Every edge: `(from, to, reasons)`.

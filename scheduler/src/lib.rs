@@ -57,6 +57,7 @@ mod error;
 mod executor;
 mod explain;
 mod graph;
+mod names;
 mod param;
 mod schedule;
 mod system;
@@ -68,7 +69,7 @@ pub use executor::{Schedule, WaveTiming};
 pub use explain::Explain;
 pub use graph::{EdgeReason, Policy, Rule};
 pub use param::{Commands, Query, Res, ResMut, SystemParam};
-pub use schedule::{ScheduleBuilder, SystemConfig, SystemId};
+pub use schedule::{MAX_THREADS, ScheduleBuilder, SystemConfig, SystemId};
 pub use system::{
     DeclaredSystem, FunctionSystem, IntoSystem, IsStateful, IsSystem, Stateful, StatefulSystem,
     System, Tick,

@@ -7,7 +7,12 @@ use command_buffer::{CommandBuffer, ReservePolicy};
 use ecs_engine::Registry;
 
 use crate::graph::{Dag, Node};
+use crate::names::{self, NameSource};
 use crate::{BuildError, IntoSystem, Policy, System, SystemAccess};
+
+/// The most threads a schedule's pool takes: a larger request is a
+/// [`BuildError::TooManyThreads`] before any thread starts.
+pub const MAX_THREADS: usize = 1024;
 
 /// A system's number: its position in registration order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -60,8 +65,11 @@ impl SystemConfig<'_> {
         &mut self.builder.entries[self.index]
     }
 
-    /// Names the system (default: its function or type name, without the
-    /// module path).
+    /// Names the system. Chosen names must be unique. Default: its
+    /// function or type name, with as much of the module path as tells it
+    /// apart from the other systems (`update`, or `physics::update` beside
+    /// a `render::update`), and a numbered suffix (`setup::{{closure}}#2`)
+    /// for systems of the same path.
     pub fn named(&mut self, name: impl Into<Cow<'static, str>>) -> &mut Self {
         self.entry().name = Some(name.into());
         self
@@ -119,16 +127,19 @@ impl ScheduleBuilder {
         }
     }
 
-    /// How conflicts are ordered (default [`Policy::WriterFirst`]).
+    /// How conflicts that the explicit constraints leave unordered are
+    /// ordered (default [`Policy::RegistrationOrder`]).
     pub fn policy(&mut self, policy: Policy) -> &mut Self {
         self.policy = policy;
         self
     }
 
-    /// Threads of the schedule's rayon pool (default: one per core; at
-    /// least 1).
+    /// Threads of the schedule's rayon pool (default: one per core, as
+    /// [`std::thread::available_parallelism`] reports, at most
+    /// [`MAX_THREADS`]). 0 and more than [`MAX_THREADS`] are refused by
+    /// [`build`](Self::build), before any thread starts.
     pub fn threads(&mut self, threads: usize) -> &mut Self {
-        self.threads = Some(threads.max(1));
+        self.threads = Some(threads);
         self
     }
 
@@ -140,27 +151,35 @@ impl ScheduleBuilder {
     ///
     /// [`BuildError::DuplicateName`], [`BuildError::ParamClash`],
     /// [`BuildError::UnknownSystem`] or [`BuildError::Cycle`], each naming
-    /// the systems involved.
+    /// the systems involved; [`BuildError::ZeroThreads`] or
+    /// [`BuildError::TooManyThreads`] for a thread count outside
+    /// `1..=MAX_THREADS`; [`BuildError::ThreadPool`] when the operating
+    /// system refuses the threads.
     ///
     /// # Panics
     ///
     /// When the operating system refuses to start the pool's threads.
     pub fn build(self, registry: &mut Registry) -> Result<crate::Schedule, BuildError> {
-        let names: Vec<String> = self
+        match self.threads {
+            Some(0) => return Err(BuildError::ZeroThreads),
+            Some(threads) if threads > MAX_THREADS => {
+                return Err(BuildError::TooManyThreads {
+                    threads,
+                    max: MAX_THREADS,
+                });
+            }
+            _ => {}
+        }
+        let sources: Vec<NameSource> = self
             .entries
             .iter()
-            .map(|e| {
-                e.name
-                    .clone()
-                    .unwrap_or_else(|| e.system.default_name())
-                    .into_owned()
+            .map(|e| match (&e.name, e.system.type_path()) {
+                (Some(name), _) => NameSource::Chosen(name.clone().into_owned()),
+                (None, Some(path)) => NameSource::Path(path.into_owned()),
+                (None, None) => NameSource::Chosen(e.system.default_name().into_owned()),
             })
             .collect();
-        for (i, name) in names.iter().enumerate() {
-            if names[..i].contains(name) {
-                return Err(BuildError::DuplicateName { name: name.clone() });
-            }
-        }
+        let names = names::assign(&sources)?;
         let accesses: Vec<SystemAccess> = self.entries.iter().map(|e| e.system.access()).collect();
         for (name, access) in names.iter().zip(&accesses) {
             if let Some(clash) = access.clashes().first() {
@@ -188,7 +207,8 @@ impl ScheduleBuilder {
         }
         let threads = self
             .threads
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .min(MAX_THREADS);
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("ecs-worker-{i}"))

@@ -28,6 +28,16 @@ pub trait System: Send + 'static {
     /// The name used when the schedule is built without an explicit one.
     fn default_name(&self) -> Cow<'static, str>;
 
+    /// The function or type path the default name is made from, when the
+    /// system has one: the schedule then names the system by the shortest
+    /// suffix of that path that no other system shares (see
+    /// [`ScheduleBuilder::build`](crate::ScheduleBuilder::build)). `None`
+    /// (the default) when [`default_name`](Self::default_name) is a name the
+    /// system chose, kept as is.
+    fn type_path(&self) -> Option<Cow<'static, str>> {
+        None
+    }
+
     /// What the system reads and writes; called once, at build.
     fn access(&self) -> SystemAccess;
 
@@ -101,6 +111,10 @@ macro_rules! function_system {
         {
             fn default_name(&self) -> Cow<'static, str> {
                 Cow::Owned(short_name(std::any::type_name::<Func>()))
+            }
+
+            fn type_path(&self) -> Option<Cow<'static, str>> {
+                Some(Cow::Borrowed(std::any::type_name::<Func>()))
             }
 
             #[allow(unused_mut, reason = "a function without parameters declares nothing")]
@@ -198,6 +212,10 @@ impl<S: StatefulSystem> IntoSystem<IsStateful> for S {
 impl<S: StatefulSystem> System for Stateful<S> {
     fn default_name(&self) -> Cow<'static, str> {
         Cow::Owned(short_name(std::any::type_name::<S>()))
+    }
+
+    fn type_path(&self) -> Option<Cow<'static, str>> {
+        Some(Cow::Borrowed(std::any::type_name::<S>()))
     }
 
     fn access(&self) -> SystemAccess {

@@ -101,6 +101,10 @@ impl System for Spanned {
         self.inner.default_name()
     }
 
+    fn type_path(&self) -> Option<Cow<'static, str>> {
+        self.inner.type_path()
+    }
+
     fn access(&self) -> SystemAccess {
         self.inner.access()
     }
