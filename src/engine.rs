@@ -93,7 +93,7 @@ const _: () = {
 
 impl Engine {
     /// A builder with the defaults: one thread per core, a step of 1/60 s,
-    /// [`Policy::WriterFirst`](scheduler::Policy::WriterFirst), no system.
+    /// [`Policy::RegistrationOrder`](scheduler::Policy::RegistrationOrder), no system.
     pub fn builder() -> EngineBuilder {
         EngineBuilder::default()
     }

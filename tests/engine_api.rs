@@ -133,7 +133,17 @@ fn schedule_errors_reach_the_caller() {
     assert!(
         error
             .to_string()
-            .starts_with("cannot build the schedule: the systems form a cycle")
+            .starts_with("cannot build the schedule: the `before`/`after` constraints form a cycle")
+    );
+
+    let mut builder = Engine::builder();
+    builder.threads(100_000);
+    assert_eq!(
+        builder.build().unwrap_err(),
+        EngineError::Build(BuildError::TooManyThreads {
+            threads: 100_000,
+            max: ecs_runtime::scheduler::MAX_THREADS
+        })
     );
 
     let mut builder = Engine::builder();

@@ -74,7 +74,10 @@ impl Default for EngineBuilder {
 impl EngineBuilder {
     /// Threads of the engine's pool (default: one per core, as
     /// [`std::thread::available_parallelism`] reports). 0 is refused by
-    /// [`build`](Self::build) with [`EngineError::ZeroThreads`].
+    /// [`build`](Self::build) with [`EngineError::ZeroThreads`], more than
+    /// [`MAX_THREADS`](scheduler::MAX_THREADS) with
+    /// [`BuildError::TooManyThreads`](scheduler::BuildError::TooManyThreads),
+    /// both before any thread starts.
     pub fn threads(&mut self, threads: usize) -> &mut Self {
         self.threads = Some(threads);
         self
@@ -88,8 +91,9 @@ impl EngineBuilder {
         self
     }
 
-    /// How conflicting accesses are ordered (default
-    /// [`Policy::WriterFirst`]).
+    /// How conflicting accesses that the explicit `before`/`after`
+    /// constraints leave unordered are ordered (default
+    /// [`Policy::RegistrationOrder`]).
     pub fn policy(&mut self, policy: Policy) -> &mut Self {
         self.schedule.policy(policy);
         self
