@@ -15,7 +15,9 @@ pub enum BuildError {
     },
     /// A `before`/`after` constraint names a system that is not in the
     /// schedule.
-    #[error("system `{system}` must run {relation} `{target}`, but no system is named `{target}`")]
+    #[error(
+        "system `{system}` must run {relation} `{target}`, but no system or set is named `{target}`"
+    )]
     UnknownSystem {
         /// The system with the constraint.
         system: String,
@@ -146,6 +148,20 @@ pub enum RunError {
         system: String,
         /// The panic message (`<non-string panic payload>` when it has none).
         message: String,
+    },
+    /// A system (or its run condition) needs a resource the registry does
+    /// not hold. Checked before the first system of a tick runs, until a
+    /// tick has found every declared resource.
+    #[error(
+        "tick {tick}: system `{system}` needs resource `{resource}`, which the registry does not hold; insert it before running the schedule"
+    )]
+    MissingResource {
+        /// The tick's number.
+        tick: u64,
+        /// The first system (in registration order) that needs it.
+        system: String,
+        /// The resource's type name.
+        resource: String,
     },
     /// No system has that name (from `set_enabled`).
     #[error("no system is named `{name}`")]

@@ -39,6 +39,8 @@ pub struct Schedule {
     pub(crate) dag: Dag,
     pool: rayon::ThreadPool,
     wave_timings: Vec<WaveTiming>,
+    /// A tick has found every declared resource in the registry.
+    resources_checked: bool,
 }
 
 impl std::fmt::Debug for Schedule {
@@ -62,9 +64,11 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 impl Slot {
-    /// Runs the system once, catching a panic; records time and failure.
+    /// Runs the system once (unless a run condition says no), catching a
+    /// panic; records time and failure.
     fn run(&mut self, cell: &RegistryCell<'_>, tick: Tick) {
         self.failure = None;
+        self.skipped = false;
         if !self.enabled {
             self.last_run = Duration::ZERO;
             return;
@@ -72,7 +76,64 @@ impl Slot {
         let start = Instant::now();
         let ctx = SystemContext::new(&self.name, &self.access, cell, &mut self.buffer, tick);
         let system = &mut self.system;
-        let outcome = catch_unwind(AssertUnwindSafe(|| system.run(&ctx)));
+        let conditions = &self.conditions;
+        let skipped = &mut self.skipped;
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            for condition in conditions {
+                if !condition.lock().evaluate(&ctx)? {
+                    *skipped = true;
+                    return Ok(());
+                }
+            }
+            system.run(&ctx)
+        }));
+        self.last_run = if self.skipped {
+            Duration::ZERO
+        } else {
+            start.elapsed()
+        };
+        self.failure = match outcome {
+            Ok(Ok(())) => None,
+            Ok(Err(error)) => Some(Failure::Error(error)),
+            Err(payload) => Some(Failure::Panic(panic_message(&*payload))),
+        };
+    }
+
+    /// Runs an exclusive system with the whole registry (its run
+    /// conditions first, over a shared view of it).
+    fn run_exclusive(&mut self, registry: &mut Registry, tick: Tick) {
+        self.failure = None;
+        self.skipped = false;
+        if !self.enabled {
+            self.last_run = Duration::ZERO;
+            return;
+        }
+        let start = Instant::now();
+        let mut run = true;
+        if !self.conditions.is_empty() {
+            let cell = registry.cell();
+            let ctx = SystemContext::new(&self.name, &self.access, &cell, &mut self.buffer, tick);
+            for condition in &self.conditions {
+                match catch_unwind(AssertUnwindSafe(|| condition.lock().evaluate(&ctx))) {
+                    Ok(Ok(true)) => {}
+                    Ok(Ok(false)) => run = false,
+                    Ok(Err(error)) => self.failure = Some(Failure::Error(error)),
+                    Err(payload) => self.failure = Some(Failure::Panic(panic_message(&*payload))),
+                }
+                if !run || self.failure.is_some() {
+                    break;
+                }
+            }
+        }
+        if !run || self.failure.is_some() {
+            self.skipped = !run;
+            self.last_run = Duration::ZERO;
+            return;
+        }
+        let (system, name) = (&mut self.system, self.name.as_str());
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            system.run_exclusive(name, registry, tick)
+        }));
         self.last_run = start.elapsed();
         self.failure = match outcome {
             Ok(Ok(())) => None,
@@ -109,6 +170,7 @@ impl Schedule {
             dag,
             pool,
             wave_timings,
+            resources_checked: false,
         }
     }
 
@@ -132,12 +194,18 @@ impl Schedule {
     ///
     /// # Errors
     ///
+    /// [`RunError::MissingResource`], before any system runs, when a
+    /// system declares a resource the registry lacks (checked until a tick
+    /// has found them all).
     /// [`RunError::System`] or [`RunError::Panic`] for the first failing
     /// system (in registration order) of the first wave with a failure. The
     /// other systems of that wave finish and their commands are applied;
     /// the failing system's commands are discarded; later waves do not run.
     /// The registry stays consistent and the schedule usable.
     pub fn run(&mut self, registry: &mut Registry, tick: Tick) -> Result<(), RunError> {
+        if !self.resources_checked {
+            self.check_resources(registry, tick)?;
+        }
         let threads = self.threads();
         let Schedule {
             slots,
@@ -172,6 +240,28 @@ impl Schedule {
             wait_for(&done);
         });
         outcome.expect("the tick job ran to completion")
+    }
+
+    /// Every resource a system declares must be in `registry`; checked
+    /// until a tick passes.
+    fn check_resources(&mut self, registry: &Registry, tick: Tick) -> Result<(), RunError> {
+        for &p in &self.position {
+            let slot = &self.slots[p];
+            if let Some(missing) = slot
+                .access
+                .resources()
+                .iter()
+                .find(|r| !r.is_present(registry))
+            {
+                return Err(RunError::MissingResource {
+                    tick: tick.number,
+                    system: slot.name.clone(),
+                    resource: crate::short_name(missing.name),
+                });
+            }
+        }
+        self.resources_checked = true;
+        Ok(())
     }
 
     /// The waves: for each, its systems' ids and names in registration
@@ -305,11 +395,13 @@ fn run_waves(
     for (range, timing) in wave_ranges.iter().zip(wave_timings.iter_mut()) {
         let wave = &mut slots[range.clone()];
         let start = Instant::now();
-        {
-            let cell = registry.cell();
-            match &mut *wave {
-                [single] => single.run(&cell, tick),
-                many => many.par_iter_mut().for_each(|slot| slot.run(&cell, tick)),
+        match &mut *wave {
+            // An exclusive system conflicts with every other: always alone.
+            [single] if single.access.is_exclusive() => single.run_exclusive(registry, tick),
+            [single] => single.run(&registry.cell(), tick),
+            many => {
+                let cell = registry.cell();
+                many.par_iter_mut().for_each(|slot| slot.run(&cell, tick));
             }
         }
         timing.wall = start.elapsed();

@@ -66,7 +66,8 @@ pub enum Rule {
     /// [`Policy::WriterFirst`]: both write, the earlier-registered runs
     /// first.
     WriteWrite,
-    /// [`Policy::RegistrationOrder`]: the earlier-registered runs first.
+    /// [`Policy::RegistrationOrder`], or an exclusive system under any
+    /// policy: the earlier-registered runs first.
     RegistrationOrder,
     /// [`Policy::WriterFirst`]: the writer-first edge would have closed a
     /// cycle, so the earlier-registered system runs first instead.
@@ -115,6 +116,7 @@ impl fmt::Display for EdgeReason {
                 let kind = match kind {
                     SubjectKind::Component => "",
                     SubjectKind::Resource => "resource ",
+                    SubjectKind::Registry => "exclusive ",
                 };
                 let rule = match rule {
                     Rule::WriteBeforeRead => "write -> read",
@@ -138,6 +140,14 @@ impl fmt::Display for EdgeReason {
 pub(crate) struct Node<'a> {
     pub(crate) name: &'a str,
     pub(crate) access: &'a SystemAccess,
+    pub(crate) before: &'a [String],
+    pub(crate) after: &'a [String],
+    pub(crate) sets: &'a [String],
+}
+
+/// What the graph needs of one system set.
+pub(crate) struct SetNode<'a> {
+    pub(crate) name: &'a str,
     pub(crate) before: &'a [String],
     pub(crate) after: &'a [String],
 }
@@ -206,35 +216,71 @@ fn add_reason(
 }
 
 impl Dag {
-    pub(crate) fn build(nodes: &[Node<'_>], policy: Policy) -> Result<Dag, BuildError> {
+    pub(crate) fn build(
+        nodes: &[Node<'_>],
+        sets: &[SetNode<'_>],
+        policy: Policy,
+    ) -> Result<Dag, BuildError> {
         let n = nodes.len();
         let mut graph = DiGraph::with_capacity(n, n);
         for i in 0..n {
             graph.add_node(i);
         }
-        // 1. The user's constraints.
-        let find = |system: &str, relation: &'static str, target: &str| {
-            nodes
-                .iter()
-                .position(|n| n.name == target)
-                .ok_or_else(|| BuildError::UnknownSystem {
+        // 1. The user's constraints. A target is a system name, else a set
+        // name (every member).
+        let resolve = |system: &str, relation: &'static str, target: &str| {
+            if let Some(i) = nodes.iter().position(|n| n.name == target) {
+                return Ok(vec![i]);
+            }
+            let members: Vec<usize> = (0..n)
+                .filter(|&i| nodes[i].sets.iter().any(|s| s == target))
+                .collect();
+            if members.is_empty() && !sets.iter().any(|s| s.name == target) {
+                return Err(BuildError::UnknownSystem {
                     system: system.to_owned(),
                     relation,
                     target: target.to_owned(),
-                })
+                });
+            }
+            Ok(members)
         };
         let mut reach = Reach::new(n);
-        for (i, node) in nodes.iter().enumerate() {
-            for (relation, targets) in [("before", node.before), ("after", node.after)] {
-                for target in targets {
-                    let j = find(node.name, relation, target)?;
+        let mut constrain = |declared_by: &str,
+                             sources: &[usize],
+                             relation: &'static str,
+                             target: &str|
+         -> Result<(), BuildError> {
+            for j in resolve(declared_by, relation, target)? {
+                for &i in sources {
+                    if i == j {
+                        continue;
+                    }
                     let (from, to) = if relation == "before" { (i, j) } else { (j, i) };
                     let reason = EdgeReason::Constraint {
-                        declared_by: node.name.to_owned(),
+                        declared_by: declared_by.to_owned(),
                         relation,
                     };
                     add_reason(&mut graph, from, to, reason);
                     reach.add_edge(from, to);
+                }
+            }
+            Ok(())
+        };
+        for (i, node) in nodes.iter().enumerate() {
+            for (relation, targets) in [("before", node.before), ("after", node.after)] {
+                for target in targets {
+                    constrain(node.name, &[i], relation, target)?;
+                }
+            }
+        }
+        for set in sets {
+            let members: Vec<usize> = (0..n)
+                .filter(|&i| nodes[i].sets.iter().any(|s| s == set.name))
+                .collect();
+            let declared_by = format!("set {}", set.name);
+            for (relation, targets) in [("before", set.before), ("after", set.after)] {
+                for target in targets {
+                    constrain(&declared_by, &members, relation, target)?;
                 }
             }
         }
@@ -256,6 +302,7 @@ impl Dag {
                 for (name, kind, a, b) in earlier.access.conflicts(later.access) {
                     let (rule, runs_forward) = match (policy, a, b) {
                         (Policy::RegistrationOrder, _, _) => (Rule::RegistrationOrder, true),
+                        _ if kind == SubjectKind::Registry => (Rule::RegistrationOrder, true),
                         (_, Access::Write, Access::Write) => (Rule::WriteWrite, true),
                         (_, Access::Write, _) => (Rule::WriteBeforeRead, true),
                         (_, _, _) => (Rule::WriteBeforeRead, false),

@@ -94,6 +94,7 @@
 #![forbid(unsafe_code)]
 
 mod access;
+mod condition;
 mod context;
 mod error;
 mod executor;
@@ -105,14 +106,15 @@ mod schedule;
 mod system;
 
 pub use access::{ResourceAccess, SubjectKind, SystemAccess, short_name};
+pub use condition::{Condition, FunctionCondition, IntoCondition};
 pub use context::SystemContext;
 pub use error::{BuildError, CycleEdge, RunError, SystemError};
 pub use executor::{Schedule, WaveTiming};
 pub use explain::Explain;
 pub use graph::{EdgeReason, Policy, Rule};
 pub use param::{Commands, Query, Res, ResMut, SystemParam};
-pub use schedule::{MAX_THREADS, ScheduleBuilder, SystemConfig, SystemId};
+pub use schedule::{MAX_THREADS, ScheduleBuilder, SetConfig, SystemConfig, SystemId};
 pub use system::{
-    DeclaredSystem, FunctionSystem, IntoSystem, IsStateful, IsSystem, Stateful, StatefulSystem,
-    System, Tick,
+    DeclaredSystem, ExclusiveSystem, FunctionSystem, IntoSystem, IsExclusive, IsStateful,
+    IsSystem, Stateful, StatefulSystem, System, SystemOutput, Tick,
 };

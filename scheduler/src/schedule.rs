@@ -6,9 +6,10 @@ use std::time::Duration;
 use command_buffer::{CommandBuffer, ReservePolicy};
 use ecs_engine::Registry;
 
-use crate::graph::{Dag, Node};
+use crate::condition::{SharedCondition, share};
+use crate::graph::{Dag, Node, SetNode};
 use crate::names::{self, NameSource};
-use crate::{BuildError, IntoSystem, Policy, System, SystemAccess};
+use crate::{BuildError, IntoCondition, IntoSystem, Policy, System, SystemAccess};
 
 /// The most threads a schedule's pool takes: a larger request is a
 /// [`BuildError::TooManyThreads`] before any thread starts.
@@ -31,6 +32,18 @@ struct Entry {
     before: Vec<String>,
     after: Vec<String>,
     reserve: Option<ReservePolicy>,
+    conditions: Vec<SharedCondition>,
+    sets: Vec<String>,
+}
+
+/// A system set's configuration: constraints and run conditions that
+/// apply to every member.
+#[derive(Default)]
+struct SetEntry {
+    name: String,
+    before: Vec<String>,
+    after: Vec<String>,
+    conditions: Vec<SharedCondition>,
 }
 
 /// Collects systems and their constraints; [`build`](Self::build) checks
@@ -38,6 +51,7 @@ struct Entry {
 #[derive(Default)]
 pub struct ScheduleBuilder {
     entries: Vec<Entry>,
+    sets: Vec<SetEntry>,
     policy: Policy,
     threads: Option<usize>,
 }
@@ -101,6 +115,96 @@ impl SystemConfig<'_> {
     pub fn id(&self) -> SystemId {
         SystemId(self.index)
     }
+
+    /// Runs the system only on ticks where `condition` (a function of
+    /// system parameters, usually `Res<R>`, returning `bool`) is `true`;
+    /// evaluated right before the system would run, each tick. A skipped
+    /// system records nothing. The condition's access is added to the
+    /// system's, so it is ordered like the system. Several conditions must
+    /// all hold.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    /// use scheduler::{Query, Res, Schedule, Tick};
+    ///
+    /// struct Paused(bool);
+    /// struct Position(f32);
+    ///
+    /// fn running(paused: Res<Paused>) -> bool {
+    ///     !paused.0
+    /// }
+    /// fn movement(mut q: Query<&mut Position>) {
+    ///     q.each(|p| p.0 += 1.0);
+    /// }
+    ///
+    /// let mut registry = Registry::new();
+    /// registry.insert_resource(Paused(false));
+    /// let ship = registry.spawn((Position(0.0),));
+    /// let mut builder = Schedule::builder();
+    /// builder.add(movement).run_if(running);
+    /// let mut schedule = builder.build(&mut registry).unwrap();
+    /// schedule.run(&mut registry, Tick::default()).unwrap();
+    /// registry.insert_resource(Paused(true));
+    /// schedule.run(&mut registry, Tick::default()).unwrap();
+    /// assert_eq!(registry.get::<Position>(ship).unwrap().0, 1.0);
+    /// ```
+    pub fn run_if<M>(&mut self, condition: impl IntoCondition<M>) -> &mut Self {
+        let condition = share(condition.into_condition());
+        self.entry().conditions.push(condition);
+        self
+    }
+
+    /// Puts the system in the set named `set` (see
+    /// [`ScheduleBuilder::set`]): the set's constraints and run conditions
+    /// apply to it, and `before`/`after` of other systems may name the set.
+    pub fn in_set(&mut self, set: impl Into<String>) -> &mut Self {
+        self.entry().sets.push(set.into());
+        self
+    }
+}
+
+/// A system set being configured: see [`ScheduleBuilder::set`].
+#[derive(Debug)]
+pub struct SetConfig<'b> {
+    builder: &'b mut ScheduleBuilder,
+    index: usize,
+}
+
+impl SetConfig<'_> {
+    fn entry(&mut self) -> &mut SetEntry {
+        &mut self.builder.sets[self.index]
+    }
+
+    /// Every member runs before the system or every member of the set
+    /// named `name`.
+    pub fn before(&mut self, name: impl Into<String>) -> &mut Self {
+        self.entry().before.push(name.into());
+        self
+    }
+
+    /// Every member runs after the system or every member of the set named
+    /// `name`.
+    pub fn after(&mut self, name: impl Into<String>) -> &mut Self {
+        self.entry().after.push(name.into());
+        self
+    }
+
+    /// Every member runs only on ticks where `condition` holds (evaluated
+    /// by each member right before it would run; see
+    /// [`SystemConfig::run_if`]).
+    pub fn run_if<M>(&mut self, condition: impl IntoCondition<M>) -> &mut Self {
+        let condition = share(condition.into_condition());
+        self.entry().conditions.push(condition);
+        self
+    }
+}
+
+impl std::fmt::Debug for SetEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SetEntry").field("name", &self.name).finish()
+    }
 }
 
 impl std::fmt::Debug for Entry {
@@ -120,10 +224,62 @@ impl ScheduleBuilder {
             before: Vec::new(),
             after: Vec::new(),
             reserve: None,
+            conditions: Vec::new(),
+            sets: Vec::new(),
         });
         SystemConfig {
             index: self.entries.len() - 1,
             builder: self,
+        }
+    }
+
+    /// The system set named `name`, to order and condition its members as
+    /// one: plugins order against each other's sets without knowing system
+    /// names. Systems join with [`SystemConfig::in_set`]; `before`/`after`
+    /// of a system or a set may name a set (meaning every member). Calling
+    /// it again for the same name configures the same set.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    /// use scheduler::{Query, Schedule};
+    ///
+    /// struct Position(f32);
+    /// struct Velocity(f32);
+    ///
+    /// fn draw(_q: Query<&Position>) {}
+    /// fn integrate(mut q: Query<(&mut Position, &Velocity)>) {
+    ///     q.each(|(p, v)| p.0 += v.0);
+    /// }
+    /// fn damp(mut q: Query<&mut Velocity>) {
+    ///     q.each(|v| v.0 *= 0.9);
+    /// }
+    ///
+    /// let mut builder = Schedule::builder();
+    /// builder.set("physics").before("render");
+    /// builder.add(draw).in_set("render");
+    /// builder.add(integrate).in_set("physics");
+    /// builder.add(damp).in_set("physics");
+    /// let schedule = builder.build(&mut Registry::new()).unwrap();
+    /// let order: Vec<String> = schedule.waves().concat().iter().map(|(_, n)| n.to_string()).collect();
+    /// assert_eq!(order, ["integrate", "damp", "draw"]);
+    /// ```
+    pub fn set(&mut self, name: impl Into<String>) -> SetConfig<'_> {
+        let name = name.into();
+        let index = match self.sets.iter().position(|s| s.name == name) {
+            Some(index) => index,
+            None => {
+                self.sets.push(SetEntry {
+                    name,
+                    ..SetEntry::default()
+                });
+                self.sets.len() - 1
+            }
+        };
+        SetConfig {
+            builder: self,
+            index,
         }
     }
 
@@ -180,7 +336,25 @@ impl ScheduleBuilder {
             })
             .collect();
         let names = names::assign(&sources)?;
-        let accesses: Vec<SystemAccess> = self.entries.iter().map(|e| e.system.access()).collect();
+        // Each member takes its sets' conditions.
+        let mut entries = self.entries;
+        for entry in &mut entries {
+            for set in &self.sets {
+                if entry.sets.contains(&set.name) {
+                    entry.conditions.extend(set.conditions.iter().cloned());
+                }
+            }
+        }
+        let accesses: Vec<SystemAccess> = entries
+            .iter()
+            .map(|e| {
+                let mut access = e.system.access();
+                for condition in &e.conditions {
+                    access.merge(&condition.lock().access());
+                }
+                access
+            })
+            .collect();
         for (name, access) in names.iter().zip(&accesses) {
             if let Some(clash) = access.clashes().first() {
                 return Err(BuildError::ParamClash {
@@ -189,8 +363,7 @@ impl ScheduleBuilder {
                 });
             }
         }
-        let nodes: Vec<Node<'_>> = self
-            .entries
+        let nodes: Vec<Node<'_>> = entries
             .iter()
             .zip(&names)
             .zip(&accesses)
@@ -199,9 +372,19 @@ impl ScheduleBuilder {
                 access,
                 before: &entry.before,
                 after: &entry.after,
+                sets: &entry.sets,
             })
             .collect();
-        let dag = Dag::build(&nodes, self.policy)?;
+        let sets: Vec<SetNode<'_>> = self
+            .sets
+            .iter()
+            .map(|set| SetNode {
+                name: &set.name,
+                before: &set.before,
+                after: &set.after,
+            })
+            .collect();
+        let dag = Dag::build(&nodes, &sets, self.policy)?;
         for access in &accesses {
             access.register_pools(registry);
         }
@@ -217,8 +400,7 @@ impl ScheduleBuilder {
                 threads,
                 message: error.to_string(),
             })?;
-        let slots = self
-            .entries
+        let slots = entries
             .into_iter()
             .zip(names)
             .zip(accesses)
@@ -240,6 +422,8 @@ impl ScheduleBuilder {
                     enabled: true,
                     last_run: Duration::ZERO,
                     failure: None,
+                    conditions: entry.conditions,
+                    skipped: false,
                 }
             })
             .collect();
@@ -264,4 +448,8 @@ pub(crate) struct Slot {
     pub(crate) enabled: bool,
     pub(crate) last_run: Duration,
     pub(crate) failure: Option<Failure>,
+    /// Run conditions: its own, then its sets'.
+    pub(crate) conditions: Vec<SharedCondition>,
+    /// A run condition skipped the last run.
+    pub(crate) skipped: bool,
 }

@@ -282,11 +282,12 @@ fn subject_of(name: &str, kind: SubjectKind) -> usize {
     let names = match kind {
         SubjectKind::Component => [type_name::<C<0>>(), type_name::<C<1>>(), type_name::<C<2>>()].to_vec(),
         SubjectKind::Resource => [type_name::<R<0>>(), type_name::<R<1>>()].to_vec(),
+        SubjectKind::Registry => panic!("no exclusive system in these lists"),
     };
     let k = names.iter().position(|n| *n == name).unwrap_or_else(|| panic!("unknown subject {name}"));
     match kind {
-        SubjectKind::Component => k,
         SubjectKind::Resource => COMPONENTS + k,
+        _ => k,
     }
 }
 

@@ -384,7 +384,7 @@ fn duplicate_name_and_unknown_constraint() {
             target: "ghost".into()
         }
     );
-    assert!(error.to_string().contains("no system is named `ghost`"));
+    assert!(error.to_string().contains("no system or set is named `ghost`"));
 }
 
 #[test]

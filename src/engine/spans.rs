@@ -105,6 +105,15 @@ impl System for Spanned {
         self.inner.type_path()
     }
 
+    fn run_exclusive(
+        &mut self,
+        name: &str,
+        registry: &mut ecs_engine::Registry,
+        tick: scheduler::Tick,
+    ) -> Result<(), SystemError> {
+        self.inner.run_exclusive(name, registry, tick)
+    }
+
     fn access(&self) -> SystemAccess {
         self.inner.access()
     }
