@@ -112,7 +112,7 @@ pub use error::{BuildError, CycleEdge, RunError, SystemError};
 pub use executor::{Schedule, WaveTiming};
 pub use explain::Explain;
 pub use graph::{EdgeReason, Policy, Rule};
-pub use param::{Commands, Query, Res, ResMut, SystemParam};
+pub use param::{Commands, Local, LocalState, Query, Res, ResMut, SystemParam};
 pub use schedule::{MAX_THREADS, ScheduleBuilder, SetConfig, SystemConfig, SystemId};
 pub use system::{
     DeclaredSystem, ExclusiveSystem, FunctionSystem, IntoSystem, IsExclusive, IsStateful,

@@ -7,6 +7,7 @@ use std::marker::PhantomData;
 use crate::access::short_name;
 use ecs_engine::Registry;
 
+use crate::param::LocalState;
 use crate::{SystemAccess, SystemContext, SystemError, SystemParam};
 
 /// The clock a system sees: which tick runs, the fixed step, and the wall
@@ -141,7 +142,24 @@ fn failed(system: &str, outcome: Result<(), String>) -> Result<(), SystemError> 
 /// - functions and closures whose parameters are all [`SystemParam`]s
 ///   (`fn movement(query: Query<(&mut Position, &Velocity)>)`), with the
 ///   access derived from the parameter types;
-/// - every [`StatefulSystem`] (a struct that keeps state between ticks).
+/// - every [`StatefulSystem`] (a struct that keeps state between ticks);
+/// - exclusive functions of `&mut Registry` ([`ExclusiveSystem`]).
+///
+/// A function or closure may return `()` or `Result<(), E>` (`E:
+/// Display`): an error stops the tick with a
+/// [`RunError::System`](crate::RunError::System) naming the system.
+///
+/// Anything else is refused at compile time with a message listing the
+/// accepted parameter kinds:
+///
+/// ```compile_fail
+/// use scheduler::Schedule;
+///
+/// fn not_a_system(speed: f32) {} // `f32` is not a system parameter
+///
+/// let mut builder = Schedule::builder();
+/// builder.add(not_a_system); // error: `fn(f32) {not_a_system}` is not a system
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a system",
     label = "not a system",
@@ -169,6 +187,7 @@ impl<S: System> IntoSystem<IsSystem> for S {
 /// A system made from a function or closure; see [`IntoSystem`].
 pub struct FunctionSystem<F, Params> {
     function: F,
+    locals: LocalState,
     _params: PhantomData<fn() -> Params>,
 }
 
@@ -186,7 +205,7 @@ macro_rules! function_system {
         {
             type System = FunctionSystem<Func, fn($($p,)*) -> Out>;
             fn into_system(self) -> Self::System {
-                FunctionSystem { function: self, _params: PhantomData }
+                FunctionSystem { function: self, locals: LocalState::default(), _params: PhantomData }
             }
         }
 
@@ -209,7 +228,7 @@ macro_rules! function_system {
                 access
             }
 
-            #[allow(non_snake_case, unused_variables, reason = "parameters named after their types")]
+            #[allow(non_snake_case, unused_variables, unused_mut, reason = "parameters named after their types; none for a function without parameters")]
             fn run(&mut self, ctx: &SystemContext<'_>) -> Result<(), SystemError> {
                 // Calls through a generic function so that the
                 // `FnMut(Item<'_>...)` bound is the one used.
@@ -217,7 +236,8 @@ macro_rules! function_system {
                 fn call<Out, $($p),*>(mut f: impl FnMut($($p),*) -> Out, $($p: $p),*) -> Out {
                     f($($p),*)
                 }
-                $(let $p = $p::fetch(ctx)?;)*
+                let mut locals = self.locals.children(<[&str]>::len(&[$(stringify!($p)),*])).iter_mut();
+                $(let $p = $p::fetch_local(ctx, locals.next().expect("one local slot per parameter"))?;)*
                 let outcome = call(&mut self.function, $($p),*).into_outcome();
                 failed(ctx.system_name(), outcome)
             }
@@ -285,12 +305,12 @@ pub struct IsStateful;
 
 /// The [`System`] made from a [`StatefulSystem`].
 #[derive(Debug)]
-pub struct Stateful<S>(S);
+pub struct Stateful<S>(S, LocalState);
 
 impl<S: StatefulSystem> IntoSystem<IsStateful> for S {
     type System = Stateful<S>;
     fn into_system(self) -> Stateful<S> {
-        Stateful(self)
+        Stateful(self, LocalState::default())
     }
 }
 
@@ -310,7 +330,7 @@ impl<S: StatefulSystem> System for Stateful<S> {
     }
 
     fn run(&mut self, ctx: &SystemContext<'_>) -> Result<(), SystemError> {
-        let params = S::Params::fetch(ctx)?;
+        let params = S::Params::fetch_local(ctx, &mut self.1)?;
         self.0.run(params);
         Ok(())
     }

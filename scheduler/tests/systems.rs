@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ecs_engine::{Entity, Registry};
 use scheduler::{
-    BuildError, Commands, Query, Res, ResMut, RunError, Schedule, SystemError, Tick,
+    BuildError, Commands, Local, Query, Res, ResMut, RunError, Schedule, SystemError, Tick,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -305,4 +305,59 @@ fn closures_that_only_panic_are_still_systems() {
     let mut schedule = builder.build(&mut registry).unwrap();
     let error = schedule.run(&mut registry, tick(0)).unwrap_err();
     assert!(matches!(error, RunError::Panic { system, .. } if system == "zero"));
+}
+
+#[derive(Default)]
+struct Log(Vec<(u32, u64)>);
+
+fn numbered(mut calls: Local<u32>, mut total: Local<u64>, frame: Res<Frame>, mut log: ResMut<Log>) {
+    *calls += 1;
+    *total += frame.0;
+    log.0.push((*calls, *total));
+}
+
+#[test]
+fn locals_belong_to_their_system_and_parameter() {
+    let mut registry = Registry::new();
+    registry.insert_resource(Frame(10));
+    registry.insert_resource(Log::default());
+    let mut builder = Schedule::builder();
+    builder.add(numbered).named("a");
+    builder.add(numbered).named("b");
+    // Locals inside a nested tuple keep their own values too.
+    builder
+        .add(|(mut n, _): (Local<u8>, Tick), mut frame: ResMut<Frame>| {
+            *n += 1;
+            frame.0 += u64::from(*n);
+        })
+        .named("nested");
+    let mut schedule = builder.build(&mut registry).unwrap();
+    for number in 0..3 {
+        schedule.run(&mut registry, tick(number)).unwrap();
+    }
+    // a and b each count their own calls; frame grows 1, 2, 3 after them.
+    assert_eq!(
+        registry.resource::<Log>().unwrap().0,
+        [(1, 10), (1, 10), (2, 21), (2, 21), (3, 34), (3, 34)]
+    );
+    assert_eq!(registry.resource::<Frame>().unwrap().0, 16);
+}
+
+#[test]
+fn more_than_eight_parameters_through_nested_tuples() {
+    #[allow(clippy::type_complexity, reason = "the point of the test")]
+    fn wide(
+        (a, b, c, d): (Tick, Tick, Tick, Tick),
+        (e, f, g, h): (Tick, Tick, Tick, Tick),
+        (mut frame, _pos): (ResMut<Frame>, Query<&Position>),
+    ) {
+        frame.0 = [a, b, c, d, e, f, g, h].iter().map(|t| t.number).sum();
+    }
+    let mut registry = Registry::new();
+    registry.insert_resource(Frame(0));
+    let mut builder = Schedule::builder();
+    builder.add(wide);
+    let mut schedule = builder.build(&mut registry).unwrap();
+    schedule.run(&mut registry, tick(2)).unwrap();
+    assert_eq!(registry.resource::<Frame>().unwrap().0, 16);
 }
