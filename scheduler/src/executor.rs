@@ -41,6 +41,8 @@ pub struct Schedule {
     wave_timings: Vec<WaveTiming>,
     /// A tick has found every declared resource in the registry.
     resources_checked: bool,
+    /// The startup systems, each a wave of its own, until they have run.
+    startup: Vec<Slot>,
 }
 
 impl std::fmt::Debug for Schedule {
@@ -171,7 +173,25 @@ impl Schedule {
             pool,
             wave_timings,
             resources_checked: false,
+            startup: Vec::new(),
         }
+    }
+
+    pub(crate) fn set_startup(&mut self, startup: Vec<Slot>) {
+        self.startup = startup;
+    }
+
+    /// Runs the startup systems once, one at a time in registration order,
+    /// each followed by its commands; then drops them.
+    fn run_startup(&mut self, registry: &mut Registry, tick: Tick) -> Result<(), RunError> {
+        let mut startup = std::mem::take(&mut self.startup);
+        check_resources(&startup, registry, tick)?;
+        let ranges: Vec<Range<usize>> = (0..startup.len()).map(|i| i..i + 1).collect();
+        let mut timings = vec![WaveTiming::default(); startup.len()];
+        let threads = self.threads();
+        self.pool.install(|| {
+            run_waves(&mut startup, &ranges, &mut timings, registry, tick, threads)
+        })
     }
 
     /// A builder for a new schedule.
@@ -203,8 +223,14 @@ impl Schedule {
     /// the failing system's commands are discarded; later waves do not run.
     /// The registry stays consistent and the schedule usable.
     pub fn run(&mut self, registry: &mut Registry, tick: Tick) -> Result<(), RunError> {
+        if !self.startup.is_empty() {
+            self.run_startup(registry, tick)?;
+        }
         if !self.resources_checked {
-            self.check_resources(registry, tick)?;
+            let by_registration: Vec<&Slot> =
+                self.position.iter().map(|&p| &self.slots[p]).collect();
+            check_resources(by_registration, registry, tick)?;
+            self.resources_checked = true;
         }
         let threads = self.threads();
         let Schedule {
@@ -240,28 +266,6 @@ impl Schedule {
             wait_for(&done);
         });
         outcome.expect("the tick job ran to completion")
-    }
-
-    /// Every resource a system declares must be in `registry`; checked
-    /// until a tick passes.
-    fn check_resources(&mut self, registry: &Registry, tick: Tick) -> Result<(), RunError> {
-        for &p in &self.position {
-            let slot = &self.slots[p];
-            if let Some(missing) = slot
-                .access
-                .resources()
-                .iter()
-                .find(|r| !r.is_present(registry))
-            {
-                return Err(RunError::MissingResource {
-                    tick: tick.number,
-                    system: slot.name.clone(),
-                    resource: crate::short_name(missing.name),
-                });
-            }
-        }
-        self.resources_checked = true;
-        Ok(())
     }
 
     /// The waves: for each, its systems' ids and names in registration
@@ -381,6 +385,30 @@ fn wait_for(done: &AtomicBool) {
             std::thread::park_timeout(Duration::from_millis(1));
         }
     }
+}
+
+/// Every resource the `slots` declare must be in `registry`: the first
+/// missing one (by slot order) is the error.
+fn check_resources<'a>(
+    slots: impl IntoIterator<Item = &'a Slot>,
+    registry: &Registry,
+    tick: Tick,
+) -> Result<(), RunError> {
+    for slot in slots {
+        if let Some(missing) = slot
+            .access
+            .resources()
+            .iter()
+            .find(|r| !r.is_present(registry))
+        {
+            return Err(RunError::MissingResource {
+                tick: tick.number,
+                system: slot.name.clone(),
+                resource: crate::short_name(missing.name),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// One tick: every wave, then its commands. See [`Schedule::run`].

@@ -51,6 +51,7 @@ struct SetEntry {
 #[derive(Default)]
 pub struct ScheduleBuilder {
     entries: Vec<Entry>,
+    startup: Vec<Box<dyn System>>,
     sets: Vec<SetEntry>,
     policy: Policy,
     threads: Option<usize>,
@@ -233,6 +234,44 @@ impl ScheduleBuilder {
         }
     }
 
+    /// Adds a startup system: the startup systems run once, before the
+    /// first tick's systems, one at a time in registration order, each
+    /// followed by its commands (so a later one sees what an earlier one
+    /// spawned). For setting up the world: spawning the level, inserting
+    /// resources the tick's systems need. Named like other systems; a
+    /// failure stops that first tick with an error naming it, and the
+    /// stage is not run again.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    /// use scheduler::{Commands, Query, Schedule, Tick};
+    ///
+    /// struct Position(f32);
+    ///
+    /// fn spawn_level(mut commands: Commands) {
+    ///     commands.spawn((Position(0.0),));
+    /// }
+    /// fn movement(mut q: Query<&mut Position>) {
+    ///     q.each(|p| p.0 += 1.0);
+    /// }
+    ///
+    /// let mut registry = Registry::new();
+    /// let mut builder = Schedule::builder();
+    /// builder.add_startup(spawn_level);
+    /// builder.add(movement);
+    /// let mut schedule = builder.build(&mut registry).unwrap();
+    /// for _ in 0..3 {
+    ///     schedule.run(&mut registry, Tick::default()).unwrap();
+    /// }
+    /// assert_eq!(registry.view::<&Position>().iter().next().unwrap().0, 3.0);
+    /// ```
+    pub fn add_startup<M>(&mut self, system: impl IntoSystem<M>) -> &mut Self {
+        self.startup.push(Box::new(system.into_system()));
+        self
+    }
+
     /// The system set named `name`, to order and condition its members as
     /// one: plugins order against each other's sets without knowing system
     /// names. Systems join with [`SystemConfig::in_set`]; `before`/`after`
@@ -400,6 +439,39 @@ impl ScheduleBuilder {
                 threads,
                 message: error.to_string(),
             })?;
+        let startup_sources: Vec<NameSource> = self
+            .startup
+            .iter()
+            .map(|system| match system.type_path() {
+                Some(path) => NameSource::Path(path.into_owned()),
+                None => NameSource::Chosen(system.default_name().into_owned()),
+            })
+            .collect();
+        let startup: Vec<Slot> = names::assign(&startup_sources)?
+            .into_iter()
+            .zip(self.startup)
+            .enumerate()
+            .map(|(index, (name, system))| {
+                let access = system.access();
+                let mut buffer = CommandBuffer::new();
+                if access.commands() {
+                    buffer.prepare(registry);
+                }
+                access.register_pools(registry);
+                Slot {
+                    id: SystemId(index),
+                    name,
+                    access,
+                    system,
+                    buffer,
+                    enabled: true,
+                    last_run: Duration::ZERO,
+                    failure: None,
+                    conditions: Vec::new(),
+                    skipped: false,
+                }
+            })
+            .collect();
         let slots = entries
             .into_iter()
             .zip(names)
@@ -427,7 +499,9 @@ impl ScheduleBuilder {
                 }
             })
             .collect();
-        Ok(crate::Schedule::new(slots, dag, pool))
+        let mut schedule = crate::Schedule::new(slots, dag, pool);
+        schedule.set_startup(startup);
+        Ok(schedule)
     }
 }
 

@@ -361,3 +361,60 @@ fn more_than_eight_parameters_through_nested_tuples() {
     schedule.run(&mut registry, tick(2)).unwrap();
     assert_eq!(registry.resource::<Frame>().unwrap().0, 16);
 }
+
+#[derive(Debug, PartialEq)]
+struct Level(u32);
+
+fn load_level(mut commands: Commands) {
+    commands.insert_resource(Level(1));
+    commands.spawn((Position(10), Velocity(1)));
+}
+
+fn place_player(registry: &mut Registry) {
+    // Sees what load_level spawned: its commands were applied first.
+    let count = registry.view::<&Position>().iter().count() as i64;
+    registry.spawn((Position(100 * count), Velocity(0)));
+}
+
+fn uses_level(level: Res<Level>, mut q: Query<(&mut Position, &Velocity)>) {
+    let speed = i64::from(level.0);
+    q.each(|(p, v)| p.0 += v.0 * speed);
+}
+
+#[test]
+fn startup_systems_run_once_before_the_first_tick() {
+    let mut registry = Registry::new();
+    let mut builder = Schedule::builder();
+    builder.add(uses_level);
+    builder.add_startup(load_level);
+    builder.add_startup(place_player);
+    let mut schedule = builder.build(&mut registry).unwrap();
+    assert_eq!(registry.len(), 0);
+    for number in 0..3 {
+        schedule.run(&mut registry, tick(number)).unwrap();
+    }
+    let mut positions: Vec<i64> = registry.view::<&Position>().iter().map(|p| p.0).collect();
+    positions.sort_unstable();
+    assert_eq!(positions, [13, 100]);
+    assert_eq!(registry.resource::<Level>(), Some(&Level(1)));
+}
+
+#[test]
+fn a_failing_startup_system_names_itself_and_runs_once() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&runs);
+    let mut registry = Registry::new();
+    let mut builder = Schedule::builder();
+    builder.add_startup(move |_: Tick| -> Result<(), String> {
+        counter.fetch_add(1, Ordering::SeqCst);
+        Err("no level file".into())
+    });
+    let mut schedule = builder.build(&mut registry).unwrap();
+    let error = schedule.run(&mut registry, tick(0)).unwrap_err();
+    assert!(
+        error.to_string().contains("a_failing_startup_system_names_itself_and_runs_once::{{closure}}` failed: no level file"),
+        "{error}"
+    );
+    schedule.run(&mut registry, tick(1)).unwrap();
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}

@@ -190,6 +190,14 @@ impl EngineBuilder {
         }
     }
 
+    /// Adds a startup system: it runs once, before the first tick's
+    /// systems (see
+    /// [`ScheduleBuilder::add_startup`](scheduler::ScheduleBuilder::add_startup)).
+    pub fn add_startup_system<M>(&mut self, system: impl IntoSystem<M>) -> &mut Self {
+        self.schedule.add_startup(system);
+        self
+    }
+
     /// Checks the settings, builds the schedule (its DAG, waves and thread
     /// pool) and inserts the [`Tick`] resource.
     ///
