@@ -242,9 +242,9 @@ impl Schedule {
         } = self;
         // The tick runs as one job on the pool, so systems and their
         // `par_each` run on its threads. The caller waits for it by
-        // spinning briefly, then parking: a blocking `install` would put
-        // the caller to sleep and wake it up again on every tick, which
-        // costs more than a short tick itself.
+        // spinning briefly, then parking until the job's end unparks it: a
+        // blocking `install` would put the caller to sleep and wake it up
+        // again on every tick, which costs more than a short tick itself.
         let mut outcome = None;
         let done = AtomicBool::new(false);
         let caller = std::thread::current();
@@ -376,13 +376,18 @@ impl Drop for DoneSignal<'_> {
 /// How long the caller spins (yielding its core) before parking.
 const SPIN: Duration = Duration::from_micros(50);
 
+/// Waits for `done`: spins briefly (a short tick ends before a sleep would
+/// pay off), then sleeps until [`DoneSignal`] unparks this thread. The
+/// unpark comes after `done` is set, and a token left by an unpark that
+/// comes before the `park` makes it return at once, so no wake-up is lost;
+/// the loop absorbs spurious wake-ups.
 fn wait_for(done: &AtomicBool) {
     let start = Instant::now();
     while !done.load(Ordering::Acquire) {
         if start.elapsed() < SPIN {
             std::thread::yield_now();
         } else {
-            std::thread::park_timeout(Duration::from_millis(1));
+            std::thread::park();
         }
     }
 }
