@@ -299,7 +299,11 @@ fn exclusive(c: &mut Criterion) {
             let mut builder = Schedule::builder();
             builder.threads(threads);
             for j in 0..4 {
-                builder.add(DeclaredSystem::new(format!("a{j}"), access(0, j), nothing as Run));
+                builder.add(DeclaredSystem::new(
+                    format!("a{j}"),
+                    access(0, j),
+                    nothing as Run,
+                ));
             }
             if with_exclusive {
                 builder.add(|registry: &mut Registry| {
@@ -307,7 +311,11 @@ fn exclusive(c: &mut Criterion) {
                 });
             }
             for j in 0..4 {
-                builder.add(DeclaredSystem::new(format!("b{j}"), access(1, j), nothing as Run));
+                builder.add(DeclaredSystem::new(
+                    format!("b{j}"),
+                    access(1, j),
+                    nothing as Run,
+                ));
             }
             let mut schedule = builder.build(&mut registry).unwrap();
             assert_eq!(schedule.waves().len(), if with_exclusive { 3 } else { 2 });

@@ -131,9 +131,9 @@ fn schedule_errors_reach_the_caller() {
     names.sort_unstable();
     assert_eq!(names, ["a", "b"]);
     assert!(
-        error
-            .to_string()
-            .starts_with("cannot build the schedule: the `before`/`after` constraints form a cycle")
+        error.to_string().starts_with(
+            "cannot build the schedule: the `before`/`after` constraints form a cycle"
+        )
     );
 
     let mut builder = Engine::builder();

@@ -317,8 +317,16 @@ impl SystemAccess {
             (
                 Cow::Borrowed("Registry"),
                 SubjectKind::Registry,
-                if self.exclusive { Access::Write } else { Access::Read },
-                if other.exclusive { Access::Write } else { Access::Read },
+                if self.exclusive {
+                    Access::Write
+                } else {
+                    Access::Read
+                },
+                if other.exclusive {
+                    Access::Write
+                } else {
+                    Access::Read
+                },
             )
         });
         components

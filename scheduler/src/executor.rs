@@ -189,9 +189,8 @@ impl Schedule {
         let ranges: Vec<Range<usize>> = (0..startup.len()).map(|i| i..i + 1).collect();
         let mut timings = vec![WaveTiming::default(); startup.len()];
         let threads = self.threads();
-        self.pool.install(|| {
-            run_waves(&mut startup, &ranges, &mut timings, registry, tick, threads)
-        })
+        self.pool
+            .install(|| run_waves(&mut startup, &ranges, &mut timings, registry, tick, threads))
     }
 
     /// A builder for a new schedule.

@@ -120,10 +120,7 @@ impl Schedule {
                 continue;
             }
             // Each reason escaped on its own, joined by DOT's line break.
-            let label: Vec<String> = reasons
-                .iter()
-                .map(|r| escape(&r.to_string()))
-                .collect();
+            let label: Vec<String> = reasons.iter().map(|r| escape(&r.to_string())).collect();
             let style = if reasons.iter().any(|r| r.is_fallback()) {
                 ", style=dashed"
             } else {

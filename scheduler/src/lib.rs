@@ -15,6 +15,15 @@
 //! or [`Policy::WriterFirst`], writers before readers, falling back to
 //! registration order (and saying so, [`Rule::CycleFallback`]) where a
 //! writer-first edge would close a cycle.
+//!
+//! Beyond plain systems: run conditions
+//! ([`SystemConfig::run_if`]), system sets ordered and conditioned as one
+//! ([`ScheduleBuilder::set`], [`SystemConfig::in_set`]), exclusive systems
+//! taking `&mut Registry` and running alone ([`ExclusiveSystem`]),
+//! per-system state ([`Local`]), systems returning `Result`
+//! ([`SystemOutput`]), and a startup stage
+//! ([`ScheduleBuilder::add_startup`]); each has a short example on its
+//! page.
 //! Structural changes go through each system's command buffer, applied
 //! between waves in registration order, so the result does not depend on
 //! thread timing. The schedule explains itself: [`Schedule::explain`]
@@ -115,6 +124,6 @@ pub use graph::{EdgeReason, Policy, Rule};
 pub use param::{Commands, Local, LocalState, Query, Res, ResMut, SystemParam};
 pub use schedule::{MAX_THREADS, ScheduleBuilder, SetConfig, SystemConfig, SystemId};
 pub use system::{
-    DeclaredSystem, ExclusiveSystem, FunctionSystem, IntoSystem, IsExclusive, IsStateful,
-    IsSystem, Stateful, StatefulSystem, System, SystemOutput, Tick,
+    DeclaredSystem, ExclusiveSystem, FunctionSystem, IntoSystem, IsExclusive, IsStateful, IsSystem,
+    Stateful, StatefulSystem, System, SystemOutput, Tick,
 };

@@ -156,7 +156,12 @@ mod tests {
         .unwrap();
         assert_eq!(
             names,
-            ["physics::update", "render::update", "movement", "Brain<Goal>"]
+            [
+                "physics::update",
+                "render::update",
+                "movement",
+                "Brain<Goal>"
+            ]
         );
     }
 

@@ -204,7 +204,9 @@ impl SetConfig<'_> {
 
 impl std::fmt::Debug for SetEntry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SetEntry").field("name", &self.name).finish()
+        f.debug_struct("SetEntry")
+            .field("name", &self.name)
+            .finish()
     }
 }
 
@@ -276,7 +278,10 @@ impl ScheduleBuilder {
     /// one: plugins order against each other's sets without knowing system
     /// names. Systems join with [`SystemConfig::in_set`]; `before`/`after`
     /// of a system or a set may name a set (meaning every member). Calling
-    /// it again for the same name configures the same set.
+    /// it again for the same name configures the same set. A name in
+    /// `before`/`after` must be a system, a set with a member, or a set
+    /// declared here (possibly empty: a plugin that is not added); anything
+    /// else is a [`BuildError::UnknownSystem`], so a typo is caught.
     ///
     /// # Examples
     ///

@@ -1,7 +1,7 @@
 //! A model-based oracle for the planner: random system lists (reads and
 //! writes over three component types and two resources, random
-//! `before` constraints, either policy) must satisfy, when the constraints
-//! are acyclic:
+//! `before` constraints, two system sets maybe ordered one before the
+//! other, either policy) must satisfy, when the constraints are acyclic:
 //!
 //! - no two conflicting systems share a wave;
 //! - every explicit constraint holds;
@@ -46,33 +46,55 @@ const WRITE: u8 = 2;
 struct Spec {
     access: [u8; SUBJECTS],
     before: Vec<usize>,
+    /// Member of set `x0`, of set `x1`.
+    sets: [bool; 2],
 }
 
 fn spec(n: usize) -> impl Strategy<Value = Spec> {
-    let access = proptest::array::uniform5(prop_oneof![2 => Just(NONE), 1 => Just(READ), 1 => Just(WRITE)]);
+    let access =
+        proptest::array::uniform5(prop_oneof![2 => Just(NONE), 1 => Just(READ), 1 => Just(WRITE)]);
     let before = proptest::collection::vec(0..n, 0..2);
-    (access, before).prop_map(|(access, before)| Spec { access, before })
+    let sets = proptest::array::uniform2(proptest::bool::weighted(0.3));
+    (access, before, sets).prop_map(|(access, before, sets)| Spec {
+        access,
+        before,
+        sets,
+    })
 }
 
-/// `n` systems (1 to 9) and a policy. The constraints mostly follow a
-/// random order of the systems (so most lists build, with constraints
-/// against registration order); one list in ten keeps every constraint
-/// drawn, cycles included.
-fn case() -> impl Strategy<Value = (Vec<Spec>, bool)> {
+/// A random system list: its systems, the policy, and whether set `x0`
+/// runs before set `x1`.
+#[derive(Debug, Clone)]
+struct Case {
+    specs: Vec<Spec>,
+    writer_first: bool,
+    sets_ordered: bool,
+}
+
+/// `n` systems (1 to 9), a policy and set order. The system constraints
+/// mostly follow a random order of the systems (so most lists build, with
+/// constraints against registration order); one list in ten keeps every
+/// constraint drawn, cycles included. The set order can close cycles too.
+fn case() -> impl Strategy<Value = Case> {
     (1usize..10).prop_flat_map(|n| {
         (
             proptest::collection::vec(spec(n), n),
             Just((0..n).collect::<Vec<usize>>()).prop_shuffle(),
             proptest::bool::weighted(0.1),
             any::<bool>(),
+            any::<bool>(),
         )
-            .prop_map(|(mut specs, rank, wild, writer_first)| {
+            .prop_map(|(mut specs, rank, wild, writer_first, sets_ordered)| {
                 for (i, s) in specs.iter_mut().enumerate() {
                     s.before.retain(|&j| j != i && (wild || rank[i] < rank[j]));
                     s.before.sort_unstable();
                     s.before.dedup();
                 }
-                (specs, writer_first)
+                Case {
+                    specs,
+                    writer_first,
+                    sets_ordered,
+                }
             })
     })
 }
@@ -127,16 +149,22 @@ impl World {
 /// What system `i` does, on plain values: every entity's `s` mixes the
 /// system's number with what it reads; each written component becomes
 /// `v * 31 + s`, each written resource `r * 31 + sum of s`.
-fn step(i: usize, spec: &Spec, reads: &[Option<Vec<u64>>; COMPONENTS], resources: &[u64; RESOURCES]) -> Vec<u64> {
+fn step(
+    i: usize,
+    spec: &Spec,
+    reads: &[Option<Vec<u64>>; COMPONENTS],
+    resources: &[u64; RESOURCES],
+) -> Vec<u64> {
     let base = (0..RESOURCES)
         .filter(|&r| spec.access[COMPONENTS + r] == READ)
-        .fold(i as u64 + 1, |acc, r| acc.wrapping_mul(17).wrapping_add(resources[r]));
+        .fold(i as u64 + 1, |acc, r| {
+            acc.wrapping_mul(17).wrapping_add(resources[r])
+        });
     (0..ENTITIES)
         .map(|e| {
-            reads
-                .iter()
-                .flatten()
-                .fold(base, |acc, column| acc.wrapping_mul(13).wrapping_add(column[e]))
+            reads.iter().flatten().fold(base, |acc, column| {
+                acc.wrapping_mul(13).wrapping_add(column[e])
+            })
         })
         .collect()
 }
@@ -164,7 +192,10 @@ fn apply_model(i: usize, spec: &Spec, world: &mut World) {
 fn run_real(i: usize, spec: &Spec, ctx: &SystemContext<'_>) -> Result<(), SystemError> {
     macro_rules! read_c {
         ($k:literal) => {
-            ctx.query::<&C<$k>>()?.iter().map(|c| c.0).collect::<Vec<u64>>()
+            ctx.query::<&C<$k>>()?
+                .iter()
+                .map(|c| c.0)
+                .collect::<Vec<u64>>()
         };
     }
     macro_rules! write_c {
@@ -187,8 +218,16 @@ fn run_real(i: usize, spec: &Spec, ctx: &SystemContext<'_>) -> Result<(), System
         reads[2] = Some(read_c!(2));
     }
     let resources = [
-        if spec.access[3] == READ { ctx.resource::<R<0>>()?.0 } else { 0 },
-        if spec.access[4] == READ { ctx.resource::<R<1>>()?.0 } else { 0 },
+        if spec.access[3] == READ {
+            ctx.resource::<R<0>>()?.0
+        } else {
+            0
+        },
+        if spec.access[4] == READ {
+            ctx.resource::<R<1>>()?.0
+        } else {
+            0
+        },
     ];
     let s = step(i, spec, &reads, &resources);
     if spec.access[0] == WRITE {
@@ -228,7 +267,8 @@ fn registry() -> Registry {
 }
 
 fn read_back(registry: &Registry) -> World {
-    let column = |values: Vec<u64>| -> [u64; ENTITIES] { values.try_into().expect("one per entity") };
+    let column =
+        |values: Vec<u64>| -> [u64; ENTITIES] { values.try_into().expect("one per entity") };
     World {
         components: [
             column(registry.view::<&C<0>>().iter().map(|c| c.0).collect()),
@@ -242,29 +282,62 @@ fn read_back(registry: &Registry) -> World {
     }
 }
 
-fn build(specs: &[Spec], policy: Policy, threads: usize, registry: &mut Registry) -> Result<Schedule, BuildError> {
+fn build(case: &Case, threads: usize, registry: &mut Registry) -> Result<Schedule, BuildError> {
+    let specs = &case.specs;
     let mut builder = Schedule::builder();
-    builder.policy(policy).threads(threads);
+    builder.policy(policy(case.writer_first)).threads(threads);
+    if case.sets_ordered {
+        builder.set("x0").before("x1");
+        // Declared, so an empty x1 is a set, not a typo.
+        builder.set("x1");
+    }
     for (i, spec) in specs.iter().enumerate() {
         let owned = spec.clone();
-        let mut config = builder.add(DeclaredSystem::new(format!("s{i}"), declared(spec), move |ctx| {
-            run_real(i, &owned, ctx)
-        }));
+        let mut config = builder.add(DeclaredSystem::new(
+            format!("s{i}"),
+            declared(spec),
+            move |ctx| run_real(i, &owned, ctx),
+        ));
         for &j in &spec.before {
             config.before(format!("s{j}"));
+        }
+        for (k, &member) in spec.sets.iter().enumerate() {
+            if member {
+                config.in_set(format!("x{k}"));
+            }
         }
     }
     builder.build(registry)
 }
 
-/// Transitive closure of the explicit constraints.
-fn explicit_reach(specs: &[Spec]) -> Vec<Vec<bool>> {
-    let n = specs.len();
-    let mut reach = vec![vec![false; n]; n];
-    for (i, spec) in specs.iter().enumerate() {
+/// Every explicit `(before, after, declared_by)` pair: the systems' own
+/// constraints, and each member of `x0` before each other member of `x1`
+/// when the sets are ordered.
+fn constraints(case: &Case) -> Vec<(usize, usize, String)> {
+    let mut pairs = Vec::new();
+    for (i, spec) in case.specs.iter().enumerate() {
         for &j in &spec.before {
-            reach[i][j] = true;
+            pairs.push((i, j, format!("s{i}")));
         }
+    }
+    if case.sets_ordered {
+        for (a, first) in case.specs.iter().enumerate() {
+            for (b, second) in case.specs.iter().enumerate() {
+                if a != b && first.sets[0] && second.sets[1] {
+                    pairs.push((a, b, "set x0".to_owned()));
+                }
+            }
+        }
+    }
+    pairs
+}
+
+/// Transitive closure of the explicit constraints.
+fn explicit_reach(case: &Case) -> Vec<Vec<bool>> {
+    let n = case.specs.len();
+    let mut reach = vec![vec![false; n]; n];
+    for (i, j, _) in constraints(case) {
+        reach[i][j] = true;
     }
     for k in 0..n {
         for i in 0..n {
@@ -280,11 +353,19 @@ fn explicit_reach(specs: &[Spec]) -> Vec<Vec<bool>> {
 
 fn subject_of(name: &str, kind: SubjectKind) -> usize {
     let names = match kind {
-        SubjectKind::Component => [type_name::<C<0>>(), type_name::<C<1>>(), type_name::<C<2>>()].to_vec(),
+        SubjectKind::Component => [
+            type_name::<C<0>>(),
+            type_name::<C<1>>(),
+            type_name::<C<2>>(),
+        ]
+        .to_vec(),
         SubjectKind::Resource => [type_name::<R<0>>(), type_name::<R<1>>()].to_vec(),
         SubjectKind::Registry => panic!("no exclusive system in these lists"),
     };
-    let k = names.iter().position(|n| *n == name).unwrap_or_else(|| panic!("unknown subject {name}"));
+    let k = names
+        .iter()
+        .position(|n| *n == name)
+        .unwrap_or_else(|| panic!("unknown subject {name}"));
     match kind {
         SubjectKind::Resource => COMPONENTS + k,
         _ => k,
@@ -295,22 +376,27 @@ fn index(name: &str) -> usize {
     name[1..].parse().expect("systems are named s<i>")
 }
 
-fn check_plan(specs: &[Spec], policy: Policy) -> Result<(), TestCaseError> {
+fn check_plan(case: &Case) -> Result<(), TestCaseError> {
+    let (specs, policy) = (&case.specs, policy(case.writer_first));
     let n = specs.len();
-    let explicit = explicit_reach(specs);
+    let pairs = constraints(case);
+    let explicit = explicit_reach(case);
     let cyclic = (0..n).any(|i| explicit[i][i]);
-    let built = build(specs, policy, 1, &mut registry());
+    let built = build(case, 1, &mut registry());
     if cyclic {
         let Err(BuildError::Cycle { cycle }) = built else {
-            return Err(TestCaseError::fail(format!("expected a cycle, got {built:?}")));
+            return Err(TestCaseError::fail(format!(
+                "expected a cycle, got {built:?}"
+            )));
         };
         prop_assert!(!cycle.is_empty());
         for (k, edge) in cycle.iter().enumerate() {
             prop_assert_eq!(&edge.to, &cycle[(k + 1) % cycle.len()].from);
             let (from, to) = (index(&edge.from), index(&edge.to));
             for reason in &edge.reasons {
-                let declared_before = specs[from].before.contains(&to)
-                    && *reason == format!("`s{from}` declared before");
+                let declared_before = pairs.iter().any(|(a, b, by)| {
+                    (*a, *b) == (from, to) && *reason == format!("`{by}` declared before")
+                });
                 prop_assert!(declared_before, "{reason} is not a user constraint");
             }
         }
@@ -333,10 +419,8 @@ fn check_plan(specs: &[Spec], policy: Policy) -> Result<(), TestCaseError> {
         }
     }
     // Every explicit constraint holds.
-    for (i, spec) in specs.iter().enumerate() {
-        for &j in &spec.before {
-            prop_assert!(wave[i] < wave[j], "s{} before s{}", i, j);
-        }
+    for (i, j, by) in &pairs {
+        prop_assert!(wave[*i] < wave[*j], "s{} before s{} ({})", i, j, by);
     }
     // Every edge runs forward and follows the policy; waves are Kahn levels.
     let mut level = vec![0; n];
@@ -347,21 +431,31 @@ fn check_plan(specs: &[Spec], policy: Policy) -> Result<(), TestCaseError> {
         level[to] = level[to].max(wave[from] + 1);
         for reason in reasons {
             match reason {
-                EdgeReason::Constraint { declared_by, relation } => {
+                EdgeReason::Constraint {
+                    declared_by,
+                    relation,
+                } => {
                     prop_assert_eq!(*relation, "before");
-                    prop_assert_eq!(declared_by, &format!("s{from}"));
-                    prop_assert!(specs[from].before.contains(&to));
+                    prop_assert!(
+                        pairs
+                            .iter()
+                            .any(|(a, b, by)| (*a, *b) == (from, to) && by == declared_by)
+                    );
                 }
                 EdgeReason::Conflict { name, kind, rule } => {
                     prop_assert!(
                         !explicit[from][to] && !explicit[to][from],
-                        "automatic edge s{} -> s{} on a pair the user ordered", from, to
+                        "automatic edge s{} -> s{} on a pair the user ordered",
+                        from,
+                        to
                     );
                     let s = subject_of(name, *kind);
                     let (a, b) = (specs[from].access[s], specs[to].access[s]);
                     prop_assert!(a != NONE && b != NONE && (a == WRITE || b == WRITE));
                     match (policy, rule) {
-                        (Policy::RegistrationOrder, Rule::RegistrationOrder) => prop_assert!(from < to),
+                        (Policy::RegistrationOrder, Rule::RegistrationOrder) => {
+                            prop_assert!(from < to)
+                        }
                         (Policy::WriterFirst, Rule::WriteBeforeRead) => {
                             prop_assert!(a == WRITE && b == READ)
                         }
@@ -381,15 +475,21 @@ fn check_plan(specs: &[Spec], policy: Policy) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-fn check_executor(specs: &[Spec], policy: Policy) -> Result<(), TestCaseError> {
-    if explicit_reach(specs).iter().enumerate().any(|(i, row)| row[i]) {
+fn check_executor(case: &Case) -> Result<(), TestCaseError> {
+    let specs = &case.specs;
+    if explicit_reach(case)
+        .iter()
+        .enumerate()
+        .any(|(i, row)| row[i])
+    {
         return Ok(());
     }
     let mut expected = None;
     let mut plan = None;
     for threads in [1, 2, 8] {
         let mut registry = registry();
-        let mut schedule = build(specs, policy, threads, &mut registry).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let mut schedule =
+            build(case, threads, &mut registry).map_err(|e| TestCaseError::fail(e.to_string()))?;
         let waves: Vec<Vec<usize>> = schedule
             .waves()
             .iter()
@@ -397,7 +497,13 @@ fn check_executor(specs: &[Spec], policy: Policy) -> Result<(), TestCaseError> {
             .collect();
         for number in 0..3 {
             schedule
-                .run(&mut registry, Tick { number, ..Tick::default() })
+                .run(
+                    &mut registry,
+                    Tick {
+                        number,
+                        ..Tick::default()
+                    },
+                )
                 .map_err(|e| TestCaseError::fail(e.to_string()))?;
         }
         let world = read_back(&registry);
@@ -417,15 +523,19 @@ fn check_executor(specs: &[Spec], policy: Policy) -> Result<(), TestCaseError> {
 }
 
 fn policy(writer_first: bool) -> Policy {
-    if writer_first { Policy::WriterFirst } else { Policy::RegistrationOrder }
+    if writer_first {
+        Policy::WriterFirst
+    } else {
+        Policy::RegistrationOrder
+    }
 }
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
 
     #[test]
-    fn planner_satisfies_the_oracle((specs, writer_first) in case()) {
-        check_plan(&specs, policy(writer_first))?;
+    fn planner_satisfies_the_oracle(case in case()) {
+        check_plan(&case)?;
     }
 }
 
@@ -433,8 +543,8 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
     #[test]
-    fn executor_matches_a_sequential_run_on_1_2_and_8_threads((specs, writer_first) in case()) {
-        check_executor(&specs, policy(writer_first))?;
+    fn executor_matches_a_sequential_run_on_1_2_and_8_threads(case in case()) {
+        check_executor(&case)?;
     }
 }
 
@@ -443,8 +553,16 @@ fn the_sequential_model_depends_on_order() {
     // A sanity check of the oracle itself: two conflicting systems give a
     // different world in the other order, so a wrong plan would show.
     let specs = [
-        Spec { access: [WRITE, READ, NONE, NONE, NONE], before: vec![] },
-        Spec { access: [READ, WRITE, NONE, NONE, NONE], before: vec![] },
+        Spec {
+            access: [WRITE, READ, NONE, NONE, NONE],
+            before: vec![],
+            sets: [false; 2],
+        },
+        Spec {
+            access: [READ, WRITE, NONE, NONE, NONE],
+            before: vec![],
+            sets: [false; 2],
+        },
     ];
     let (mut a, mut b) = (World::new(), World::new());
     apply_model(0, &specs[0], &mut a);

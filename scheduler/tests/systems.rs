@@ -126,7 +126,9 @@ fn an_exclusive_system_runs_alone_in_its_place() {
     let mut builder = Schedule::builder();
     builder.threads(4);
     builder.add(hurt);
-    builder.add(|_: Query<&Velocity>| {}).named("reads_velocity");
+    builder
+        .add(|_: Query<&Velocity>| {})
+        .named("reads_velocity");
     builder.add(bury).run_if(running);
     builder
         .add(move |mut q: Query<&Position>| record.store(q.iter().count(), Ordering::SeqCst))
@@ -135,13 +137,14 @@ fn an_exclusive_system_runs_alone_in_its_place() {
     // bury conflicts with everything: a wave of its own, in its place.
     assert_eq!(
         order(&schedule),
-        [
-            vec!["hurt", "reads_velocity"],
-            vec!["bury"],
-            vec!["count"]
-        ]
+        [vec!["hurt", "reads_velocity"], vec!["bury"], vec!["count"]]
     );
-    assert!(schedule.explain().to_string().contains("exclusive (the whole registry)"));
+    assert!(
+        schedule
+            .explain()
+            .to_string()
+            .contains("exclusive (the whole registry)")
+    );
     schedule.run(&mut registry, tick(0)).unwrap();
     assert!(!registry.is_alive(doomed));
     assert!(registry.is_alive(kept));
@@ -178,7 +181,12 @@ fn an_exclusive_systems_error_and_panic_name_it() {
             }
         }
     );
-    let first = registry.view::<(Entity, &Position)>().iter().next().unwrap().0;
+    let first = registry
+        .view::<(Entity, &Position)>()
+        .iter()
+        .next()
+        .unwrap()
+        .0;
     registry.despawn(first).unwrap();
     let error = schedule.run(&mut registry, tick(1)).unwrap_err();
     assert!(
@@ -230,7 +238,10 @@ fn system_sets_order_and_condition_their_members() {
     builder.threads(2);
     // The render plugin, added first, knows nothing of physics systems.
     builder.set("render").after("physics");
-    builder.add(|_: Query<&Position>| {}).named("draw").in_set("render");
+    builder
+        .add(|_: Query<&Position>| {})
+        .named("draw")
+        .in_set("render");
     builder.set("physics").run_if(running);
     builder.add(movement).in_set("physics");
     builder
@@ -238,7 +249,10 @@ fn system_sets_order_and_condition_their_members() {
         .named("accelerate")
         .in_set("physics")
         .before("movement");
-    builder.add(|_: Query<&Velocity>| {}).named("hud").after("physics");
+    builder
+        .add(|_: Query<&Velocity>| {})
+        .named("hud")
+        .after("physics");
     let mut schedule = builder.build(&mut registry).unwrap();
     assert_eq!(
         order(&schedule),
@@ -268,6 +282,11 @@ fn system_sets_order_and_condition_their_members() {
         builder.build(&mut Registry::new()),
         Err(BuildError::UnknownSystem { .. })
     ));
+    // A declared set may be empty (a plugin that is not there): no error.
+    let mut builder = Schedule::builder();
+    builder.set("audio");
+    builder.add(movement).after("audio");
+    assert!(builder.build(&mut Registry::new()).is_ok());
 }
 
 #[test]

@@ -242,16 +242,21 @@ fn constraints_transitively_ordering_a_pair_suppress_its_conflict_edge() {
         .before("mid");
     builder.add(noop("tail", SystemAccess::new())).after("w");
     let mut builder2 = builder;
-    builder2.add(noop("hub", SystemAccess::new())).after("mid").before("w");
+    builder2
+        .add(noop("hub", SystemAccess::new()))
+        .after("mid")
+        .before("w");
     let schedule = builder2.build(&mut Registry::new()).unwrap();
     // r -> mid -> hub -> w -> tail: the (w, r) conflict is already ordered.
     assert_eq!(
         wave_names(&schedule),
         w(&[&["r"], &["mid"], &["hub"], &["w"], &["tail"]])
     );
-    assert!(schedule.edges().all(|(_, _, reasons)| reasons
-        .iter()
-        .all(|r| matches!(r, EdgeReason::Constraint { .. }))));
+    assert!(schedule.edges().all(|(_, _, reasons)| {
+        reasons
+            .iter()
+            .all(|r| matches!(r, EdgeReason::Constraint { .. }))
+    }));
 }
 
 #[test]
@@ -320,7 +325,10 @@ fn dot_labels_break_lines_and_the_reduced_view_drops_implied_edges() {
         dot.contains("\"a\" -> \"b\" [label=\"A: write -> write\"];"),
         "{dot}"
     );
-    assert!(dot.contains("\"a\" -> \"c\" [label=\"A: write -> write\"];"), "{dot}");
+    assert!(
+        dot.contains("\"a\" -> \"c\" [label=\"A: write -> write\"];"),
+        "{dot}"
+    );
     assert!(!dot.contains("\\\\n"), "{dot}");
     let reduced = schedule.to_dot_reduced();
     assert!(!reduced.contains("\"a\" -> \"c\""), "{reduced}");
@@ -384,7 +392,11 @@ fn duplicate_name_and_unknown_constraint() {
             target: "ghost".into()
         }
     );
-    assert!(error.to_string().contains("no system or set is named `ghost`"));
+    assert!(
+        error
+            .to_string()
+            .contains("no system or set is named `ghost`")
+    );
 }
 
 #[test]
