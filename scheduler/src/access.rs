@@ -313,22 +313,20 @@ impl SystemAccess {
                 b.access,
             ))
         });
-        let registry = (self.exclusive || other.exclusive).then(|| {
-            (
-                Cow::Borrowed("Registry"),
-                SubjectKind::Registry,
-                if self.exclusive {
-                    Access::Write
-                } else {
-                    Access::Read
-                },
-                if other.exclusive {
-                    Access::Write
-                } else {
-                    Access::Read
-                },
-            )
-        });
+        let registry = (self.exclusive || other.exclusive).then_some((
+            Cow::Borrowed("Registry"),
+            SubjectKind::Registry,
+            if self.exclusive {
+                Access::Write
+            } else {
+                Access::Read
+            },
+            if other.exclusive {
+                Access::Write
+            } else {
+                Access::Read
+            },
+        ));
         components
             .chain(resources)
             .chain(registry)

@@ -32,7 +32,16 @@ impl fmt::Display for Explain<'_> {
             for &(id, name) in wave {
                 let slot = schedule.slot(id);
                 let disabled = if slot.enabled { "" } else { " (disabled)" };
-                writeln!(f, "  {name}{disabled}: {}", slot.access.describe())?;
+                let conditions = match slot.conditions.len() {
+                    0 => String::new(),
+                    1 => "; runs if its condition holds".to_owned(),
+                    n => format!("; runs if its {n} conditions hold"),
+                };
+                writeln!(
+                    f,
+                    "  {name}{disabled}: {}{conditions}",
+                    slot.access.describe()
+                )?;
                 let mut predecessors: Vec<_> = schedule.dag.predecessors(id.0).collect();
                 predecessors.sort_by_key(|&(p, _)| p);
                 if predecessors.is_empty() {

@@ -173,17 +173,17 @@ fn apply_model(i: usize, spec: &Spec, world: &mut World) {
     let reads: [Option<Vec<u64>>; COMPONENTS] =
         std::array::from_fn(|c| (spec.access[c] == READ).then(|| world.components[c].to_vec()));
     let s = step(i, spec, &reads, &world.resources);
-    for c in 0..COMPONENTS {
-        if spec.access[c] == WRITE {
-            for e in 0..ENTITIES {
-                world.components[c][e] = world.components[c][e].wrapping_mul(31).wrapping_add(s[e]);
+    for (column, access) in world.components.iter_mut().zip(spec.access) {
+        if access == WRITE {
+            for (value, s) in column.iter_mut().zip(&s) {
+                *value = value.wrapping_mul(31).wrapping_add(*s);
             }
         }
     }
     let total = s.iter().fold(0u64, |a, &b| a.wrapping_add(b));
-    for r in 0..RESOURCES {
-        if spec.access[COMPONENTS + r] == WRITE {
-            world.resources[r] = world.resources[r].wrapping_mul(31).wrapping_add(total);
+    for (value, &access) in world.resources.iter_mut().zip(&spec.access[COMPONENTS..]) {
+        if access == WRITE {
+            *value = value.wrapping_mul(31).wrapping_add(total);
         }
     }
 }

@@ -68,6 +68,11 @@ fn run_conditions_skip_systems_and_their_commands() {
         builder.add(spawner).run_if(running).run_if(even_frame);
         builder.add(count_frame);
         let mut schedule = builder.build(&mut registry).unwrap();
+        let text = schedule.explain().to_string();
+        assert!(
+            text.contains("spawner: reads resource Paused, Frame; records commands; runs if its 2 conditions hold"),
+            "{text}"
+        );
         // The conditions read Frame: spawner is ordered before count_frame.
         assert_eq!(
             order(&schedule),
