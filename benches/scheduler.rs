@@ -230,6 +230,9 @@ fn heavy_compute(c: &mut Criterion) {
     group.finish();
 }
 
+/// A plain call in the baselines.
+type Call = fn(&mut u64);
+
 /// A gate resource for run conditions.
 struct Gate(bool);
 
@@ -273,8 +276,8 @@ fn run_conditions(c: &mut Criterion) {
         }
     }
     // Baseline: 20 plain calls in a Vec, every other one behind a bool.
-    let calls: Vec<(bool, fn(&mut u64))> = (0..20)
-        .map(|i| (i % 2 == 1, (|x: &mut u64| *x += 1) as fn(&mut u64)))
+    let calls: Vec<(bool, Call)> = (0..20)
+        .map(|i| (i % 2 == 1, (|x: &mut u64| *x += 1) as Call))
         .collect();
     let gate = Gate(false);
     group.bench_function("baseline_vec_of_calls", |b| {
