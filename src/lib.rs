@@ -45,7 +45,7 @@ pub mod prelude {
     pub use command_buffer::CommandBuffer;
     pub use event_queue::EventQueue;
     pub use scheduler::{
-        Commands, Policy, Query, Res, ResMut, Schedule, StatefulSystem, SystemId, Tick,
+        Commands, Local, Policy, Query, Res, ResMut, Schedule, StatefulSystem, SystemId, Tick,
     };
 
     pub use crate::{Engine, EngineBuilder, EngineError, SystemHandle};

@@ -7,7 +7,10 @@ use std::sync::Arc;
 
 use ecs_engine::Registry;
 use event_queue::EventQueue;
-use scheduler::{IntoSystem, Policy, Schedule, ScheduleBuilder, SystemConfig, SystemId, Tick};
+use scheduler::{
+    IntoCondition, IntoSystem, Policy, Schedule, ScheduleBuilder, SetConfig, SystemConfig,
+    SystemId, Tick,
+};
 
 use super::spans::{SpanRecorder, Spanned};
 use crate::{Engine, EngineError};
@@ -190,6 +193,12 @@ impl EngineBuilder {
         }
     }
 
+    /// The system set named `name`: `before`/`after`/`run_if` for all its
+    /// members at once (see [`ScheduleBuilder::set`]).
+    pub fn set(&mut self, name: impl Into<String>) -> SetConfig<'_> {
+        self.schedule.set(name)
+    }
+
     /// Adds a startup system: it runs once, before the first tick's
     /// systems (see
     /// [`ScheduleBuilder::add_startup`](scheduler::ScheduleBuilder::add_startup)).
@@ -247,10 +256,25 @@ pub struct SystemEntry<'b, S> {
 }
 
 impl<S> SystemEntry<'_, S> {
-    /// Names the system (default: its function or type name, without the
-    /// module path). Names must be unique.
+    /// Names the system. Chosen names must be unique. Default: its
+    /// function or type name, with as much of the module path as tells it
+    /// apart (see [`SystemConfig::named`]).
     pub fn named(&mut self, name: impl Into<Cow<'static, str>>) -> &mut Self {
         self.config.named(name);
+        self
+    }
+
+    /// Runs the system only on ticks where `condition` holds (see
+    /// [`SystemConfig::run_if`]).
+    pub fn run_if<M>(&mut self, condition: impl IntoCondition<M>) -> &mut Self {
+        self.config.run_if(condition);
+        self
+    }
+
+    /// Puts the system in the set named `set` (see
+    /// [`EngineBuilder::set`]).
+    pub fn in_set(&mut self, set: impl Into<String>) -> &mut Self {
+        self.config.in_set(set);
         self
     }
 
