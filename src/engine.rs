@@ -144,7 +144,11 @@ impl Engine {
                 self.registry.insert_resource(tick);
             }
         }
-        self.schedule.run(&mut self.registry, tick)?;
+        let outcome = self.schedule.run(&mut self.registry, tick);
+        if self.recorder.is_enabled() {
+            self.recorder.record(tick.number, self.schedule.last_runs());
+        }
+        outcome?;
         Ok(tick)
     }
 

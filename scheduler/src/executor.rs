@@ -27,6 +27,23 @@ pub struct WaveTiming {
     pub apply: Duration,
 }
 
+/// One run of one system, as the scheduler measured it: see
+/// [`Schedule::last_runs`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SystemRun {
+    /// The system.
+    pub system: SystemId,
+    /// The number of the tick it ran in.
+    pub tick: u64,
+    /// Index of the pool's worker thread that ran it (`0..threads`), or
+    /// `None` when it ran on another thread.
+    pub worker: Option<usize>,
+    /// When it started (its run conditions included).
+    pub start: Instant,
+    /// How long it ran.
+    pub duration: Duration,
+}
+
 /// A built schedule: systems in waves, a thread pool, and the timings of
 /// the last tick.
 pub struct Schedule {
@@ -94,11 +111,25 @@ impl Slot {
         } else {
             start.elapsed()
         };
+        if !self.skipped {
+            self.record(tick, start);
+        }
         self.failure = match outcome {
             Ok(Ok(())) => None,
             Ok(Err(error)) => Some(Failure::Error(error)),
             Err(payload) => Some(Failure::Panic(panic_message(&*payload))),
         };
+    }
+
+    /// Keeps the record of a run that just ended.
+    fn record(&mut self, tick: Tick, start: Instant) {
+        self.last = Some(SystemRun {
+            system: self.id,
+            tick: tick.number,
+            worker: rayon::current_thread_index(),
+            start,
+            duration: self.last_run,
+        });
     }
 
     /// Runs an exclusive system with the whole registry (its run
@@ -137,6 +168,7 @@ impl Slot {
             system.run_exclusive(name, registry, tick)
         }));
         self.last_run = start.elapsed();
+        self.record(tick, start);
         self.failure = match outcome {
             Ok(Ok(())) => None,
             Ok(Err(error)) => Some(Failure::Error(error)),
@@ -350,6 +382,16 @@ impl Schedule {
             let slot = &self.slots[p];
             (slot.id, slot.name.as_str(), slot.last_run)
         })
+    }
+
+    /// The last run of each system that has run, by registration order:
+    /// its tick, worker thread, start and duration, measured by the
+    /// scheduler (so a caller need not wrap systems to time them). A
+    /// system skipped by a run condition, disabled, or in a wave the tick
+    /// did not reach keeps the record of an earlier tick: compare
+    /// [`SystemRun::tick`].
+    pub fn last_runs(&self) -> impl Iterator<Item = SystemRun> + '_ {
+        self.position.iter().filter_map(|&p| self.slots[p].last)
     }
 
     /// The timings of each wave in the last tick.

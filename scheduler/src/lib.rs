@@ -118,7 +118,7 @@ pub use access::{ResourceAccess, SubjectKind, SystemAccess, short_name};
 pub use condition::{Condition, FunctionCondition, IntoCondition};
 pub use context::SystemContext;
 pub use error::{BuildError, CycleEdge, RunError, SystemError};
-pub use executor::{Schedule, WaveTiming};
+pub use executor::{Schedule, SystemRun, WaveTiming};
 pub use explain::Explain;
 pub use graph::{EdgeReason, Policy, Rule};
 pub use param::{Commands, Local, LocalState, Query, Res, ResMut, SystemParam};

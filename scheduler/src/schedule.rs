@@ -474,6 +474,7 @@ impl ScheduleBuilder {
                     failure: None,
                     conditions: Vec::new(),
                     skipped: false,
+                    last: None,
                 }
             })
             .collect();
@@ -501,6 +502,7 @@ impl ScheduleBuilder {
                     failure: None,
                     conditions: entry.conditions,
                     skipped: false,
+                    last: None,
                 }
             })
             .collect();
@@ -531,4 +533,6 @@ pub(crate) struct Slot {
     pub(crate) conditions: Vec<SharedCondition>,
     /// A run condition skipped the last run.
     pub(crate) skipped: bool,
+    /// The last run that happened.
+    pub(crate) last: Option<crate::SystemRun>,
 }

@@ -442,3 +442,27 @@ fn a_failing_startup_system_names_itself_and_runs_once() {
     schedule.run(&mut registry, tick(1)).unwrap();
     assert_eq!(runs.load(Ordering::SeqCst), 1);
 }
+
+#[test]
+fn the_scheduler_records_each_runs_worker_start_and_duration() {
+    let mut registry = Registry::new();
+    registry.insert_resource(Paused(false));
+    registry.spawn((Position(0), Velocity(1)));
+    let mut builder = Schedule::builder();
+    builder.threads(2);
+    builder.add(movement);
+    builder.add(hurt).run_if(running).after("movement");
+    let mut schedule = builder.build(&mut registry).unwrap();
+    schedule.run(&mut registry, tick(0)).unwrap();
+    registry.resource_mut::<Paused>().unwrap().0 = true;
+    schedule.run(&mut registry, tick(1)).unwrap();
+    let runs: Vec<_> = schedule.last_runs().collect();
+    assert_eq!(runs.len(), 2);
+    assert_eq!((runs[0].system.index(), runs[0].tick), (0, 1));
+    // hurt was skipped at tick 1: its record is tick 0's.
+    assert_eq!((runs[1].system.index(), runs[1].tick), (1, 0));
+    for run in &runs {
+        assert!(run.worker.is_some_and(|w| w < 2), "{run:?}");
+    }
+    assert!(runs[1].start < runs[0].start);
+}

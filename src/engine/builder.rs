@@ -12,7 +12,7 @@ use scheduler::{
     SystemId, Tick,
 };
 
-use super::spans::{SpanRecorder, Spanned};
+use super::spans::SpanRecorder;
 use crate::{Engine, EngineError};
 
 /// The default fixed step: 1/60 s.
@@ -180,15 +180,9 @@ impl EngineBuilder {
     where
         S: IntoSystem<M> + 'static,
     {
-        let index = self.systems;
         self.systems += 1;
-        let spanned = Spanned::new(
-            Box::new(system.into_system()),
-            index,
-            Arc::clone(&self.recorder),
-        );
         SystemEntry {
-            config: self.schedule.add(spanned),
+            config: self.schedule.add(system),
             _state: PhantomData,
         }
     }
