@@ -7,7 +7,7 @@ use std::time::Duration;
 use criterion::{Criterion, criterion_group, criterion_main};
 use ecs_runtime::ecs_engine::Registry;
 use ecs_runtime::scheduler::{
-    DeclaredSystem, Policy, Query, Schedule, SystemAccess, SystemContext, SystemError, Tick,
+    DeclaredSystem, Policy, Query, Res, Schedule, SystemAccess, SystemContext, SystemError, Tick,
 };
 
 /// Entities per archetype in `schedule`.
@@ -230,6 +230,115 @@ fn heavy_compute(c: &mut Criterion) {
     group.finish();
 }
 
+/// A plain call in the baselines.
+type Call = fn(&mut u64);
+
+/// A gate resource for run conditions.
+struct Gate(bool);
+
+fn gate_open(gate: Res<Gate>) -> bool {
+    gate.0
+}
+
+/// 20 empty systems in 5 waves (as `empty_schedule`); with `conditions`,
+/// every other one is skipped by a run condition each tick.
+fn gated_schedule(registry: &mut Registry, threads: usize, conditions: bool) -> Schedule {
+    let mut builder = Schedule::builder();
+    builder.threads(threads);
+    for w in 0..5 {
+        for j in 0..4 {
+            let mut config = builder.add(DeclaredSystem::new(
+                format!("s{w}{j}"),
+                access(w, j),
+                nothing as Run,
+            ));
+            if conditions && j % 2 == 1 {
+                config.run_if(gate_open);
+            }
+        }
+    }
+    let schedule = builder.build(registry).unwrap();
+    let widths: Vec<usize> = schedule.waves().iter().map(Vec::len).collect();
+    assert_eq!(widths, vec![4; 5]);
+    schedule
+}
+
+fn run_conditions(c: &mut Criterion) {
+    let mut group = c.benchmark_group("run_conditions");
+    let mut registry = Registry::new();
+    registry.insert_resource(Gate(false));
+    for threads in [1, 2] {
+        for (conditions, label) in [(true, "half_skipped"), (false, "no_conditions")] {
+            let mut schedule = gated_schedule(&mut registry, threads, conditions);
+            group.bench_function(format!("20_systems_{label}_{threads}_threads"), |b| {
+                b.iter(|| schedule.run(&mut registry, Tick::default()).unwrap())
+            });
+        }
+    }
+    // Baseline: 20 plain calls in a Vec, every other one behind a bool.
+    let calls: Vec<(bool, Call)> = (0..20)
+        .map(|i| (i % 2 == 1, (|x: &mut u64| *x += 1) as Call))
+        .collect();
+    let gate = Gate(false);
+    group.bench_function("baseline_vec_of_calls", |b| {
+        let mut x = 0u64;
+        b.iter(|| {
+            for (conditional, call) in black_box(&calls) {
+                if !conditional || black_box(&gate).0 {
+                    call(&mut x);
+                }
+            }
+            black_box(x)
+        })
+    });
+    group.finish();
+}
+
+fn exclusive(c: &mut Criterion) {
+    let mut group = c.benchmark_group("exclusive");
+    let mut registry = Registry::new();
+    for threads in [1, 2] {
+        for (with_exclusive, label) in [(true, "between_two_waves"), (false, "two_waves_only")] {
+            let mut builder = Schedule::builder();
+            builder.threads(threads);
+            for j in 0..4 {
+                builder.add(DeclaredSystem::new(
+                    format!("a{j}"),
+                    access(0, j),
+                    nothing as Run,
+                ));
+            }
+            if with_exclusive {
+                builder.add(|registry: &mut Registry| {
+                    black_box(registry.len());
+                });
+            }
+            for j in 0..4 {
+                builder.add(DeclaredSystem::new(
+                    format!("b{j}"),
+                    access(1, j),
+                    nothing as Run,
+                ));
+            }
+            let mut schedule = builder.build(&mut registry).unwrap();
+            assert_eq!(schedule.waves().len(), if with_exclusive { 3 } else { 2 });
+            group.bench_function(format!("{label}_{threads}_threads"), |b| {
+                b.iter(|| schedule.run(&mut registry, Tick::default()).unwrap())
+            });
+        }
+    }
+    // Baseline: the 9 calls one after the other on a plain Vec.
+    let mut values = vec![0u64; 9];
+    group.bench_function("baseline_vec_of_calls", |b| {
+        b.iter(|| {
+            for v in black_box(&mut values).iter_mut() {
+                *v += 1;
+            }
+        })
+    });
+    group.finish();
+}
+
 fn config() -> Criterion {
     Criterion::default()
         .sample_size(30)
@@ -240,6 +349,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = schedule, empty_schedule, heavy_compute
+    targets = schedule, empty_schedule, run_conditions, exclusive, heavy_compute
 }
 criterion_main!(benches);

@@ -106,7 +106,7 @@ const _: () = {
 
 impl Engine {
     /// A builder with the defaults: one thread per core, a step of 1/60 s,
-    /// [`Policy::WriterFirst`](scheduler::Policy::WriterFirst), no system.
+    /// [`Policy::RegistrationOrder`](scheduler::Policy::RegistrationOrder), no system.
     pub fn builder() -> EngineBuilder {
         EngineBuilder::default()
     }
@@ -162,7 +162,11 @@ impl Engine {
         for input in &mut self.inputs {
             input.deliver(&mut self.registry, tick.number);
         }
-        self.schedule.run(&mut self.registry, tick)?;
+        let outcome = self.schedule.run(&mut self.registry, tick);
+        if self.recorder.is_enabled() {
+            self.recorder.record(tick.number, self.schedule.last_runs());
+        }
+        outcome?;
         Ok(tick)
     }
 

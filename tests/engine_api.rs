@@ -131,9 +131,19 @@ fn schedule_errors_reach_the_caller() {
     names.sort_unstable();
     assert_eq!(names, ["a", "b"]);
     assert!(
-        error
-            .to_string()
-            .starts_with("cannot build the schedule: the systems form a cycle")
+        error.to_string().starts_with(
+            "cannot build the schedule: the `before`/`after` constraints form a cycle"
+        )
+    );
+
+    let mut builder = Engine::builder();
+    builder.threads(100_000);
+    assert_eq!(
+        builder.build().unwrap_err(),
+        EngineError::Build(BuildError::TooManyThreads {
+            threads: 100_000,
+            max: ecs_runtime::scheduler::MAX_THREADS
+        })
     );
 
     let mut builder = Engine::builder();
@@ -259,4 +269,37 @@ fn the_engine_moves_to_another_thread() {
     .unwrap();
     let x = engine.registry().get::<Position>(e).unwrap().0;
     assert!((x - 1.0).abs() < 1e-12, "{x}");
+}
+
+#[derive(Default)]
+struct Paused(bool);
+
+#[test]
+fn run_conditions_sets_and_startup_through_the_engine() {
+    fn running(paused: Res<Paused>) -> bool {
+        !paused.0
+    }
+    fn spawn_ship(registry: &mut Registry) {
+        registry.spawn((Position(0.0), Velocity(1.0)));
+    }
+    let mut builder = Engine::builder();
+    builder.threads(2).step(1.0);
+    builder.insert_resource(Paused::default());
+    builder.add_startup_system(spawn_ship);
+    builder.set("physics").run_if(running);
+    builder.add_system(movement).in_set("physics");
+    builder
+        .add_system(|mut paused: ResMut<Paused>, tick: Tick| paused.0 = tick.number >= 1)
+        .named("pause")
+        .after("physics");
+    let mut engine = builder.build().unwrap();
+    engine.run(4).unwrap();
+    // movement ran on ticks 0 and 1, then the pause held it.
+    let x: Vec<f64> = engine
+        .registry()
+        .view::<&Position>()
+        .iter()
+        .map(|p| p.0)
+        .collect();
+    assert_eq!(x, [2.0]);
 }

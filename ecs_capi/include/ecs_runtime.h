@@ -762,9 +762,9 @@ ecs_status ecs_queue_len(const struct ecs_queue *queue, size_t *out);
 // `"ECS_ERR_UNKNOWN_STATUS"` for a code this library does not define.
 const char *ecs_status_name(ecs_status status);
 
-// Adds a C system. Systems are ordered by their declarations, like Rust
-// systems: a writer of a component runs before its readers, two writers in
-// the order added, readers together; `before` / `after` add edges. The
+// Adds a C system. Systems are ordered like Rust systems: `before` /
+// `after` first, then two systems whose declared accesses conflict (one
+// writes what the other touches) in the order added; readers together. The
 // command buffer of a system that declared commands is applied after its
 // wave, in the order systems were added.
 //

@@ -66,9 +66,9 @@ pub struct ecs_system_desc {
 
 const SYSTEM_DESC_V1: usize = std::mem::size_of::<ecs_system_desc>();
 
-/// Adds a C system. Systems are ordered by their declarations, like Rust
-/// systems: a writer of a component runs before its readers, two writers in
-/// the order added, readers together; `before` / `after` add edges. The
+/// Adds a C system. Systems are ordered like Rust systems: `before` /
+/// `after` first, then two systems whose declared accesses conflict (one
+/// writes what the other touches) in the order added; readers together. The
 /// command buffer of a system that declared commands is applied after its
 /// wave, in the order systems were added.
 ///

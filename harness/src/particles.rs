@@ -10,9 +10,10 @@
 //! | movement  | R Velocity; W Position (in parallel)                  |
 //!
 //! Waves: {forces, respawn}, {bounce}, {movement}. Bounce comes before
-//! movement: it writes `Velocity`, which movement reads, so the default
-//! policy (writers first) would order them so anyway; it puts back in the
-//! box what the previous tick's movement took out.
+//! movement: it is registered first (the default policy), and it writes
+//! `Velocity`, which movement reads, so the writer-first policy would
+//! order them so too; it puts back in the box what the previous tick's
+//! movement took out.
 
 use ecs_engine::{Entity, Registry};
 use scheduler::{Commands, Query, Res, StatefulSystem, SystemParam, Tick};

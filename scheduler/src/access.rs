@@ -9,7 +9,7 @@ use ecs_engine::{Access, Component, ComponentAccess, ComponentId, ComponentKey, 
 use crate::EventAccess;
 
 /// One resource type a system reads or writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 pub struct ResourceAccess {
     /// The resource's Rust type.
     pub type_id: TypeId,
@@ -17,7 +17,26 @@ pub struct ResourceAccess {
     pub name: &'static str,
     /// Read or write.
     pub access: Access,
+    /// Whether a registry holds the resource.
+    present: fn(&Registry) -> bool,
 }
+
+impl std::fmt::Debug for ResourceAccess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResourceAccess")
+            .field("name", &self.name)
+            .field("access", &self.access)
+            .finish()
+    }
+}
+
+impl PartialEq for ResourceAccess {
+    fn eq(&self, other: &Self) -> bool {
+        self.type_id == other.type_id && self.name == other.name && self.access == other.access
+    }
+}
+
+impl Eq for ResourceAccess {}
 
 impl ResourceAccess {
     /// `access` to the resource type `R`.
@@ -26,7 +45,13 @@ impl ResourceAccess {
             type_id: TypeId::of::<R>(),
             name: type_name::<R>(),
             access,
+            present: Registry::contains_resource::<R>,
         }
+    }
+
+    /// `true` when `registry` holds the resource.
+    pub fn is_present(&self, registry: &Registry) -> bool {
+        (self.present)(registry)
     }
 }
 
@@ -64,6 +89,8 @@ pub struct SystemAccess {
     resources: Vec<ResourceAccess>,
     events: Vec<EventAccess>,
     commands: bool,
+    /// The system takes `&mut Registry`: it runs alone.
+    exclusive: bool,
     /// Types that the system's parameters borrow twice, at least once
     /// for writing: such a system could never run.
     clashes: Vec<Cow<'static, str>>,
@@ -168,6 +195,36 @@ impl SystemAccess {
         self.events
             .iter()
             .any(|e| e.type_id == type_id && e.access >= access)
+    }
+
+    /// Declares that the system takes the whole registry (`&mut
+    /// Registry`): it conflicts with every other system, so it runs alone
+    /// in its own wave. Made by [`ExclusiveSystem`](crate::ExclusiveSystem).
+    pub fn exclusive(mut self) -> Self {
+        self.exclusive = true;
+        self
+    }
+
+    /// `true` for an exclusive system (see [`exclusive`](Self::exclusive)).
+    pub fn is_exclusive(&self) -> bool {
+        self.exclusive
+    }
+
+    /// Adds everything `other` declares (a type declared by both keeps
+    /// the stronger access). A run condition's access is merged into its
+    /// system's this way: the two never borrow at the same time.
+    pub fn merge(&mut self, other: &SystemAccess) {
+        for c in &other.components {
+            self.add_component(c.clone());
+        }
+        for r in &other.resources {
+            self.add_resource(*r);
+        }
+        for e in &other.events {
+            self.add_event(e.clone());
+        }
+        self.commands |= other.commands;
+        self.exclusive |= other.exclusive;
     }
 
     /// Declares that the system records commands in its buffer.
@@ -326,8 +383,23 @@ impl SystemAccess {
                 b.access,
             ))
         });
+        let registry = (self.exclusive || other.exclusive).then_some((
+            Cow::Borrowed("Registry"),
+            SubjectKind::Registry,
+            if self.exclusive {
+                Access::Write
+            } else {
+                Access::Read
+            },
+            if other.exclusive {
+                Access::Write
+            } else {
+                Access::Read
+            },
+        ));
         components
             .chain(resources)
+            .chain(registry)
             .filter(|&(_, _, a, b)| a == Access::Write || b == Access::Write)
             .chain(events)
     }
@@ -368,6 +440,9 @@ impl SystemAccess {
                 parts.push(format!("{label} {}", list.join(", ")));
             }
         }
+        if self.exclusive {
+            parts.push("exclusive (the whole registry)".to_owned());
+        }
         if self.commands {
             parts.push("records commands".to_owned());
         }
@@ -388,6 +463,9 @@ pub enum SubjectKind {
     Resource,
     /// An event type: a writer and a reader conflict, two writers do not.
     Event,
+    /// The whole registry, taken by an exclusive system: ordered by
+    /// registration under every policy.
+    Registry,
 }
 
 /// A type name without module paths: `game::Position` → `Position`,

@@ -16,7 +16,9 @@ pub enum BuildError {
     },
     /// A `before`/`after` constraint names a system that is not in the
     /// schedule.
-    #[error("system `{system}` must run {relation} `{target}`, but no system is named `{target}`")]
+    #[error(
+        "system `{system}` must run {relation} `{target}`, but no system or set is named `{target}`"
+    )]
     UnknownSystem {
         /// The system with the constraint.
         system: String,
@@ -37,6 +39,17 @@ pub enum BuildError {
         /// The type borrowed twice.
         name: Cow<'static, str>,
     },
+    /// `threads(0)` was asked for: a schedule needs at least one thread.
+    #[error("a schedule needs at least one thread; threads(0) was asked for")]
+    ZeroThreads,
+    /// More threads were asked for than [`MAX_THREADS`](crate::MAX_THREADS).
+    #[error("{threads} threads asked for; a schedule's pool takes at most {max}")]
+    TooManyThreads {
+        /// The threads asked for.
+        threads: usize,
+        /// The limit, [`MAX_THREADS`](crate::MAX_THREADS).
+        max: usize,
+    },
     /// The schedule's thread pool could not start (too many threads for
     /// the machine's limits, for example).
     #[error("cannot start the schedule's pool of {threads} threads: {message}")]
@@ -46,8 +59,13 @@ pub enum BuildError {
         /// The operating system's reason.
         message: String,
     },
-    /// The ordering constraints form a cycle.
-    #[error("the systems form a cycle: {}", describe_cycle(.cycle))]
+    /// The explicit `before`/`after` constraints form a cycle. Conflicting
+    /// accesses alone never do: their automatic edges are only added where
+    /// they close no cycle.
+    #[error(
+        "the `before`/`after` constraints form a cycle: {}; remove or reverse one of these constraints to break it",
+        describe_cycle(.cycle)
+    )]
     Cycle {
         /// The edges of one cycle, in order: each edge's `to` is the next
         /// edge's `from`, and the last edge's `to` is the first's `from`.
@@ -145,6 +163,20 @@ pub enum RunError {
         /// entity and type; its `buffer` is the system's registration
         /// index.
         command: Box<SkippedCommand>,
+    },
+    /// A system (or its run condition) needs a resource the registry does
+    /// not hold. Checked before the first system of a tick runs, until a
+    /// tick has found every declared resource.
+    #[error(
+        "tick {tick}: system `{system}` needs resource `{resource}`, which the registry does not hold; insert it before running the schedule"
+    )]
+    MissingResource {
+        /// The tick's number.
+        tick: u64,
+        /// The first system (in registration order) that needs it.
+        system: String,
+        /// The resource's type name.
+        resource: String,
     },
     /// No system has that name (from `set_enabled`).
     #[error("no system is named `{name}`")]

@@ -683,4 +683,17 @@ impl EventHooks {
             flush(registry, failed);
         }
     }
+
+    /// Merges the writer buffers of every event type some wave writes
+    /// (after a startup system, which is in no wave), dropping those of
+    /// the `failed` systems.
+    pub(crate) fn flush_all(&self, registry: &mut Registry, failed: &[usize]) {
+        let mut done = Vec::new();
+        for &(type_id, flush) in self.waves.iter().flatten() {
+            if !done.contains(&type_id) {
+                done.push(type_id);
+                flush(registry, failed);
+            }
+        }
+    }
 }

@@ -29,6 +29,23 @@ pub struct WaveTiming {
     pub apply: Duration,
 }
 
+/// One run of one system, as the scheduler measured it: see
+/// [`Schedule::last_runs`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SystemRun {
+    /// The system.
+    pub system: SystemId,
+    /// The number of the tick it ran in.
+    pub tick: u64,
+    /// Index of the pool's worker thread that ran it (`0..threads`), or
+    /// `None` when it ran on another thread.
+    pub worker: Option<usize>,
+    /// When it started (its run conditions included).
+    pub start: Instant,
+    /// How long it ran.
+    pub duration: Duration,
+}
+
 /// A built schedule: systems in waves, a thread pool, and the timings of
 /// the last tick.
 pub struct Schedule {
@@ -41,6 +58,10 @@ pub struct Schedule {
     pub(crate) dag: Dag,
     pool: rayon::ThreadPool,
     wave_timings: Vec<WaveTiming>,
+    /// A tick has found every declared resource in the registry.
+    resources_checked: bool,
+    /// The startup systems, each a wave of its own, until they have run.
+    startup: Vec<Slot>,
     /// What happens between waves besides the commands (boxed: a
     /// schedule stays small to move).
     between: Box<Between>,
@@ -77,9 +98,11 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 impl Slot {
-    /// Runs the system once, catching a panic; records time and failure.
+    /// Runs the system once (unless a run condition says no), catching a
+    /// panic; records time and failure.
     fn run(&mut self, cell: &RegistryCell<'_>, tick: Tick) {
         self.failure = None;
+        self.skipped = false;
         if !self.enabled {
             self.last_run = Duration::ZERO;
             return;
@@ -88,8 +111,80 @@ impl Slot {
         let ctx = SystemContext::new(&self.name, &self.access, cell, &mut self.buffer, tick)
             .with_system_id(self.id);
         let system = &mut self.system;
-        let outcome = catch_unwind(AssertUnwindSafe(|| system.run(&ctx)));
+        let conditions = &self.conditions;
+        let skipped = &mut self.skipped;
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            for condition in conditions {
+                if !condition.lock().evaluate(&ctx)? {
+                    *skipped = true;
+                    return Ok(());
+                }
+            }
+            system.run(&ctx)
+        }));
+        self.last_run = if self.skipped {
+            Duration::ZERO
+        } else {
+            start.elapsed()
+        };
+        if !self.skipped {
+            self.record(tick, start);
+        }
+        self.failure = match outcome {
+            Ok(Ok(())) => None,
+            Ok(Err(error)) => Some(Failure::Error(error)),
+            Err(payload) => Some(Failure::Panic(panic_message(&*payload))),
+        };
+    }
+
+    /// Keeps the record of a run that just ended.
+    fn record(&mut self, tick: Tick, start: Instant) {
+        self.last = Some(SystemRun {
+            system: self.id,
+            tick: tick.number,
+            worker: rayon::current_thread_index(),
+            start,
+            duration: self.last_run,
+        });
+    }
+
+    /// Runs an exclusive system with the whole registry (its run
+    /// conditions first, over a shared view of it).
+    fn run_exclusive(&mut self, registry: &mut Registry, tick: Tick) {
+        self.failure = None;
+        self.skipped = false;
+        if !self.enabled {
+            self.last_run = Duration::ZERO;
+            return;
+        }
+        let start = Instant::now();
+        let mut run = true;
+        if !self.conditions.is_empty() {
+            let cell = registry.cell();
+            let ctx = SystemContext::new(&self.name, &self.access, &cell, &mut self.buffer, tick);
+            for condition in &self.conditions {
+                match catch_unwind(AssertUnwindSafe(|| condition.lock().evaluate(&ctx))) {
+                    Ok(Ok(true)) => {}
+                    Ok(Ok(false)) => run = false,
+                    Ok(Err(error)) => self.failure = Some(Failure::Error(error)),
+                    Err(payload) => self.failure = Some(Failure::Panic(panic_message(&*payload))),
+                }
+                if !run || self.failure.is_some() {
+                    break;
+                }
+            }
+        }
+        if !run || self.failure.is_some() {
+            self.skipped = !run;
+            self.last_run = Duration::ZERO;
+            return;
+        }
+        let (system, name) = (&mut self.system, self.name.as_str());
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            system.run_exclusive(name, registry, tick)
+        }));
         self.last_run = start.elapsed();
+        self.record(tick, start);
         self.failure = match outcome {
             Ok(Ok(())) => None,
             Ok(Err(error)) => Some(Failure::Error(error)),
@@ -135,7 +230,36 @@ impl Schedule {
                 tick_report: ApplyReport::default(),
                 events,
             }),
+            resources_checked: false,
+            startup: Vec::new(),
         }
+    }
+
+    pub(crate) fn set_startup(&mut self, startup: Vec<Slot>) {
+        self.startup = startup;
+    }
+
+    /// Runs the startup systems once, one at a time in registration order,
+    /// each followed by its commands; then drops them.
+    fn run_startup(&mut self, registry: &mut Registry, tick: Tick) -> Result<(), RunError> {
+        let mut startup = std::mem::take(&mut self.startup);
+        check_resources(&startup, registry, tick)?;
+        let ranges: Vec<Range<usize>> = (0..startup.len()).map(|i| i..i + 1).collect();
+        let mut timings = vec![WaveTiming::default(); startup.len()];
+        let threads = self.threads();
+        let between = &mut *self.between;
+        self.pool.install(|| {
+            run_waves(
+                &mut startup,
+                &ranges,
+                &mut timings,
+                between,
+                registry,
+                tick,
+                threads,
+                Stage::Startup,
+            )
+        })
     }
 
     /// A builder for a new schedule.
@@ -158,6 +282,9 @@ impl Schedule {
     ///
     /// # Errors
     ///
+    /// [`RunError::MissingResource`], before any system runs, when a
+    /// system declares a resource the registry lacks (checked until a tick
+    /// has found them all).
     /// [`RunError::System`] or [`RunError::Panic`] for the first failing
     /// system (in registration order) of the first wave with a failure. The
     /// other systems of that wave finish and their commands are applied;
@@ -170,6 +297,15 @@ impl Schedule {
     /// commands, skipped commands are counted in
     /// [`command_report`](Self::command_report), never an error.
     pub fn run(&mut self, registry: &mut Registry, tick: Tick) -> Result<(), RunError> {
+        if !self.startup.is_empty() {
+            self.run_startup(registry, tick)?;
+        }
+        if !self.resources_checked {
+            let by_registration: Vec<&Slot> =
+                self.position.iter().map(|&p| &self.slots[p]).collect();
+            check_resources(by_registration, registry, tick)?;
+            self.resources_checked = true;
+        }
         let threads = self.threads();
         let Schedule {
             slots,
@@ -186,9 +322,9 @@ impl Schedule {
         }
         // The tick runs as one job on the pool, so systems and their
         // `par_each` run on its threads. The caller waits for it by
-        // spinning briefly, then parking: a blocking `install` would put
-        // the caller to sleep and wake it up again on every tick, which
-        // costs more than a short tick itself.
+        // spinning briefly, then parking until the job's end unparks it: a
+        // blocking `install` would put the caller to sleep and wake it up
+        // again on every tick, which costs more than a short tick itself.
         let mut outcome = None;
         let done = AtomicBool::new(false);
         let caller = std::thread::current();
@@ -206,6 +342,7 @@ impl Schedule {
                     registry,
                     tick,
                     threads,
+                    Stage::Tick,
                 ));
             });
             wait_for(&done);
@@ -347,6 +484,16 @@ impl Schedule {
         })
     }
 
+    /// The last run of each system that has run, by registration order:
+    /// its tick, worker thread, start and duration, measured by the
+    /// scheduler (so a caller need not wrap systems to time them). A
+    /// system skipped by a run condition, disabled, or in a wave the tick
+    /// did not reach keeps the record of an earlier tick: compare
+    /// [`SystemRun::tick`].
+    pub fn last_runs(&self) -> impl Iterator<Item = SystemRun> + '_ {
+        self.position.iter().filter_map(|&p| self.slots[p].last)
+    }
+
     /// The timings of each wave in the last tick.
     pub fn wave_timings(&self) -> &[WaveTiming] {
         &self.wave_timings
@@ -370,13 +517,18 @@ impl Drop for DoneSignal<'_> {
 /// How long the caller spins (yielding its core) before parking.
 const SPIN: Duration = Duration::from_micros(50);
 
+/// Waits for `done`: spins briefly (a short tick ends before a sleep would
+/// pay off), then sleeps until [`DoneSignal`] unparks this thread. The
+/// unpark comes after `done` is set, and a token left by an unpark that
+/// comes before the `park` makes it return at once, so no wake-up is lost;
+/// the loop absorbs spurious wake-ups.
 fn wait_for(done: &AtomicBool) {
     let start = Instant::now();
     while !done.load(Ordering::Acquire) {
         if start.elapsed() < SPIN {
             std::thread::yield_now();
         } else {
-            std::thread::park_timeout(Duration::from_millis(1));
+            std::thread::park();
         }
     }
 }
@@ -384,6 +536,38 @@ fn wait_for(done: &AtomicBool) {
 /// The command buffer of a system that declared commands.
 fn commands_of(slot: &mut Slot) -> Option<&mut CommandBuffer> {
     slot.access.commands().then_some(&mut slot.buffer)
+}
+
+/// Every resource the `slots` declare must be in `registry`: the first
+/// missing one (by slot order) is the error.
+fn check_resources<'a>(
+    slots: impl IntoIterator<Item = &'a Slot>,
+    registry: &Registry,
+    tick: Tick,
+) -> Result<(), RunError> {
+    for slot in slots {
+        if let Some(missing) = slot
+            .access
+            .resources()
+            .iter()
+            .find(|r| !r.is_present(registry))
+        {
+            return Err(RunError::MissingResource {
+                tick: tick.number,
+                system: slot.name.clone(),
+                resource: crate::short_name(missing.name),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Which waves [`run_waves`] runs: the schedule's, or the startup
+/// systems' (one each, not in the schedule's event hooks' waves).
+#[derive(Clone, Copy)]
+enum Stage {
+    Tick,
+    Startup,
 }
 
 /// One tick: every wave, then its commands. See [`Schedule::run`].
@@ -395,6 +579,7 @@ fn run_waves(
     registry: &mut Registry,
     tick: Tick,
     threads: usize,
+    stage: Stage,
 ) -> Result<(), RunError> {
     for (wave_index, (range, timing)) in wave_ranges.iter().zip(wave_timings.iter_mut()).enumerate()
     {
@@ -403,11 +588,13 @@ fn run_waves(
         // buffer's lane: real handles, the same on any thread count.
         between.lanes.open(registry, wave, commands_of);
         let start = Instant::now();
-        {
-            let cell = registry.cell();
-            match &mut *wave {
-                [single] => single.run(&cell, tick),
-                many => many.par_iter_mut().for_each(|slot| slot.run(&cell, tick)),
+        match &mut *wave {
+            // An exclusive system conflicts with every other: always alone.
+            [single] if single.access.is_exclusive() => single.run_exclusive(registry, tick),
+            [single] => single.run(&registry.cell(), tick),
+            many => {
+                let cell = registry.cell();
+                many.par_iter_mut().for_each(|slot| slot.run(&cell, tick));
             }
         }
         timing.wall = start.elapsed();
@@ -421,7 +608,10 @@ fn run_waves(
             .filter(|slot| slot.failure.is_some())
             .map(|slot| slot.id.0)
             .collect();
-        between.events.flush(registry, wave_index, &failed);
+        match stage {
+            Stage::Tick => between.events.flush(registry, wave_index, &failed),
+            Stage::Startup => between.events.flush_all(registry, &failed),
+        }
         // Refused handles (past the live-entity limit) are reported as
         // skipped spawns by the apply.
         let _refused = between.lanes.close(registry, wave, commands_of);

@@ -2,7 +2,7 @@
 
 use std::fmt::{self, Write};
 
-use crate::Schedule;
+use crate::{EdgeReason, Schedule, SystemId};
 
 /// Text report of a schedule: each wave, its systems with their access, and
 /// for each system the edges that put it there. Made by
@@ -32,7 +32,16 @@ impl fmt::Display for Explain<'_> {
             for &(id, name) in wave {
                 let slot = schedule.slot(id);
                 let disabled = if slot.enabled { "" } else { " (disabled)" };
-                writeln!(f, "  {name}{disabled}: {}", slot.access.describe())?;
+                let conditions = match slot.conditions.len() {
+                    0 => String::new(),
+                    1 => "; runs if its condition holds".to_owned(),
+                    n => format!("; runs if its {n} conditions hold"),
+                };
+                writeln!(
+                    f,
+                    "  {name}{disabled}: {}{conditions}",
+                    slot.access.describe()
+                )?;
                 let mut predecessors: Vec<_> = schedule.dag.predecessors(id.0).collect();
                 predecessors.sort_by_key(|&(p, _)| p);
                 if predecessors.is_empty() {
@@ -61,11 +70,25 @@ fn wave_of(waves: &[Vec<(crate::SystemId, &str)>], index: usize) -> usize {
         .expect("every system is in a wave")
 }
 
+/// `text` with DOT's string escapes for `\\` and `"`.
+fn escape(text: &str) -> String {
+    text.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
 fn quote(text: &str) -> String {
-    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+    format!("\"{}\"", escape(text))
 }
 
 impl Schedule {
+    /// Every edge of the DAG: `(from, to, reasons)`, `from` running in an
+    /// earlier wave than `to`. The reasons say which explicit constraint or
+    /// which conflict (type and [`Rule`](crate::Rule)) put the edge there.
+    pub fn edges(&self) -> impl Iterator<Item = (SystemId, SystemId, &[EdgeReason])> {
+        self.dag
+            .edges()
+            .map(|(from, to, reasons)| (SystemId(from), SystemId(to), reasons))
+    }
+
     /// A report of the waves and of why each system is in its wave; print
     /// it with `{}`.
     pub fn explain(&self) -> Explain<'_> {
@@ -73,8 +96,23 @@ impl Schedule {
     }
 
     /// The DAG in Graphviz DOT: one cluster per wave, an edge per ordering
-    /// with its reasons as the label. Render with `dot -Tsvg`.
+    /// with its reasons as the label, one line per reason. An edge whose
+    /// writer-first rule fell back to registration order (it would have
+    /// closed a cycle; [`Rule::CycleFallback`](crate::Rule::CycleFallback))
+    /// is dashed. Render with `dot -Tsvg`.
     pub fn to_dot(&self) -> String {
+        self.dot(false)
+    }
+
+    /// As [`to_dot`](Self::to_dot), without the edges that other edges
+    /// imply (the transitive reduction: an edge `a -> c` is left out when a
+    /// path `a -> b -> ... -> c` orders the pair anyway). The waves are the
+    /// same; the picture shows only the orderings that decide them.
+    pub fn to_dot_reduced(&self) -> String {
+        self.dot(true)
+    }
+
+    fn dot(&self, reduced: bool) -> String {
         let mut dot = String::from("digraph schedule {\n  rankdir=LR;\n  node [shape=box];\n");
         for (k, wave) in self.waves().iter().enumerate() {
             let _ = writeln!(
@@ -87,13 +125,22 @@ impl Schedule {
             dot.push_str("  }\n");
         }
         for (from, to, reasons) in self.dag.edges() {
-            let label: Vec<String> = reasons.iter().map(ToString::to_string).collect();
+            if reduced && self.dag.implied(from, to) {
+                continue;
+            }
+            // Each reason escaped on its own, joined by DOT's line break.
+            let label: Vec<String> = reasons.iter().map(|r| escape(&r.to_string())).collect();
+            let style = if reasons.iter().any(|r| r.is_fallback()) {
+                ", style=dashed"
+            } else {
+                ""
+            };
             let _ = writeln!(
                 dot,
-                "  {} -> {} [label={}];",
+                "  {} -> {} [label=\"{}\"{style}];",
                 quote(&self.slots[self.position[from]].name),
                 quote(&self.slots[self.position[to]].name),
-                quote(&label.join("\\n"))
+                label.join("\\n")
             );
         }
         dot.push_str("}\n");

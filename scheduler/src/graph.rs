@@ -1,11 +1,30 @@
 //! The dependency DAG and its waves.
 //!
-//! Edges come from the conflict rules on each component type or resource
-//! two systems share (at least one writing): *write -> read*, the writer
-//! runs first; *write -> write*, the earlier-registered system runs first;
-//! *read -> read* adds nothing. Under [`Policy::RegistrationOrder`] every
-//! conflict runs in registration order instead. Explicit `before`/`after`
-//! constraints add edges too. Every edge keeps its reasons.
+//! Edges are added in two steps:
+//!
+//! 1. **Explicit constraints** (`before`/`after`): these are the user's own
+//!    word, and the only edges that can form a cycle (a
+//!    [`BuildError::Cycle`] listing them).
+//! 2. **Automatic conflict edges**, for each pair of systems that touch a
+//!    type (at least one writing it) and that the explicit constraints,
+//!    transitively, leave unordered. Pairs are taken in registration order
+//!    (`(0, 1), (0, 2), ..., (1, 2), ...`), and the reachability of the
+//!    graph so far is kept up to date, so an automatic edge is only added
+//!    where it closes no cycle:
+//!    - [`Policy::RegistrationOrder`] (the default): the earlier-registered
+//!      system runs first.
+//!    - [`Policy::WriterFirst`]: on each type, the writer runs before the
+//!      reader, and two writers run in registration order. Where that
+//!      would close a cycle (two systems that each write what the other
+//!      reads, or a path already ordering the pair the other way), the
+//!      pair falls back to registration order, and the edge says so
+//!      ([`Rule::CycleFallback`]).
+//!
+//!    A pair that the edges added so far already order (a path one way or
+//!    the other) gets no edge against that path.
+//!
+//! Invariants of a built [`Dag`]: it is acyclic; every conflicting pair is
+//! joined by a path; `reach` is its transitive closure.
 //!
 //! Waves come from Kahn's algorithm (A. B. Kahn, "Topological sorting of
 //! large networks", CACM 5(11), 1962), taken level by level: wave 0 holds
@@ -23,28 +42,40 @@ use petgraph::visit::EdgeRef;
 use crate::access::{SubjectKind, short_name};
 use crate::{BuildError, CycleEdge, SystemAccess};
 
-/// How conflicting accesses are ordered.
+/// How conflicting accesses that the explicit constraints leave unordered
+/// are ordered. Neither policy can form a cycle. Event types are the
+/// exception: under either policy an [`EventWriter`](crate::EventWriter)
+/// runs before an [`EventReader`](crate::EventReader) of the same type
+/// (falling back to registration order where that would close a cycle), so
+/// a reader sees the events of its own tick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Policy {
-    /// Writers run before readers; two writers run in registration order.
-    /// Can form a cycle (a build error) when two systems each write what
-    /// the other reads.
+    /// Every conflict runs in registration order, as in specs, shipyard,
+    /// legion and EnTT's organizer: predictable, and never a cycle.
     #[default]
-    WriterFirst,
-    /// Every conflict runs in registration order: never a cycle from
-    /// conflicts (explicit constraints can still form one).
     RegistrationOrder,
+    /// Writers run before readers; two writers run in registration order.
+    /// Where a writer-first edge would close a cycle (two systems that each
+    /// write what the other reads), the pair falls back to registration
+    /// order, and the edge's reason says so ([`Rule::CycleFallback`]).
+    WriterFirst,
 }
 
 /// The rule behind a conflict edge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rule {
-    /// One writes what the other reads: the writer runs first.
+    /// [`Policy::WriterFirst`]: one writes what the other reads, the writer
+    /// runs first.
     WriteBeforeRead,
-    /// Both write: the earlier-registered runs first.
+    /// [`Policy::WriterFirst`]: both write, the earlier-registered runs
+    /// first.
     WriteWrite,
-    /// [`Policy::RegistrationOrder`]: the earlier-registered runs first.
+    /// [`Policy::RegistrationOrder`], or an exclusive system under any
+    /// policy: the earlier-registered runs first.
     RegistrationOrder,
+    /// [`Policy::WriterFirst`]: the writer-first edge would have closed a
+    /// cycle, so the earlier-registered system runs first instead.
+    CycleFallback,
 }
 
 /// Why an edge of the DAG exists.
@@ -69,6 +100,19 @@ pub enum EdgeReason {
     },
 }
 
+impl EdgeReason {
+    /// `true` for a [`Rule::CycleFallback`] conflict.
+    pub fn is_fallback(&self) -> bool {
+        matches!(
+            self,
+            EdgeReason::Conflict {
+                rule: Rule::CycleFallback,
+                ..
+            }
+        )
+    }
+}
+
 impl fmt::Display for EdgeReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -77,11 +121,15 @@ impl fmt::Display for EdgeReason {
                     SubjectKind::Component => "",
                     SubjectKind::Resource => "resource ",
                     SubjectKind::Event => "event ",
+                    SubjectKind::Registry => "exclusive ",
                 };
                 let rule = match rule {
                     Rule::WriteBeforeRead => "write -> read",
                     Rule::WriteWrite => "write -> write",
                     Rule::RegistrationOrder => "conflict, registration order",
+                    Rule::CycleFallback => {
+                        "conflict, registration order (writer-first would close a cycle)"
+                    }
                 };
                 write!(f, "{kind}{}: {rule}", short_name(name))
             }
@@ -99,13 +147,62 @@ pub(crate) struct Node<'a> {
     pub(crate) access: &'a SystemAccess,
     pub(crate) before: &'a [String],
     pub(crate) after: &'a [String],
+    pub(crate) sets: &'a [String],
 }
 
-/// The DAG over systems (node weight: registration index) and its waves.
+/// What the graph needs of one system set.
+pub(crate) struct SetNode<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) before: &'a [String],
+    pub(crate) after: &'a [String],
+}
+
+/// Reachability between systems: one bit row per system, bit `j` of row
+/// `i` set when a path leads from `i` to `j`.
+#[derive(Debug, Clone)]
+pub(crate) struct Reach {
+    words: usize,
+    bits: Vec<u64>,
+}
+
+impl Reach {
+    fn new(n: usize) -> Reach {
+        let words = n.div_ceil(64);
+        Reach {
+            words,
+            bits: vec![0; words * n],
+        }
+    }
+
+    /// `true` when a path leads from `from` to `to`.
+    pub(crate) fn get(&self, from: usize, to: usize) -> bool {
+        self.bits[from * self.words + to / 64] & (1 << (to % 64)) != 0
+    }
+
+    /// Records an edge `from -> to`: every system that reaches `from` (and
+    /// `from` itself) now reaches `to` and all it reaches.
+    fn add_edge(&mut self, from: usize, to: usize) {
+        let n = self.bits.len().checked_div(self.words).unwrap_or(0);
+        let mut row: Vec<u64> = self.bits[to * self.words..(to + 1) * self.words].to_vec();
+        row[to / 64] |= 1 << (to % 64);
+        for x in 0..n {
+            if x == from || self.get(x, from) {
+                let target = &mut self.bits[x * self.words..(x + 1) * self.words];
+                for (t, r) in target.iter_mut().zip(&row) {
+                    *t |= r;
+                }
+            }
+        }
+    }
+}
+
+/// The DAG over systems (node weight: registration index), its waves and
+/// its reachability.
 #[derive(Debug, Clone)]
 pub(crate) struct Dag {
     pub(crate) graph: DiGraph<usize, Vec<EdgeReason>>,
     pub(crate) waves: Vec<Vec<usize>>,
+    pub(crate) reach: Reach,
 }
 
 fn add_reason(
@@ -124,19 +221,127 @@ fn add_reason(
 }
 
 impl Dag {
-    pub(crate) fn build(nodes: &[Node<'_>], policy: Policy) -> Result<Dag, BuildError> {
-        let mut graph = DiGraph::with_capacity(nodes.len(), nodes.len());
-        for i in 0..nodes.len() {
+    pub(crate) fn build(
+        nodes: &[Node<'_>],
+        sets: &[SetNode<'_>],
+        policy: Policy,
+    ) -> Result<Dag, BuildError> {
+        let n = nodes.len();
+        let mut graph = DiGraph::with_capacity(n, n);
+        for i in 0..n {
             graph.add_node(i);
         }
+        // 1. The user's constraints. A target is a system name, else a set
+        // name (every member).
+        let resolve = |system: &str, relation: &'static str, target: &str| {
+            if let Some(i) = nodes.iter().position(|n| n.name == target) {
+                return Ok(vec![i]);
+            }
+            let members: Vec<usize> = (0..n)
+                .filter(|&i| nodes[i].sets.iter().any(|s| s == target))
+                .collect();
+            if members.is_empty() && !sets.iter().any(|s| s.name == target) {
+                return Err(BuildError::UnknownSystem {
+                    system: system.to_owned(),
+                    relation,
+                    target: target.to_owned(),
+                });
+            }
+            Ok(members)
+        };
+        let mut reach = Reach::new(n);
+        let mut constrain = |declared_by: &str,
+                             sources: &[usize],
+                             relation: &'static str,
+                             target: &str|
+         -> Result<(), BuildError> {
+            for j in resolve(declared_by, relation, target)? {
+                for &i in sources {
+                    if i == j {
+                        continue;
+                    }
+                    let (from, to) = if relation == "before" { (i, j) } else { (j, i) };
+                    let reason = EdgeReason::Constraint {
+                        declared_by: declared_by.to_owned(),
+                        relation,
+                    };
+                    add_reason(&mut graph, from, to, reason);
+                    reach.add_edge(from, to);
+                }
+            }
+            Ok(())
+        };
+        for (i, node) in nodes.iter().enumerate() {
+            for (relation, targets) in [("before", node.before), ("after", node.after)] {
+                for target in targets {
+                    constrain(node.name, &[i], relation, target)?;
+                }
+            }
+        }
+        for set in sets {
+            let members: Vec<usize> = (0..n)
+                .filter(|&i| nodes[i].sets.iter().any(|s| s == set.name))
+                .collect();
+            let declared_by = format!("set {}", set.name);
+            for (relation, targets) in [("before", set.before), ("after", set.after)] {
+                for target in targets {
+                    constrain(&declared_by, &members, relation, target)?;
+                }
+            }
+        }
+        if let Err(remaining) = kahn_waves(&graph) {
+            return Err(BuildError::Cycle {
+                cycle: find_cycle(&graph, &remaining, nodes),
+            });
+        }
+        let explicit = reach.clone();
+        // 2. Automatic edges for the conflicts the user left unordered.
+        let mut reasons = Vec::new();
         for (i, earlier) in nodes.iter().enumerate() {
             for (j, later) in nodes.iter().enumerate().skip(i + 1) {
+                if explicit.get(i, j) || explicit.get(j, i) {
+                    continue;
+                }
+                reasons.clear();
+                let mut forward = 0;
                 for (name, kind, a, b) in earlier.access.conflicts(later.access) {
-                    let (from, to, rule) = match (policy, a, b) {
-                        (Policy::RegistrationOrder, _, _) => (i, j, Rule::RegistrationOrder),
-                        (_, Access::Write, Access::Write) => (i, j, Rule::WriteWrite),
-                        (_, Access::Write, _) => (i, j, Rule::WriteBeforeRead),
-                        (_, _, _) => (j, i, Rule::WriteBeforeRead),
+                    let (rule, runs_forward) = match (policy, a, b) {
+                        // Events go from writers to readers under every
+                        // policy (cycle-free: the fallback below applies).
+                        (_, Access::Write, _) if kind == SubjectKind::Event => {
+                            (Rule::WriteBeforeRead, true)
+                        }
+                        _ if kind == SubjectKind::Event => (Rule::WriteBeforeRead, false),
+                        (Policy::RegistrationOrder, _, _) => (Rule::RegistrationOrder, true),
+                        _ if kind == SubjectKind::Registry => (Rule::RegistrationOrder, true),
+                        (_, Access::Write, Access::Write) => (Rule::WriteWrite, true),
+                        (_, Access::Write, _) => (Rule::WriteBeforeRead, true),
+                        (_, _, _) => (Rule::WriteBeforeRead, false),
+                    };
+                    forward += usize::from(runs_forward);
+                    reasons.push((name, kind, rule, runs_forward));
+                }
+                if reasons.is_empty() {
+                    continue;
+                }
+                // Every rule points the same way: that way, unless a path
+                // already runs the other way. Otherwise registration order.
+                let backward = forward == 0;
+                let (from, to) = if backward { (j, i) } else { (i, j) };
+                let closes_cycle = reach.get(to, from);
+                if closes_cycle && !backward {
+                    // Already ordered against registration order by the
+                    // edges so far (the user's constraints with earlier
+                    // automatic edges): nothing to add.
+                    continue;
+                }
+                let fallback = forward != reasons.len() && !backward || closes_cycle;
+                let (from, to) = if closes_cycle { (i, j) } else { (from, to) };
+                for (name, kind, rule, runs_forward) in reasons.drain(..) {
+                    let rule = if fallback && (closes_cycle || !runs_forward) {
+                        Rule::CycleFallback
+                    } else {
+                        rule
                     };
                     add_reason(
                         &mut graph,
@@ -145,35 +350,17 @@ impl Dag {
                         EdgeReason::Conflict { name, kind, rule },
                     );
                 }
-            }
-        }
-        let find = |system: &str, relation: &'static str, target: &str| {
-            nodes
-                .iter()
-                .position(|n| n.name == target)
-                .ok_or_else(|| BuildError::UnknownSystem {
-                    system: system.to_owned(),
-                    relation,
-                    target: target.to_owned(),
-                })
-        };
-        for (i, node) in nodes.iter().enumerate() {
-            for (relation, targets) in [("before", node.before), ("after", node.after)] {
-                for target in targets {
-                    let j = find(node.name, relation, target)?;
-                    let (from, to) = if relation == "before" { (i, j) } else { (j, i) };
-                    let reason = EdgeReason::Constraint {
-                        declared_by: node.name.to_owned(),
-                        relation,
-                    };
-                    add_reason(&mut graph, from, to, reason);
-                }
+                reach.add_edge(from, to);
             }
         }
         let waves = kahn_waves(&graph).map_err(|remaining| BuildError::Cycle {
             cycle: find_cycle(&graph, &remaining, nodes),
         })?;
-        Ok(Dag { graph, waves })
+        Ok(Dag {
+            graph,
+            waves,
+            reach,
+        })
     }
 }
 
@@ -256,6 +443,15 @@ impl Dag {
         self.graph
             .edges_directed(NodeIndex::new(i), Direction::Incoming)
             .map(|e| (e.source().index(), e.weight().as_slice()))
+    }
+
+    /// `true` when edge `from -> to` is implied by a longer path: another
+    /// successor of `from` reaches `to`.
+    pub(crate) fn implied(&self, from: usize, to: usize) -> bool {
+        self.graph
+            .neighbors_directed(NodeIndex::new(from), Direction::Outgoing)
+            .map(|n| n.index())
+            .any(|s| s != to && self.reach.get(s, to))
     }
 
     /// Every edge: `(from, to, reasons)`.

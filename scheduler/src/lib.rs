@@ -4,9 +4,26 @@
 //! A system declares what it reads and writes, most often through its
 //! parameter types ([`Query`], [`Res`], [`ResMut`], [`Commands`], [`Tick`]),
 //! so the declaration cannot drift from the code. The scheduler turns the
-//! declarations into a DAG (writers before readers, writers in registration
-//! order, explicit `before`/`after`), sorts it into waves with Kahn's
-//! algorithm, and runs each wave's systems in parallel on a rayon pool.
+//! declarations into a DAG, sorts it into waves with Kahn's algorithm, and
+//! runs each wave's systems in parallel on a rayon pool.
+//!
+//! The DAG has the explicit `before`/`after` constraints first (the only
+//! edges that can form a cycle, a [`BuildError::Cycle`] that lists them);
+//! then, for each pair of systems that touch a type (at least one writing
+//! it) and that the constraints leave unordered, an edge by the
+//! [`Policy`]: by default registration order, which cannot form a cycle;
+//! or [`Policy::WriterFirst`], writers before readers, falling back to
+//! registration order (and saying so, [`Rule::CycleFallback`]) where a
+//! writer-first edge would close a cycle.
+//!
+//! Beyond plain systems: run conditions
+//! ([`SystemConfig::run_if`]), system sets ordered and conditioned as one
+//! ([`ScheduleBuilder::set`], [`SystemConfig::in_set`]), exclusive systems
+//! taking `&mut Registry` and running alone ([`ExclusiveSystem`]),
+//! per-system state ([`Local`]), systems returning `Result`
+//! ([`SystemOutput`]), and a startup stage
+//! ([`ScheduleBuilder::add_startup`]); each has a short example on its
+//! page.
 //! Structural changes go through each system's command buffer, applied
 //! between waves in registration order, so the result does not depend on
 //! thread timing. The schedule explains itself: [`Schedule::explain`]
@@ -49,29 +66,66 @@
 //! assert_eq!(names, vec![vec!["movement", "regen"], vec!["report"]]);
 //! schedule.run(&mut registry, Tick::default()).unwrap();
 //! ```
+//!
+//! Two systems that each read what the other writes run in registration
+//! order; a constraint overrides it:
+//!
+//! ```
+//! use ecs_engine::Registry;
+//! use scheduler::{Policy, Query, Schedule};
+//!
+//! struct Velocity(f32);
+//! struct Steer(f32);
+//!
+//! fn steer(mut q: Query<(&Velocity, &mut Steer)>) {
+//!     q.each(|(v, s)| s.0 = -v.0);
+//! }
+//! fn integrate(mut q: Query<(&Steer, &mut Velocity)>) {
+//!     q.each(|(s, v)| v.0 += s.0);
+//! }
+//!
+//! let names = |schedule: &Schedule| -> Vec<String> {
+//!     schedule.waves().concat().iter().map(|(_, n)| n.to_string()).collect()
+//! };
+//! let mut builder = Schedule::builder();
+//! builder.add(steer);
+//! builder.add(integrate);
+//! let schedule = builder.build(&mut Registry::new()).unwrap();
+//! assert_eq!(names(&schedule), ["steer", "integrate"]);
+//!
+//! let mut builder = Schedule::builder();
+//! builder.policy(Policy::WriterFirst);
+//! builder.add(steer);
+//! builder.add(integrate).before("steer");
+//! let schedule = builder.build(&mut Registry::new()).unwrap();
+//! assert_eq!(names(&schedule), ["integrate", "steer"]);
+//! ```
 #![forbid(unsafe_code)]
 
 mod access;
+mod condition;
 mod context;
 mod error;
 mod events;
 mod executor;
 mod explain;
 mod graph;
+mod names;
 mod param;
 mod schedule;
 mod system;
 
 pub use access::{ResourceAccess, SubjectKind, SystemAccess, short_name};
+pub use condition::{Condition, FunctionCondition, IntoCondition};
 pub use context::SystemContext;
 pub use error::{BuildError, CycleEdge, RunError, SystemError};
 pub use events::{EventAccess, EventCommands, EventIter, EventReader, EventWriter, Events};
-pub use executor::{Schedule, WaveTiming};
+pub use executor::{Schedule, SystemRun, WaveTiming};
 pub use explain::Explain;
 pub use graph::{EdgeReason, Policy, Rule};
-pub use param::{Commands, Query, Res, ResMut, SystemParam};
-pub use schedule::{ScheduleBuilder, SystemConfig, SystemId};
+pub use param::{Commands, Local, LocalState, Query, Res, ResMut, SystemParam};
+pub use schedule::{MAX_THREADS, ScheduleBuilder, SetConfig, SystemConfig, SystemId};
 pub use system::{
-    DeclaredSystem, FunctionSystem, IntoSystem, IsStateful, IsSystem, Stateful, StatefulSystem,
-    System, Tick,
+    DeclaredSystem, ExclusiveSystem, FunctionSystem, IntoSystem, IsExclusive, IsStateful, IsSystem,
+    Stateful, StatefulSystem, System, SystemOutput, Tick,
 };

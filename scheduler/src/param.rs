@@ -1,6 +1,7 @@
 //! System parameters: the types a function system takes, from which its
 //! access is derived, so the declaration cannot drift from the code.
 
+use std::any::Any;
 use std::cell::RefMut;
 use std::ops::{Deref, DerefMut};
 
@@ -13,8 +14,8 @@ use crate::{ResourceAccess, SystemAccess, SystemContext, SystemError, Tick};
 /// A value a system function receives, fetched from the [`SystemContext`]
 /// at each run, with the access it needs declared once at build.
 ///
-/// Implemented for [`Query`], [`Res`], [`ResMut`], [`Commands`], [`Tick`]
-/// and tuples of up to 8 parameters.
+/// Implemented for [`Query`], [`Res`], [`ResMut`], [`Commands`], [`Tick`],
+/// [`Local`] and tuples of up to 8 parameters (nest tuples for more).
 pub trait SystemParam {
     /// The value for one run, borrowing the context for `'s`.
     type Item<'s>;
@@ -29,6 +30,136 @@ pub trait SystemParam {
     /// What the context's accessors return (an undeclared type, a missing
     /// resource, a borrow conflict).
     fn fetch<'s>(ctx: &'s SystemContext<'_>) -> Result<Self::Item<'s>, SystemError>;
+
+    /// Borrows the parameter for one run, with `local`, the state this
+    /// parameter keeps in its system from run to run ([`Local`] stores
+    /// its value there). Function systems and
+    /// [`StatefulSystem`](crate::StatefulSystem)s call this; the default
+    /// ignores `local` and calls [`fetch`](Self::fetch).
+    ///
+    /// # Errors
+    ///
+    /// As [`fetch`](Self::fetch).
+    fn fetch_local<'s>(
+        ctx: &'s SystemContext<'_>,
+        local: &'s mut LocalState,
+    ) -> Result<Self::Item<'s>, SystemError> {
+        let _ = local;
+        Self::fetch(ctx)
+    }
+}
+
+/// The state a system keeps for its parameters from run to run: a value
+/// per [`Local`] parameter, made on first use. Held by each function
+/// system; a tuple parameter keeps one child state per element.
+#[derive(Default)]
+pub struct LocalState {
+    value: Option<Box<dyn Any + Send>>,
+    children: Vec<LocalState>,
+}
+
+impl std::fmt::Debug for LocalState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalState")
+            .field("has_value", &self.value.is_some())
+            .field("children", &self.children)
+            .finish()
+    }
+}
+
+impl LocalState {
+    /// The first `n` child states (one per element of a tuple parameter,
+    /// or per parameter of a function), made empty on first use.
+    pub fn children(&mut self, n: usize) -> &mut [LocalState] {
+        if self.children.len() < n {
+            self.children.resize_with(n, LocalState::default);
+        }
+        &mut self.children[..n]
+    }
+}
+
+/// A system parameter: a value of `T` that belongs to the system and lives
+/// from run to run, made with `T::default()` before the first run. A
+/// stateful system stays a plain function. Each `Local` parameter of a
+/// system has its own value. Touches nothing in the registry, so it adds no
+/// ordering.
+///
+/// Works in function systems, [`StatefulSystem`](crate::StatefulSystem)s
+/// and their tuples; fetched another way (a hand-written
+/// [`System`](crate::System) calling [`SystemParam::fetch`]) it is a
+/// [`SystemError::Failed`].
+///
+/// # Examples
+///
+/// ```
+/// use ecs_engine::Registry;
+/// use scheduler::{Local, ResMut, Schedule, Tick};
+///
+/// #[derive(Default)]
+/// struct Seen(Vec<u32>);
+///
+/// fn count(mut calls: Local<u32>, mut seen: ResMut<Seen>) {
+///     *calls += 1;
+///     seen.0.push(*calls);
+/// }
+///
+/// let mut registry = Registry::new();
+/// registry.insert_resource(Seen::default());
+/// let mut builder = Schedule::builder();
+/// builder.add(count);
+/// let mut schedule = builder.build(&mut registry).unwrap();
+/// for _ in 0..3 {
+///     schedule.run(&mut registry, Tick::default()).unwrap();
+/// }
+/// assert_eq!(registry.resource::<Seen>().unwrap().0, [1, 2, 3]);
+/// ```
+pub struct Local<'s, T: Default + Send + 'static>(&'s mut T);
+
+impl<T: Default + Send + 'static + std::fmt::Debug> std::fmt::Debug for Local<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl<T: Default + Send + 'static> Deref for Local<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.0
+    }
+}
+
+impl<T: Default + Send + 'static> DerefMut for Local<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        self.0
+    }
+}
+
+impl<T: Default + Send + 'static> SystemParam for Local<'_, T> {
+    type Item<'s> = Local<'s, T>;
+
+    fn declare(_: &mut SystemAccess) {}
+
+    fn fetch<'s>(ctx: &'s SystemContext<'_>) -> Result<Self::Item<'s>, SystemError> {
+        Err(SystemError::Failed {
+            system: ctx.system_name().to_owned(),
+            message: format!(
+                "`Local<{}>` keeps per-system state: use it in a function system or a StatefulSystem",
+                crate::short_name(std::any::type_name::<T>())
+            ),
+        })
+    }
+
+    fn fetch_local<'s>(
+        _: &'s SystemContext<'_>,
+        local: &'s mut LocalState,
+    ) -> Result<Self::Item<'s>, SystemError> {
+        let value = local
+            .value
+            .get_or_insert_with(|| Box::new(T::default()))
+            .downcast_mut::<T>()
+            .expect("a local slot holds the type of its parameter");
+        Ok(Local(value))
+    }
 }
 
 /// A system parameter: a view over the components of `Q` (e.g.
@@ -200,6 +331,15 @@ macro_rules! param_tuple {
             #[allow(unused_variables, reason = "the empty tuple fetches nothing")]
             fn fetch<'s>(ctx: &'s SystemContext<'_>) -> Result<Self::Item<'s>, SystemError> {
                 Ok(($($p::fetch(ctx)?,)*))
+            }
+
+            #[allow(unused_variables, unused_mut, reason = "the empty tuple fetches nothing")]
+            fn fetch_local<'s>(
+                ctx: &'s SystemContext<'_>,
+                local: &'s mut LocalState,
+            ) -> Result<Self::Item<'s>, SystemError> {
+                let mut slots = local.children(<[&str]>::len(&[$(stringify!($p)),*])).iter_mut();
+                Ok(($($p::fetch_local(ctx, slots.next().expect("one local slot per element"))?,)*))
             }
         }
     };

@@ -6,8 +6,14 @@ use std::time::Duration;
 use command_buffer::{ApplyReport, CommandBuffer, ReservePolicy, SkippedCommand};
 use ecs_engine::Registry;
 
-use crate::graph::{Dag, Node};
-use crate::{BuildError, IntoSystem, Policy, System, SystemAccess};
+use crate::condition::{SharedCondition, share};
+use crate::graph::{Dag, Node, SetNode};
+use crate::names::{self, NameSource};
+use crate::{BuildError, IntoCondition, IntoSystem, Policy, System, SystemAccess};
+
+/// The most threads a schedule's pool takes: a larger request is a
+/// [`BuildError::TooManyThreads`] before any thread starts.
+pub const MAX_THREADS: usize = 1024;
 
 /// A system's number: its position in registration order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -27,6 +33,18 @@ struct Entry {
     after: Vec<String>,
     reserve: Option<ReservePolicy>,
     strict: Option<bool>,
+    conditions: Vec<SharedCondition>,
+    sets: Vec<String>,
+}
+
+/// A system set's configuration: constraints and run conditions that
+/// apply to every member.
+#[derive(Default)]
+struct SetEntry {
+    name: String,
+    before: Vec<String>,
+    after: Vec<String>,
+    conditions: Vec<SharedCondition>,
 }
 
 /// Collects systems and their constraints; [`build`](Self::build) checks
@@ -34,6 +52,8 @@ struct Entry {
 #[derive(Default)]
 pub struct ScheduleBuilder {
     entries: Vec<Entry>,
+    startup: Vec<Box<dyn System>>,
+    sets: Vec<SetEntry>,
     policy: Policy,
     threads: Option<usize>,
     strict: bool,
@@ -63,8 +83,11 @@ impl SystemConfig<'_> {
         &mut self.builder.entries[self.index]
     }
 
-    /// Names the system (default: its function or type name, without the
-    /// module path).
+    /// Names the system. Chosen names must be unique. Default: its
+    /// function or type name, with as much of the module path as tells it
+    /// apart from the other systems (`update`, or `physics::update` beside
+    /// a `render::update`), and a numbered suffix (`setup::{{closure}}#2`)
+    /// for systems of the same path.
     pub fn named(&mut self, name: impl Into<Cow<'static, str>>) -> &mut Self {
         self.entry().name = Some(name.into());
         self
@@ -110,6 +133,98 @@ impl SystemConfig<'_> {
     pub fn id(&self) -> SystemId {
         SystemId(self.index)
     }
+
+    /// Runs the system only on ticks where `condition` (a function of
+    /// system parameters, usually `Res<R>`, returning `bool`) is `true`;
+    /// evaluated right before the system would run, each tick. A skipped
+    /// system records nothing. The condition's access is added to the
+    /// system's, so it is ordered like the system. Several conditions must
+    /// all hold.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    /// use scheduler::{Query, Res, Schedule, Tick};
+    ///
+    /// struct Paused(bool);
+    /// struct Position(f32);
+    ///
+    /// fn running(paused: Res<Paused>) -> bool {
+    ///     !paused.0
+    /// }
+    /// fn movement(mut q: Query<&mut Position>) {
+    ///     q.each(|p| p.0 += 1.0);
+    /// }
+    ///
+    /// let mut registry = Registry::new();
+    /// registry.insert_resource(Paused(false));
+    /// let ship = registry.spawn((Position(0.0),));
+    /// let mut builder = Schedule::builder();
+    /// builder.add(movement).run_if(running);
+    /// let mut schedule = builder.build(&mut registry).unwrap();
+    /// schedule.run(&mut registry, Tick::default()).unwrap();
+    /// registry.insert_resource(Paused(true));
+    /// schedule.run(&mut registry, Tick::default()).unwrap();
+    /// assert_eq!(registry.get::<Position>(ship).unwrap().0, 1.0);
+    /// ```
+    pub fn run_if<M>(&mut self, condition: impl IntoCondition<M>) -> &mut Self {
+        let condition = share(condition.into_condition());
+        self.entry().conditions.push(condition);
+        self
+    }
+
+    /// Puts the system in the set named `set` (see
+    /// [`ScheduleBuilder::set`]): the set's constraints and run conditions
+    /// apply to it, and `before`/`after` of other systems may name the set.
+    pub fn in_set(&mut self, set: impl Into<String>) -> &mut Self {
+        self.entry().sets.push(set.into());
+        self
+    }
+}
+
+/// A system set being configured: see [`ScheduleBuilder::set`].
+#[derive(Debug)]
+pub struct SetConfig<'b> {
+    builder: &'b mut ScheduleBuilder,
+    index: usize,
+}
+
+impl SetConfig<'_> {
+    fn entry(&mut self) -> &mut SetEntry {
+        &mut self.builder.sets[self.index]
+    }
+
+    /// Every member runs before the system or every member of the set
+    /// named `name`.
+    pub fn before(&mut self, name: impl Into<String>) -> &mut Self {
+        self.entry().before.push(name.into());
+        self
+    }
+
+    /// Every member runs after the system or every member of the set named
+    /// `name`.
+    pub fn after(&mut self, name: impl Into<String>) -> &mut Self {
+        self.entry().after.push(name.into());
+        self
+    }
+
+    /// Every member runs only on ticks where `condition` holds (evaluated
+    /// by each member right before it would run; see
+    /// [`SystemConfig::run_if`]).
+    pub fn run_if<M>(&mut self, condition: impl IntoCondition<M>) -> &mut Self {
+        let condition = share(condition.into_condition());
+        self.entry().conditions.push(condition);
+        self
+    }
+}
+
+impl std::fmt::Debug for SetEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SetEntry")
+            .field("name", &self.name)
+            .finish()
+    }
 }
 
 impl std::fmt::Debug for Entry {
@@ -130,6 +245,8 @@ impl ScheduleBuilder {
             after: Vec::new(),
             reserve: None,
             strict: None,
+            conditions: Vec::new(),
+            sets: Vec::new(),
         });
         SystemConfig {
             index: self.entries.len() - 1,
@@ -137,7 +254,99 @@ impl ScheduleBuilder {
         }
     }
 
-    /// How conflicts are ordered (default [`Policy::WriterFirst`]).
+    /// Adds a startup system: the startup systems run once, before the
+    /// first tick's systems, one at a time in registration order, each
+    /// followed by its commands (so a later one sees what an earlier one
+    /// spawned). For setting up the world: spawning the level, inserting
+    /// resources the tick's systems need. Named like other systems; a
+    /// failure stops that first tick with an error naming it, and the
+    /// stage is not run again.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    /// use scheduler::{Commands, Query, Schedule, Tick};
+    ///
+    /// struct Position(f32);
+    ///
+    /// fn spawn_level(mut commands: Commands) {
+    ///     commands.spawn((Position(0.0),));
+    /// }
+    /// fn movement(mut q: Query<&mut Position>) {
+    ///     q.each(|p| p.0 += 1.0);
+    /// }
+    ///
+    /// let mut registry = Registry::new();
+    /// let mut builder = Schedule::builder();
+    /// builder.add_startup(spawn_level);
+    /// builder.add(movement);
+    /// let mut schedule = builder.build(&mut registry).unwrap();
+    /// for _ in 0..3 {
+    ///     schedule.run(&mut registry, Tick::default()).unwrap();
+    /// }
+    /// assert_eq!(registry.view::<&Position>().iter().next().unwrap().0, 3.0);
+    /// ```
+    pub fn add_startup<M>(&mut self, system: impl IntoSystem<M>) -> &mut Self {
+        self.startup.push(Box::new(system.into_system()));
+        self
+    }
+
+    /// The system set named `name`, to order and condition its members as
+    /// one: plugins order against each other's sets without knowing system
+    /// names. Systems join with [`SystemConfig::in_set`]; `before`/`after`
+    /// of a system or a set may name a set (meaning every member). Calling
+    /// it again for the same name configures the same set. A name in
+    /// `before`/`after` must be a system, a set with a member, or a set
+    /// declared here (possibly empty: a plugin that is not added); anything
+    /// else is a [`BuildError::UnknownSystem`], so a typo is caught.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    /// use scheduler::{Query, Schedule};
+    ///
+    /// struct Position(f32);
+    /// struct Velocity(f32);
+    ///
+    /// fn draw(_q: Query<&Position>) {}
+    /// fn integrate(mut q: Query<(&mut Position, &Velocity)>) {
+    ///     q.each(|(p, v)| p.0 += v.0);
+    /// }
+    /// fn damp(mut q: Query<&mut Velocity>) {
+    ///     q.each(|v| v.0 *= 0.9);
+    /// }
+    ///
+    /// let mut builder = Schedule::builder();
+    /// builder.set("physics").before("render");
+    /// builder.add(draw).in_set("render");
+    /// builder.add(integrate).in_set("physics");
+    /// builder.add(damp).in_set("physics");
+    /// let schedule = builder.build(&mut Registry::new()).unwrap();
+    /// let order: Vec<String> = schedule.waves().concat().iter().map(|(_, n)| n.to_string()).collect();
+    /// assert_eq!(order, ["integrate", "damp", "draw"]);
+    /// ```
+    pub fn set(&mut self, name: impl Into<String>) -> SetConfig<'_> {
+        let name = name.into();
+        let index = match self.sets.iter().position(|s| s.name == name) {
+            Some(index) => index,
+            None => {
+                self.sets.push(SetEntry {
+                    name,
+                    ..SetEntry::default()
+                });
+                self.sets.len() - 1
+            }
+        };
+        SetConfig {
+            builder: self,
+            index,
+        }
+    }
+
+    /// How conflicts that the explicit constraints leave unordered are
+    /// ordered (default [`Policy::RegistrationOrder`]).
     pub fn policy(&mut self, policy: Policy) -> &mut Self {
         self.policy = policy;
         self
@@ -152,10 +361,12 @@ impl ScheduleBuilder {
         self
     }
 
-    /// Threads of the schedule's rayon pool (default: one per core; at
-    /// least 1).
+    /// Threads of the schedule's rayon pool (default: one per core, as
+    /// [`std::thread::available_parallelism`] reports, at most
+    /// [`MAX_THREADS`]). 0 and more than [`MAX_THREADS`] are refused by
+    /// [`build`](Self::build), before any thread starts.
     pub fn threads(&mut self, threads: usize) -> &mut Self {
-        self.threads = Some(threads.max(1));
+        self.threads = Some(threads);
         self
     }
 
@@ -167,28 +378,54 @@ impl ScheduleBuilder {
     ///
     /// [`BuildError::DuplicateName`], [`BuildError::ParamClash`],
     /// [`BuildError::UnknownSystem`] or [`BuildError::Cycle`], each naming
-    /// the systems involved.
+    /// the systems involved; [`BuildError::ZeroThreads`] or
+    /// [`BuildError::TooManyThreads`] for a thread count outside
+    /// `1..=MAX_THREADS`; [`BuildError::ThreadPool`] when the operating
+    /// system refuses the threads.
     ///
     /// # Panics
     ///
     /// When the operating system refuses to start the pool's threads.
     pub fn build(self, registry: &mut Registry) -> Result<crate::Schedule, BuildError> {
-        let names: Vec<String> = self
+        match self.threads {
+            Some(0) => return Err(BuildError::ZeroThreads),
+            Some(threads) if threads > MAX_THREADS => {
+                return Err(BuildError::TooManyThreads {
+                    threads,
+                    max: MAX_THREADS,
+                });
+            }
+            _ => {}
+        }
+        let sources: Vec<NameSource> = self
             .entries
             .iter()
-            .map(|e| {
-                e.name
-                    .clone()
-                    .unwrap_or_else(|| e.system.default_name())
-                    .into_owned()
+            .map(|e| match (&e.name, e.system.type_path()) {
+                (Some(name), _) => NameSource::Chosen(name.clone().into_owned()),
+                (None, Some(path)) => NameSource::Path(path.into_owned()),
+                (None, None) => NameSource::Chosen(e.system.default_name().into_owned()),
             })
             .collect();
-        for (i, name) in names.iter().enumerate() {
-            if names[..i].contains(name) {
-                return Err(BuildError::DuplicateName { name: name.clone() });
+        let names = names::assign(&sources)?;
+        // Each member takes its sets' conditions.
+        let mut entries = self.entries;
+        for entry in &mut entries {
+            for set in &self.sets {
+                if entry.sets.contains(&set.name) {
+                    entry.conditions.extend(set.conditions.iter().cloned());
+                }
             }
         }
-        let accesses: Vec<SystemAccess> = self.entries.iter().map(|e| e.system.access()).collect();
+        let accesses: Vec<SystemAccess> = entries
+            .iter()
+            .map(|e| {
+                let mut access = e.system.access();
+                for condition in &e.conditions {
+                    access.merge(&condition.lock().access());
+                }
+                access
+            })
+            .collect();
         for (name, access) in names.iter().zip(&accesses) {
             if let Some(clash) = access.clashes().first() {
                 return Err(BuildError::ParamClash {
@@ -197,8 +434,7 @@ impl ScheduleBuilder {
                 });
             }
         }
-        let nodes: Vec<Node<'_>> = self
-            .entries
+        let nodes: Vec<Node<'_>> = entries
             .iter()
             .zip(&names)
             .zip(&accesses)
@@ -207,16 +443,27 @@ impl ScheduleBuilder {
                 access,
                 before: &entry.before,
                 after: &entry.after,
+                sets: &entry.sets,
             })
             .collect();
-        let dag = Dag::build(&nodes, self.policy)?;
+        let sets: Vec<SetNode<'_>> = self
+            .sets
+            .iter()
+            .map(|set| SetNode {
+                name: &set.name,
+                before: &set.before,
+                after: &set.after,
+            })
+            .collect();
+        let dag = Dag::build(&nodes, &sets, self.policy)?;
         for (index, access) in accesses.iter().enumerate() {
             access.register_pools(registry);
             access.register_readers(registry, index);
         }
         let threads = self
             .threads
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .min(MAX_THREADS);
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("ecs-worker-{i}"))
@@ -226,8 +473,43 @@ impl ScheduleBuilder {
                 message: error.to_string(),
             })?;
         let strict = self.strict;
-        let slots = self
-            .entries
+        let startup_sources: Vec<NameSource> = self
+            .startup
+            .iter()
+            .map(|system| match system.type_path() {
+                Some(path) => NameSource::Path(path.into_owned()),
+                None => NameSource::Chosen(system.default_name().into_owned()),
+            })
+            .collect();
+        let startup: Vec<Slot> = names::assign(&startup_sources)?
+            .into_iter()
+            .zip(self.startup)
+            .enumerate()
+            .map(|(index, (name, system))| {
+                let access = system.access();
+                let mut buffer = CommandBuffer::new();
+                if access.commands() {
+                    buffer.prepare(registry);
+                }
+                access.register_pools(registry);
+                Slot {
+                    id: SystemId(index),
+                    name,
+                    access,
+                    system,
+                    buffer,
+                    strict,
+                    report: ApplyReport::default(),
+                    enabled: true,
+                    last_run: Duration::ZERO,
+                    failure: None,
+                    conditions: Vec::new(),
+                    skipped: false,
+                    last: None,
+                }
+            })
+            .collect();
+        let slots = entries
             .into_iter()
             .zip(names)
             .zip(accesses)
@@ -251,10 +533,15 @@ impl ScheduleBuilder {
                     enabled: true,
                     last_run: Duration::ZERO,
                     failure: None,
+                    conditions: entry.conditions,
+                    skipped: false,
+                    last: None,
                 }
             })
             .collect();
-        Ok(crate::Schedule::new(slots, dag, pool))
+        let mut schedule = crate::Schedule::new(slots, dag, pool);
+        schedule.set_startup(startup);
+        Ok(schedule)
     }
 }
 
@@ -281,4 +568,10 @@ pub(crate) struct Slot {
     pub(crate) enabled: bool,
     pub(crate) last_run: Duration,
     pub(crate) failure: Option<Failure>,
+    /// Run conditions: its own, then its sets'.
+    pub(crate) conditions: Vec<SharedCondition>,
+    /// A run condition skipped the last run.
+    pub(crate) skipped: bool,
+    /// The last run that happened.
+    pub(crate) last: Option<crate::SystemRun>,
 }

@@ -5,6 +5,9 @@ use std::borrow::Cow;
 use std::marker::PhantomData;
 
 use crate::access::short_name;
+use ecs_engine::Registry;
+
+use crate::param::LocalState;
 use crate::{SystemAccess, SystemContext, SystemError, SystemParam};
 
 /// The clock a system sees: which tick runs, the fixed step, and the wall
@@ -28,6 +31,16 @@ pub trait System: Send + 'static {
     /// The name used when the schedule is built without an explicit one.
     fn default_name(&self) -> Cow<'static, str>;
 
+    /// The function or type path the default name is made from, when the
+    /// system has one: the schedule then names the system by the shortest
+    /// suffix of that path that no other system shares (see
+    /// [`ScheduleBuilder::build`](crate::ScheduleBuilder::build)). `None`
+    /// (the default) when [`default_name`](Self::default_name) is a name the
+    /// system chose, kept as is.
+    fn type_path(&self) -> Option<Cow<'static, str>> {
+        None
+    }
+
     /// What the system reads and writes; called once, at build.
     fn access(&self) -> SystemAccess;
 
@@ -42,6 +55,83 @@ pub trait System: Send + 'static {
     /// The system's state, for reading its output between ticks (see
     /// [`Schedule::state`](crate::Schedule::state)).
     fn state(&self) -> &dyn Any;
+
+    /// Runs an exclusive system (one whose [`access`](Self::access) is
+    /// [`exclusive`](SystemAccess::exclusive)) with the whole registry, alone
+    /// between waves. The executor calls it instead of [`run`](Self::run)
+    /// for such a system; the default refuses.
+    ///
+    /// # Errors
+    ///
+    /// As [`run`](Self::run); the default is a [`SystemError::Failed`]
+    /// saying the system is not exclusive.
+    fn run_exclusive(
+        &mut self,
+        name: &str,
+        registry: &mut Registry,
+        tick: Tick,
+    ) -> Result<(), SystemError> {
+        let _ = (registry, tick);
+        Err(SystemError::Failed {
+            system: name.to_owned(),
+            message: "not an exclusive system: it runs with a SystemContext".to_owned(),
+        })
+    }
+}
+
+/// What a system function may return: `()`, or a `Result<(), E>` whose
+/// error (any [`Display`](std::fmt::Display)) stops the tick with a
+/// [`RunError::System`](crate::RunError::System) naming the system, as a
+/// panic does.
+pub trait SystemOutput: 'static {
+    /// `Err(message)` for a failed run.
+    ///
+    /// # Errors
+    ///
+    /// The error's message.
+    fn into_outcome(self) -> Result<(), String>;
+}
+
+impl SystemOutput for () {
+    fn into_outcome(self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// Names the never type `!` on stable Rust: the output of `fn() -> !`.
+trait FnOutput {
+    type Output;
+}
+
+impl<O> FnOutput for fn() -> O {
+    type Output = O;
+}
+
+/// `!`, the type of a closure body that only panics (edition 2024 no
+/// longer turns it into `()`), so such a closure is still a system.
+type Never = <fn() -> ! as FnOutput>::Output;
+
+#[expect(
+    private_interfaces,
+    reason = "the helper trait only names `!`; the impl is for `!` itself"
+)]
+impl SystemOutput for Never {
+    fn into_outcome(self) -> Result<(), String> {
+        self
+    }
+}
+
+impl<E: std::fmt::Display + 'static> SystemOutput for Result<(), E> {
+    fn into_outcome(self) -> Result<(), String> {
+        self.map_err(|e| e.to_string())
+    }
+}
+
+fn failed(system: &str, outcome: Result<(), String>) -> Result<(), SystemError> {
+    outcome.map_err(|message| SystemError::Failed {
+        system: system.to_owned(),
+        message,
+    })
 }
 
 /// Conversion into a [`System`]. `Marker` only tells the implementations
@@ -52,7 +142,30 @@ pub trait System: Send + 'static {
 /// - functions and closures whose parameters are all [`SystemParam`]s
 ///   (`fn movement(query: Query<(&mut Position, &Velocity)>)`), with the
 ///   access derived from the parameter types;
-/// - every [`StatefulSystem`] (a struct that keeps state between ticks).
+/// - every [`StatefulSystem`] (a struct that keeps state between ticks);
+/// - exclusive functions of `&mut Registry` ([`ExclusiveSystem`]).
+///
+/// A function or closure may return `()` or `Result<(), E>` (`E:
+/// Display`): an error stops the tick with a
+/// [`RunError::System`](crate::RunError::System) naming the system.
+///
+/// Anything else is refused at compile time with a message listing the
+/// accepted parameter kinds:
+///
+/// ```compile_fail
+/// use scheduler::Schedule;
+///
+/// fn not_a_system(speed: f32) {} // `f32` is not a system parameter
+///
+/// let mut builder = Schedule::builder();
+/// builder.add(not_a_system); // error: `fn(f32) {not_a_system}` is not a system
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a system",
+    label = "not a system",
+    note = "a system is a function or closure of up to 8 parameters, each a `Query<..>`, `Res<R>`, `ResMut<R>`, `Commands`, `Tick` or a tuple of these (nest tuples for more), returning `()` or `Result<(), E>`",
+    note = "or an exclusive function `fn(&mut Registry)`, a `StatefulSystem` struct, or a type implementing `System`"
+)]
 pub trait IntoSystem<Marker> {
     /// The system type.
     type System: System;
@@ -74,6 +187,7 @@ impl<S: System> IntoSystem<IsSystem> for S {
 /// A system made from a function or closure; see [`IntoSystem`].
 pub struct FunctionSystem<F, Params> {
     function: F,
+    locals: LocalState,
     _params: PhantomData<fn() -> Params>,
 }
 
@@ -85,22 +199,26 @@ impl<F, Params> std::fmt::Debug for FunctionSystem<F, Params> {
 
 macro_rules! function_system {
     ($($p:ident),*) => {
-        impl<Func, $($p: SystemParam + 'static),*> IntoSystem<fn($($p,)*)> for Func
+        impl<Func, Out: SystemOutput, $($p: SystemParam + 'static),*> IntoSystem<fn($($p,)*) -> Out> for Func
         where
-            Func: Send + 'static + FnMut($($p),*) + FnMut($($p::Item<'_>),*),
+            Func: Send + 'static + FnMut($($p),*) -> Out + FnMut($($p::Item<'_>),*) -> Out,
         {
-            type System = FunctionSystem<Func, fn($($p,)*)>;
+            type System = FunctionSystem<Func, fn($($p,)*) -> Out>;
             fn into_system(self) -> Self::System {
-                FunctionSystem { function: self, _params: PhantomData }
+                FunctionSystem { function: self, locals: LocalState::default(), _params: PhantomData }
             }
         }
 
-        impl<Func, $($p: SystemParam + 'static),*> System for FunctionSystem<Func, fn($($p,)*)>
+        impl<Func, Out: SystemOutput, $($p: SystemParam + 'static),*> System for FunctionSystem<Func, fn($($p,)*) -> Out>
         where
-            Func: Send + 'static + FnMut($($p),*) + FnMut($($p::Item<'_>),*),
+            Func: Send + 'static + FnMut($($p),*) -> Out + FnMut($($p::Item<'_>),*) -> Out,
         {
             fn default_name(&self) -> Cow<'static, str> {
                 Cow::Owned(short_name(std::any::type_name::<Func>()))
+            }
+
+            fn type_path(&self) -> Option<Cow<'static, str>> {
+                Some(Cow::Borrowed(std::any::type_name::<Func>()))
             }
 
             #[allow(unused_mut, reason = "a function without parameters declares nothing")]
@@ -110,17 +228,18 @@ macro_rules! function_system {
                 access
             }
 
-            #[allow(non_snake_case, unused_variables, reason = "parameters named after their types")]
+            #[allow(non_snake_case, unused_variables, unused_mut, reason = "parameters named after their types; none for a function without parameters")]
             fn run(&mut self, ctx: &SystemContext<'_>) -> Result<(), SystemError> {
                 // Calls through a generic function so that the
                 // `FnMut(Item<'_>...)` bound is the one used.
                 #[allow(clippy::too_many_arguments, reason = "one argument per system parameter")]
-                fn call<$($p),*>(mut f: impl FnMut($($p),*), $($p: $p),*) {
+                fn call<Out, $($p),*>(mut f: impl FnMut($($p),*) -> Out, $($p: $p),*) -> Out {
                     f($($p),*)
                 }
-                $(let $p = $p::fetch(ctx)?;)*
-                call(&mut self.function, $($p),*);
-                Ok(())
+                let mut locals = self.locals.children(<[&str]>::len(&[$(stringify!($p)),*])).iter_mut();
+                $(let $p = $p::fetch_local(ctx, locals.next().expect("one local slot per parameter"))?;)*
+                let outcome = call(&mut self.function, $($p),*).into_outcome();
+                failed(ctx.system_name(), outcome)
             }
 
             fn state(&self) -> &dyn Any {
@@ -186,18 +305,22 @@ pub struct IsStateful;
 
 /// The [`System`] made from a [`StatefulSystem`].
 #[derive(Debug)]
-pub struct Stateful<S>(S);
+pub struct Stateful<S>(S, LocalState);
 
 impl<S: StatefulSystem> IntoSystem<IsStateful> for S {
     type System = Stateful<S>;
     fn into_system(self) -> Stateful<S> {
-        Stateful(self)
+        Stateful(self, LocalState::default())
     }
 }
 
 impl<S: StatefulSystem> System for Stateful<S> {
     fn default_name(&self) -> Cow<'static, str> {
         Cow::Owned(short_name(std::any::type_name::<S>()))
+    }
+
+    fn type_path(&self) -> Option<Cow<'static, str>> {
+        Some(Cow::Borrowed(std::any::type_name::<S>()))
     }
 
     fn access(&self) -> SystemAccess {
@@ -207,7 +330,7 @@ impl<S: StatefulSystem> System for Stateful<S> {
     }
 
     fn run(&mut self, ctx: &SystemContext<'_>) -> Result<(), SystemError> {
-        let params = S::Params::fetch(ctx)?;
+        let params = S::Params::fetch_local(ctx, &mut self.1)?;
         self.0.run(params);
         Ok(())
     }
@@ -294,5 +417,117 @@ where
 
     fn state(&self) -> &dyn Any {
         &self.run
+    }
+}
+
+/// An exclusive system: a function of `&mut Registry` (returning `()` or a
+/// `Result<(), E>`), for work that touches everything (loading a level,
+/// compacting, spawning from a file). It conflicts with every other system,
+/// so it runs alone in its own wave, in its place in the order
+/// (registration order, or its `before`/`after` constraints), after the
+/// commands of the waves before it are applied. Made by
+/// [`IntoSystem`] from such a function; structural changes go straight to
+/// the registry, no command buffer needed.
+///
+/// # Examples
+///
+/// ```
+/// use ecs_engine::Registry;
+/// use scheduler::{Query, Schedule, Tick};
+///
+/// struct Health(i32);
+///
+/// fn hurt(mut q: Query<&mut Health>) {
+///     q.each(|h| h.0 -= 1);
+/// }
+/// fn bury(registry: &mut Registry) {
+///     let dead: Vec<_> = registry
+///         .view::<(ecs_engine::Entity, &Health)>()
+///         .iter()
+///         .filter(|(_, h)| h.0 <= 0)
+///         .map(|(e, _)| e)
+///         .collect();
+///     for entity in dead {
+///         registry.despawn(entity).unwrap();
+///     }
+/// }
+///
+/// let mut registry = Registry::new();
+/// registry.spawn((Health(1),));
+/// registry.spawn((Health(5),));
+/// let mut builder = Schedule::builder();
+/// builder.add(hurt);
+/// builder.add(bury);
+/// let mut schedule = builder.build(&mut registry).unwrap();
+/// assert_eq!(schedule.waves().len(), 2); // bury runs alone, after hurt
+/// schedule.run(&mut registry, Tick::default()).unwrap();
+/// assert_eq!(registry.len(), 1);
+/// ```
+pub struct ExclusiveSystem<F, Out> {
+    function: F,
+    _out: PhantomData<fn() -> Out>,
+}
+
+impl<F, Out> std::fmt::Debug for ExclusiveSystem<F, Out> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&short_name(std::any::type_name::<F>()))
+    }
+}
+
+/// Marker for [`IntoSystem`] on an exclusive function (`fn(&mut
+/// Registry)`).
+#[derive(Debug)]
+pub struct IsExclusive<Out>(PhantomData<fn() -> Out>);
+
+impl<F, Out> IntoSystem<IsExclusive<Out>> for F
+where
+    F: FnMut(&mut Registry) -> Out + Send + 'static,
+    Out: SystemOutput,
+{
+    type System = ExclusiveSystem<F, Out>;
+    fn into_system(self) -> Self::System {
+        ExclusiveSystem {
+            function: self,
+            _out: PhantomData,
+        }
+    }
+}
+
+impl<F, Out> System for ExclusiveSystem<F, Out>
+where
+    F: FnMut(&mut Registry) -> Out + Send + 'static,
+    Out: SystemOutput,
+{
+    fn default_name(&self) -> Cow<'static, str> {
+        Cow::Owned(short_name(std::any::type_name::<F>()))
+    }
+
+    fn type_path(&self) -> Option<Cow<'static, str>> {
+        Some(Cow::Borrowed(std::any::type_name::<F>()))
+    }
+
+    fn access(&self) -> SystemAccess {
+        SystemAccess::new().exclusive()
+    }
+
+    fn run(&mut self, ctx: &SystemContext<'_>) -> Result<(), SystemError> {
+        Err(SystemError::Failed {
+            system: ctx.system_name().to_owned(),
+            message: "an exclusive system runs with the whole registry, not a SystemContext"
+                .to_owned(),
+        })
+    }
+
+    fn run_exclusive(
+        &mut self,
+        name: &str,
+        registry: &mut Registry,
+        _tick: Tick,
+    ) -> Result<(), SystemError> {
+        failed(name, (self.function)(registry).into_outcome())
+    }
+
+    fn state(&self) -> &dyn Any {
+        &self.function
     }
 }

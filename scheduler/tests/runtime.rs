@@ -9,7 +9,7 @@ use ecs_engine::{
     Access, ComponentDescriptor, ComponentId, EcsError, Entity, RawComponent, Registry,
 };
 use scheduler::{
-    DeclaredSystem, EdgeReason, Query, Rule, RunError, Schedule, SubjectKind, SystemAccess,
+    DeclaredSystem, EdgeReason, Policy, Query, Rule, RunError, Schedule, SubjectKind, SystemAccess,
     SystemError, Tick,
 };
 
@@ -46,6 +46,7 @@ fn runtime_access_orders_systems() {
     let pos = f32s(&mut registry, "pos");
     let vel = f32s(&mut registry, "vel");
     let mut builder = Schedule::builder();
+    builder.policy(Policy::WriterFirst);
     builder.add(|mut q: Query<&mut Position>| q.each(|p| p.0 += 1.0));
     builder.add(DeclaredSystem::new(
         "integrate",

@@ -154,12 +154,122 @@ fn explicit_constraints_add_edges() {
 }
 
 #[test]
-fn mutual_read_write_is_a_cycle_naming_systems_and_types() {
+fn mutual_read_write_falls_back_to_registration_order_and_says_so() {
     let systems = vec![
         ("x", SystemAccess::new().write::<A>().read::<B>()),
         ("y", SystemAccess::new().write::<B>().read::<A>()),
     ];
-    let error = build(systems.clone(), Policy::WriterFirst).unwrap_err();
+    let schedule = build(systems.clone(), Policy::WriterFirst).unwrap();
+    assert_eq!(wave_names(&schedule), w(&[&["x"], &["y"]]));
+    let edges: Vec<(usize, usize, Vec<String>)> = schedule
+        .edges()
+        .map(|(from, to, reasons)| {
+            let reasons = reasons.iter().map(ToString::to_string).collect();
+            (from.index(), to.index(), reasons)
+        })
+        .collect();
+    assert_eq!(
+        edges,
+        vec![(
+            0,
+            1,
+            vec![
+                "A: write -> read".to_string(),
+                "B: conflict, registration order (writer-first would close a cycle)".to_string()
+            ]
+        )]
+    );
+    let text = schedule.explain().to_string();
+    assert!(
+        text.contains("after x (wave 0): A: write -> read; B: conflict, registration order (writer-first would close a cycle)"),
+        "{text}"
+    );
+    let dot = schedule.to_dot();
+    assert!(
+        dot.contains(
+            "\"x\" -> \"y\" [label=\"A: write -> read\\nB: conflict, registration order (writer-first would close a cycle)\", style=dashed];"
+        ),
+        "{dot}"
+    );
+    // The default policy: registration order, one plain edge.
+    let schedule = build(systems, Policy::RegistrationOrder).unwrap();
+    assert_eq!(wave_names(&schedule), w(&[&["x"], &["y"]]));
+    assert!(!schedule.to_dot().contains("dashed"));
+}
+
+#[test]
+fn writer_first_cycle_through_three_systems_is_broken() {
+    // x -> y on A, y -> z on B, z -> x on C: writer-first all round.
+    let systems = vec![
+        ("x", SystemAccess::new().write::<A>().read::<Collider>()),
+        ("y", SystemAccess::new().write::<B>().read::<A>()),
+        ("z", SystemAccess::new().write::<Collider>().read::<B>()),
+    ];
+    let schedule = build(systems, Policy::WriterFirst).unwrap();
+    // (x, y): x first on A. (x, z): z writes what x reads, z first. (y, z):
+    // y first on B, but z -> x -> y already: ordered, no edge.
+    assert_eq!(wave_names(&schedule), w(&[&["z"], &["x"], &["y"]]));
+}
+
+#[test]
+fn reader_before_writer_is_the_users_word() {
+    for policy in [Policy::WriterFirst, Policy::RegistrationOrder] {
+        let mut builder = Schedule::builder();
+        builder.policy(policy).threads(1);
+        builder.add(noop("writer", SystemAccess::new().write::<A>()));
+        builder
+            .add(noop("reader", SystemAccess::new().read::<A>()))
+            .before("writer");
+        let schedule = builder.build(&mut Registry::new()).unwrap();
+        assert_eq!(wave_names(&schedule), w(&[&["reader"], &["writer"]]));
+        // Only the user's edge: no automatic edge for a pair they ordered.
+        let reasons: Vec<String> = schedule
+            .edges()
+            .flat_map(|(_, _, r)| r.iter().map(ToString::to_string))
+            .collect();
+        assert_eq!(reasons, vec!["`reader` declared before".to_string()]);
+    }
+}
+
+#[test]
+fn constraints_transitively_ordering_a_pair_suppress_its_conflict_edge() {
+    let mut builder = Schedule::builder();
+    builder.threads(1);
+    builder.add(noop("w", SystemAccess::new().write::<A>()));
+    builder.add(noop("mid", SystemAccess::new()));
+    builder
+        .add(noop("r", SystemAccess::new().read::<A>()))
+        .before("mid");
+    builder.add(noop("tail", SystemAccess::new())).after("w");
+    let mut builder2 = builder;
+    builder2
+        .add(noop("hub", SystemAccess::new()))
+        .after("mid")
+        .before("w");
+    let schedule = builder2.build(&mut Registry::new()).unwrap();
+    // r -> mid -> hub -> w -> tail: the (w, r) conflict is already ordered.
+    assert_eq!(
+        wave_names(&schedule),
+        w(&[&["r"], &["mid"], &["hub"], &["w"], &["tail"]])
+    );
+    assert!(schedule.edges().all(|(_, _, reasons)| {
+        reasons
+            .iter()
+            .all(|r| matches!(r, EdgeReason::Constraint { .. }))
+    }));
+}
+
+#[test]
+fn constraint_cycle_is_reported_with_how_to_break_it() {
+    let mut builder = Schedule::builder();
+    builder
+        .add(noop("a", SystemAccess::new().write::<A>()))
+        .before("b");
+    builder.add(noop("c", SystemAccess::new().read::<A>()));
+    builder
+        .add(noop("b", SystemAccess::new().read::<A>()))
+        .before("a");
+    let error = builder.build(&mut Registry::new()).unwrap_err();
     let BuildError::Cycle { cycle } = &error else {
         panic!("expected a cycle, got {error:?}")
     };
@@ -171,33 +281,95 @@ fn mutual_read_write_is_a_cycle_naming_systems_and_types() {
     assert_eq!(
         edges,
         vec![
-            ("x".into(), "y".into(), vec!["A: write -> read".to_string()]),
-            ("y".into(), "x".into(), vec!["B: write -> read".to_string()]),
+            (
+                "a".into(),
+                "b".into(),
+                vec!["`a` declared before".to_string()]
+            ),
+            (
+                "b".into(),
+                "a".into(),
+                vec!["`b` declared before".to_string()]
+            ),
         ]
     );
     let message = error.to_string();
     assert!(
-        message.contains("`x` before `y` (A: write -> read)"),
+        message.starts_with("the `before`/`after` constraints form a cycle: "),
         "{message}"
     );
-    // The registration-order policy never forms a cycle from conflicts.
-    let schedule = build(systems, Policy::RegistrationOrder).unwrap();
-    assert_eq!(wave_names(&schedule), w(&[&["x"], &["y"]]));
+    assert!(
+        message.contains("`a` before `b` (`a` declared before)"),
+        "{message}"
+    );
+    assert!(
+        message.ends_with("remove or reverse one of these constraints to break it"),
+        "{message}"
+    );
 }
 
 #[test]
-fn constraint_cycle_is_reported() {
-    let mut builder = Schedule::builder();
-    builder.add(noop("a", SystemAccess::new().write::<A>()));
-    builder
-        .add(noop("b", SystemAccess::new().read::<A>()))
-        .before("a");
-    let error = builder.build(&mut Registry::new()).unwrap_err();
+fn dot_labels_break_lines_and_the_reduced_view_drops_implied_edges() {
+    let schedule = build(
+        vec![
+            ("a", SystemAccess::new().write::<A>().write::<B>()),
+            ("b", SystemAccess::new().write::<A>()),
+            ("c", SystemAccess::new().write::<A>()),
+        ],
+        Policy::WriterFirst,
+    )
+    .unwrap();
+    let dot = schedule.to_dot();
+    // One backslash: DOT's line break, not a literal `\n`.
     assert!(
-        matches!(&error, BuildError::Cycle { cycle } if cycle.len() == 2),
-        "{error:?}"
+        dot.contains("\"a\" -> \"b\" [label=\"A: write -> write\"];"),
+        "{dot}"
     );
-    assert!(error.to_string().contains("`b` declared before"), "{error}");
+    assert!(
+        dot.contains("\"a\" -> \"c\" [label=\"A: write -> write\"];"),
+        "{dot}"
+    );
+    assert!(!dot.contains("\\\\n"), "{dot}");
+    let reduced = schedule.to_dot_reduced();
+    assert!(!reduced.contains("\"a\" -> \"c\""), "{reduced}");
+    assert!(reduced.contains("\"a\" -> \"b\""), "{reduced}");
+    assert!(reduced.contains("\"b\" -> \"c\""), "{reduced}");
+
+    let two = build(
+        vec![
+            ("a", SystemAccess::new().write::<A>().write::<B>()),
+            ("b", SystemAccess::new().read::<A>().read::<B>()),
+        ],
+        Policy::WriterFirst,
+    )
+    .unwrap();
+    assert!(
+        two.to_dot()
+            .contains("[label=\"A: write -> read\\nB: write -> read\"];"),
+        "{}",
+        two.to_dot()
+    );
+}
+
+#[test]
+fn thread_counts_outside_the_bounds_are_refused_before_any_thread_starts() {
+    let mut builder = Schedule::builder();
+    builder.threads(0);
+    assert_eq!(
+        builder.build(&mut Registry::new()).unwrap_err(),
+        BuildError::ZeroThreads
+    );
+    let mut builder = Schedule::builder();
+    builder.threads(100_000);
+    let error = builder.build(&mut Registry::new()).unwrap_err();
+    assert_eq!(
+        error,
+        BuildError::TooManyThreads {
+            threads: 100_000,
+            max: scheduler::MAX_THREADS
+        }
+    );
+    assert!(error.to_string().contains("at most 1024"), "{error}");
 }
 
 #[test]
@@ -220,7 +392,11 @@ fn duplicate_name_and_unknown_constraint() {
             target: "ghost".into()
         }
     );
-    assert!(error.to_string().contains("no system is named `ghost`"));
+    assert!(
+        error
+            .to_string()
+            .contains("no system or set is named `ghost`")
+    );
 }
 
 #[test]

@@ -8,10 +8,13 @@ use std::sync::Arc;
 use command_buffer::ReservePolicy;
 use ecs_engine::Registry;
 use event_queue::EventQueue;
-use scheduler::{IntoSystem, Policy, Schedule, ScheduleBuilder, SystemConfig, SystemId, Tick};
+use scheduler::{
+    IntoCondition, IntoSystem, Policy, Schedule, ScheduleBuilder, SetConfig, SystemConfig,
+    SystemId, Tick,
+};
 
 use super::input::{InputChannel, InputProducer, InputPump, InputSender};
-use super::spans::{SpanRecorder, Spanned};
+use super::spans::SpanRecorder;
 use crate::{Engine, EngineError};
 
 /// The default fixed step: 1/60 s.
@@ -78,7 +81,10 @@ impl Default for EngineBuilder {
 impl EngineBuilder {
     /// Threads of the engine's pool (default: one per core, as
     /// [`std::thread::available_parallelism`] reports). 0 is refused by
-    /// [`build`](Self::build) with [`EngineError::ZeroThreads`].
+    /// [`build`](Self::build) with [`EngineError::ZeroThreads`], more than
+    /// [`MAX_THREADS`](scheduler::MAX_THREADS) with
+    /// [`BuildError::TooManyThreads`](scheduler::BuildError::TooManyThreads),
+    /// both before any thread starts.
     pub fn threads(&mut self, threads: usize) -> &mut Self {
         self.threads = Some(threads);
         self
@@ -92,8 +98,9 @@ impl EngineBuilder {
         self
     }
 
-    /// How conflicting accesses are ordered (default
-    /// [`Policy::WriterFirst`]).
+    /// How conflicting accesses that the explicit `before`/`after`
+    /// constraints leave unordered are ordered (default
+    /// [`Policy::RegistrationOrder`]).
     pub fn policy(&mut self, policy: Policy) -> &mut Self {
         self.schedule.policy(policy);
         self
@@ -255,17 +262,25 @@ impl EngineBuilder {
     where
         S: IntoSystem<M> + 'static,
     {
-        let index = self.systems;
         self.systems += 1;
-        let spanned = Spanned::new(
-            Box::new(system.into_system()),
-            index,
-            Arc::clone(&self.recorder),
-        );
         SystemEntry {
-            config: self.schedule.add(spanned),
+            config: self.schedule.add(system),
             _state: PhantomData,
         }
+    }
+
+    /// The system set named `name`: `before`/`after`/`run_if` for all its
+    /// members at once (see [`ScheduleBuilder::set`]).
+    pub fn set(&mut self, name: impl Into<String>) -> SetConfig<'_> {
+        self.schedule.set(name)
+    }
+
+    /// Adds a startup system: it runs once, before the first tick's
+    /// systems (see
+    /// [`ScheduleBuilder::add_startup`](scheduler::ScheduleBuilder::add_startup)).
+    pub fn add_startup_system<M>(&mut self, system: impl IntoSystem<M>) -> &mut Self {
+        self.schedule.add_startup(system);
+        self
     }
 
     /// Checks the settings, builds the schedule (its DAG, waves and thread
@@ -318,10 +333,25 @@ pub struct SystemEntry<'b, S> {
 }
 
 impl<S> SystemEntry<'_, S> {
-    /// Names the system (default: its function or type name, without the
-    /// module path). Names must be unique.
+    /// Names the system. Chosen names must be unique. Default: its
+    /// function or type name, with as much of the module path as tells it
+    /// apart (see [`SystemConfig::named`]).
     pub fn named(&mut self, name: impl Into<Cow<'static, str>>) -> &mut Self {
         self.config.named(name);
+        self
+    }
+
+    /// Runs the system only on ticks where `condition` holds (see
+    /// [`SystemConfig::run_if`]).
+    pub fn run_if<M>(&mut self, condition: impl IntoCondition<M>) -> &mut Self {
+        self.config.run_if(condition);
+        self
+    }
+
+    /// Puts the system in the set named `set` (see
+    /// [`EngineBuilder::set`]).
+    pub fn in_set(&mut self, set: impl Into<String>) -> &mut Self {
+        self.config.in_set(set);
         self
     }
 

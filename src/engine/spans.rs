@@ -1,20 +1,17 @@
 //! Span recording: which worker thread ran each system, when, and for how
 //! long, for timelines such as the harness's Chrome trace.
 //!
-//! Every system the engine runs is wrapped in a [`Spanned`] that forwards
-//! its name, access, run and state unchanged. While recording is off the
-//! wrapper costs one relaxed atomic load per run; while it is on, each run
-//! reads the clock twice and pushes one [`SystemSpan`] under a lock held
-//! for the push only.
+//! The scheduler measures every run itself
+//! ([`Schedule::last_runs`](scheduler::Schedule::last_runs)); while
+//! recording is on, the engine copies the runs of each tick into the
+//! recorder after the tick (a failed tick included). While it is off, a
+//! tick costs one relaxed atomic load.
 
-use std::any::Any;
-use std::borrow::Cow;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use scheduler::{System, SystemAccess, SystemContext, SystemError, SystemId};
+use scheduler::{SystemId, SystemRun};
 
 /// One run of one system, recorded while span recording is on (see
 /// [`Engine::set_record_spans`](crate::Engine::set_record_spans)).
@@ -75,54 +72,19 @@ impl SpanRecorder {
     pub(crate) fn take(&self) -> Vec<RawSpan> {
         std::mem::take(&mut *self.spans.lock())
     }
-}
 
-/// A system with span recording around its runs; everything else is
-/// forwarded to the wrapped system.
-pub(crate) struct Spanned {
-    inner: Box<dyn System>,
-    /// The registration index: the index of the scheduler's [`SystemId`].
-    index: usize,
-    recorder: Arc<SpanRecorder>,
-}
-
-impl Spanned {
-    pub(crate) fn new(inner: Box<dyn System>, index: usize, recorder: Arc<SpanRecorder>) -> Self {
-        Spanned {
-            inner,
-            index,
-            recorder,
-        }
-    }
-}
-
-impl System for Spanned {
-    fn default_name(&self) -> Cow<'static, str> {
-        self.inner.default_name()
-    }
-
-    fn access(&self) -> SystemAccess {
-        self.inner.access()
-    }
-
-    fn run(&mut self, ctx: &SystemContext<'_>) -> Result<(), SystemError> {
-        if !self.recorder.is_enabled() {
-            return self.inner.run(ctx);
-        }
-        let start = Instant::now();
-        let outcome = self.inner.run(ctx);
-        let duration = start.elapsed();
-        self.recorder.spans.lock().push(RawSpan {
-            tick: ctx.tick().number,
-            index: self.index,
-            thread: rayon::current_thread_index(),
-            start: start.saturating_duration_since(self.recorder.epoch),
-            duration,
-        });
-        outcome
-    }
-
-    fn state(&self) -> &dyn Any {
-        self.inner.state()
+    /// Records the `runs` of tick `tick`, in the order they ended; runs of
+    /// earlier ticks (systems the tick skipped) are left out.
+    pub(crate) fn record(&self, tick: u64, runs: impl Iterator<Item = SystemRun>) {
+        let mut spans = self.spans.lock();
+        let first = spans.len();
+        spans.extend(runs.filter(|run| run.tick == tick).map(|run| RawSpan {
+            tick,
+            index: run.system.index(),
+            thread: run.worker,
+            start: run.start.saturating_duration_since(self.epoch),
+            duration: run.duration,
+        }));
+        spans[first..].sort_by_key(|span| span.start + span.duration);
     }
 }
