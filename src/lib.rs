@@ -24,6 +24,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod checksum;
 mod engine;
 
 pub use engine::{

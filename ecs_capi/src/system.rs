@@ -114,7 +114,7 @@ pub unsafe extern "C" fn ecs_system_add(
         for (ids, mode) in [(reads, Access::Read), (writes, Access::Write)] {
             for &id in ids {
                 let component = known_id(&engine, id, F)?;
-                let name = component_name(&engine.registry, component);
+                let name = component_name(engine.registry(), component);
                 access = match mode {
                     Access::Read => access.read_runtime(component, name),
                     Access::Write => access.write_runtime(component, name),
@@ -136,7 +136,7 @@ pub unsafe extern "C" fn ecs_system_add(
             Ok(())
         });
         engine.add_system(F, &name, |builder| {
-            let mut config = builder.add(system);
+            let mut config = builder.add_system(system);
             for target in before {
                 config.before(target);
             }

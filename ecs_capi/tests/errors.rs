@@ -662,3 +662,76 @@ fn a_spawn_reserve_makes_every_spawned_handle_final() {
     // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
     unsafe { ecs_engine_destroy(engine) };
 }
+
+/// What a destructor that calls back into its engine was answered.
+struct DropReentry {
+    engine: *mut ecs_engine,
+    /// The status of `ecs_spawn` from each destructor call, in order.
+    spawns: Vec<ecs_status>,
+}
+
+unsafe extern "C" fn drop_calling_the_engine(_: *mut c_void, user: *mut c_void) {
+    // SAFETY: `user` is the test's `DropReentry`, which outlives the engine;
+    // its `engine` is the engine dropping this value (alive, or being
+    // destroyed: the call under test).
+    unsafe {
+        let seen = &mut *user.cast::<DropReentry>();
+        let mut e = 0;
+        seen.spawns.push(ecs_spawn(seen.engine, &mut e));
+        // Refused: the engine is busy dropping this value. Were it not, this
+        // would free the engine under the call that runs this destructor.
+        ecs_engine_destroy(seen.engine);
+    }
+}
+
+#[test]
+fn a_destructor_calling_its_engine_is_refused_even_during_destroy() {
+    let engine = engine(2);
+    let mut seen = DropReentry {
+        engine,
+        spawns: Vec::new(),
+    };
+    let mut desc = component_desc::<u64>(c"Reentrant");
+    desc.drop = Some(drop_calling_the_engine);
+    desc.drop_user_data = (&raw mut seen).cast();
+    let mut id = 0;
+    // SAFETY: the pointers passed point at live locals for the call.
+    ok(unsafe { ecs_component_register(engine, &desc, &mut id) });
+    let a = spawn(engine);
+    let b = spawn(engine);
+    insert(engine, a, id, 1u64);
+    insert(engine, b, id, 2u64);
+    // SAFETY: a live engine, used by this thread only.
+    ok(unsafe { ecs_despawn(engine, a) });
+    assert_eq!(seen.spawns, [ECS_ERR_WRONG_STATE], "during ecs_despawn");
+    // The destroy inside the destructor was refused: the engine still works.
+    let mut count = 0;
+    // SAFETY: a live engine; `count` lives across the call.
+    ok(unsafe { ecs_entity_count(engine, &mut count) });
+    assert_eq!(count, 1);
+    // SAFETY: a live engine, destroyed once (the nested destroy does nothing).
+    unsafe { ecs_engine_destroy(engine) };
+    assert_eq!(
+        seen.spawns,
+        [ECS_ERR_WRONG_STATE, ECS_ERR_WRONG_STATE],
+        "during ecs_engine_destroy"
+    );
+}
+
+#[test]
+fn a_component_too_large_for_its_alignment_is_refused_with_the_reason() {
+    let engine = engine(1);
+    let mut id = u32::MAX;
+    let mut desc = component_desc::<u64>(c"Huge");
+    desc.size = (isize::MAX as usize & !7) + 8;
+    // SAFETY: a live engine; `desc` and `id` live across the call.
+    fails(
+        unsafe { ecs_component_register(engine, &desc, &mut id) },
+        ECS_ERR_INVALID_ARGUMENT,
+        "size 9223372036854775808 is too large",
+    );
+    assert!(!last_error().contains("power of two"), "{}", last_error());
+    assert_eq!(id, u32::MAX);
+    // SAFETY: a live engine, destroyed once.
+    unsafe { ecs_engine_destroy(engine) };
+}

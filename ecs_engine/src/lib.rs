@@ -68,6 +68,7 @@ mod cell;
 mod descriptor;
 mod entity;
 mod error;
+mod panic_message;
 mod pools;
 mod query;
 mod raw_value;
@@ -75,6 +76,7 @@ mod raw_view;
 mod registry;
 mod resources;
 mod sparse_set;
+mod type_id_map;
 mod view;
 
 pub use bundle::Bundle;
@@ -82,12 +84,14 @@ pub use cell::RegistryCell;
 pub use descriptor::{ComponentDescriptor, DropFn};
 pub use entity::{Entity, EntityAllocator};
 pub use error::{Access, EcsError};
+pub use panic_message::panic_message;
 pub use pools::{Component, ComponentAccess, ComponentId, ComponentInfo, ComponentKey};
 pub use query::{QueryData, QueryFilter, ReadOnlyQueryData, With, Without};
 pub use raw_value::{RawArena, RawComponent, RawSlot};
 pub use raw_view::{RawChunk, RawView};
 pub use registry::{EntityChanges, InsertError, Registry};
 pub use sparse_set::{PAGE_LEN, SparseSet};
+pub use type_id_map::{TypeIdHasher, TypeIdMap};
 pub use view::{View, ViewIter};
 
 #[doc(hidden)]

@@ -7,7 +7,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use ecs_engine::{Registry, RegistryCell};
+use ecs_engine::{Registry, RegistryCell, panic_message};
 use rayon::prelude::*;
 
 use crate::graph::Dag;
@@ -48,16 +48,6 @@ impl std::fmt::Debug for Schedule {
             .field("waves", &self.wave_ranges.len())
             .field("threads", &self.threads())
             .finish()
-    }
-}
-
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "<non-string panic payload>".to_owned()
     }
 }
 

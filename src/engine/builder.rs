@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+use command_buffer::ReservePolicy;
 use ecs_engine::Registry;
 use event_queue::EventQueue;
 use scheduler::{IntoSystem, Policy, Schedule, ScheduleBuilder, SystemConfig, SystemId, Tick};
@@ -103,6 +104,12 @@ impl EngineBuilder {
         self
     }
 
+    /// The registry the engine will own, to read it before the schedule is
+    /// built.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
     /// The registry the engine will own, to spawn the first entities or
     /// insert resources before the schedule is built.
     pub fn registry_mut(&mut self) -> &mut Registry {
@@ -199,6 +206,23 @@ impl EngineBuilder {
     ///
     /// When the operating system refuses to start the pool's threads.
     pub fn build(self) -> Result<Engine, EngineError> {
+        self.build_or_keep_registry().map_err(|(error, _)| error)
+    }
+
+    /// As [`build`](Self::build), but a failed build hands the registry
+    /// back (its entities, components and resources, as they were), so a
+    /// caller that keeps its world across a failed build loses only the
+    /// systems. The C API uses it: its world outlives a schedule that
+    /// could not be built.
+    ///
+    /// # Errors
+    ///
+    /// As [`build`](Self::build), each with the registry.
+    ///
+    /// # Panics
+    ///
+    /// As [`build`](Self::build).
+    pub fn build_or_keep_registry(self) -> Result<Engine, (EngineError, Registry)> {
         let EngineBuilder {
             mut registry,
             mut schedule,
@@ -208,15 +232,18 @@ impl EngineBuilder {
             ..
         } = self;
         if threads == Some(0) {
-            return Err(EngineError::ZeroThreads);
+            return Err((EngineError::ZeroThreads, registry));
         }
         if !(step.is_finite() && step > 0.0) {
-            return Err(EngineError::InvalidStep { step });
+            return Err((EngineError::InvalidStep { step }, registry));
         }
         if let Some(threads) = threads {
             schedule.threads(threads);
         }
-        let schedule = schedule.build(&mut registry)?;
+        let schedule = match schedule.build(&mut registry) {
+            Ok(schedule) => schedule,
+            Err(error) => return Err((error.into(), registry)),
+        };
         registry.insert_resource(Tick {
             number: 0,
             step,
@@ -251,6 +278,15 @@ impl<S> SystemEntry<'_, S> {
     /// The system runs after the one named `name`.
     pub fn after(&mut self, name: impl Into<String>) -> &mut Self {
         self.config.after(name);
+        self
+    }
+
+    /// How many entity handles the system's command buffer keeps reserved
+    /// between ticks (default [`ReservePolicy::default`]; see
+    /// [`SystemConfig::reserve`]). A system that spawns many entities in
+    /// one tick and hands their handles on raises the minimum.
+    pub fn reserve(&mut self, policy: ReservePolicy) -> &mut Self {
+        self.config.reserve(policy);
         self
     }
 
