@@ -27,9 +27,7 @@
 pub mod checksum;
 mod engine;
 
-pub use engine::{
-    DEFAULT_STEP, Engine, EngineBuilder, EngineError, SystemEntry, SystemHandle, SystemSpan,
-};
+pub use engine::{DEFAULT_STEP, Engine, EngineBuilder, EngineError, SystemEntry, SystemHandle};
 
 pub use command_buffer;
 pub use ecs_engine;

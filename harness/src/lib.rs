@@ -65,10 +65,10 @@ pub use error::{HarnessError, write_text};
 pub use input::{Command, InputEvent, InputMessage, InputSource};
 pub use memory::peak_resident_bytes;
 pub use report::{EntityStats, PlayerStats, Report, SystemStats, WaveStats};
-pub use run::{DeterminismCheck, RunConfig, RunOutcome, TickSpan, check_determinism, run};
+pub use run::{DeterminismCheck, RunConfig, RunOutcome, check_determinism, run};
 pub use scenario::{
     Arena, BUILTIN_SCENARIOS, Enemies, MOVERS_TOML, Movers, PARTICLES_TOML, Particles, Players,
     SHMUP_TOML, Scenario, ScenarioKind, Shmup,
 };
 pub use simulation::Simulation;
-pub use trace::chrome_trace;
+pub use trace::{SpanKind, TraceSpan, chrome_trace};

@@ -67,10 +67,7 @@ impl Simulation {
             ));
         }
         let mut builder = Engine::builder();
-        builder
-            .threads(config.threads)
-            .step(config.scenario.step())
-            .record_spans(config.record_spans);
+        builder.threads(config.threads).step(config.scenario.step());
         let (world, queue) = match config.scenario.kind() {
             ScenarioKind::Shmup(s) => {
                 let (systems, queue) = shmup::build(&mut builder, s, config.seed, config.scale);

@@ -3,14 +3,12 @@
 
 use std::borrow::Cow;
 use std::marker::PhantomData;
-use std::sync::Arc;
 
 use command_buffer::ReservePolicy;
 use ecs_engine::Registry;
 use event_queue::EventQueue;
 use scheduler::{IntoSystem, Policy, Schedule, ScheduleBuilder, SystemConfig, SystemId, Tick};
 
-use super::spans::{SpanRecorder, Spanned};
 use crate::{Engine, EngineError};
 
 /// The default fixed step: 1/60 s.
@@ -45,14 +43,12 @@ pub struct EngineBuilder {
     schedule: ScheduleBuilder,
     threads: Option<usize>,
     step: f64,
-    recorder: Arc<SpanRecorder>,
-    systems: usize,
 }
 
 impl std::fmt::Debug for EngineBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("EngineBuilder")
-            .field("systems", &self.systems)
+            .field("schedule", &self.schedule)
             .field("threads", &self.threads)
             .field("step", &self.step)
             .finish_non_exhaustive()
@@ -66,8 +62,6 @@ impl Default for EngineBuilder {
             schedule: Schedule::builder(),
             threads: None,
             step: DEFAULT_STEP,
-            recorder: Arc::new(SpanRecorder::new(false)),
-            systems: 0,
         }
     }
 }
@@ -93,14 +87,6 @@ impl EngineBuilder {
     /// [`Policy::WriterFirst`]).
     pub fn policy(&mut self, policy: Policy) -> &mut Self {
         self.schedule.policy(policy);
-        self
-    }
-
-    /// Records a [`SystemSpan`](crate::SystemSpan) per system run from the
-    /// first tick on (default off; see
-    /// [`Engine::set_record_spans`](crate::Engine::set_record_spans)).
-    pub fn record_spans(&mut self, record: bool) -> &mut Self {
-        self.recorder.set_enabled(record);
         self
     }
 
@@ -180,15 +166,8 @@ impl EngineBuilder {
     where
         S: IntoSystem<M> + 'static,
     {
-        let index = self.systems;
-        self.systems += 1;
-        let spanned = Spanned::new(
-            Box::new(system.into_system()),
-            index,
-            Arc::clone(&self.recorder),
-        );
         SystemEntry {
-            config: self.schedule.add(spanned),
+            config: self.schedule.add(system),
             _state: PhantomData,
         }
     }
@@ -228,7 +207,6 @@ impl EngineBuilder {
             mut schedule,
             threads,
             step,
-            recorder,
             ..
         } = self;
         if threads == Some(0) {
@@ -249,7 +227,7 @@ impl EngineBuilder {
             step,
             delta: 0.0,
         });
-        Ok(Engine::new(registry, schedule, step, recorder))
+        Ok(Engine::new(registry, schedule, step))
     }
 }
 
