@@ -15,7 +15,6 @@ use crate::{SendPtr, ecs_engine};
 /// A component type's id, from `ecs_component_register`: valid only in the
 /// engine that registered it (an id from another engine is refused with
 /// `ECS_ERR_UNKNOWN_COMPONENT`).
-#[allow(non_camel_case_types)]
 pub type ecs_component_id = u32;
 
 /// A component destructor: called once for every value the engine drops
@@ -25,7 +24,6 @@ pub type ecs_component_id = u32;
 /// any worker thread. The engine is busy while its values are dropped: a
 /// call back into it (`ecs_engine_destroy` included) is refused with
 /// `ECS_ERR_WRONG_STATE` and changes nothing.
-#[allow(non_camel_case_types)]
 pub type ecs_drop_fn = Option<unsafe extern "C" fn(component: *mut c_void, user_data: *mut c_void)>;
 
 /// A component type to register.

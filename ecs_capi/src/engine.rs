@@ -18,7 +18,6 @@ use crate::status::{
 /// start at 1); `ECS_ENTITY_NULL` is never alive. A handle belongs to the
 /// engine that made it: in another engine it is unknown or names another
 /// entity (handles are not tagged per engine, unlike component ids).
-#[expect(non_camel_case_types, reason = "C naming: the header's type name")]
 pub type ecs_entity = u64;
 
 /// The null entity (`UINT64_MAX`): never alive.
@@ -219,7 +218,7 @@ impl EngineState {
             self.stage = match builder.build_or_keep_registry() {
                 Ok(engine) => Stage::Built(engine),
                 Err((error, registry)) => Stage::Failed {
-                    registry,
+                    registry: *registry,
                     failure: error.into(),
                 },
             };

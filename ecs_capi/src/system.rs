@@ -21,7 +21,6 @@ use crate::status::{Failure, ecs_status};
 /// itself fail with `ECS_ERR_WRONG_STATE` while it ticks (structural
 /// changes go through `ecs_ctx_commands`). No C++ exception may leave the
 /// callback: one that does aborts the process.
-#[allow(non_camel_case_types)]
 pub type ecs_system_fn =
     Option<unsafe extern "C" fn(ctx: *mut ecs_system_ctx, user_data: *mut c_void)>;
 

@@ -49,16 +49,12 @@ pub type TypeIdMap<V> = HashMap<TypeId, V, BuildHasherDefault<TypeIdHasher>>;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::hash::{BuildHasher, Hash};
+    use std::hash::BuildHasher;
 
     #[test]
     fn distinct_types_hash_apart_and_one_type_hashes_alike() {
         let build = BuildHasherDefault::<TypeIdHasher>::default();
-        let hash = |id: TypeId| {
-            let mut h = build.build_hasher();
-            id.hash(&mut h);
-            h.finish()
-        };
+        let hash = |id: TypeId| build.hash_one(id);
         assert_eq!(hash(TypeId::of::<u8>()), hash(TypeId::of::<u8>()));
         assert_ne!(hash(TypeId::of::<u8>()), hash(TypeId::of::<u16>()));
         let mut map: TypeIdMap<usize> = TypeIdMap::default();

@@ -196,12 +196,13 @@ impl EngineBuilder {
     ///
     /// # Errors
     ///
-    /// As [`build`](Self::build), each with the registry.
+    /// As [`build`](Self::build), each with the registry (boxed: it is
+    /// large).
     ///
     /// # Panics
     ///
     /// As [`build`](Self::build).
-    pub fn build_or_keep_registry(self) -> Result<Engine, (EngineError, Registry)> {
+    pub fn build_or_keep_registry(self) -> Result<Engine, (EngineError, Box<Registry>)> {
         let EngineBuilder {
             mut registry,
             mut schedule,
@@ -210,17 +211,17 @@ impl EngineBuilder {
             ..
         } = self;
         if threads == Some(0) {
-            return Err((EngineError::ZeroThreads, registry));
+            return Err((EngineError::ZeroThreads, Box::new(registry)));
         }
         if !(step.is_finite() && step > 0.0) {
-            return Err((EngineError::InvalidStep { step }, registry));
+            return Err((EngineError::InvalidStep { step }, Box::new(registry)));
         }
         if let Some(threads) = threads {
             schedule.threads(threads);
         }
         let schedule = match schedule.build(&mut registry) {
             Ok(schedule) => schedule,
-            Err(error) => return Err((error.into(), registry)),
+            Err(error) => return Err((error.into(), Box::new(registry))),
         };
         registry.insert_resource(Tick {
             number: 0,

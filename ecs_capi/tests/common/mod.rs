@@ -1,5 +1,9 @@
 //! Helpers for calling the C API from Rust tests.
-#![allow(dead_code, unreachable_pub)]
+#![allow(
+    dead_code,
+    unreachable_pub,
+    reason = "each test binary uses a part of these helpers"
+)]
 
 use std::ffi::{CStr, CString, c_void};
 use std::ptr;
