@@ -84,8 +84,7 @@ pub fn run(config: &RunConfig, progress: impl FnMut(u64)) -> Result<RunOutcome, 
     if !config.record_spans {
         return run_ticks(config, progress);
     }
-    let log = std::sync::Arc::new(SpanLog::new());
-    let dispatch = tracing::Dispatch::from(std::sync::Arc::clone(&log));
+    let (log, dispatch) = SpanLog::dispatch();
     let mut outcome = tracing::dispatcher::with_default(&dispatch, || run_ticks(config, progress))?;
     outcome.spans = log.take();
     Ok(outcome)

@@ -13,13 +13,14 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use serde::Serialize;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
-use tracing::{Metadata, Subscriber};
+use tracing::{Dispatch, Metadata, Subscriber};
 
 use super::RunOutcome;
 
@@ -78,8 +79,27 @@ pub(crate) struct SpanLog {
     done: Mutex<Vec<TraceSpan>>,
 }
 
+/// A dispatcher that listens to nothing, registered once for the whole
+/// process. While a single dispatcher is registered, `tracing` works out a
+/// span site's interest from the default dispatcher of whichever thread
+/// reaches the site first: an engine ticking without a subscriber on
+/// another thread (another run, another test) would then switch the
+/// engine's spans off for good while a run records them. With two
+/// registered, it asks every registered dispatcher.
+static SECOND_DISPATCHER: LazyLock<Dispatch> =
+    LazyLock::new(|| Dispatch::new(tracing::subscriber::NoSubscriber::new()));
+
 impl SpanLog {
-    pub(crate) fn new() -> SpanLog {
+    /// The dispatcher a run records under: a new `SpanLog` (returned too,
+    /// to take the spans from afterwards).
+    pub(crate) fn dispatch() -> (Arc<SpanLog>, Dispatch) {
+        LazyLock::force(&SECOND_DISPATCHER);
+        let log = Arc::new(SpanLog::new());
+        let dispatch = Dispatch::from(Arc::clone(&log));
+        (log, dispatch)
+    }
+
+    fn new() -> SpanLog {
         SpanLog {
             epoch: Instant::now(),
             tick: AtomicU64::new(0),

@@ -129,8 +129,12 @@ impl Schedule {
     /// `INFO` level, on the worker thread that ran it. They go to the
     /// subscriber that is the default on the thread calling `run` (a
     /// scoped one too: it is carried onto the pool's threads for the
-    /// tick). Without any subscriber in the process they cost a relaxed
-    /// atomic load each.
+    /// tick). Without any subscriber in the process they cost a few
+    /// relaxed atomic loads each. (With one scoped subscriber as the only
+    /// dispatcher of the process, `tracing` decides whether a span site is
+    /// on from the default of the thread that reaches it first: a program
+    /// that ticks other schedules without a subscriber at the same time
+    /// keeps a second dispatcher registered, as the harness does.)
     ///
     /// # Errors
     ///
