@@ -10,23 +10,19 @@
 mod builder;
 mod error;
 mod input;
-mod spans;
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use command_buffer::ApplyReport;
 use ecs_engine::Registry;
 use event_queue::EventQueue;
-use scheduler::{RunError, Schedule, SystemId, Tick};
+use scheduler::{RunError, Schedule, Tick};
 
 pub use builder::{DEFAULT_STEP, EngineBuilder, SystemEntry, SystemHandle};
 pub use error::EngineError;
 pub use input::{InputError, InputProducer, InputSender, InputStats};
-pub use spans::SystemSpan;
 
 use input::InputPump;
-use spans::SpanRecorder;
 
 /// A world and the systems that update it, tick after tick.
 ///
@@ -70,9 +66,6 @@ use spans::SpanRecorder;
 pub struct Engine {
     registry: Registry,
     schedule: Schedule,
-    /// The id of each system, by registration index.
-    ids: Vec<SystemId>,
-    recorder: Arc<SpanRecorder>,
     step: f64,
     ticks: u64,
     last_start: Option<Instant>,
@@ -115,15 +108,11 @@ impl Engine {
         registry: Registry,
         schedule: Schedule,
         step: f64,
-        recorder: Arc<SpanRecorder>,
         inputs: Vec<Box<dyn InputPump>>,
     ) -> Engine {
-        let ids = schedule.system_timings().map(|(id, _, _)| id).collect();
         Engine {
             registry,
             schedule,
-            ids,
-            recorder,
             step,
             ticks: 0,
             last_start: None,
@@ -135,6 +124,11 @@ impl Engine {
     /// schedule. Returns the tick that ran. The tick counter advances even
     /// when the tick fails, since the waves before the failure did run.
     ///
+    /// The tick is a [`tracing`] span `tick` (field `number`) on the
+    /// calling thread, around the scheduler's `system` and `apply` spans
+    /// (see [`Schedule::run`]): a subscriber, the default of this thread
+    /// or the global one, sees the whole tick.
+    ///
     /// # Errors
     ///
     /// [`EngineError::Run`] when a system returns an error or panics: the
@@ -142,6 +136,7 @@ impl Engine {
     /// finishes, later waves do not run. The registry stays consistent and
     /// the engine usable.
     pub fn tick(&mut self) -> Result<Tick, EngineError> {
+        let _span = tracing::info_span!("tick", number = self.ticks).entered();
         let now = Instant::now();
         let delta = self
             .last_start
@@ -162,11 +157,7 @@ impl Engine {
         for input in &mut self.inputs {
             input.deliver(&mut self.registry, tick.number);
         }
-        let outcome = self.schedule.run(&mut self.registry, tick);
-        if self.recorder.is_enabled() {
-            self.recorder.record(tick.number, self.schedule.last_runs());
-        }
-        outcome?;
+        self.schedule.run(&mut self.registry, tick)?;
         Ok(tick)
     }
 
@@ -313,32 +304,5 @@ impl Engine {
     /// [`EngineBuilder::input_queue`], or `None` when there is none.
     pub fn input_queue<T: Send + 'static>(&self) -> Option<EventQueue<T>> {
         self.registry.resource::<EventQueue<T>>().cloned()
-    }
-
-    /// Turns span recording on or off (see [`SystemSpan`]).
-    pub fn set_record_spans(&self, record: bool) {
-        self.recorder.set_enabled(record);
-    }
-
-    /// The instant span starts are measured from: the engine builder's
-    /// creation.
-    pub fn span_epoch(&self) -> Instant {
-        self.recorder.epoch()
-    }
-
-    /// Takes the spans recorded since the last call, in the order the runs
-    /// ended.
-    pub fn take_spans(&self) -> Vec<SystemSpan> {
-        self.recorder
-            .take()
-            .into_iter()
-            .map(|raw| SystemSpan {
-                tick: raw.tick,
-                system: self.ids[raw.index],
-                thread: raw.thread,
-                start: raw.start,
-                duration: raw.duration,
-            })
-            .collect()
     }
 }

@@ -24,11 +24,12 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod checksum;
 mod engine;
 
 pub use engine::{
     DEFAULT_STEP, Engine, EngineBuilder, EngineError, InputError, InputProducer, InputSender,
-    InputStats, SystemEntry, SystemHandle, SystemSpan,
+    InputStats, SystemEntry, SystemHandle,
 };
 
 pub use command_buffer;

@@ -1,12 +1,13 @@
 //! The Engine: builder defaults and checks, the Tick resource, ticks and
-//! runs, stateful system handles, input queues, spans, errors, Send.
+//! runs, stateful system handles, input queues, errors, Send (spans:
+//! `tests/spans.rs`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use ecs_runtime::DEFAULT_STEP;
 use ecs_runtime::prelude::*;
 use ecs_runtime::scheduler::{BuildError, RunError};
-use ecs_runtime::{DEFAULT_STEP, SystemSpan};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Position(f64);
@@ -226,32 +227,6 @@ fn input_queues_are_resources_fed_from_other_threads() {
         Some(&9)
     );
     assert!(engine.input_queue::<String>().is_none());
-}
-
-#[test]
-fn spans_name_the_system_the_tick_and_the_worker() {
-    let mut builder = Engine::builder();
-    builder.threads(2).record_spans(true);
-    let a = builder
-        .add_system(|_: Query<&mut Position>| {})
-        .named("a")
-        .handle();
-    let b = builder
-        .add_system(|_: Query<&mut Velocity>| {})
-        .named("b")
-        .handle();
-    let mut engine = builder.build().unwrap();
-    engine.run(3).unwrap();
-    let mut spans: Vec<SystemSpan> = engine.take_spans();
-    spans.sort_by_key(|s| (s.tick, s.system));
-    let seen: Vec<(u64, usize)> = spans.iter().map(|s| (s.tick, s.system.index())).collect();
-    assert_eq!(seen, [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1)]);
-    assert_eq!((a.id().index(), b.id().index()), (0, 1));
-    assert!(spans.iter().all(|s| s.thread.is_some_and(|t| t < 2)));
-    assert!(engine.take_spans().is_empty(), "taken once");
-    engine.set_record_spans(false);
-    engine.tick().unwrap();
-    assert!(engine.take_spans().is_empty());
 }
 
 #[test]

@@ -20,6 +20,7 @@
 //! still recorded, not applied.
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
 
 use ecs_engine::{EcsError, Entity, RawArena, Registry};
@@ -140,6 +141,37 @@ impl<'a> ApplyCtx<'a> {
             entity,
         });
     }
+    /// Applies a run of `kind` commands about `T` through a registry batch
+    /// call that stops at the first target it refuses, and resumes after
+    /// it until the run is done: the insert and remove runs share it.
+    ///
+    /// `batch` applies commands until one is refused, returning how many
+    /// it applied and why it stopped; `last` holds the target of the last
+    /// command the batch took (the refused one, after a stop);
+    /// `refused` turns a stop into the command's outcome (a skip, or a
+    /// no-op such as removing something absent), which is counted as
+    /// [`finish_for`](Self::finish_for) does.
+    ///
+    /// # Errors
+    ///
+    /// In strict mode, the first skipped command.
+    pub(crate) fn apply_batches<T: ?Sized, E>(
+        &mut self,
+        kind: CommandKind,
+        last: &Cell<Entity>,
+        mut batch: impl FnMut(&mut Registry) -> (usize, Result<(), E>),
+        mut refused: impl FnMut(E) -> Result<Outcome, EcsError>,
+    ) -> Result<(), SkippedCommand> {
+        loop {
+            let (done, stop) = batch(self.registry);
+            self.applied_run(kind, done);
+            match stop {
+                Ok(()) => return Ok(()),
+                Err(stop) => self.finish_for::<T>(kind, last.get(), refused(stop))?,
+            }
+        }
+    }
+
     /// [`finish`](Self::finish) for a command about the Rust type `T`.
     pub(crate) fn finish_for<T: ?Sized>(
         &mut self,

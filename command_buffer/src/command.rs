@@ -139,27 +139,22 @@ impl<T: Component> Command for Insert<T> {
         ctx: &mut ApplyCtx<'_>,
     ) -> Result<(), SkippedCommand> {
         if ctx.has_placeholders() {
-            for command in queue.drain(..len) {
-                command.apply(ctx)?;
-            }
-            return Ok(());
+            return apply_each(queue, len, ctx);
         }
         let last = Cell::new(Entity::NULL);
         let mut items = queue.drain(..len).map(|Insert { entity, value }| {
             last.set(entity);
             (entity, value)
         });
-        loop {
-            let (done, stop) = ctx.registry.insert_many(&mut items);
-            ctx.applied_run(CommandKind::Insert, done);
-            match stop {
-                Ok(()) => return Ok(()),
-                Err(InsertError { error, value }) => {
-                    drop(value);
-                    ctx.finish_for::<T>(CommandKind::Insert, last.get(), Err(error))?;
-                }
-            }
-        }
+        ctx.apply_batches::<T, _>(
+            CommandKind::Insert,
+            &last,
+            |registry| registry.insert_many(&mut items),
+            |InsertError { error, value }| {
+                drop(value);
+                Err(error)
+            },
+        )
     }
 }
 
@@ -205,10 +200,7 @@ impl<T: Component> Command for Remove<T> {
         ctx: &mut ApplyCtx<'_>,
     ) -> Result<(), SkippedCommand> {
         if ctx.has_placeholders() {
-            for command in queue.drain(..len) {
-                command.apply(ctx)?;
-            }
-            return Ok(());
+            return apply_each(queue, len, ctx);
         }
         // Removals own nothing to drop: read in place, as despawns.
         let last = Cell::new(Entity::NULL);
@@ -217,20 +209,31 @@ impl<T: Component> Command for Remove<T> {
             last.set(command.entity);
             command.entity
         });
-        loop {
-            let (done, stop) = ctx.registry.remove_many::<T>(&mut entities);
-            ctx.applied_run(CommandKind::Remove, done);
-            let result = match stop {
-                Ok(()) => {
-                    queue.drain(..len);
-                    return Ok(());
-                }
-                Err(EcsError::MissingComponent { .. }) => Ok(Outcome::NoOp),
-                Err(error) => Err(error),
-            };
-            ctx.finish_for::<T>(CommandKind::Remove, last.get(), result)?;
-        }
+        ctx.apply_batches::<T, _>(
+            CommandKind::Remove,
+            &last,
+            |registry| registry.remove_many::<T>(&mut entities),
+            |error| match error {
+                EcsError::MissingComponent { .. } => Ok(Outcome::NoOp),
+                error => Err(error),
+            },
+        )?;
+        queue.drain(..len);
+        Ok(())
     }
+}
+
+/// Applies the first `len` commands of `queue` one by one, in order (the
+/// path of a run whose targets may be placeholders to resolve).
+fn apply_each<C: Command>(
+    queue: &mut VecDeque<C>,
+    len: usize,
+    ctx: &mut ApplyCtx<'_>,
+) -> Result<(), SkippedCommand> {
+    for command in queue.drain(..len) {
+        command.apply(ctx)?;
+    }
+    Ok(())
 }
 
 pub(crate) struct InsertResource<R> {

@@ -22,9 +22,9 @@
 //!   after an error or a panic is dropped by `discard`.
 //! - Queues are never removed, and emptying one keeps its capacity.
 
+use ecs_engine::TypeIdMap;
 use std::any::{Any, TypeId};
-use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::VecDeque;
 
 use crate::SkippedCommand;
 use crate::apply::ApplyCtx;
@@ -94,27 +94,6 @@ impl<C: Command> ErasedQueue for Queue<C> {
     }
 }
 
-/// A hasher for `TypeId` keys, whose `Hash` already writes a well-mixed
-/// value.
-#[derive(Default)]
-struct TypeIdHasher(u64);
-
-impl Hasher for TypeIdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(byte);
-        }
-    }
-
-    fn write_u64(&mut self, value: u64) {
-        self.0 ^= value;
-    }
-}
-
 /// Consecutive commands that went to the same queue.
 #[derive(Debug, Clone, Copy)]
 struct Run {
@@ -130,7 +109,7 @@ pub(crate) struct Queues {
     /// Despawns, the one non-generic command, skip the type lookup.
     despawns: Queue<Despawn>,
     queues: Vec<Box<dyn ErasedQueue>>,
-    lookup: HashMap<TypeId, u32, BuildHasherDefault<TypeIdHasher>>,
+    lookup: TypeIdMap<u32>,
     /// The queue of the last push, checked before the map.
     last: u32,
     order: Vec<Run>,
@@ -152,7 +131,7 @@ impl Queues {
         Queues {
             despawns: Queue::default(),
             queues: Vec::new(),
-            lookup: HashMap::default(),
+            lookup: TypeIdMap::default(),
             last: 0,
             order: Vec::new(),
             len: 0,

@@ -8,11 +8,15 @@
 //! Both systems run as a one-system schedule on one thread, so both ratios
 //! include the same per-tick cost; `rust_view` is the bare view pass.
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use std::ffi::c_void;
 use std::hint::black_box;
 use std::ptr;
 
 use ::ecs_engine::Registry;
+use common::{Engine, SystemSpec, ok};
 use criterion::{Criterion, criterion_group, criterion_main};
 use ecs_capi::*;
 use scheduler::{Query, Schedule, Tick};
@@ -38,11 +42,6 @@ fn start(i: usize) -> (Position, Velocity) {
     (Position { x: f, y: -f }, Velocity { x: 1.0, y: 0.5 })
 }
 
-#[track_caller]
-fn ok(status: ecs_status) {
-    assert_eq!(status, ECS_OK);
-}
-
 /// The C system's ids, passed as its user data.
 struct Ids([ecs_component_id; 2]);
 
@@ -63,7 +62,7 @@ unsafe extern "C" fn move_chunk(chunk: *const ecs_view_chunk, _: *mut c_void) {
 unsafe extern "C" fn chunk_system(ctx: *mut ecs_system_ctx, user: *mut c_void) {
     // SAFETY: `user` is the bench's `Ids`.
     let ids = unsafe { &*user.cast::<Ids>() };
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
+    // SAFETY: `ctx` is the running system's context; the ids live in `Ids`.
     ok(unsafe { ecs_view_each_chunk(ctx, ids.0.as_ptr(), 2, Some(move_chunk), ptr::null_mut()) });
 }
 
@@ -80,62 +79,29 @@ unsafe extern "C" fn move_one(_: ecs_entity, c: *const *mut c_void, _: *mut c_vo
 unsafe extern "C" fn each_system(ctx: *mut ecs_system_ctx, user: *mut c_void) {
     // SAFETY: `user` is the bench's `Ids`.
     let ids = unsafe { &*user.cast::<Ids>() };
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
+    // SAFETY: `ctx` is the running system's context; the ids live in `Ids`.
     ok(unsafe { ecs_view_each(ctx, ids.0.as_ptr(), 2, Some(move_one), ptr::null_mut()) });
 }
 
 /// A one-thread engine holding the world and one C system `run`.
-fn c_engine(run: ecs_system_fn, ids: &mut Ids) -> *mut ecs_engine {
-    let desc = ecs_engine_desc {
-        struct_size: size_of::<ecs_engine_desc>() as u32,
-        threads: 1,
-        step_seconds: 0.0,
-    };
-    let mut engine = ptr::null_mut();
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    ok(unsafe { ecs_engine_create(&desc, &mut engine) });
-    for (k, name) in [c"Position", c"Velocity"].into_iter().enumerate() {
-        let component = ecs_component_desc {
-            struct_size: size_of::<ecs_component_desc>() as u32,
-            name: name.as_ptr(),
-            size: size_of::<Position>(),
-            align: align_of::<Position>(),
-            drop: None,
-            drop_user_data: ptr::null_mut(),
-        };
-        // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-        ok(unsafe { ecs_component_register(engine, &component, &mut ids.0[k]) });
-    }
+fn c_engine(run: ecs_system_fn, ids: &mut Ids) -> Engine {
+    let engine = Engine::new(1);
+    ids.0 = [
+        engine.register::<Position>(c"Position"),
+        engine.register::<Velocity>(c"Velocity"),
+    ];
     for i in 0..ENTITIES {
         let (p, v) = start(i);
-        let mut e = 0;
-        // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-        unsafe {
-            ok(ecs_spawn(engine, &mut e));
-            ok(ecs_insert(engine, e, ids.0[0], (&raw const p).cast()));
-            ok(ecs_insert(engine, e, ids.0[1], (&raw const v).cast()));
-        }
+        let e = engine.spawn();
+        engine.insert(e, ids.0[0], p);
+        engine.insert(e, ids.0[1], v);
     }
-    let system = ecs_system_desc {
-        struct_size: size_of::<ecs_system_desc>() as u32,
-        name: c"movement".as_ptr(),
-        run,
-        user_data: (ids as *mut Ids).cast(),
-        reads: &ids.0[1],
-        reads_len: 1,
-        writes: &ids.0[0],
-        writes_len: 1,
-        commands: false,
-        before: ptr::null(),
-        before_len: 0,
-        after: ptr::null(),
-        after_len: 0,
-        spawn_reserve: 0,
-    };
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    ok(unsafe { ecs_system_add(engine, &system) });
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    ok(unsafe { ecs_engine_build(engine) });
+    let mut system = SystemSpec::new("movement", run);
+    system.user_data = (ids as *mut Ids).cast();
+    system.reads = vec![ids.0[1]];
+    system.writes = vec![ids.0[0]];
+    ok(system.add(&engine));
+    ok(engine.build());
     engine
 }
 
@@ -187,10 +153,7 @@ fn capi_simple_iter(c: &mut Criterion) {
     ] {
         let mut ids = Ids([0; 2]);
         let engine = c_engine(run, &mut ids);
-        // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-        group.bench_function(label, |b| b.iter(|| ok(unsafe { ecs_engine_tick(engine) })));
-        // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-        unsafe { ecs_engine_destroy(engine) };
+        group.bench_function(label, |b| b.iter(|| ok(engine.tick())));
     }
     group.finish();
 }

@@ -30,8 +30,10 @@ typedef struct ecs_commands ecs_commands;
 // `ecs_engine_destroy`. Engines are independent: several can live in one
 // process. An engine may move between threads. Every call takes the
 // engine for its duration without waiting: a call made while another one
-// holds it (from a system callback during a tick, or from a second thread
-// at the same time) fails with `ECS_ERR_WRONG_STATE` instead of racing.
+// holds it (from a system callback during a tick, from a component's
+// destructor during a call or during `ecs_engine_destroy`, or from a
+// second thread at the same time) fails with `ECS_ERR_WRONG_STATE`
+// instead of racing.
 typedef struct ecs_engine ecs_engine;
 
 // A handle to a queue of fixed-size events, for any thread. Several
@@ -52,7 +54,9 @@ typedef int32_t ecs_status;
 // (despawn, remove, replacement by an insert, an unapplied command, the
 // engine destroyed), with a pointer to the value (aligned, valid for the
 // call only) and the `drop_user_data` given at registration. May run on
-// any worker thread; must not call back into the engine.
+// any worker thread. The engine is busy while its values are dropped: a
+// call back into it (`ecs_engine_destroy` included) is refused with
+// `ECS_ERR_WRONG_STATE` and changes nothing.
 typedef void (*ecs_drop_fn)(void *component, void *user_data);
 
 // A component type to register.
@@ -262,8 +266,10 @@ const char *ecs_last_error_message(void);
 //
 // `ECS_ERR_NULL_POINTER` (engine, desc, name, out);
 // `ECS_ERR_INVALID_ARGUMENT` when `struct_size` is too small, the name is
-// empty or not UTF-8, `align` is not a power of two, or `size` is not a
-// multiple of `align` (C's `sizeof` always is); `ECS_ERR_DUPLICATE_NAME` when the name is taken.
+// empty or not UTF-8, `align` is not a power of two, `size` is above
+// `PTRDIFF_MAX` rounded down to `align`, or `size` is not a multiple of
+// `align` (C's `sizeof` always is); `ECS_ERR_DUPLICATE_NAME` when the
+// name is taken.
 //
 // # Safety
 //
@@ -466,9 +472,11 @@ ecs_status ecs_engine_create(const struct ecs_engine_desc *desc, struct ecs_engi
 
 // Destroys an engine made by `ecs_engine_create`: drops every entity's
 // components (calling their destructors), the systems and the pool. NULL
-// is a no-op. An engine that is busy (called from one of its own systems
-// during a tick) is not destroyed: the call does nothing but set the last
-// error message.
+// is a no-op. The engine stays busy until the call returns: a component
+// destructor that calls the engine meanwhile gets `ECS_ERR_WRONG_STATE`.
+// An engine that is busy (called from one of its own systems during a
+// tick, or from a component destructor during a call or this destroy) is
+// not destroyed: the call does nothing but set the last error message.
 //
 // # Safety
 //
@@ -635,8 +643,9 @@ ecs_status ecs_has(const struct ecs_engine *engine,
 // bits, over the live entity count (u64, little-endian), then, for each
 // live entity in increasing handle order, its handle (u64 LE) and, for
 // each id in order, a presence byte (0 or 1) followed, when present, by
-// the component's bytes. It is the simulation harness's world checksum:
-// a component of two `float`s hashes as the harness's `Position`, so a
+// the component's bytes. It is the Rust runtime's world checksum (the
+// same function computes it), the one the simulation harness prints: a
+// component of two `float`s hashes as the harness's `Position`, so a
 // world built through this API can be compared with the harness's.
 //
 // # Errors

@@ -41,11 +41,7 @@ pub(crate) fn call(function: &str, body: impl FnOnce() -> Result<(), Failure>) -
             failure.status
         }
         Err(payload) => {
-            let what = payload
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic without a message".to_owned());
+            let what = ::ecs_engine::panic_message(&*payload);
             set_last_error(&format!("{function}: panicked: {what}"));
             ECS_ERR_PANIC
         }

@@ -8,22 +8,22 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use ::ecs_engine::{ComponentDescriptor, ComponentId, Registry};
 
 use crate::boundary::{arg, call, check_struct_size, string_arg, write_out};
-use crate::engine::Engine;
+use crate::engine::EngineState;
 use crate::status::{ECS_ERR_LIMIT, ECS_ERR_UNKNOWN_COMPONENT, Failure, ecs_status};
 use crate::{SendPtr, ecs_engine};
 
 /// A component type's id, from `ecs_component_register`: valid only in the
 /// engine that registered it (an id from another engine is refused with
 /// `ECS_ERR_UNKNOWN_COMPONENT`).
-#[allow(non_camel_case_types)]
 pub type ecs_component_id = u32;
 
 /// A component destructor: called once for every value the engine drops
 /// (despawn, remove, replacement by an insert, an unapplied command, the
 /// engine destroyed), with a pointer to the value (aligned, valid for the
 /// call only) and the `drop_user_data` given at registration. May run on
-/// any worker thread; must not call back into the engine.
-#[allow(non_camel_case_types)]
+/// any worker thread. The engine is busy while its values are dropped: a
+/// call back into it (`ecs_engine_destroy` included) is refused with
+/// `ECS_ERR_WRONG_STATE` and changes nothing.
 pub type ecs_drop_fn = Option<unsafe extern "C" fn(component: *mut c_void, user_data: *mut c_void)>;
 
 /// A component type to register.
@@ -102,12 +102,12 @@ fn unknown(id: ecs_component_id, function: &str) -> Failure {
 
 /// `id` as a run-time component registered in `engine`.
 pub(crate) fn known_id(
-    engine: &Engine,
+    engine: &EngineState,
     id: ecs_component_id,
     function: &str,
 ) -> Result<ComponentId, Failure> {
     let component = decode(engine.tag, id, function)?;
-    match engine.registry.component_info(component) {
+    match engine.registry().component_info(component) {
         Some(info) if info.is_runtime() => Ok(component),
         _ => Err(unknown(id, function)),
     }
@@ -122,14 +122,51 @@ pub(crate) fn component_name(registry: &Registry, id: ComponentId) -> String {
     )
 }
 
+/// The layout of a component of `size` bytes aligned to `align`, or an
+/// invalid-argument failure that names the reason: an alignment that is
+/// not a power of two, or a size above `isize::MAX` rounded down to the
+/// alignment (the largest a Rust allocation of that alignment can hold).
+fn component_layout(
+    name: &str,
+    size: usize,
+    align: usize,
+    function: &str,
+) -> Result<Layout, Failure> {
+    if !align.is_power_of_two() {
+        return Err(Failure::invalid(
+            function,
+            format!("component `{name}`: alignment {align} is not a power of two"),
+        ));
+    }
+    let largest = isize::MAX.unsigned_abs() & !(align - 1);
+    if size > largest {
+        return Err(Failure::invalid(
+            function,
+            format!(
+                "component `{name}`: size {size} is too large: with alignment {align} a \
+                 component holds at most {largest} bytes (isize::MAX rounded down to the \
+                 alignment)"
+            ),
+        ));
+    }
+    Layout::from_size_align(size, align).map_err(|error| {
+        Failure::invalid(
+            function,
+            format!("component `{name}`: size {size}, alignment {align}: {error}"),
+        )
+    })
+}
+
 /// Registers a component type and writes its id to `*out`.
 ///
 /// # Errors
 ///
 /// `ECS_ERR_NULL_POINTER` (engine, desc, name, out);
 /// `ECS_ERR_INVALID_ARGUMENT` when `struct_size` is too small, the name is
-/// empty or not UTF-8, `align` is not a power of two, or `size` is not a
-/// multiple of `align` (C's `sizeof` always is); `ECS_ERR_DUPLICATE_NAME` when the name is taken.
+/// empty or not UTF-8, `align` is not a power of two, `size` is above
+/// `PTRDIFF_MAX` rounded down to `align`, or `size` is not a multiple of
+/// `align` (C's `sizeof` always is); `ECS_ERR_DUPLICATE_NAME` when the
+/// name is taken.
 ///
 /// # Safety
 ///
@@ -154,15 +191,7 @@ pub unsafe extern "C" fn ecs_component_register(
         check_struct_size(desc.struct_size, COMPONENT_DESC_V1, F, "ecs_component_desc")?;
         // SAFETY: NULL or a NUL-terminated string, by the caller's promise.
         let name = unsafe { string_arg(desc.name, F, "desc->name") }?;
-        let layout = Layout::from_size_align(desc.size, desc.align).map_err(|_| {
-            Failure::invalid(
-                F,
-                format!(
-                    "component `{name}`: alignment {} is not a power of two (or size {} is too large)",
-                    desc.align, desc.size
-                ),
-            )
-        })?;
+        let layout = component_layout(&name, desc.size, desc.align, F)?;
         if layout.size() % layout.align() != 0 {
             // C's `sizeof` is always a multiple of `alignof`; chunk columns
             // rely on it (the stride is the size).
@@ -184,7 +213,7 @@ pub unsafe extern "C" fn ecs_component_register(
                 descriptor.with_drop(move |value| drop(value.as_ptr().cast(), user_data.get()))
             };
         }
-        if engine.registry.component_types() >= 1 << INDEX_BITS {
+        if engine.registry().component_types() >= 1 << INDEX_BITS {
             return Err(Failure::new(
                 ECS_ERR_LIMIT,
                 format!(
@@ -194,7 +223,7 @@ pub unsafe extern "C" fn ecs_component_register(
             ));
         }
         let id = engine
-            .registry
+            .registry_mut()
             .register_runtime(descriptor)
             .map_err(|e| Failure::registry(F, &e))?;
         let id = encode(engine.tag, id, F)?;
@@ -226,7 +255,7 @@ pub unsafe extern "C" fn ecs_component_lookup(
         let engine = engine.lock(F)?;
         // SAFETY: NULL or a NUL-terminated string, by the caller's promise.
         let name = unsafe { string_arg(name, F, "name") }?;
-        let id = engine.registry.component_by_name(&name).ok_or_else(|| {
+        let id = engine.registry().component_by_name(&name).ok_or_else(|| {
             Failure::new(
                 ECS_ERR_UNKNOWN_COMPONENT,
                 format!("{F}: no component named `{name}` is registered in this engine"),
@@ -236,4 +265,31 @@ pub unsafe extern "C" fn ecs_component_lookup(
         // SAFETY: valid for writes by the caller's promise.
         unsafe { write_out(out, id, F, "out") }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_layout_refusal_names_its_real_reason() {
+        let bad_align = component_layout("Odd", 4, 3, "f").unwrap_err();
+        assert!(
+            bad_align
+                .message
+                .contains("alignment 3 is not a power of two"),
+            "{}",
+            bad_align.message
+        );
+        let largest = isize::MAX as usize & !7;
+        assert!(component_layout("Huge", largest, 8, "f").is_ok());
+        let too_large = component_layout("Huge", largest + 1, 8, "f").unwrap_err();
+        assert!(
+            too_large.message.contains("is too large") && !too_large.message.contains("power"),
+            "{}",
+            too_large.message
+        );
+        assert!(component_layout("Huge", usize::MAX, 1, "f").is_err());
+        assert!(component_layout("Byte", isize::MAX as usize, 1, "f").is_ok());
+    }
 }

@@ -158,7 +158,6 @@ pub unsafe extern "C" fn ecs_ctx_get(
 
 /// Called once per entity of a view: the entity and one pointer per id (in
 /// the order given), valid during the call.
-#[allow(non_camel_case_types)]
 pub type ecs_each_fn = Option<
     unsafe extern "C" fn(
         entity: ecs_entity,
@@ -223,7 +222,6 @@ pub struct ecs_view_chunk {
 }
 
 /// Called once per chunk of a view; the chunk is valid during the call.
-#[allow(non_camel_case_types)]
 pub type ecs_chunk_fn =
     Option<unsafe extern "C" fn(chunk: *const ecs_view_chunk, user_data: *mut c_void)>;
 

@@ -1,12 +1,12 @@
-//! The engine handle: a registry, the systems and their schedule, a thread
-//! pool, and the tick counter.
+//! The engine handle: the facade's [`ecs_runtime::Engine`] (registry,
+//! schedule, thread pool, tick counter and the `Tick` resource), built from
+//! the systems C adds, behind a lock that refuses re-entry.
 
 use std::collections::HashSet;
-use std::time::Instant;
 
 use ::ecs_engine::{Entity, Registry};
+use ecs_runtime::{EngineBuilder, EngineError};
 use parking_lot::{Mutex, MutexGuard};
-use scheduler::{Schedule, ScheduleBuilder, Tick};
 
 use crate::boundary::{arg, call, call_value, check_struct_size, write_out};
 use crate::status::{
@@ -18,7 +18,6 @@ use crate::status::{
 /// start at 1); `ECS_ENTITY_NULL` is never alive. A handle belongs to the
 /// engine that made it: in another engine it is unknown or names another
 /// entity (handles are not tagged per engine, unlike component ids).
-#[allow(non_camel_case_types)]
 pub type ecs_entity = u64;
 
 /// The null entity (`UINT64_MAX`): never alive.
@@ -36,18 +35,23 @@ pub struct ecs_engine_desc {
     pub step_seconds: f64,
 }
 
-/// The schedule before and after it is built.
-enum Systems {
-    /// Systems are still being added; `names` catches duplicates early.
+/// The engine before and after its schedule is built.
+enum Stage {
+    /// Systems are still being added to the facade's builder; `names`
+    /// catches duplicates when they are added rather than at the build.
     Building {
-        builder: ScheduleBuilder,
+        builder: EngineBuilder,
         names: HashSet<String>,
     },
-    /// Frozen: ticks run it.
-    Built(Schedule),
-    /// The build failed (its systems are gone with the consumed builder):
-    /// every later build or tick fails with the same failure.
-    Failed(Failure),
+    /// Frozen: ticks run it, through the facade's one tick loop.
+    Built(ecs_runtime::Engine),
+    /// The build failed (its systems are gone with the consumed builder;
+    /// the world is kept): every later build or tick fails with the same
+    /// failure.
+    Failed {
+        registry: Registry,
+        failure: Failure,
+    },
 }
 
 /// An engine: it owns the registry, the systems, the thread pool and the
@@ -55,21 +59,19 @@ enum Systems {
 /// `ecs_engine_destroy`. Engines are independent: several can live in one
 /// process. An engine may move between threads. Every call takes the
 /// engine for its duration without waiting: a call made while another one
-/// holds it (from a system callback during a tick, or from a second thread
-/// at the same time) fails with `ECS_ERR_WRONG_STATE` instead of racing.
+/// holds it (from a system callback during a tick, from a component's
+/// destructor during a call or during `ecs_engine_destroy`, or from a
+/// second thread at the same time) fails with `ECS_ERR_WRONG_STATE`
+/// instead of racing.
 pub struct ecs_engine {
-    state: Mutex<Engine>,
+    state: Mutex<EngineState>,
 }
 
 /// The engine's state, held by one call at a time.
-pub(crate) struct Engine {
-    pub(crate) registry: Registry,
+pub(crate) struct EngineState {
     /// Tags this engine's component ids (see `component::encode`).
     pub(crate) tag: u32,
-    systems: Systems,
-    step: f64,
-    ticks: u64,
-    last_start: Option<Instant>,
+    stage: Stage,
 }
 
 impl std::fmt::Debug for ecs_engine {
@@ -83,68 +85,107 @@ impl std::fmt::Debug for ecs_engine {
 
 impl ecs_engine {
     /// The engine's state, or `None` when another call holds it.
-    pub(crate) fn state_if_free(&self) -> Option<MutexGuard<'_, Engine>> {
+    pub(crate) fn state_if_free(&self) -> Option<MutexGuard<'_, EngineState>> {
         self.state.try_lock()
     }
 
     /// The engine's state for the call `function`, or `ECS_ERR_WRONG_STATE`
     /// when another call holds it (never waits).
-    pub(crate) fn lock(&self, function: &str) -> Result<MutexGuard<'_, Engine>, Failure> {
+    pub(crate) fn lock(&self, function: &str) -> Result<MutexGuard<'_, EngineState>, Failure> {
         self.state.try_lock().ok_or_else(|| {
             Failure::new(
                 ECS_ERR_WRONG_STATE,
                 format!(
                     "{function}: the engine is busy: a tick is running (a system must use its \
-                     ecs_system_ctx and ecs_ctx_commands, not the engine) or another thread \
-                     is using it"
+                     ecs_system_ctx and ecs_ctx_commands, not the engine), it is being \
+                     destroyed (a component destructor must not call the engine), or another \
+                     thread is using it"
                 ),
             )
         })
     }
 }
 
-impl std::fmt::Debug for Engine {
+impl std::fmt::Debug for EngineState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let systems = match &self.systems {
-            Systems::Building { names, .. } => format!("{} added, not built", names.len()),
-            Systems::Built(schedule) => format!("{} built", schedule.len()),
-            Systems::Failed(failure) => format!("build failed: {}", failure.message),
+        let systems = match &self.stage {
+            Stage::Building { names, .. } => format!("{} added, not built", names.len()),
+            Stage::Built(engine) => format!("{} built", engine.schedule().len()),
+            Stage::Failed { failure, .. } => format!("build failed: {}", failure.message),
         };
         f.debug_struct("ecs_engine")
-            .field("entities", &self.registry.len())
+            .field("entities", &self.registry().len())
             .field("systems", &systems)
-            .field("step", &self.step)
-            .field("ticks", &self.ticks)
+            .field("ticks", &self.ticks())
             .finish()
     }
 }
 
-impl Engine {
+impl From<EngineError> for Failure {
+    fn from(error: EngineError) -> Self {
+        match error {
+            EngineError::Build(error) => error.into(),
+            EngineError::Run(error) => error.into(),
+            other => Failure::new(ECS_ERR_INVALID_ARGUMENT, other.to_string()),
+        }
+    }
+}
+
+impl EngineState {
+    /// The world, in any stage.
+    pub(crate) fn registry(&self) -> &Registry {
+        match &self.stage {
+            Stage::Building { builder, .. } => builder.registry(),
+            Stage::Built(engine) => engine.registry(),
+            Stage::Failed { registry, .. } => registry,
+        }
+    }
+
+    /// The world, in any stage, to change between ticks.
+    pub(crate) fn registry_mut(&mut self) -> &mut Registry {
+        match &mut self.stage {
+            Stage::Building { builder, .. } => builder.registry_mut(),
+            Stage::Built(engine) => engine.registry_mut(),
+            Stage::Failed { registry, .. } => registry,
+        }
+    }
+
+    /// Ticks run so far (none before the build).
+    fn ticks(&self) -> u64 {
+        match &self.stage {
+            Stage::Built(engine) => engine.ticks(),
+            _ => 0,
+        }
+    }
+
     /// Adds a system to the schedule under construction.
     pub(crate) fn add_system(
         &mut self,
         function: &str,
         name: &str,
-        add: impl FnOnce(&mut ScheduleBuilder),
+        add: impl FnOnce(&mut EngineBuilder),
     ) -> Result<(), Failure> {
-        if let Systems::Failed(failure) = &self.systems {
-            return Err(Failure::new(
-                ECS_ERR_WRONG_STATE,
-                format!(
-                    "{function}: the schedule failed to build ({}); its systems are gone: \
-                     create a new engine",
-                    failure.message
-                ),
-            ));
-        }
-        let Systems::Building { builder, names } = &mut self.systems else {
-            return Err(Failure::new(
-                ECS_ERR_WRONG_STATE,
-                format!(
-                    "{function}: the schedule is already built (by ecs_engine_build or the \
-                     first tick); add systems before"
-                ),
-            ));
+        let (builder, names) = match &mut self.stage {
+            Stage::Building { builder, names } => (builder, names),
+            Stage::Failed { failure, .. } => {
+                return Err(Failure::new(
+                    ECS_ERR_WRONG_STATE,
+                    format!(
+                        "{function}: the schedule failed to build ({}); its systems are gone: \
+                         create a new engine",
+                        failure.message
+                    ),
+                ));
+            }
+            Stage::Built(_) => {
+                return Err(Failure::new(
+                    ECS_ERR_WRONG_STATE,
+                    format!(
+                        "{function}: the schedule is already built (by ecs_engine_build or the \
+                         first tick); add systems before"
+                    ),
+                ));
+            }
         };
         if !names.insert(name.to_owned()) {
             return Err(Failure::new(
@@ -156,52 +197,58 @@ impl Engine {
         Ok(())
     }
 
-    /// Builds the schedule if not built yet.
-    fn build(&mut self) -> Result<(), Failure> {
-        if let Systems::Building { .. } = self.systems {
+    /// Builds the engine if not built yet, and returns it.
+    fn built(&mut self) -> Result<&mut ecs_runtime::Engine, Failure> {
+        if let Stage::Building { .. } = self.stage {
+            // Should the build panic, the engine stays failed, with an
+            // empty world (the builder that held it is gone).
             let building = std::mem::replace(
-                &mut self.systems,
-                Systems::Failed(Failure::new(
-                    ECS_ERR_SCHEDULE,
-                    "building the schedule panicked earlier",
-                )),
+                &mut self.stage,
+                Stage::Failed {
+                    registry: Registry::new(),
+                    failure: Failure::new(
+                        ECS_ERR_SCHEDULE,
+                        "building the schedule panicked earlier; the world is gone",
+                    ),
+                },
             );
-            let Systems::Building { builder, .. } = building else {
+            let Stage::Building { builder, .. } = building else {
                 unreachable!("checked just above");
             };
-            self.systems = match builder.build(&mut self.registry) {
-                Ok(schedule) => Systems::Built(schedule),
-                Err(error) => Systems::Failed(error.into()),
+            self.stage = match builder.build_or_keep_registry() {
+                Ok(engine) => Stage::Built(engine),
+                Err((error, registry)) => Stage::Failed {
+                    registry: *registry,
+                    failure: error.into(),
+                },
             };
         }
-        match &mut self.systems {
-            Systems::Built(_) => Ok(()),
-            Systems::Failed(failure) => Err(failure.clone()),
-            Systems::Building { .. } => unreachable!("built above"),
+        match &mut self.stage {
+            Stage::Built(engine) => Ok(engine),
+            Stage::Failed { failure, .. } => Err(failure.clone()),
+            Stage::Building { .. } => unreachable!("built above"),
         }
     }
 
-    fn tick(&mut self) -> Result<(), Failure> {
-        let step = self.step;
-        let number = self.ticks;
-        let now = Instant::now();
-        let delta = self
-            .last_start
-            .map_or(0.0, |last| now.duration_since(last).as_secs_f64());
-        self.last_start = Some(now);
-        self.build()?;
-        let Systems::Built(schedule) = &mut self.systems else {
-            unreachable!("built just above");
-        };
-        let tick = Tick {
-            number,
-            step,
-            delta,
-        };
-        // A failed tick still counts: its earlier waves ran.
-        let result = schedule.run(&mut self.registry, tick);
-        self.ticks += 1;
-        result.map_err(Failure::from)
+    /// Runs `ticks` ticks on the facade's engine (which sets the `Tick`
+    /// resource), building it first if needed; stops at the first failure.
+    /// A failed tick still counts: its earlier waves ran.
+    fn run(&mut self, ticks: u64) -> Result<(), Failure> {
+        self.built()?.run(ticks).map_err(Failure::from)
+    }
+
+    /// Drops the world (calling the components' destructors), the systems
+    /// and the pool, leaving an empty engine. The caller holds the engine's
+    /// lock throughout, so a destructor that calls back in is refused.
+    fn clear(&mut self) {
+        let old = std::mem::replace(
+            &mut self.stage,
+            Stage::Failed {
+                registry: Registry::new(),
+                failure: Failure::new(ECS_ERR_WRONG_STATE, "the engine is being destroyed"),
+            },
+        );
+        drop(old);
     }
 }
 
@@ -246,19 +293,15 @@ pub unsafe extern "C" fn ecs_engine_create(
                 ));
             }
         };
-        let mut builder = Schedule::builder();
-        builder.threads(desc.threads as usize);
+        let mut builder = ecs_runtime::Engine::builder();
+        builder.threads(desc.threads as usize).step(step);
         let engine = Box::new(ecs_engine {
-            state: Mutex::new(Engine {
-                registry: Registry::new(),
+            state: Mutex::new(EngineState {
                 tag: crate::component::next_tag(),
-                systems: Systems::Building {
+                stage: Stage::Building {
                     builder,
                     names: HashSet::new(),
                 },
-                step,
-                ticks: 0,
-                last_start: None,
             }),
         });
         // SAFETY: `out` is non-null and valid for writes (caller's promise).
@@ -268,9 +311,11 @@ pub unsafe extern "C" fn ecs_engine_create(
 
 /// Destroys an engine made by `ecs_engine_create`: drops every entity's
 /// components (calling their destructors), the systems and the pool. NULL
-/// is a no-op. An engine that is busy (called from one of its own systems
-/// during a tick) is not destroyed: the call does nothing but set the last
-/// error message.
+/// is a no-op. The engine stays busy until the call returns: a component
+/// destructor that calls the engine meanwhile gets `ECS_ERR_WRONG_STATE`.
+/// An engine that is busy (called from one of its own systems during a
+/// tick, or from a component destructor during a call or this destroy) is
+/// not destroyed: the call does nothing but set the last error message.
 ///
 /// # Safety
 ///
@@ -283,14 +328,21 @@ pub unsafe extern "C" fn ecs_engine_destroy(engine: *mut ecs_engine) {
         let Some(live) = (unsafe { engine.as_ref() }) else {
             return;
         };
-        if live.state_if_free().is_none() {
+        let Some(mut state) = live.state_if_free() else {
             crate::boundary::set_last_error(
-                "ecs_engine_destroy: the engine is busy (a tick is running): not destroyed",
+                "ecs_engine_destroy: the engine is busy (a tick or another call is running, \
+                 or it is being destroyed and a component destructor called this): not destroyed",
             );
             return;
-        }
+        };
+        // The world, the systems and the pool are dropped while the engine
+        // is held: a component destructor that calls back in gets
+        // ECS_ERR_WRONG_STATE, and its ecs_engine_destroy does nothing.
+        state.clear();
+        drop(state);
         // SAFETY: made by `Box::into_raw` in `ecs_engine_create` and not
-        // freed yet (the caller's promise); no call holds it.
+        // freed yet (the caller's promise); no call holds it: the guard
+        // above is gone, and no other thread uses it (the caller's promise).
         drop(unsafe { Box::from_raw(engine) });
     });
 }
@@ -314,7 +366,7 @@ pub unsafe extern "C" fn ecs_engine_build(engine: *mut ecs_engine) -> ecs_status
         // SAFETY: the caller's promise on `engine`.
         let engine = unsafe { arg(engine, F, "engine") }?;
         let mut engine = engine.lock(F)?;
-        engine.build()
+        engine.built().map(drop)
     })
 }
 
@@ -337,7 +389,7 @@ pub unsafe extern "C" fn ecs_engine_tick(engine: *mut ecs_engine) -> ecs_status 
         // SAFETY: the caller's promise on `engine`.
         let engine = unsafe { arg(engine, F, "engine") }?;
         let mut engine = engine.lock(F)?;
-        engine.tick()
+        engine.run(1)
     })
 }
 
@@ -357,7 +409,7 @@ pub unsafe extern "C" fn ecs_engine_run(engine: *mut ecs_engine, ticks: u64) -> 
         // SAFETY: the caller's promise on `engine`.
         let engine = unsafe { arg(engine, F, "engine") }?;
         let mut engine = engine.lock(F)?;
-        (0..ticks).try_for_each(|_| engine.tick())
+        engine.run(ticks)
     })
 }
 
@@ -380,7 +432,7 @@ pub unsafe extern "C" fn ecs_engine_ticks(engine: *const ecs_engine, out: *mut u
         let engine = unsafe { arg(engine, F, "engine") }?;
         let engine = engine.lock(F)?;
         // SAFETY: `out` is checked for NULL there and valid for writes by the caller's promise.
-        unsafe { write_out(out, engine.ticks, F, "out") }
+        unsafe { write_out(out, engine.ticks(), F, "out") }
     })
 }
 
@@ -392,4 +444,34 @@ pub(crate) fn entity(bits: ecs_entity, function: &str) -> Result<Entity, Failure
             format!("{function}: {bits:#x} is not an entity handle (generation 0)"),
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::status::ECS_OK;
+    use scheduler::Tick;
+
+    #[test]
+    fn a_tick_sets_the_tick_resource_as_the_rust_engine_does() {
+        let desc = ecs_engine_desc {
+            struct_size: ENGINE_DESC_V1 as u32,
+            threads: 1,
+            step_seconds: 0.25,
+        };
+        let mut engine = std::ptr::null_mut();
+        // SAFETY: both pointers are valid for the call.
+        assert_eq!(unsafe { ecs_engine_create(&desc, &mut engine) }, ECS_OK);
+        // SAFETY: a live engine, used by this thread only.
+        assert_eq!(unsafe { ecs_engine_run(engine, 3) }, ECS_OK);
+        {
+            // SAFETY: a live engine.
+            let state = unsafe { &*engine }.lock("test").unwrap();
+            let tick = *state.registry().resource::<Tick>().unwrap();
+            assert_eq!((tick.number, tick.step), (2, 0.25));
+            assert_eq!(state.ticks(), 3);
+        }
+        // SAFETY: a live engine, destroyed once.
+        unsafe { ecs_engine_destroy(engine) };
+    }
 }

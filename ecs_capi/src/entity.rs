@@ -3,6 +3,7 @@
 use std::ffi::c_void;
 
 use ::ecs_engine::EcsError;
+use ecs_runtime::checksum::world_checksum;
 
 use crate::boundary::{arg, call, call_value, slice_arg, write_out};
 use crate::component::{component_name, ecs_component_id, known_id};
@@ -30,7 +31,7 @@ pub unsafe extern "C" fn ecs_spawn(engine: *mut ecs_engine, out: *mut ecs_entity
             return Err(Failure::null(F, "out"));
         }
         let spawned = engine
-            .registry
+            .registry_mut()
             .try_spawn(())
             .map_err(|e| Failure::registry(F, &e))?;
         // SAFETY: `out` is checked for NULL there and valid for writes by the caller's promise.
@@ -56,7 +57,7 @@ pub unsafe extern "C" fn ecs_despawn(engine: *mut ecs_engine, entity: ecs_entity
         let mut engine = engine.lock(F)?;
         let target = self::entity(entity, F)?;
         engine
-            .registry
+            .registry_mut()
             .despawn(target)
             .map_err(|e| Failure::registry(F, &e))
     })
@@ -78,7 +79,7 @@ pub unsafe extern "C" fn ecs_is_alive(engine: *const ecs_engine, entity: ecs_ent
         let Some(engine) = engine.state_if_free() else {
             return false;
         };
-        ::ecs_engine::Entity::from_bits(entity).is_some_and(|e| engine.registry.is_alive(e))
+        ::ecs_engine::Entity::from_bits(entity).is_some_and(|e| engine.registry().is_alive(e))
     })
 }
 
@@ -102,7 +103,7 @@ pub unsafe extern "C" fn ecs_entity_count(
         let engine = unsafe { arg(engine, F, "engine") }?;
         let engine = engine.lock(F)?;
         // SAFETY: `out` is checked for NULL there and valid for writes by the caller's promise.
-        unsafe { write_out(out, engine.registry.len(), F, "out") }
+        unsafe { write_out(out, engine.registry().len(), F, "out") }
     })
 }
 
@@ -141,7 +142,7 @@ pub unsafe extern "C" fn ecs_insert(
         // caller's promise); the registry copies it.
         unsafe {
             engine
-                .registry
+                .registry_mut()
                 .insert_raw(target, component, value.cast())
                 .map_err(|e| Failure::registry(F, &e))
         }
@@ -178,7 +179,7 @@ pub unsafe extern "C" fn ecs_get(
         let target = self::entity(entity, F)?;
         let component = known_id(&engine, id, F)?;
         let value = engine
-            .registry
+            .registry_mut()
             .get_raw_mut(target, component)
             .map_err(|e| Failure::registry(F, &e))?;
         // SAFETY: `out` is checked for NULL there and valid for writes by the caller's promise.
@@ -210,13 +211,13 @@ pub unsafe extern "C" fn ecs_remove(
         let mut engine = engine.lock(F)?;
         let target = self::entity(entity, F)?;
         let component = known_id(&engine, id, F)?;
-        match engine.registry.remove_by_id(target, component) {
+        match engine.registry_mut().remove_by_id(target, component) {
             Ok(true) => Ok(()),
             Ok(false) => Err(Failure::new(
                 ECS_ERR_MISSING_COMPONENT,
                 format!(
                     "{F}: entity {target} has no component `{}`",
-                    component_name(&engine.registry, component)
+                    component_name(engine.registry(), component)
                 ),
             )),
             Err(e) => Err(Failure::registry(F, &e)),
@@ -248,35 +249,24 @@ pub unsafe extern "C" fn ecs_has(
         let engine = engine.lock(F)?;
         let target = self::entity(entity, F)?;
         let component = known_id(&engine, id, F)?;
-        if !engine.registry.is_alive(target) {
+        if !engine.registry().is_alive(target) {
             return Err(Failure::registry(
                 F,
                 &EcsError::NoSuchEntity { entity: target },
             ));
         }
         // SAFETY: `out` is checked for NULL there and valid for writes by the caller's promise.
-        unsafe { write_out(out, engine.registry.has_id(target, component), F, "out") }
+        unsafe { write_out(out, engine.registry().has_id(target, component), F, "out") }
     })
-}
-
-/// FNV-1a 64-bit offset basis and prime (Fowler, Noll, Vo; the harness's
-/// world checksum uses the same).
-const FNV_OFFSET: u64 = 0xCBF2_9CE4_8422_2325;
-const FNV_PRIME: u64 = 0x0100_0000_01B3;
-
-fn fnv(hash: &mut u64, bytes: &[u8]) {
-    for &b in bytes {
-        *hash ^= u64::from(b);
-        *hash = hash.wrapping_mul(FNV_PRIME);
-    }
 }
 
 /// Writes the world checksum over components `ids` to `*out`: FNV-1a, 64
 /// bits, over the live entity count (u64, little-endian), then, for each
 /// live entity in increasing handle order, its handle (u64 LE) and, for
 /// each id in order, a presence byte (0 or 1) followed, when present, by
-/// the component's bytes. It is the simulation harness's world checksum:
-/// a component of two `float`s hashes as the harness's `Position`, so a
+/// the component's bytes. It is the Rust runtime's world checksum (the
+/// same function computes it), the one the simulation harness prints: a
+/// component of two `float`s hashes as the harness's `Position`, so a
 /// world built through this API can be compared with the harness's.
 ///
 /// # Errors
@@ -304,7 +294,7 @@ pub unsafe extern "C" fn ecs_world_checksum(
         if out.is_null() {
             return Err(Failure::null(F, "out"));
         }
-        let registry = &engine.registry;
+        let registry = engine.registry();
         let components = ids
             .iter()
             .map(|&id| {
@@ -315,28 +305,19 @@ pub unsafe extern "C" fn ecs_world_checksum(
                 Ok((component, size))
             })
             .collect::<Result<Vec<_>, Failure>>()?;
-        let mut entities: Vec<u64> = registry.entities().iter().map(|e| e.to_bits()).collect();
-        entities.sort_unstable();
-        let mut hash = FNV_OFFSET;
-        fnv(&mut hash, &(entities.len() as u64).to_le_bytes());
-        for bits in entities {
-            fnv(&mut hash, &bits.to_le_bytes());
-            let live = self::entity(bits, F)?;
+        let hash = world_checksum(registry, |registry, entity, h| {
             for &(component, size) in &components {
-                match registry.get_raw(live, component) {
-                    Ok(value) => {
-                        fnv(&mut hash, &[1]);
-                        // SAFETY: the registry holds a value of `size`
-                        // bytes there; nothing changes it during the call.
-                        let bytes = unsafe {
-                            std::slice::from_raw_parts(value.as_ptr().cast_const(), size)
-                        };
-                        fnv(&mut hash, bytes);
-                    }
-                    Err(_) => fnv(&mut hash, &[0]),
-                }
+                h.optional(registry.get_raw(entity, component).ok(), |h, value| {
+                    // SAFETY: the registry holds a value of `size` bytes
+                    // there, every byte initialized (the caller promises
+                    // components without padding); nothing changes it
+                    // during the call.
+                    let bytes =
+                        unsafe { std::slice::from_raw_parts(value.as_ptr().cast_const(), size) };
+                    h.bytes(bytes);
+                });
             }
-        }
+        });
         // SAFETY: `out` is checked for NULL there and valid for writes by the caller's promise.
         unsafe { write_out(out, hash, F, "out") }
     })

@@ -24,7 +24,10 @@
 //!
 //! `unsafe` is the C boundary's: every exported function takes raw
 //! pointers from C and documents what it expects of them.
-#![allow(non_camel_case_types)]
+#![expect(
+    non_camel_case_types,
+    reason = "C names: the header's types are `ecs_engine`, `ecs_entity`, `ecs_status`, ..."
+)]
 
 mod boundary;
 mod component;

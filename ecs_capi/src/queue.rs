@@ -208,6 +208,8 @@ pub unsafe extern "C" fn ecs_queue_try_push(
                 format!("{F}: the queue is full ({} events)", queue.queue.len()),
             ),
             TryPushError::Closed(_) => ecs_queue::closed(F),
+            // A refusal a later event queue adds: the event is not kept.
+            other => Failure::new(ECS_ERR_QUEUE_CLOSED, format!("{F}: {other}")),
         })
     })
 }
@@ -285,6 +287,8 @@ pub unsafe extern "C" fn ecs_queue_pop_timeout(
                 format!("{F}: no event within {timeout_ms} ms"),
             )),
             Err(PopTimeoutError::Closed) => Err(ecs_queue::closed(F)),
+            // A failure a later event queue adds: no event to give.
+            Err(other) => Err(Failure::new(ECS_ERR_QUEUE_CLOSED, format!("{F}: {other}"))),
         }
     })
 }

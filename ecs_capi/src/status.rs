@@ -9,7 +9,6 @@ use scheduler::{BuildError, RunError, SystemError};
 /// The result of a call: `ECS_OK` or one of the `ECS_ERR_*` codes. A plain
 /// integer rather than a C enum, so a value the header does not know yet
 /// (from a newer library) is still representable.
-#[allow(non_camel_case_types)]
 pub type ecs_status = i32;
 
 /// The call succeeded.
@@ -145,7 +144,8 @@ impl From<SystemError> for Failure {
         let status = match &error {
             SystemError::Undeclared { .. } => ECS_ERR_UNDECLARED,
             SystemError::Registry { source, .. } => ecs_error_status(source),
-            SystemError::Failed { .. } => ECS_ERR_SYSTEM_FAILED,
+            // `Failed`, and any failure a later scheduler adds.
+            _ => ECS_ERR_SYSTEM_FAILED,
         };
         Failure::new(status, error.to_string())
     }

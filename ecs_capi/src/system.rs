@@ -21,7 +21,6 @@ use crate::status::{Failure, ecs_status};
 /// itself fail with `ECS_ERR_WRONG_STATE` while it ticks (structural
 /// changes go through `ecs_ctx_commands`). No C++ exception may leave the
 /// callback: one that does aborts the process.
-#[allow(non_camel_case_types)]
 pub type ecs_system_fn =
     Option<unsafe extern "C" fn(ctx: *mut ecs_system_ctx, user_data: *mut c_void)>;
 
@@ -114,7 +113,7 @@ pub unsafe extern "C" fn ecs_system_add(
         for (ids, mode) in [(reads, Access::Read), (writes, Access::Write)] {
             for &id in ids {
                 let component = known_id(&engine, id, F)?;
-                let name = component_name(&engine.registry, component);
+                let name = component_name(engine.registry(), component);
                 access = match mode {
                     Access::Read => access.read_runtime(component, name),
                     Access::Write => access.write_runtime(component, name),
@@ -136,7 +135,7 @@ pub unsafe extern "C" fn ecs_system_add(
             Ok(())
         });
         engine.add_system(F, &name, |builder| {
-            let mut config = builder.add(system);
+            let mut config = builder.add_system(system);
             for target in before {
                 config.before(target);
             }

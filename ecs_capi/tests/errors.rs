@@ -22,11 +22,14 @@ fn fails(status: ecs_status, expected: ecs_status, words: &str) {
 
 #[test]
 fn null_pointers_are_errors() {
-    let engine = engine(1);
-    let id = register::<u32>(engine, c"Health");
-    let e = spawn(engine);
+    let engine = Engine::new(1);
+    let id = engine.register::<u32>(c"Health");
+    let e = engine.spawn();
     let mut out_ptr: *mut c_void = ptr::null_mut();
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
+    let raw = engine.raw();
+    // SAFETY: what this test is about: NULL where the C API promises to
+    // check for it; every other pointer is a live engine or a local that
+    // lives across the call.
     unsafe {
         fails(
             ecs_engine_create(ptr::null(), ptr::null_mut()),
@@ -38,13 +41,9 @@ fn null_pointers_are_errors() {
             ECS_ERR_NULL_POINTER,
             "engine",
         );
+        fails(ecs_spawn(raw, ptr::null_mut()), ECS_ERR_NULL_POINTER, "out");
         fails(
-            ecs_spawn(engine, ptr::null_mut()),
-            ECS_ERR_NULL_POINTER,
-            "out",
-        );
-        fails(
-            ecs_insert(engine, e, id, ptr::null()),
+            ecs_insert(raw, e, id, ptr::null()),
             ECS_ERR_NULL_POINTER,
             "value",
         );
@@ -54,12 +53,12 @@ fn null_pointers_are_errors() {
             "engine",
         );
         fails(
-            ecs_component_register(engine, ptr::null(), ptr::null_mut()),
+            ecs_component_register(raw, ptr::null(), ptr::null_mut()),
             ECS_ERR_NULL_POINTER,
             "desc",
         );
         fails(
-            ecs_system_add(engine, ptr::null()),
+            ecs_system_add(raw, ptr::null()),
             ECS_ERR_NULL_POINTER,
             "desc",
         );
@@ -69,162 +68,119 @@ fn null_pointers_are_errors() {
             "queue",
         );
         fails(
-            ecs_world_checksum(engine, ptr::null(), 1, ptr::null_mut()),
+            ecs_world_checksum(raw, ptr::null(), 1, ptr::null_mut()),
             ECS_ERR_NULL_POINTER,
             "ids",
         );
         assert!(!ecs_is_alive(ptr::null(), e));
         ecs_engine_destroy(ptr::null_mut());
         ecs_queue_destroy(ptr::null_mut());
-        ecs_engine_destroy(engine);
     }
 }
 
 #[test]
 fn bad_descriptors_are_invalid_arguments() {
-    let mut engine = ptr::null_mut();
+    let create = |desc: &ecs_engine_desc| {
+        let mut engine = ptr::null_mut();
+        // SAFETY: both pointers are to locals that live across the call;
+        // the descriptor is refused, so no engine is made.
+        let status = unsafe { ecs_engine_create(desc, &mut engine) };
+        assert!(engine.is_null(), "a refused create writes nothing");
+        status
+    };
     let mut desc = ecs_engine_desc {
         struct_size: 4,
         threads: 1,
         step_seconds: 0.0,
     };
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    unsafe {
-        fails(
-            ecs_engine_create(&desc, &mut engine),
-            ECS_ERR_INVALID_ARGUMENT,
-            "struct_size",
-        );
-        desc.struct_size = size_of::<ecs_engine_desc>() as u32;
-        desc.threads = 0;
-        fails(
-            ecs_engine_create(&desc, &mut engine),
-            ECS_ERR_INVALID_ARGUMENT,
-            "threads",
-        );
-        desc.threads = 1;
-        desc.step_seconds = -1.0;
-        fails(
-            ecs_engine_create(&desc, &mut engine),
-            ECS_ERR_INVALID_ARGUMENT,
-            "step_seconds",
-        );
-        assert!(engine.is_null());
-    }
-    let engine = common::engine(1);
-    let mut id = u32::MAX;
+    fails(create(&desc), ECS_ERR_INVALID_ARGUMENT, "struct_size");
+    desc.struct_size = size_of::<ecs_engine_desc>() as u32;
+    desc.threads = 0;
+    fails(create(&desc), ECS_ERR_INVALID_ARGUMENT, "threads");
+    desc.threads = 1;
+    desc.step_seconds = -1.0;
+    fails(create(&desc), ECS_ERR_INVALID_ARGUMENT, "step_seconds");
+
+    let engine = Engine::new(1);
     let mut component = component_desc::<u32>(c"Health");
     component.align = 3;
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    unsafe {
-        fails(
-            ecs_component_register(engine, &component, &mut id),
-            ECS_ERR_INVALID_ARGUMENT,
-            "alignment 3",
-        );
-        component.align = 4;
-        component.name = ptr::null();
-        fails(
-            ecs_component_register(engine, &component, &mut id),
-            ECS_ERR_NULL_POINTER,
-            "name",
-        );
-        component.name = c"".as_ptr();
-        fails(
-            ecs_component_register(engine, &component, &mut id),
-            ECS_ERR_INVALID_ARGUMENT,
-            "empty",
-        );
-        component.name = c"Health".as_ptr();
-        component.struct_size = 8;
-        fails(
-            ecs_component_register(engine, &component, &mut id),
-            ECS_ERR_INVALID_ARGUMENT,
-            "struct_size",
-        );
-        let queue_desc = ecs_queue_desc {
-            struct_size: size_of::<ecs_queue_desc>() as u32,
-            event_size: 0,
-            capacity: 0,
-        };
-        let mut queue = ptr::null_mut();
-        fails(
-            ecs_queue_create(&queue_desc, &mut queue),
-            ECS_ERR_INVALID_ARGUMENT,
-            "event_size",
-        );
-        assert_eq!(id, u32::MAX, "a failed call writes nothing");
-        ecs_engine_destroy(engine);
-    }
+    let refused = |desc: &ecs_component_desc| engine.register_desc(desc).unwrap_err();
+    fails(refused(&component), ECS_ERR_INVALID_ARGUMENT, "alignment 3");
+    component.align = 4;
+    component.name = ptr::null();
+    fails(refused(&component), ECS_ERR_NULL_POINTER, "name");
+    component.name = c"".as_ptr();
+    fails(refused(&component), ECS_ERR_INVALID_ARGUMENT, "empty");
+    component.name = c"Health".as_ptr();
+    component.struct_size = 8;
+    fails(refused(&component), ECS_ERR_INVALID_ARGUMENT, "struct_size");
+    let queue_desc = ecs_queue_desc {
+        struct_size: size_of::<ecs_queue_desc>() as u32,
+        event_size: 0,
+        capacity: 0,
+    };
+    let mut queue = ptr::null_mut();
+    fails(
+        // SAFETY: both pointers are to locals that live across the call.
+        unsafe { ecs_queue_create(&queue_desc, &mut queue) },
+        ECS_ERR_INVALID_ARGUMENT,
+        "event_size",
+    );
+    assert!(queue.is_null());
 }
 
 #[test]
 fn duplicates_unknown_ids_and_stale_entities_are_reported() {
-    let engine = engine(1);
-    let health = register::<u32>(engine, c"Health");
-    let desc = component_desc::<u32>(c"Health");
-    let mut id = 0;
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    unsafe {
-        fails(
-            ecs_component_register(engine, &desc, &mut id),
-            ECS_ERR_DUPLICATE_NAME,
-            "Health",
-        );
-        fails(
-            ecs_component_lookup(engine, c"Mana".as_ptr(), &mut id),
-            ECS_ERR_UNKNOWN_COMPONENT,
-            "Mana",
-        );
-    }
-    let e = spawn(engine);
-    insert(engine, e, health, 10u32);
-    let value = 5u32;
-    let mut out: *mut c_void = ptr::null_mut();
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    unsafe {
-        fails(
-            ecs_insert(engine, e, 99, (&raw const value).cast()),
-            ECS_ERR_UNKNOWN_COMPONENT,
-            "0x63",
-        );
-        ok(ecs_despawn(engine, e));
-        fails(
-            ecs_get(engine, e, health, &mut out),
-            ECS_ERR_STALE_ENTITY,
-            "not alive",
-        );
-        fails(
-            ecs_insert(engine, e, health, (&raw const value).cast()),
-            ECS_ERR_STALE_ENTITY,
-            "not alive",
-        );
-        fails(
-            ecs_remove(engine, e, health),
-            ECS_ERR_STALE_ENTITY,
-            "not alive",
-        );
-        fails(ecs_despawn(engine, e), ECS_ERR_STALE_ENTITY, "not alive");
-        fails(
-            ecs_despawn(engine, ECS_ENTITY_NULL),
-            ECS_ERR_STALE_ENTITY,
-            "not alive",
-        );
-        fails(ecs_despawn(engine, 0), ECS_ERR_STALE_ENTITY, "0x0");
-        // The slot is reused with a new generation: the old handle stays dead.
-        let reused = spawn(engine);
-        assert_eq!(reused as u32, e as u32);
-        assert!(!ecs_is_alive(engine, e));
-        fails(
-            ecs_remove(engine, reused, health),
-            ECS_ERR_MISSING_COMPONENT,
-            "Health",
-        );
-        let mut has = true;
-        ok(ecs_has(engine, reused, health, &mut has));
-        assert!(!has);
-        ecs_engine_destroy(engine);
-    }
+    let engine = Engine::new(1);
+    let health = engine.register::<u32>(c"Health");
+    fails(
+        engine
+            .register_desc(&component_desc::<u32>(c"Health"))
+            .unwrap_err(),
+        ECS_ERR_DUPLICATE_NAME,
+        "Health",
+    );
+    fails(
+        engine.lookup(c"Mana").unwrap_err(),
+        ECS_ERR_UNKNOWN_COMPONENT,
+        "Mana",
+    );
+    let e = engine.spawn();
+    engine.insert(e, health, 10u32);
+    fails(
+        engine.try_insert(e, 99, 5u32),
+        ECS_ERR_UNKNOWN_COMPONENT,
+        "0x63",
+    );
+    ok(engine.despawn(e));
+    fails(
+        engine.get_ptr(e, health).unwrap_err(),
+        ECS_ERR_STALE_ENTITY,
+        "not alive",
+    );
+    fails(
+        engine.try_insert(e, health, 5u32),
+        ECS_ERR_STALE_ENTITY,
+        "not alive",
+    );
+    fails(engine.remove(e, health), ECS_ERR_STALE_ENTITY, "not alive");
+    fails(engine.despawn(e), ECS_ERR_STALE_ENTITY, "not alive");
+    fails(
+        engine.despawn(ECS_ENTITY_NULL),
+        ECS_ERR_STALE_ENTITY,
+        "not alive",
+    );
+    fails(engine.despawn(0), ECS_ERR_STALE_ENTITY, "0x0");
+    // The slot is reused with a new generation: the old handle stays dead.
+    let reused = engine.spawn();
+    assert_eq!(reused as u32, e as u32);
+    assert!(!engine.is_alive(e));
+    fails(
+        engine.remove(reused, health),
+        ECS_ERR_MISSING_COMPONENT,
+        "Health",
+    );
+    assert_eq!(engine.has(reused, health), Ok(false));
 }
 
 /// What a probing system saw: the statuses of its calls.
@@ -254,10 +210,10 @@ unsafe extern "C" fn probe(ctx: *mut ecs_system_ctx, user: *mut c_void) {
 
 #[test]
 fn a_system_touching_undeclared_components_gets_errors() {
-    let engine = engine(2);
-    let health = register::<u32>(engine, c"Health");
-    let e = spawn(engine);
-    insert(engine, e, health, 1u32);
+    let engine = Engine::new(2);
+    let health = engine.register::<u32>(c"Health");
+    let e = engine.spawn();
+    engine.insert(e, health, 1u32);
     let mut probe_state = Probe {
         id: health,
         entity: e,
@@ -265,9 +221,8 @@ fn a_system_touching_undeclared_components_gets_errors() {
     };
     let mut spec = SystemSpec::new("prober", Some(probe));
     spec.user_data = (&raw mut probe_state).cast();
-    ok(spec.add(engine));
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    ok(unsafe { ecs_engine_tick(engine) });
+    ok(spec.add(&engine));
+    ok(engine.tick());
     assert_eq!(probe_state.get, ECS_ERR_UNDECLARED);
     assert!(
         probe_state.message.contains("prober") && probe_state.message.contains("Health"),
@@ -276,56 +231,50 @@ fn a_system_touching_undeclared_components_gets_errors() {
     );
     assert_eq!(probe_state.view, ECS_ERR_UNDECLARED);
     assert_eq!(probe_state.commands, ECS_ERR_UNDECLARED);
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    unsafe { ecs_engine_destroy(engine) };
 }
 
 unsafe extern "C" fn idle(_: *mut ecs_system_ctx, _: *mut c_void) {}
 
 #[test]
 fn schedule_errors_name_the_systems() {
-    let engine = engine(1);
+    let engine = Engine::new(1);
     let mut a = SystemSpec::new("a", Some(idle));
     a.before = vec![c"b".into()];
-    ok(a.add(engine));
+    ok(a.add(&engine));
     let mut b = SystemSpec::new("b", Some(idle));
     b.before = vec![c"a".into()];
-    ok(b.add(engine));
+    ok(b.add(&engine));
     fails(
-        SystemSpec::new("a", Some(idle)).add(engine),
+        SystemSpec::new("a", Some(idle)).add(&engine),
         ECS_ERR_DUPLICATE_NAME,
         "`a`",
     );
     fails(
-        SystemSpec::new("c", None).add(engine),
+        SystemSpec::new("c", None).add(&engine),
         ECS_ERR_NULL_POINTER,
         "run",
     );
     let mut unknown = SystemSpec::new("d", Some(idle));
     unknown.reads = vec![42];
-    fails(unknown.add(engine), ECS_ERR_UNKNOWN_COMPONENT, "0x2a");
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    unsafe {
-        fails(ecs_engine_build(engine), ECS_ERR_SCHEDULE, "cycle");
-        // It stays failed, and says why.
-        fails(ecs_engine_tick(engine), ECS_ERR_SCHEDULE, "cycle");
-        fails(
-            SystemSpec::new("e", Some(idle)).add(engine),
-            ECS_ERR_WRONG_STATE,
-            "failed to build",
-        );
-        ecs_engine_destroy(engine);
-    }
+    fails(unknown.add(&engine), ECS_ERR_UNKNOWN_COMPONENT, "0x2a");
+    fails(engine.build(), ECS_ERR_SCHEDULE, "cycle");
+    // It stays failed, and says why.
+    fails(engine.tick(), ECS_ERR_SCHEDULE, "cycle");
+    fails(
+        SystemSpec::new("e", Some(idle)).add(&engine),
+        ECS_ERR_WRONG_STATE,
+        "failed to build",
+    );
+    // The world outlives the failed build.
+    let e = engine.spawn();
+    assert!(engine.is_alive(e));
+    engine.destroy();
 
-    let engine = common::engine(1);
+    let engine = Engine::new(1);
     let mut lonely = SystemSpec::new("lonely", Some(idle));
     lonely.after = vec![c"nobody".into()];
-    ok(lonely.add(engine));
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    unsafe {
-        fails(ecs_engine_tick(engine), ECS_ERR_SCHEDULE, "nobody");
-        ecs_engine_destroy(engine);
-    }
+    ok(lonely.add(&engine));
+    fails(engine.tick(), ECS_ERR_SCHEDULE, "nobody");
 }
 
 unsafe extern "C" fn count_drop(value: *mut c_void, user: *mut c_void) {
@@ -365,159 +314,96 @@ unsafe extern "C" fn insert_late(ctx: *mut ecs_system_ctx, user: *mut c_void) {
 #[test]
 fn destructors_run_once_per_value() {
     let counter = AtomicUsize::new(0);
-    let engine = engine(2);
+    let engine = Engine::new(2);
     let mut desc = component_desc::<u64>(c"Handle");
     desc.drop = Some(count_drop);
     desc.drop_user_data = (&raw const counter).cast_mut().cast();
-    let mut id = 0;
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    ok(unsafe { ecs_component_register(engine, &desc, &mut id) });
+    let id = engine.register_desc(&desc).unwrap();
     let drops = || counter.load(Ordering::SeqCst);
 
-    let entities: Vec<_> = (0..3).map(|_| spawn(engine)).collect();
+    let entities: Vec<_> = (0..3).map(|_| engine.spawn()).collect();
     for (i, &e) in entities.iter().enumerate() {
-        insert(engine, e, id, i as u64 + 1);
+        engine.insert(e, id, i as u64 + 1);
     }
     assert_eq!(drops(), 0);
-    insert(engine, entities[0], id, 10u64);
+    engine.insert(entities[0], id, 10u64);
     assert_eq!(drops(), 1, "replaced");
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    ok(unsafe { ecs_remove(engine, entities[1], id) });
+    ok(engine.remove(entities[1], id));
     assert_eq!(drops(), 2, "removed");
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    ok(unsafe { ecs_despawn(engine, entities[2]) });
+    ok(engine.despawn(entities[2]));
     assert_eq!(drops(), 3, "despawned");
 
     // A command inserting on an entity another system despawns first is
     // skipped; its copy is dropped once.
-    let victim = spawn(engine);
+    let victim = engine.spawn();
     let mut target = victim;
     let mut kill = SystemSpec::new("kill", Some(kill_first));
     kill.user_data = (&raw mut target).cast();
     kill.commands = true;
-    ok(kill.add(engine));
+    ok(kill.add(&engine));
     let mut args = (victim, id);
     let mut late = SystemSpec::new("late", Some(insert_late));
     late.user_data = (&raw mut args).cast();
     late.commands = true;
     late.after = vec![c"kill".into()];
-    ok(late.add(engine));
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    ok(unsafe { ecs_engine_tick(engine) });
+    ok(late.add(&engine));
+    ok(engine.tick());
     assert_eq!(drops(), 4, "the skipped insert's value");
 
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    unsafe { ecs_engine_destroy(engine) };
+    engine.destroy();
     assert_eq!(drops(), 5, "the last value, with the engine");
 }
 
 #[test]
 fn queue_errors_and_a_producer_thread() {
-    let desc = ecs_queue_desc {
-        struct_size: size_of::<ecs_queue_desc>() as u32,
-        event_size: 8,
-        capacity: 2,
-    };
-    let mut queue = ptr::null_mut();
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    ok(unsafe { ecs_queue_create(&desc, &mut queue) });
-    let mut out = 0u64;
-    let out_ptr: *mut c_void = (&raw mut out).cast();
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    unsafe {
-        fails(
-            ecs_queue_try_pop(queue, out_ptr),
-            ECS_ERR_QUEUE_EMPTY,
-            "empty",
-        );
-        fails(
-            ecs_queue_pop_timeout(queue, out_ptr, 10),
-            ECS_ERR_TIMEOUT,
-            "10 ms",
-        );
-        for v in [1u64, 2] {
-            ok(ecs_queue_try_push(queue, (&raw const v).cast()));
-        }
-        let v = 3u64;
-        fails(
-            ecs_queue_try_push(queue, (&raw const v).cast()),
-            ECS_ERR_QUEUE_FULL,
-            "full",
-        );
-        ok(ecs_queue_close(queue));
-        fails(
-            ecs_queue_push(queue, (&raw const v).cast()),
-            ECS_ERR_QUEUE_CLOSED,
-            "closed",
-        );
-        ok(ecs_queue_try_pop(queue, out_ptr));
-        assert_eq!(out, 1);
-        ok(ecs_queue_pop_timeout(queue, out_ptr, 10));
-        assert_eq!(out, 2);
-        fails(
-            ecs_queue_try_pop(queue, out_ptr),
-            ECS_ERR_QUEUE_CLOSED,
-            "closed",
-        );
-        fails(
-            ecs_queue_pop_timeout(queue, out_ptr, 10),
-            ECS_ERR_QUEUE_CLOSED,
-            "closed",
-        );
-        ecs_queue_destroy(queue);
-    }
+    let queue = Queue::new(2);
+    fails(queue.try_pop().unwrap_err(), ECS_ERR_QUEUE_EMPTY, "empty");
+    fails(queue.pop_timeout(10).unwrap_err(), ECS_ERR_TIMEOUT, "10 ms");
+    ok(queue.try_push(1));
+    ok(queue.try_push(2));
+    fails(queue.try_push(3), ECS_ERR_QUEUE_FULL, "full");
+    ok(queue.close());
+    fails(queue.push(3), ECS_ERR_QUEUE_CLOSED, "closed");
+    assert_eq!(queue.try_pop(), Ok(1));
+    assert_eq!(queue.pop_timeout(10), Ok(2));
+    fails(queue.try_pop().unwrap_err(), ECS_ERR_QUEUE_CLOSED, "closed");
+    fails(
+        queue.pop_timeout(10).unwrap_err(),
+        ECS_ERR_QUEUE_CLOSED,
+        "closed",
+    );
+    drop(queue);
 
     // Many events from another thread through its own handle, in order.
     let events: u64 = if cfg!(miri) { 200 } else { 10_000 };
-    let desc = ecs_queue_desc {
-        capacity: 64,
-        ..desc
-    };
-    let mut queue = ptr::null_mut();
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    ok(unsafe { ecs_queue_create(&desc, &mut queue) });
-    let mut producer_handle = ptr::null_mut();
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    ok(unsafe { ecs_queue_clone(queue, &mut producer_handle) });
-    /// A queue handle moved to the producer thread (handles are for any thread).
-    struct Handle(*mut ecs_queue);
-    // SAFETY: the C API documents queue handles as usable from any thread.
-    unsafe impl Send for Handle {}
-    let producer_handle = Handle(producer_handle);
+    let queue = Queue::new(64);
+    let handle = queue.handle();
     let producer = std::thread::spawn(move || {
-        let handle = producer_handle;
         for v in 1..=events {
-            // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-            ok(unsafe { ecs_queue_push(handle.0, (&raw const v).cast()) });
+            ok(handle.push(v));
         }
-        // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-        unsafe {
-            ok(ecs_queue_close(handle.0));
-            ecs_queue_destroy(handle.0);
-        }
+        ok(handle.close());
     });
     let mut expected = 1u64;
     loop {
-        // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-        match unsafe { ecs_queue_pop_timeout(queue, out_ptr, 5_000) } {
-            ECS_OK => {
-                assert_eq!(out, expected);
+        match queue.pop_timeout(5_000) {
+            Ok(v) => {
+                assert_eq!(v, expected);
                 expected += 1;
             }
-            ECS_ERR_QUEUE_CLOSED => break,
-            other => panic!("{other}: {}", last_error()),
+            Err(ECS_ERR_QUEUE_CLOSED) => break,
+            Err(other) => panic!("{other}: {}", last_error()),
         }
     }
     producer.join().unwrap();
     assert_eq!(expected, events + 1);
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    unsafe { ecs_queue_destroy(queue) };
 }
 
 #[test]
 fn status_names_are_the_header_names() {
     let name = |s| {
-        // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
+        // SAFETY: `ecs_status_name` returns a NUL-terminated string in
+        // static storage for any status, never NULL.
         unsafe { std::ffi::CStr::from_ptr(ecs_status_name(s)) }
             .to_str()
             .unwrap()
@@ -553,63 +439,51 @@ unsafe extern "C" fn call_the_engine(_: *mut ecs_system_ctx, user: *mut c_void) 
 #[test]
 fn a_system_calling_its_own_engine_is_refused() {
     for threads in [1, 3] {
-        let engine = engine(threads);
-        let first = spawn(engine);
+        let engine = Engine::new(threads);
+        let first = engine.spawn();
         assert_eq!(first, 1 << 32);
         let mut seen = Reentry {
-            engine,
+            engine: engine.raw(),
             spawn: ECS_OK,
             tick: ECS_OK,
             alive: true,
         };
         let mut spec = SystemSpec::new("reentrant", Some(call_the_engine));
         spec.user_data = (&raw mut seen).cast();
-        ok(spec.add(engine));
-        // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-        ok(unsafe { ecs_engine_tick(engine) });
+        ok(spec.add(&engine));
+        ok(engine.tick());
         assert_eq!(seen.spawn, ECS_ERR_WRONG_STATE);
         assert_eq!(seen.tick, ECS_ERR_WRONG_STATE);
         assert!(!seen.alive, "a busy engine answers false");
         // The destroy inside was refused: the engine still works.
-        let mut count = 0;
-        // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-        ok(unsafe { ecs_entity_count(engine, &mut count) });
-        assert_eq!(count, 1);
-        // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-        unsafe { ecs_engine_destroy(engine) };
+        assert_eq!(engine.count(), 1);
     }
 }
 
 #[test]
 fn component_ids_of_another_engine_are_refused() {
-    let physics = engine(1);
-    let render = engine(1);
-    let position = register::<[f32; 2]>(physics, c"Position");
-    let transform = register::<[f32; 16]>(render, c"Transform");
+    let physics = Engine::new(1);
+    let render = Engine::new(1);
+    let position = physics.register::<[f32; 2]>(c"Position");
+    let transform = render.register::<[f32; 16]>(c"Transform");
     assert_ne!(position, transform, "ids carry their engine's tag");
-    let e = spawn(render);
-    let value = [0.0f32; 2];
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    unsafe {
-        fails(
-            ecs_insert(render, e, position, (&raw const value).cast()),
-            ECS_ERR_UNKNOWN_COMPONENT,
-            "this engine",
-        );
-        fails(
-            ecs_remove(render, e, position),
-            ECS_ERR_UNKNOWN_COMPONENT,
-            "this engine",
-        );
-        // A bare index is never an id.
-        fails(
-            ecs_remove(render, e, 0),
-            ECS_ERR_UNKNOWN_COMPONENT,
-            "this engine",
-        );
-        ecs_engine_destroy(physics);
-        ecs_engine_destroy(render);
-    }
+    let e = render.spawn();
+    fails(
+        render.try_insert(e, position, [0.0f32; 2]),
+        ECS_ERR_UNKNOWN_COMPONENT,
+        "this engine",
+    );
+    fails(
+        render.remove(e, position),
+        ECS_ERR_UNKNOWN_COMPONENT,
+        "this engine",
+    );
+    // A bare index is never an id.
+    fails(
+        render.remove(e, 0),
+        ECS_ERR_UNKNOWN_COMPONENT,
+        "this engine",
+    );
 }
 
 /// Spawns `count` entities with a `u32` each and records their handles.
@@ -641,8 +515,8 @@ unsafe extern "C" fn spawn_many(ctx: *mut ecs_system_ctx, user: *mut c_void) {
 
 #[test]
 fn a_spawn_reserve_makes_every_spawned_handle_final() {
-    let engine = engine(2);
-    let id = register::<u32>(engine, c"Index");
+    let engine = Engine::new(2);
+    let id = engine.register::<u32>(c"Index");
     let mut spawner = Spawner {
         id,
         count: 1_000,
@@ -652,13 +526,72 @@ fn a_spawn_reserve_makes_every_spawned_handle_final() {
     spec.user_data = (&raw mut spawner).cast();
     spec.commands = true;
     spec.spawn_reserve = 1_000;
-    ok(spec.add(engine));
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    ok(unsafe { ecs_engine_tick(engine) });
+    ok(spec.add(&engine));
+    ok(engine.tick());
     assert_eq!(spawner.handles.len(), 1_000);
     for (i, &e) in spawner.handles.iter().enumerate() {
-        assert_eq!(get::<u32>(engine, e, id), i as u32, "handle {e:#x}");
+        assert_eq!(engine.get::<u32>(e, id), i as u32, "handle {e:#x}");
     }
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    unsafe { ecs_engine_destroy(engine) };
+}
+
+/// What a destructor that calls back into its engine was answered.
+struct DropReentry {
+    engine: *mut ecs_engine,
+    /// The status of `ecs_spawn` from each destructor call, in order.
+    spawns: Vec<ecs_status>,
+}
+
+unsafe extern "C" fn drop_calling_the_engine(_: *mut c_void, user: *mut c_void) {
+    // SAFETY: `user` is the test's `DropReentry`, which outlives the engine;
+    // its `engine` is the engine dropping this value (alive, or being
+    // destroyed: the call under test).
+    unsafe {
+        let seen = &mut *user.cast::<DropReentry>();
+        let mut e = 0;
+        seen.spawns.push(ecs_spawn(seen.engine, &mut e));
+        // Refused: the engine is busy dropping this value. Were it not, this
+        // would free the engine under the call that runs this destructor.
+        ecs_engine_destroy(seen.engine);
+    }
+}
+
+#[test]
+fn a_destructor_calling_its_engine_is_refused_even_during_destroy() {
+    let engine = Engine::new(2);
+    let mut seen = DropReentry {
+        engine: engine.raw(),
+        spawns: Vec::new(),
+    };
+    let mut desc = component_desc::<u64>(c"Reentrant");
+    desc.drop = Some(drop_calling_the_engine);
+    desc.drop_user_data = (&raw mut seen).cast();
+    let id = engine.register_desc(&desc).unwrap();
+    let a = engine.spawn();
+    let b = engine.spawn();
+    engine.insert(a, id, 1u64);
+    engine.insert(b, id, 2u64);
+    ok(engine.despawn(a));
+    assert_eq!(seen.spawns, [ECS_ERR_WRONG_STATE], "during ecs_despawn");
+    // The destroy inside the destructor was refused: the engine still works.
+    assert_eq!(engine.count(), 1);
+    // Destroyed once: the nested destroy does nothing.
+    engine.destroy();
+    assert_eq!(
+        seen.spawns,
+        [ECS_ERR_WRONG_STATE, ECS_ERR_WRONG_STATE],
+        "during ecs_engine_destroy"
+    );
+}
+
+#[test]
+fn a_component_too_large_for_its_alignment_is_refused_with_the_reason() {
+    let engine = Engine::new(1);
+    let mut desc = component_desc::<u64>(c"Huge");
+    desc.size = (isize::MAX as usize & !7) + 8;
+    fails(
+        engine.register_desc(&desc).unwrap_err(),
+        ECS_ERR_INVALID_ARGUMENT,
+        "size 9223372036854775808 is too large",
+    );
+    assert!(!last_error().contains("power of two"), "{}", last_error());
 }

@@ -31,7 +31,7 @@ unsafe extern "C" fn movement(ctx: *mut ecs_system_ctx, user: *mut c_void) {
     // SAFETY: `user` is the `Ids` the test passed.
     let ids = unsafe { &*user.cast::<Ids>() };
     let terms = [ids.position, ids.velocity];
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
+    // SAFETY: `ctx` is the running system's context; `terms` lives across the call.
     ok(unsafe { ecs_view_each_chunk(ctx, terms.as_ptr(), 2, Some(chunk), ptr::null_mut()) });
 }
 
@@ -85,148 +85,125 @@ unsafe extern "C" fn spawner(ctx: *mut ecs_system_ctx, user: *mut c_void) {
 
 #[test]
 fn components_round_trip_between_ticks() {
-    let engine = engine(1);
-    let position = register::<Vec2>(engine, c"Position");
-    let velocity = register::<Vec2>(engine, c"Velocity");
+    let engine = Engine::new(1);
+    let position = engine.register::<Vec2>(c"Position");
+    let velocity = engine.register::<Vec2>(c"Velocity");
     assert_ne!(position, velocity);
-    let mut found = u32::MAX;
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    ok(unsafe { ecs_component_lookup(engine, c"Velocity".as_ptr(), &mut found) });
-    assert_eq!(found, velocity);
+    assert_eq!(engine.lookup(c"Velocity"), Ok(velocity));
 
-    let e = spawn(engine);
+    let e = engine.spawn();
     assert_ne!(e, 0);
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    assert!(unsafe { ecs_is_alive(engine, e) });
-    insert(engine, e, position, Vec2 { x: 1.0, y: 2.0 });
-    assert_eq!(get::<Vec2>(engine, e, position), Vec2 { x: 1.0, y: 2.0 });
-    insert(engine, e, position, Vec2 { x: 3.0, y: 4.0 });
-    assert_eq!(get::<Vec2>(engine, e, position), Vec2 { x: 3.0, y: 4.0 });
+    assert!(engine.is_alive(e));
+    engine.insert(e, position, Vec2 { x: 1.0, y: 2.0 });
+    assert_eq!(engine.get::<Vec2>(e, position), Vec2 { x: 1.0, y: 2.0 });
+    engine.insert(e, position, Vec2 { x: 3.0, y: 4.0 });
+    assert_eq!(engine.get::<Vec2>(e, position), Vec2 { x: 3.0, y: 4.0 });
 
     // Written through the pointer `ecs_get` gives.
-    let mut value: *mut c_void = ptr::null_mut();
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    ok(unsafe { ecs_get(engine, e, position, &mut value) });
+    let value = engine.get_ptr(e, position).unwrap();
     // SAFETY: `ecs_get` gave a pointer to the entity's Vec2, valid until the next structural change.
     unsafe { value.cast::<Vec2>().write(Vec2 { x: 5.0, y: 6.0 }) };
-    assert_eq!(get::<Vec2>(engine, e, position), Vec2 { x: 5.0, y: 6.0 });
+    assert_eq!(engine.get::<Vec2>(e, position), Vec2 { x: 5.0, y: 6.0 });
 
-    let mut has = false;
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    ok(unsafe { ecs_has(engine, e, position, &mut has) });
-    assert!(has);
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    ok(unsafe { ecs_has(engine, e, velocity, &mut has) });
-    assert!(!has);
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    ok(unsafe { ecs_remove(engine, e, position) });
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    ok(unsafe { ecs_has(engine, e, position, &mut has) });
-    assert!(!has);
+    assert_eq!(engine.has(e, position), Ok(true));
+    assert_eq!(engine.has(e, velocity), Ok(false));
+    ok(engine.remove(e, position));
+    assert_eq!(engine.has(e, position), Ok(false));
 
-    let mut count = 0;
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    ok(unsafe { ecs_entity_count(engine, &mut count) });
-    assert_eq!(count, 1);
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    ok(unsafe { ecs_despawn(engine, e) });
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    assert!(!unsafe { ecs_is_alive(engine, e) });
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    ok(unsafe { ecs_entity_count(engine, &mut count) });
-    assert_eq!(count, 0);
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    unsafe { ecs_engine_destroy(engine) };
+    assert_eq!(engine.count(), 1);
+    ok(engine.despawn(e));
+    assert!(!engine.is_alive(e));
+    assert_eq!(engine.count(), 0);
 }
 
 #[test]
 fn c_systems_move_spawn_and_despawn_through_commands() {
     for threads in [1, 4] {
-        let engine = engine(threads);
+        let engine = Engine::new(threads);
         let mut ids = Ids {
-            position: register::<Vec2>(engine, c"Position"),
-            velocity: register::<Vec2>(engine, c"Velocity"),
+            position: engine.register::<Vec2>(c"Position"),
+            velocity: engine.register::<Vec2>(c"Velocity"),
         };
         let user: *mut c_void = (&raw mut ids).cast();
         let mut spec = SystemSpec::new("movement", Some(movement));
         spec.user_data = user;
         spec.reads = vec![ids.velocity];
         spec.writes = vec![ids.position];
-        ok(spec.add(engine));
+        ok(spec.add(&engine));
         let mut spec = SystemSpec::new("spawner", Some(spawner));
         spec.user_data = user;
         spec.reads = vec![ids.position];
         spec.commands = true;
-        ok(spec.add(engine));
+        ok(spec.add(&engine));
 
-        // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-        ok(unsafe { ecs_engine_run(engine, 6) });
-        let mut ticks = 0;
-        // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-        ok(unsafe { ecs_engine_ticks(engine, &mut ticks) });
-        assert_eq!(ticks, 6);
+        ok(engine.run(6));
+        assert_eq!(engine.ticks(), 6);
         // Each tick t: movement moves every entity by (1, 1); then the
         // spawner sees the moved positions, despawns those with x > 3 and
         // spawns one at x = t, applied after its wave. The entity spawned
         // at tick s has x = t during tick t, so tick 4 despawns those of
         // ticks 0..=3, tick 5 the one of tick 4, and only tick 5's is left.
-        let mut count = 0;
-        // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-        ok(unsafe { ecs_entity_count(engine, &mut count) });
-        assert_eq!(count, 1, "threads {threads}");
-        // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-        unsafe { ecs_engine_destroy(engine) };
+        assert_eq!(engine.count(), 1, "threads {threads}");
     }
 }
 
 #[test]
 fn the_checksum_sees_values_and_presence() {
-    let engine = engine(1);
-    let position = register::<Vec2>(engine, c"Position");
-    let e = spawn(engine);
-    insert(engine, e, position, Vec2 { x: 1.0, y: 2.0 });
-    let checksum = |ids: &[ecs_component_id]| {
-        let mut out = 0;
-        // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-        ok(unsafe { ecs_world_checksum(engine, ids.as_ptr(), ids.len(), &mut out) });
-        out
-    };
+    let engine = Engine::new(1);
+    let position = engine.register::<Vec2>(c"Position");
+    let e = engine.spawn();
+    engine.insert(e, position, Vec2 { x: 1.0, y: 2.0 });
+    let checksum = |ids: &[ecs_component_id]| engine.checksum(ids).unwrap();
     let before = checksum(&[position]);
-    insert(engine, e, position, Vec2 { x: 1.0, y: 2.5 });
+    engine.insert(e, position, Vec2 { x: 1.0, y: 2.5 });
     assert_ne!(checksum(&[position]), before);
-    insert(engine, e, position, Vec2 { x: 1.0, y: 2.0 });
+    engine.insert(e, position, Vec2 { x: 1.0, y: 2.0 });
     assert_eq!(checksum(&[position]), before);
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    ok(unsafe { ecs_remove(engine, e, position) });
+    ok(engine.remove(e, position));
     assert_ne!(checksum(&[position]), before);
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    unsafe { ecs_engine_destroy(engine) };
+}
+
+#[test]
+fn the_checksum_is_the_runtime_world_checksum() {
+    let engine = Engine::new(1);
+    let position = engine.register::<Vec2>(c"Position");
+    let tag = engine.register::<()>(c"Tag");
+    let a = engine.spawn();
+    let b = engine.spawn();
+    engine.insert(a, position, Vec2 { x: 1.5, y: -2.0 });
+    engine.insert(b, tag, ());
+    // The same world hashed by the Rust function, field by field.
+    let expected = {
+        use ecs_runtime::checksum::Fnv1a;
+        let mut h = Fnv1a::default();
+        h.u64(2);
+        h.u64(a);
+        h.u8(1);
+        h.f32(1.5);
+        h.f32(-2.0);
+        h.u8(0);
+        h.u64(b);
+        h.u8(0);
+        h.u8(1);
+        h.finish()
+    };
+    assert_eq!(engine.checksum(&[position, tag]), Ok(expected));
 }
 
 #[test]
 fn two_engines_are_independent() {
-    let a = engine(2);
-    let b = engine(2);
-    let pa = register::<u64>(a, c"Score");
-    let pb = register::<[u8; 3]>(b, c"Color");
-    let ea = spawn(a);
-    insert(a, ea, pa, 7u64);
+    let a = Engine::new(2);
+    let b = Engine::new(2);
+    let pa = a.register::<u64>(c"Score");
+    let pb = b.register::<[u8; 3]>(c"Color");
+    let ea = a.spawn();
+    a.insert(ea, pa, 7u64);
     // The same handle bits are a different entity (or none) in `b`.
-    let mut value: *mut c_void = ptr::null_mut();
-    assert_eq!(
-        // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-        unsafe { ecs_get(b, ea, pb, &mut value) },
-        ECS_ERR_STALE_ENTITY
-    );
-    let eb = spawn(b);
-    insert(b, eb, pb, [1u8, 2, 3]);
-    assert_eq!(get::<u64>(a, ea, pa), 7);
-    assert_eq!(get::<[u8; 3]>(b, eb, pb), [1, 2, 3]);
-    // SAFETY: the pointers passed point at live locals (or are NULL where the call allows it) for the call.
-    unsafe {
-        ecs_engine_destroy(a);
-        ecs_engine_destroy(b);
-    }
+    assert_eq!(b.get_ptr(ea, pb), Err(ECS_ERR_STALE_ENTITY));
+    let eb = b.spawn();
+    b.insert(eb, pb, [1u8, 2, 3]);
+    assert_eq!(a.get::<u64>(ea, pa), 7);
+    assert_eq!(b.get::<[u8; 3]>(eb, pb), [1, 2, 3]);
 }
 
 #[test]

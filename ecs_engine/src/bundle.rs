@@ -45,18 +45,18 @@ macro_rules! bundle_tuple {
         impl<$($name: Component),*> Bundle for ($($name,)*) {
             const LEN: usize = 0 $(+ { let _ = stringify!($name); 1 })*;
 
-            #[allow(non_snake_case, unused_variables)]
+            #[allow(non_snake_case, unused_variables, reason = "fields named after their types; the empty tuple binds nothing")]
             fn insert_into(self, registry: &mut Registry, entity: Entity) {
                 let ($($name,)*) = self;
                 $( registry.pools.get_or_create::<$name>().insert(entity, $name); )*
             }
 
-            #[allow(unused_variables)]
+            #[allow(unused_variables, reason = "the empty tuple uses none of its arguments")]
             fn reserve(registry: &mut Registry, additional: usize) {
                 $( registry.pools.get_or_create::<$name>().reserve(additional); )*
             }
 
-            #[allow(non_snake_case, unused_variables, unused_mut)]
+            #[allow(non_snake_case, unused_variables, unused_mut, reason = "fields named after their types; the empty tuple binds nothing")]
             fn spawn_reserved_batch<Iter: Iterator<Item = Self>>(
                 registry: &mut Registry,
                 entities: &[Entity],
@@ -86,13 +86,13 @@ macro_rules! bundle_tuple {
                 Ok(())
             }
 
-            #[allow(unused_variables)]
+            #[allow(unused_variables, reason = "the empty tuple uses none of its arguments")]
             fn contained_in(registry: &Registry, entity: Entity) -> bool {
                 registry.is_alive(entity)
                     $( && registry.pools.get::<$name>().is_some_and(|p| p.contains(entity)) )*
             }
 
-            #[allow(unused_variables)]
+            #[allow(unused_variables, reason = "the empty tuple uses none of its arguments")]
             fn remove_from(registry: &mut Registry, entity: Entity) {
                 $( if let Some(pool) = registry.pools.get_mut::<$name>() { pool.remove(entity); } )*
             }

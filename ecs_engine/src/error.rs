@@ -9,6 +9,7 @@ use crate::{ComponentId, Entity};
 /// the component or resource type, and what was expected; the registry is
 /// unchanged when one is returned.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum EcsError {
     /// The handle is null, stale (its slot was freed or reused) or was never
     /// handed out by this registry.

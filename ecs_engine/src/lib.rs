@@ -69,6 +69,7 @@ mod descriptor;
 mod entity;
 mod error;
 mod lanes;
+mod panic_message;
 mod pools;
 mod query;
 mod raw_value;
@@ -76,6 +77,7 @@ mod raw_view;
 mod registry;
 mod resources;
 mod sparse_set;
+mod type_id_map;
 mod view;
 
 pub use bundle::Bundle;
@@ -84,12 +86,14 @@ pub use descriptor::{ComponentDescriptor, DropFn};
 pub use entity::{Entity, EntityAllocator};
 pub use error::{Access, EcsError};
 pub use lanes::IndexLane;
+pub use panic_message::panic_message;
 pub use pools::{Component, ComponentAccess, ComponentId, ComponentInfo, ComponentKey};
 pub use query::{QueryData, QueryFilter, ReadOnlyQueryData, With, Without};
 pub use raw_value::{RawArena, RawComponent, RawSlot};
 pub use raw_view::{RawChunk, RawView};
 pub use registry::{EntityChanges, InsertError, Registry};
 pub use sparse_set::{PAGE_LEN, SparseSet};
+pub use type_id_map::{TypeIdHasher, TypeIdMap};
 pub use view::{View, ViewIter};
 
 #[doc(hidden)]

@@ -22,8 +22,9 @@ use std::alloc::Layout;
 use std::any::{Any, TypeId, type_name};
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::Hasher;
 
+pub(crate) use crate::type_id_map::{TypeIdHasher, TypeIdMap};
 use parking_lot::{
     MappedRwLockReadGuard, MappedRwLockWriteGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
 };
@@ -257,28 +258,6 @@ impl ErasedPool for BlobPool {
         BlobPool::heap_bytes(self)
     }
 }
-
-/// A hasher for `TypeId`s, which are already well-mixed hashes.
-#[derive(Default)]
-pub(crate) struct TypeIdHasher(u64);
-
-impl Hasher for TypeIdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(word));
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = self.0.rotate_left(5) ^ n;
-    }
-}
-
-pub(crate) type TypeIdMap<V> = HashMap<TypeId, V, BuildHasherDefault<TypeIdHasher>>;
 
 struct PoolSlot {
     info: ComponentInfo,

@@ -69,6 +69,7 @@ impl<T> fmt::Debug for Closed<T> {
 /// assert_eq!(queue.try_push(3), Err(TryPushError::Closed(3)));
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Error)]
+#[non_exhaustive]
 pub enum TryPushError<T> {
     /// The queue is bounded and holds `capacity` events already.
     #[error("the event queue is full; the event was not queued and is returned")]
@@ -152,6 +153,7 @@ impl<T> From<Closed<T>> for TryPushError<T> {
 /// assert_eq!(queue.pop_timeout(wait), Err(PopTimeoutError::Closed));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Error)]
+#[non_exhaustive]
 pub enum PopTimeoutError {
     /// No event arrived within the given time (carried here).
     #[error("no event arrived within {0:?}")]

@@ -61,6 +61,7 @@ fn consume(queue: &EventQueue<Event>, style: Style, producers: usize) -> Seen {
                 Ok(event) => record(event),
                 Err(PopTimeoutError::Timeout(_)) => {}
                 Err(PopTimeoutError::Closed) => break,
+                Err(other) => panic!("unexpected {other}"),
             }
         },
         Style::Polling => loop {

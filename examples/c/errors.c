@@ -342,6 +342,13 @@ static void test_components(void) {
     EXPECT_STATUS(ECS_ERR_INVALID_ARGUMENT, ecs_component_register(engine, &bad, &id));
     bad.align = 0;
     EXPECT_STATUS(ECS_ERR_INVALID_ARGUMENT, ecs_component_register(engine, &bad, &id));
+    /* A size above PTRDIFF_MAX rounded down to the alignment: refused, and
+     * the message names the size, not the alignment. */
+    bad = desc;
+    bad.size = ((size_t)PTRDIFF_MAX & ~(bad.align - 1)) + bad.align;
+    EXPECT_STATUS(ECS_ERR_INVALID_ARGUMENT, ecs_component_register(engine, &bad, &id));
+    EXPECT(strstr(ecs_last_error_message(), "too large") != NULL);
+    EXPECT(strstr(ecs_last_error_message(), "power of two") == NULL);
     bad = desc;
     bad.name = NULL;
     EXPECT_STATUS(ECS_ERR_NULL_POINTER, ecs_component_register(engine, &bad, &id));
@@ -889,6 +896,67 @@ static void test_drops(void) {
     expected_log = NULL;
 }
 
+/* ---- a destructor that calls its engine, teardown included ----------------------- */
+
+typedef struct Reentrant {
+    ecs_engine *engine;
+    int calls;
+    ecs_status spawn[4];
+    ecs_status count[4];
+} Reentrant;
+
+/* Calls back into the engine that drops the value: every call must be
+ * refused (the engine is busy), ecs_engine_destroy included: were it not,
+ * the destroy inside ecs_engine_destroy would free the engine twice. */
+static void reentrant_drop(void *component, void *user_data) {
+    (void)component;
+    Reentrant *r = (Reentrant *)user_data;
+    ecs_entity e = ECS_ENTITY_NULL;
+    size_t count = 0;
+    if (r->calls < 4) {
+        r->spawn[r->calls] = ecs_spawn(r->engine, &e);
+        r->count[r->calls] = ecs_entity_count(r->engine, &count);
+    }
+    r->calls++;
+    ecs_engine_destroy(r->engine);
+}
+
+static void test_reentrant_drops(void) {
+    current_test = "a destructor calling its engine";
+    Reentrant r;
+    memset(&r, 0, sizeof r);
+    ecs_engine *engine = new_engine(2);
+    r.engine = engine;
+    ecs_component_desc desc = component_desc("Reentrant", sizeof(int32_t), _Alignof(int32_t));
+    desc.drop = reentrant_drop;
+    desc.drop_user_data = &r;
+    ecs_component_id id = 0;
+    EXPECT_OK(ecs_component_register(engine, &desc, &id));
+    ecs_entity a = ECS_ENTITY_NULL, b = ECS_ENTITY_NULL;
+    EXPECT_OK(ecs_spawn(engine, &a));
+    EXPECT_OK(ecs_spawn(engine, &b));
+    const int32_t one = 1, two = 2;
+    EXPECT_OK(ecs_insert(engine, a, id, &one));
+    EXPECT_OK(ecs_insert(engine, b, id, &two));
+
+    /* During ecs_despawn. */
+    EXPECT_OK(ecs_despawn(engine, a));
+    EXPECT_EQ_U64(1, r.calls);
+    EXPECT_STATUS(ECS_ERR_WRONG_STATE, r.spawn[0]);
+    EXPECT_STATUS(ECS_ERR_WRONG_STATE, r.count[0]);
+    /* The destroy inside was refused: the engine still works. */
+    size_t count = 0;
+    EXPECT_OK(ecs_entity_count(engine, &count));
+    EXPECT_EQ_U64(1, count);
+
+    /* During ecs_engine_destroy: the engine stays busy to the end (valgrind
+     * checks that nothing reads freed memory and nothing is freed twice). */
+    ecs_engine_destroy(engine);
+    EXPECT_EQ_U64(2, r.calls);
+    EXPECT_STATUS(ECS_ERR_WRONG_STATE, r.spawn[1]);
+    EXPECT_STATUS(ECS_ERR_WRONG_STATE, r.count[1]);
+}
+
 /* ---- two engines ----------------------------------------------------------------- */
 
 typedef struct Counting {
@@ -1143,6 +1211,7 @@ int main(void) {
     test_inside_systems();
     test_commands();
     test_drops();
+    test_reentrant_drops();
     test_two_engines();
     test_queue_errors();
     test_queue_threads();

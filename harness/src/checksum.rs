@@ -1,85 +1,22 @@
-//! The world checksum: FNV-1a (Fowler, Noll, Vo) over every live entity's
-//! components, entities taken in increasing handle order, so the value does
-//! not depend on the order of the pools' dense arrays.
-//!
-//! Each entity contributes its handle bits, then, for each component type
-//! of the scenario in a fixed order, a presence byte and the component's
-//! fields (floats by their bit patterns). Two worlds have the same checksum
-//! when they hold the same entities with bit-identical components.
+//! The world checksum of the harness's scenarios: the facade's
+//! [`world_checksum`](ecs_runtime::checksum::world_checksum) (FNV-1a over
+//! every live entity in increasing handle order), fed, for each component
+//! type of the scenario in a fixed order, a presence byte and the
+//! component's fields (floats by their bit patterns). Two worlds have the
+//! same checksum when they hold the same entities with bit-identical
+//! components.
 
 use ecs_engine::{Component, Entity, Registry};
-
-/// FNV-1a, 64 bits.
-#[derive(Debug, Clone)]
-pub(crate) struct Fnv(u64);
-
-impl Default for Fnv {
-    fn default() -> Self {
-        Fnv(0xCBF2_9CE4_8422_2325)
-    }
-}
-
-impl Fnv {
-    pub(crate) fn bytes(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 ^= u64::from(b);
-            self.0 = self.0.wrapping_mul(0x0100_0000_01B3);
-        }
-    }
-
-    pub(crate) fn u8(&mut self, v: u8) {
-        self.bytes(&[v]);
-    }
-
-    pub(crate) fn u32(&mut self, v: u32) {
-        self.bytes(&v.to_le_bytes());
-    }
-
-    pub(crate) fn i32(&mut self, v: i32) {
-        self.bytes(&v.to_le_bytes());
-    }
-
-    pub(crate) fn u64(&mut self, v: u64) {
-        self.bytes(&v.to_le_bytes());
-    }
-
-    pub(crate) fn f32(&mut self, v: f32) {
-        self.u32(v.to_bits());
-    }
-
-    pub(crate) fn finish(&self) -> u64 {
-        self.0
-    }
-}
+pub(crate) use ecs_runtime::checksum::Fnv1a;
 
 /// A component that feeds its fields into the checksum.
 pub(crate) trait Canonical: Component {
-    fn hash(&self, h: &mut Fnv);
+    fn hash(&self, h: &mut Fnv1a);
 }
 
 /// Feeds `T`'s presence and value for `entity` into `h`.
-pub(crate) fn component<T: Canonical>(registry: &Registry, entity: Entity, h: &mut Fnv) {
-    match registry.get::<T>(entity) {
-        Some(value) => {
-            h.u8(1);
-            value.hash(h);
-        }
-        None => h.u8(0),
-    }
-}
-
-/// The checksum of `registry`: every live entity in increasing handle
-/// order, hashed by `entity_hash` after its handle bits.
-pub(crate) fn world(registry: &Registry, entity_hash: impl Fn(&Registry, Entity, &mut Fnv)) -> u64 {
-    let mut entities: Vec<Entity> = registry.entities().iter().collect();
-    entities.sort_unstable_by_key(|e| e.to_bits());
-    let mut h = Fnv::default();
-    h.u64(entities.len() as u64);
-    for entity in entities {
-        h.u64(entity.to_bits());
-        entity_hash(registry, entity, &mut h);
-    }
-    h.finish()
+pub(crate) fn component<T: Canonical>(registry: &Registry, entity: Entity, h: &mut Fnv1a) {
+    h.optional(registry.get::<T>(entity), |h, value| value.hash(h));
 }
 
 #[cfg(test)]
@@ -90,21 +27,13 @@ mod tests {
     struct Mass(f32);
 
     impl Canonical for Mass {
-        fn hash(&self, h: &mut Fnv) {
+        fn hash(&self, h: &mut Fnv1a) {
             h.f32(self.0);
         }
     }
 
     fn checksum(registry: &Registry) -> u64 {
-        world(registry, component::<Mass>)
-    }
-
-    #[test]
-    fn fnv1a_matches_the_reference_values() {
-        let mut h = Fnv::default();
-        assert_eq!(h.finish(), 0xCBF2_9CE4_8422_2325);
-        h.bytes(b"a");
-        assert_eq!(h.finish(), 0xAF63_DC4C_8601_EC8C);
+        ecs_runtime::checksum::world_checksum(registry, component::<Mass>)
     }
 
     #[test]

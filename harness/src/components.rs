@@ -4,7 +4,7 @@
 
 use ecs_engine::{Entity, Registry};
 
-use super::checksum::{Canonical, Fnv, component};
+use super::checksum::{Canonical, Fnv1a, component};
 
 /// Where an entity is, pixels.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -142,51 +142,51 @@ pub struct Bounty(pub u32);
 pub struct Particle;
 
 impl Canonical for Position {
-    fn hash(&self, h: &mut Fnv) {
+    fn hash(&self, h: &mut Fnv1a) {
         h.f32(self.x);
         h.f32(self.y);
     }
 }
 
 impl Canonical for Velocity {
-    fn hash(&self, h: &mut Fnv) {
+    fn hash(&self, h: &mut Fnv1a) {
         h.f32(self.x);
         h.f32(self.y);
     }
 }
 
 impl Canonical for Player {
-    fn hash(&self, h: &mut Fnv) {
+    fn hash(&self, h: &mut Fnv1a) {
         h.u8(self.index);
     }
 }
 
 impl Canonical for Controls {
-    fn hash(&self, h: &mut Fnv) {
+    fn hash(&self, h: &mut Fnv1a) {
         h.bytes(&[self.dx as u8, self.dy as u8, u8::from(self.fire)]);
     }
 }
 
 impl Canonical for Weapon {
-    fn hash(&self, h: &mut Fnv) {
+    fn hash(&self, h: &mut Fnv1a) {
         h.f32(self.cooldown);
     }
 }
 
 impl Canonical for EnemyGun {
-    fn hash(&self, h: &mut Fnv) {
+    fn hash(&self, h: &mut Fnv1a) {
         h.f32(self.cooldown);
     }
 }
 
 impl Canonical for Enemy {
-    fn hash(&self, h: &mut Fnv) {
+    fn hash(&self, h: &mut Fnv1a) {
         h.u32(self.wave);
     }
 }
 
 impl Canonical for SineWave {
-    fn hash(&self, h: &mut Fnv) {
+    fn hash(&self, h: &mut Fnv1a) {
         h.f32(self.base_y);
         h.f32(self.amplitude);
         h.f32(self.frequency);
@@ -196,11 +196,11 @@ impl Canonical for SineWave {
 }
 
 impl Canonical for Missile {
-    fn hash(&self, _: &mut Fnv) {}
+    fn hash(&self, _: &mut Fnv1a) {}
 }
 
 impl Canonical for Faction {
-    fn hash(&self, h: &mut Fnv) {
+    fn hash(&self, h: &mut Fnv1a) {
         match self {
             Faction::Player(n) => h.bytes(&[1, *n]),
             Faction::Enemy => h.u8(2),
@@ -209,24 +209,24 @@ impl Canonical for Faction {
 }
 
 impl Canonical for Collider {
-    fn hash(&self, h: &mut Fnv) {
+    fn hash(&self, h: &mut Fnv1a) {
         h.f32(self.radius);
     }
 }
 
 impl Canonical for Health {
-    fn hash(&self, h: &mut Fnv) {
+    fn hash(&self, h: &mut Fnv1a) {
         h.i32(self.0);
     }
 }
 
 impl Canonical for Damage {
-    fn hash(&self, h: &mut Fnv) {
+    fn hash(&self, h: &mut Fnv1a) {
         h.i32(self.0);
     }
 }
 
-fn option_u8(h: &mut Fnv, value: Option<u8>) {
+fn option_u8(h: &mut Fnv1a, value: Option<u8>) {
     match value {
         Some(n) => h.bytes(&[1, n]),
         None => h.u8(0),
@@ -234,7 +234,7 @@ fn option_u8(h: &mut Fnv, value: Option<u8>) {
 }
 
 impl Canonical for Hits {
-    fn hash(&self, h: &mut Fnv) {
+    fn hash(&self, h: &mut Fnv1a) {
         h.i32(self.damage);
         option_u8(h, self.by);
         option_u8(h, self.killed_by);
@@ -242,35 +242,35 @@ impl Canonical for Hits {
 }
 
 impl Canonical for Shield {
-    fn hash(&self, h: &mut Fnv) {
+    fn hash(&self, h: &mut Fnv1a) {
         h.f32(self.seconds);
     }
 }
 
 impl Canonical for Lives {
-    fn hash(&self, h: &mut Fnv) {
+    fn hash(&self, h: &mut Fnv1a) {
         h.u8(self.0);
     }
 }
 
 impl Canonical for Score {
-    fn hash(&self, h: &mut Fnv) {
+    fn hash(&self, h: &mut Fnv1a) {
         h.u32(self.0);
     }
 }
 
 impl Canonical for Bounty {
-    fn hash(&self, h: &mut Fnv) {
+    fn hash(&self, h: &mut Fnv1a) {
         h.u32(self.0);
     }
 }
 
 impl Canonical for Particle {
-    fn hash(&self, _: &mut Fnv) {}
+    fn hash(&self, _: &mut Fnv1a) {}
 }
 
 /// Feeds every component type of the harness, in a fixed order, into `h`.
-pub(crate) fn hash_entity(registry: &Registry, entity: Entity, h: &mut Fnv) {
+pub(crate) fn hash_entity(registry: &Registry, entity: Entity, h: &mut Fnv1a) {
     component::<Position>(registry, entity, h);
     component::<Velocity>(registry, entity, h);
     component::<Player>(registry, entity, h);

@@ -8,6 +8,7 @@ use ecs_runtime::EngineError;
 
 /// Why a harness run could not start or finish.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum HarnessError {
     /// A file could not be read.
     #[error("cannot read the {what} {}: {source}", path.display())]

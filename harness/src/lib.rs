@@ -70,10 +70,10 @@ pub use input::{
 pub use limits::{MAX_THREADS, MemoryEstimate, available_memory_bytes, estimate_memory};
 pub use memory::peak_resident_bytes;
 pub use report::{CommandStats, EntityStats, PlayerStats, Report, SystemStats, WaveStats};
-pub use run::{DeterminismCheck, RunConfig, RunOutcome, TickSpan, check_determinism, run};
+pub use run::{DeterminismCheck, RunConfig, RunOutcome, check_determinism, run};
 pub use scenario::{
     Arena, BUILTIN_SCENARIOS, Enemies, LARGEST_SCENARIO_BYTES, LARGEST_VALUE, MOVERS_TOML, Movers,
     PARTICLES_TOML, Particles, Players, SHMUP_TOML, Scenario, ScenarioKind, Shmup, TICK_RATES,
 };
 pub use simulation::Simulation;
-pub use trace::chrome_trace;
+pub use trace::{SpanKind, TraceSpan, chrome_trace};

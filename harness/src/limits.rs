@@ -4,14 +4,12 @@
 
 use std::mem::size_of;
 
-use ecs_runtime::SystemSpan;
-
 use super::components::{
     Bounty, Collider, Damage, Enemy, EnemyGun, Faction, Health, Hits, Position, SineWave, Velocity,
 };
 use super::report::grouped;
-use super::run::TickSpan;
 use super::scenario::ScenarioKind;
+use super::trace::TraceSpan;
 use super::{HarnessError, RunConfig};
 
 /// The most threads a run may ask for: more would spend seconds starting
@@ -128,9 +126,10 @@ pub fn estimate_memory(config: &RunConfig) -> MemoryEstimate {
         grouped(config.ticks)
     );
     if config.record_spans {
-        let span = size_of::<SystemSpan>() as u64 + TRACE_TEXT_PER_SPAN;
-        bytes += u128::from(config.ticks)
-            * (u128::from(systems) * u128::from(span) + size_of::<TickSpan>() as u128);
+        // Per tick: a span per system run, at most one apply span per
+        // system (one per wave), and the tick's own span.
+        let span = size_of::<TraceSpan>() as u64 + TRACE_TEXT_PER_SPAN;
+        bytes += u128::from(config.ticks) * (2 * u128::from(systems) + 1) * u128::from(span);
         breakdown.push_str(&format!(", and of trace spans at {span} B"));
     }
     MemoryEstimate {

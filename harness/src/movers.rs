@@ -20,7 +20,7 @@
 use ecs_engine::{Entity, Registry};
 use scheduler::{Commands, Query, Res, StatefulSystem, SystemParam, Tick};
 
-use super::checksum::{Fnv, component};
+use super::checksum::{Fnv1a, component};
 use super::components::{Position, Velocity};
 use super::scenario::Movers;
 use ecs_runtime::{EngineBuilder, SystemHandle};
@@ -160,7 +160,7 @@ fn spawn_movers(registry: &mut Registry, count: u32, speed: f32) {
 /// Feeds an entity's `Position` then `Velocity` into `h`: the checksum of
 /// this world, the same as the C API's `ecs_world_checksum` over those two
 /// ids.
-pub(crate) fn hash_entity(registry: &Registry, entity: Entity, h: &mut Fnv) {
+pub(crate) fn hash_entity(registry: &Registry, entity: Entity, h: &mut Fnv1a) {
     component::<Position>(registry, entity, h);
     component::<Velocity>(registry, entity, h);
 }

@@ -3,8 +3,8 @@
 use std::time::{Duration, Instant};
 
 use super::report::{EntityStats, Report, Samples};
+use super::trace::{SpanLog, TraceSpan};
 use super::{HarnessError, InputSource, Scenario, Simulation, peak_resident_bytes};
-use ecs_runtime::SystemSpan;
 
 /// What to run, and how.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,7 +21,8 @@ pub struct RunConfig {
     pub scale: u32,
     /// The players' commands.
     pub inputs: InputSource,
-    /// Record a span per system per tick, for [`chrome_trace`](super::chrome_trace).
+    /// Record the engine's `tracing` spans (a span per tick, per system run
+    /// and per wave's apply), for [`chrome_trace`](super::chrome_trace).
     pub record_spans: bool,
     /// A pause the input thread takes before each command, to stand for a
     /// slow producer; the world does not change with it, only the wall
@@ -46,28 +47,15 @@ impl RunConfig {
     }
 }
 
-/// When one tick ran, from the engine's span epoch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TickSpan {
-    /// The tick's number.
-    pub tick: u64,
-    /// Its start.
-    pub start: Duration,
-    /// Its length.
-    pub duration: Duration,
-}
-
 /// A finished run: the report, and what the trace and DOT files are made
 /// of.
 #[derive(Debug, Clone)]
 pub struct RunOutcome {
     /// The measurements.
     pub report: Report,
-    /// A span per system per tick (empty unless
-    /// [`RunConfig::record_spans`]).
-    pub spans: Vec<SystemSpan>,
-    /// A span per tick (empty unless [`RunConfig::record_spans`]).
-    pub tick_spans: Vec<TickSpan>,
+    /// The spans of every tick, system run and apply, in the order they
+    /// ended (empty unless [`RunConfig::record_spans`]).
+    pub spans: Vec<TraceSpan>,
     /// The schedule as Graphviz DOT.
     pub dot: String,
 }
@@ -92,22 +80,25 @@ pub struct RunOutcome {
 /// assert_eq!(outcome.report.ticks, 60);
 /// assert_eq!(outcome.report.systems.len(), 14);
 /// ```
-pub fn run(config: &RunConfig, mut progress: impl FnMut(u64)) -> Result<RunOutcome, HarnessError> {
+pub fn run(config: &RunConfig, progress: impl FnMut(u64)) -> Result<RunOutcome, HarnessError> {
+    if !config.record_spans {
+        return run_ticks(config, progress);
+    }
+    let (log, dispatch) = SpanLog::dispatch();
+    let mut outcome = tracing::dispatcher::with_default(&dispatch, || run_ticks(config, progress))?;
+    outcome.spans = log.take();
+    Ok(outcome)
+}
+
+fn run_ticks(
+    config: &RunConfig,
+    mut progress: impl FnMut(u64),
+) -> Result<RunOutcome, HarnessError> {
     let mut simulation = Simulation::new(config)?;
-    let engine_epoch = simulation.engine().span_epoch();
     let mut samples = Samples::new(simulation.engine(), config.ticks);
-    let mut tick_spans = Vec::new();
     let started = Instant::now();
     for n in 1..=config.ticks {
-        let tick_start = Instant::now();
         simulation.tick()?;
-        if config.record_spans {
-            tick_spans.push(TickSpan {
-                tick: n - 1,
-                start: tick_start.saturating_duration_since(engine_epoch),
-                duration: tick_start.elapsed(),
-            });
-        }
         samples.record(simulation.engine());
         progress(n);
     }
@@ -115,8 +106,7 @@ pub fn run(config: &RunConfig, mut progress: impl FnMut(u64)) -> Result<RunOutco
     let report = report(config, &simulation, &samples, wall);
     let outcome = RunOutcome {
         report,
-        spans: simulation.engine().take_spans(),
-        tick_spans,
+        spans: Vec::new(),
         dot: simulation.engine().schedule().to_dot(),
     };
     simulation.finish()?;

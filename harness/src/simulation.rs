@@ -1,6 +1,7 @@
 //! [`Simulation`]: a scenario's world in an [`Engine`], with its input
 //! thread, ready to tick.
 
+use ecs_runtime::checksum::world_checksum;
 use ecs_runtime::{Engine, SystemHandle};
 
 use super::components::{Lives, Player, Score, hash_entity};
@@ -10,7 +11,7 @@ use super::particles::{self, Respawn};
 use super::report::PlayerStats;
 use super::scenario::ScenarioKind;
 use super::shmup::{self, ShmupSystems};
-use super::{HarnessError, InputSource, RunConfig, checksum, limits};
+use super::{HarnessError, InputSource, RunConfig, limits};
 
 #[derive(Debug)]
 enum World {
@@ -70,10 +71,7 @@ impl Simulation {
         }
         limits::check(config, limits::available_memory_bytes())?;
         let mut builder = Engine::builder();
-        builder
-            .threads(config.threads)
-            .step(config.scenario.step())
-            .record_spans(config.record_spans);
+        builder.threads(config.threads).step(config.scenario.step());
         let (world, queue) = match config.scenario.kind() {
             ScenarioKind::Shmup(s) => {
                 let (systems, queue) = shmup::build(&mut builder, s, config.seed, config.scale);
@@ -195,9 +193,9 @@ impl Simulation {
     /// `Position` then `Velocity` only.
     pub fn checksum(&self) -> u64 {
         match self.world {
-            World::Movers(_) => checksum::world(self.engine.registry(), movers::hash_entity),
+            World::Movers(_) => world_checksum(self.engine.registry(), movers::hash_entity),
             World::Shmup(_) | World::Particles(_) => {
-                checksum::world(self.engine.registry(), hash_entity)
+                world_checksum(self.engine.registry(), hash_entity)
             }
         }
     }

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use harness::{InputSource, Report, RunConfig, Scenario, Simulation, chrome_trace, run};
+use harness::{InputSource, Report, RunConfig, Scenario, Simulation, SpanKind, chrome_trace, run};
 
 fn scenario(file: &str) -> Scenario {
     Scenario::load(
@@ -165,8 +165,18 @@ fn the_trace_has_a_span_per_system_per_tick_on_a_worker() {
     config.ticks = 20;
     config.record_spans = true;
     let outcome = run(&config, |_| {}).unwrap();
-    assert_eq!(outcome.spans.len(), 20 * 14);
-    assert_eq!(outcome.tick_spans.len(), 20);
+    let of = |kind: SpanKind| outcome.spans.iter().filter(|s| s.kind == kind).count();
+    assert_eq!(of(SpanKind::System), 20 * 14);
+    assert_eq!(of(SpanKind::Tick), 20);
+    assert_eq!(of(SpanKind::Apply), 20 * outcome.report.waves.len());
+    assert!(
+        outcome
+            .spans
+            .iter()
+            .filter(|s| s.kind == SpanKind::Tick)
+            .all(|s| s.thread.is_none()),
+        "ticks run on the caller's thread"
+    );
     let json: serde_json::Value = serde_json::from_str(&chrome_trace(&outcome)).unwrap();
     let events = json["traceEvents"].as_array().unwrap();
     let systems: Vec<&serde_json::Value> = events.iter().filter(|e| e["cat"] == "system").collect();

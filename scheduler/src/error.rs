@@ -7,6 +7,7 @@ use ecs_engine::{Access, EcsError};
 
 /// Why a schedule could not be built. Each names the systems involved.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum BuildError {
     /// Two systems share a name.
     #[error("two systems are named `{name}`; system names must be unique")]
@@ -94,6 +95,7 @@ fn describe_cycle(cycle: &[CycleEdge]) -> String {
 
 /// Why a system could not finish its run.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SystemError {
     /// The system touched a component or resource outside its declared
     /// access.
@@ -131,6 +133,7 @@ pub enum SystemError {
 /// commands are discarded, the other systems of its wave finish and have
 /// their commands applied, and the later waves do not run.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum RunError {
     /// A system returned an error.
     #[error("tick {tick}: {source}")]

@@ -166,6 +166,10 @@ impl<T: Default + Send + 'static> SystemParam for Local<'_, T> {
 /// `Query<(&mut Position, &Velocity)>`), filtered by `F` (e.g.
 /// `Without<Frozen>`). Dereferences to [`View`] (`each`, `iter`,
 /// `par_each`, `get`).
+///
+/// A `Query` is a registry [`View`] opened on the registry the scheduler
+/// lends for one wave, after the schedule checked, from the system's
+/// declared access, that no system of the same wave writes what it reads.
 pub struct Query<'s, Q: QueryData, F: QueryFilter = ()>(View<'s, Q, F>);
 
 impl<Q: QueryData, F: QueryFilter> std::fmt::Debug for Query<'_, Q, F> {

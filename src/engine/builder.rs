@@ -3,7 +3,6 @@
 
 use std::borrow::Cow;
 use std::marker::PhantomData;
-use std::sync::Arc;
 
 use command_buffer::ReservePolicy;
 use ecs_engine::Registry;
@@ -14,7 +13,6 @@ use scheduler::{
 };
 
 use super::input::{InputChannel, InputProducer, InputPump, InputSender};
-use super::spans::SpanRecorder;
 use crate::{Engine, EngineError};
 
 /// The default fixed step: 1/60 s.
@@ -49,15 +47,13 @@ pub struct EngineBuilder {
     schedule: ScheduleBuilder,
     threads: Option<usize>,
     step: f64,
-    recorder: Arc<SpanRecorder>,
-    systems: usize,
     inputs: Vec<Box<dyn InputPump>>,
 }
 
 impl std::fmt::Debug for EngineBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("EngineBuilder")
-            .field("systems", &self.systems)
+            .field("schedule", &self.schedule)
             .field("threads", &self.threads)
             .field("step", &self.step)
             .finish_non_exhaustive()
@@ -71,8 +67,6 @@ impl Default for EngineBuilder {
             schedule: Schedule::builder(),
             threads: None,
             step: DEFAULT_STEP,
-            recorder: Arc::new(SpanRecorder::new(false)),
-            systems: 0,
             inputs: Vec::new(),
         }
     }
@@ -117,12 +111,10 @@ impl EngineBuilder {
         self
     }
 
-    /// Records a [`SystemSpan`](crate::SystemSpan) per system run from the
-    /// first tick on (default off; see
-    /// [`Engine::set_record_spans`](crate::Engine::set_record_spans)).
-    pub fn record_spans(&mut self, record: bool) -> &mut Self {
-        self.recorder.set_enabled(record);
-        self
+    /// The registry the engine will own, to read it before the schedule is
+    /// built.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
     }
 
     /// The registry the engine will own, to spawn the first entities or
@@ -262,7 +254,6 @@ impl EngineBuilder {
     where
         S: IntoSystem<M> + 'static,
     {
-        self.systems += 1;
         SystemEntry {
             config: self.schedule.add(system),
             _state: PhantomData,
@@ -296,31 +287,51 @@ impl EngineBuilder {
     ///
     /// When the operating system refuses to start the pool's threads.
     pub fn build(self) -> Result<Engine, EngineError> {
+        self.build_or_keep_registry().map_err(|(error, _)| error)
+    }
+
+    /// As [`build`](Self::build), but a failed build hands the registry
+    /// back (its entities, components and resources, as they were), so a
+    /// caller that keeps its world across a failed build loses only the
+    /// systems. The C API uses it: its world outlives a schedule that
+    /// could not be built.
+    ///
+    /// # Errors
+    ///
+    /// As [`build`](Self::build), each with the registry (boxed: it is
+    /// large).
+    ///
+    /// # Panics
+    ///
+    /// As [`build`](Self::build).
+    pub fn build_or_keep_registry(self) -> Result<Engine, (EngineError, Box<Registry>)> {
         let EngineBuilder {
             mut registry,
             mut schedule,
             threads,
             step,
-            recorder,
             inputs,
             ..
         } = self;
         if threads == Some(0) {
-            return Err(EngineError::ZeroThreads);
+            return Err((EngineError::ZeroThreads, Box::new(registry)));
         }
         if !(step.is_finite() && step > 0.0) {
-            return Err(EngineError::InvalidStep { step });
+            return Err((EngineError::InvalidStep { step }, Box::new(registry)));
         }
         if let Some(threads) = threads {
             schedule.threads(threads);
         }
-        let schedule = schedule.build(&mut registry)?;
+        let schedule = match schedule.build(&mut registry) {
+            Ok(schedule) => schedule,
+            Err(error) => return Err((error.into(), Box::new(registry))),
+        };
         registry.insert_resource(Tick {
             number: 0,
             step,
             delta: 0.0,
         });
-        Ok(Engine::new(registry, schedule, step, recorder, inputs))
+        Ok(Engine::new(registry, schedule, step, inputs))
     }
 }
 

@@ -8,6 +8,7 @@ use scheduler::{BuildError, RunError};
 /// The scheduler's errors are carried unchanged, so a caller can match on
 /// the exact variant (`EngineError::Build(BuildError::Cycle { .. })`).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum EngineError {
     /// [`EngineBuilder::threads`](crate::EngineBuilder::threads) was given 0.
     #[error("the engine needs at least one thread, got 0")]

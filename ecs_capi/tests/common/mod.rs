@@ -1,5 +1,9 @@
 //! Helpers for calling the C API from Rust tests.
-#![allow(dead_code, unreachable_pub)]
+#![allow(
+    dead_code,
+    unreachable_pub,
+    reason = "each test binary uses a part of these helpers"
+)]
 
 use std::ffi::{CStr, CString, c_void};
 use std::ptr;
@@ -28,17 +32,205 @@ pub fn ok(status: ecs_status) {
     assert_eq!(status, ECS_OK, "{}", last_error());
 }
 
-/// An engine with `threads` threads and the default step.
-pub fn engine(threads: u32) -> *mut ecs_engine {
-    let desc = ecs_engine_desc {
-        struct_size: size_of::<ecs_engine_desc>() as u32,
-        threads,
-        step_seconds: 0.0,
-    };
-    let mut engine = ptr::null_mut();
-    // SAFETY: valid pointers.
-    ok(unsafe { ecs_engine_create(&desc, &mut engine) });
-    engine
+/// An engine from `ecs_engine_create`, destroyed when dropped (or by
+/// [`Engine::destroy`]), with a safe method per C call the tests make.
+///
+/// The C API asks two things of a caller: the engine pointer is live (made
+/// by `ecs_engine_create`, not destroyed yet), and every other pointer is
+/// valid for the call. An `Engine` holds the only copy of a live engine
+/// (it is neither `Clone` nor `Copy`; [`raw`](Engine::raw) lends the
+/// pointer to a callback that runs while the engine lives), and each method
+/// passes pointers to its own arguments and locals, which live across the
+/// call: so every `unsafe` call below is sound for the same reason, written
+/// once here.
+pub struct Engine {
+    raw: *mut ecs_engine,
+}
+
+impl Engine {
+    /// An engine with `threads` threads and the default step.
+    pub fn new(threads: u32) -> Engine {
+        let desc = ecs_engine_desc {
+            struct_size: size_of::<ecs_engine_desc>() as u32,
+            threads,
+            step_seconds: 0.0,
+        };
+        let mut raw = ptr::null_mut();
+        // SAFETY: see `Engine`: pointers to locals.
+        ok(unsafe { ecs_engine_create(&desc, &mut raw) });
+        Engine { raw }
+    }
+
+    /// The engine pointer, for a callback's user data or a call that
+    /// passes NULL on purpose (which stays `unsafe` at the call site).
+    pub fn raw(&self) -> *mut ecs_engine {
+        self.raw
+    }
+
+    /// Destroys the engine now (as dropping it does).
+    pub fn destroy(self) {}
+
+    /// Registers a component described by `desc`.
+    pub fn register_desc(&self, desc: &ecs_component_desc) -> Result<ecs_component_id, ecs_status> {
+        let mut id = u32::MAX;
+        // SAFETY: see `Engine` (`desc`'s name and user data are the caller's, valid for the call).
+        let status = unsafe { ecs_component_register(self.raw, desc, &mut id) };
+        if status == ECS_OK {
+            Ok(id)
+        } else {
+            Err(status)
+        }
+    }
+
+    /// Registers `T` under `name`.
+    #[track_caller]
+    pub fn register<T>(&self, name: &CStr) -> ecs_component_id {
+        self.register_desc(&component_desc::<T>(name))
+            .unwrap_or_else(|status| panic!("{status}: {}", last_error()))
+    }
+
+    /// The id of the component named `name`.
+    pub fn lookup(&self, name: &CStr) -> Result<ecs_component_id, ecs_status> {
+        let mut id = u32::MAX;
+        // SAFETY: see `Engine`.
+        let status = unsafe { ecs_component_lookup(self.raw, name.as_ptr(), &mut id) };
+        if status == ECS_OK {
+            Ok(id)
+        } else {
+            Err(status)
+        }
+    }
+
+    /// Spawns an entity.
+    #[track_caller]
+    pub fn spawn(&self) -> ecs_entity {
+        let mut e = 0;
+        // SAFETY: see `Engine`.
+        ok(unsafe { ecs_spawn(self.raw, &mut e) });
+        e
+    }
+
+    /// Despawns `e`.
+    pub fn despawn(&self, e: ecs_entity) -> ecs_status {
+        // SAFETY: see `Engine`.
+        unsafe { ecs_despawn(self.raw, e) }
+    }
+
+    /// Inserts a copy of `value` as component `id` of `e`.
+    pub fn try_insert<T>(&self, e: ecs_entity, id: ecs_component_id, value: T) -> ecs_status {
+        // SAFETY: see `Engine`; the engine copies `value`'s bytes (a
+        // refused insert takes nothing, and `value` is dropped here).
+        unsafe { ecs_insert(self.raw, e, id, (&raw const value).cast()) }
+    }
+
+    /// Inserts `value` as component `id` of `e`, which must succeed.
+    #[track_caller]
+    pub fn insert<T>(&self, e: ecs_entity, id: ecs_component_id, value: T) {
+        ok(self.try_insert(e, id, value));
+    }
+
+    /// The pointer `ecs_get` gives to `e`'s component `id`.
+    pub fn get_ptr(&self, e: ecs_entity, id: ecs_component_id) -> Result<*mut c_void, ecs_status> {
+        let mut value: *mut c_void = ptr::null_mut();
+        // SAFETY: see `Engine`.
+        let status = unsafe { ecs_get(self.raw, e, id, &mut value) };
+        if status == ECS_OK {
+            Ok(value)
+        } else {
+            Err(status)
+        }
+    }
+
+    /// A copy of `e`'s component `id`, read as `T`.
+    #[track_caller]
+    pub fn get<T: Copy>(&self, e: ecs_entity, id: ecs_component_id) -> T {
+        let value = self
+            .get_ptr(e, id)
+            .unwrap_or_else(|status| panic!("{status}: {}", last_error()));
+        // SAFETY: `ecs_get` gave a pointer to a stored value of the
+        // component's size, registered for a `T` by the test, valid until
+        // the next structural change; it is read at once.
+        unsafe { value.cast::<T>().read() }
+    }
+
+    /// Whether `e` has component `id`.
+    pub fn has(&self, e: ecs_entity, id: ecs_component_id) -> Result<bool, ecs_status> {
+        let mut has = false;
+        // SAFETY: see `Engine`.
+        let status = unsafe { ecs_has(self.raw, e, id, &mut has) };
+        if status == ECS_OK {
+            Ok(has)
+        } else {
+            Err(status)
+        }
+    }
+
+    /// Removes `e`'s component `id`.
+    pub fn remove(&self, e: ecs_entity, id: ecs_component_id) -> ecs_status {
+        // SAFETY: see `Engine`.
+        unsafe { ecs_remove(self.raw, e, id) }
+    }
+
+    /// Whether `e` is alive.
+    pub fn is_alive(&self, e: ecs_entity) -> bool {
+        // SAFETY: see `Engine`.
+        unsafe { ecs_is_alive(self.raw, e) }
+    }
+
+    /// The number of live entities.
+    #[track_caller]
+    pub fn count(&self) -> usize {
+        let mut count = usize::MAX;
+        // SAFETY: see `Engine`.
+        ok(unsafe { ecs_entity_count(self.raw, &mut count) });
+        count
+    }
+
+    /// Builds the schedule.
+    pub fn build(&self) -> ecs_status {
+        // SAFETY: see `Engine`.
+        unsafe { ecs_engine_build(self.raw) }
+    }
+
+    /// Runs one tick.
+    pub fn tick(&self) -> ecs_status {
+        // SAFETY: see `Engine`.
+        unsafe { ecs_engine_tick(self.raw) }
+    }
+
+    /// Runs `ticks` ticks.
+    pub fn run(&self, ticks: u64) -> ecs_status {
+        // SAFETY: see `Engine`.
+        unsafe { ecs_engine_run(self.raw, ticks) }
+    }
+
+    /// The number of ticks run.
+    #[track_caller]
+    pub fn ticks(&self) -> u64 {
+        let mut ticks = u64::MAX;
+        // SAFETY: see `Engine`.
+        ok(unsafe { ecs_engine_ticks(self.raw, &mut ticks) });
+        ticks
+    }
+
+    /// The world checksum over components `ids`.
+    pub fn checksum(&self, ids: &[ecs_component_id]) -> Result<u64, ecs_status> {
+        let mut out = 0;
+        // SAFETY: see `Engine`.
+        let status = unsafe { ecs_world_checksum(self.raw, ids.as_ptr(), ids.len(), &mut out) };
+        if status == ECS_OK {
+            Ok(out)
+        } else {
+            Err(status)
+        }
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        // SAFETY: see `Engine`: live until here, destroyed once.
+        unsafe { ecs_engine_destroy(self.raw) };
+    }
 }
 
 /// A component descriptor named `name` for `T`, without destructor.
@@ -51,38 +243,6 @@ pub fn component_desc<T>(name: &CStr) -> ecs_component_desc {
         drop: None,
         drop_user_data: ptr::null_mut(),
     }
-}
-
-/// Registers `T` under `name`.
-pub fn register<T>(engine: *mut ecs_engine, name: &CStr) -> ecs_component_id {
-    let desc = component_desc::<T>(name);
-    let mut id = u32::MAX;
-    // SAFETY: valid pointers.
-    ok(unsafe { ecs_component_register(engine, &desc, &mut id) });
-    id
-}
-
-/// Spawns an entity.
-pub fn spawn(engine: *mut ecs_engine) -> ecs_entity {
-    let mut e = 0;
-    // SAFETY: valid pointers.
-    ok(unsafe { ecs_spawn(engine, &mut e) });
-    e
-}
-
-/// Inserts `value` as component `id`.
-pub fn insert<T>(engine: *mut ecs_engine, e: ecs_entity, id: ecs_component_id, value: T) {
-    // SAFETY: `value` lives across the call; the engine copies it.
-    ok(unsafe { ecs_insert(engine, e, id, (&raw const value).cast()) });
-}
-
-/// A copy of `e`'s component `id`, read as `T`.
-pub fn get<T: Copy>(engine: *mut ecs_engine, e: ecs_entity, id: ecs_component_id) -> T {
-    let mut value: *mut c_void = ptr::null_mut();
-    // SAFETY: valid pointers; the engine stores a `T` there.
-    ok(unsafe { ecs_get(engine, e, id, &mut value) });
-    // SAFETY: `ecs_get` gave a pointer to a stored `T` (the caller's type), valid here.
-    unsafe { value.cast::<T>().read() }
 }
 
 /// A system descriptor: name, callback, user data, reads, writes,
@@ -115,7 +275,7 @@ impl SystemSpec {
     }
 
     /// Adds the system to `engine`, returning the status.
-    pub fn add(&self, engine: *mut ecs_engine) -> ecs_status {
+    pub fn add(&self, engine: &Engine) -> ecs_status {
         let before: Vec<_> = self.before.iter().map(|s| s.as_ptr()).collect();
         let after: Vec<_> = self.after.iter().map(|s| s.as_ptr()).collect();
         let desc = ecs_system_desc {
@@ -134,7 +294,98 @@ impl SystemSpec {
             after_len: after.len(),
             spawn_reserve: self.spawn_reserve,
         };
-        // SAFETY: every pointer in `desc` lives across the call.
-        unsafe { ecs_system_add(engine, &desc) }
+        // SAFETY: see `Engine`; every pointer in `desc` points into `self`
+        // or the locals above, which live across the call, and the test
+        // gives a `run` sound with its `user_data`.
+        unsafe { ecs_system_add(engine.raw(), &desc) }
+    }
+}
+
+/// A handle to a queue of `u64` events, from `ecs_queue_create` or
+/// `ecs_queue_clone`, destroyed when dropped; a safe method per C call.
+///
+/// As for [`Engine`]: the handle is live while the `Queue` is (it is its
+/// only owner), and each method passes pointers to its own arguments and
+/// locals, valid for the call; the events are `u64`s, the queue's
+/// `event_size` (8 bytes).
+pub struct Queue {
+    raw: *mut ecs_queue,
+}
+
+// SAFETY: the C API documents queue handles as usable from any thread.
+unsafe impl Send for Queue {}
+
+/// A status as a `Result` carrying the `u64` event read.
+fn event(status: ecs_status, value: u64) -> Result<u64, ecs_status> {
+    if status == ECS_OK {
+        Ok(value)
+    } else {
+        Err(status)
+    }
+}
+
+impl Queue {
+    /// A queue of `u64` events holding at most `capacity` (0: unbounded).
+    #[track_caller]
+    pub fn new(capacity: usize) -> Queue {
+        let desc = ecs_queue_desc {
+            struct_size: size_of::<ecs_queue_desc>() as u32,
+            event_size: size_of::<u64>(),
+            capacity,
+        };
+        let mut raw = ptr::null_mut();
+        // SAFETY: see `Queue`.
+        ok(unsafe { ecs_queue_create(&desc, &mut raw) });
+        Queue { raw }
+    }
+
+    /// Another handle to the same queue.
+    #[track_caller]
+    pub fn handle(&self) -> Queue {
+        let mut raw = ptr::null_mut();
+        // SAFETY: see `Queue`.
+        ok(unsafe { ecs_queue_clone(self.raw, &mut raw) });
+        Queue { raw }
+    }
+
+    /// Pushes `v`, waiting for room.
+    pub fn push(&self, v: u64) -> ecs_status {
+        // SAFETY: see `Queue`.
+        unsafe { ecs_queue_push(self.raw, (&raw const v).cast()) }
+    }
+
+    /// Pushes `v` if there is room.
+    pub fn try_push(&self, v: u64) -> ecs_status {
+        // SAFETY: see `Queue`.
+        unsafe { ecs_queue_try_push(self.raw, (&raw const v).cast()) }
+    }
+
+    /// Takes the oldest event without waiting.
+    pub fn try_pop(&self) -> Result<u64, ecs_status> {
+        let mut out = 0u64;
+        // SAFETY: see `Queue`.
+        let status = unsafe { ecs_queue_try_pop(self.raw, (&raw mut out).cast()) };
+        event(status, out)
+    }
+
+    /// Takes the oldest event, waiting up to `timeout_ms`.
+    pub fn pop_timeout(&self, timeout_ms: u64) -> Result<u64, ecs_status> {
+        let mut out = 0u64;
+        // SAFETY: see `Queue`.
+        let status = unsafe { ecs_queue_pop_timeout(self.raw, (&raw mut out).cast(), timeout_ms) };
+        event(status, out)
+    }
+
+    /// Closes the queue for every handle.
+    pub fn close(&self) -> ecs_status {
+        // SAFETY: see `Queue`.
+        unsafe { ecs_queue_close(self.raw) }
+    }
+}
+
+impl Drop for Queue {
+    fn drop(&mut self) {
+        // SAFETY: see `Queue`: live until here, destroyed once.
+        unsafe { ecs_queue_destroy(self.raw) };
     }
 }
