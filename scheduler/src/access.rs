@@ -221,7 +221,7 @@ impl SystemAccess {
             self.add_resource(*r);
         }
         for e in &other.events {
-            self.add_event(e.clone());
+            self.add_event(*e);
         }
         self.commands |= other.commands;
         self.exclusive |= other.exclusive;

@@ -247,10 +247,12 @@ impl Schedule {
                 &mut timings,
                 between,
                 registry,
-                tick,
-                threads,
-                Stage::Startup,
-                listening_dispatch().as_ref(),
+                Pass {
+                    tick,
+                    threads,
+                    stage: Stage::Startup,
+                    dispatch: listening_dispatch().as_ref(),
+                },
             )
         })
     }
@@ -350,10 +352,12 @@ impl Schedule {
                         wave_timings,
                         between,
                         registry,
-                        tick,
-                        threads,
-                        Stage::Tick,
-                        dispatch,
+                        Pass {
+                            tick,
+                            threads,
+                            stage: Stage::Tick,
+                            dispatch,
+                        },
                     )
                 }));
             });
@@ -600,6 +604,17 @@ fn with_dispatch<R>(dispatch: Option<&Dispatch>, f: impl FnOnce() -> R) -> R {
     }
 }
 
+/// What one call of [`run_waves`] runs under.
+#[derive(Clone, Copy)]
+struct Pass<'d> {
+    tick: Tick,
+    /// Threads of the pool (for the idle figures).
+    threads: usize,
+    stage: Stage,
+    /// The caller's `tracing` dispatcher, carried onto the workers.
+    dispatch: Option<&'d Dispatch>,
+}
+
 /// One tick: every wave, then its commands. See [`Schedule::run`].
 fn run_waves(
     slots: &mut [Slot],
@@ -607,11 +622,14 @@ fn run_waves(
     wave_timings: &mut [WaveTiming],
     between: &mut Between,
     registry: &mut Registry,
-    tick: Tick,
-    threads: usize,
-    stage: Stage,
-    dispatch: Option<&Dispatch>,
+    pass: Pass<'_>,
 ) -> Result<(), RunError> {
+    let Pass {
+        tick,
+        threads,
+        stage,
+        dispatch,
+    } = pass;
     for (wave_index, (range, timing)) in wave_ranges.iter().zip(wave_timings.iter_mut()).enumerate()
     {
         let wave = &mut slots[range.clone()];
