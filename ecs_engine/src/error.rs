@@ -107,6 +107,15 @@ pub enum EcsError {
         /// The layout the value was recorded with.
         found: Layout,
     },
+    /// [`Registry::set_parent`](crate::Registry::set_parent) would close a
+    /// cycle: `parent` is `child` itself or one of its descendants.
+    #[error("entity {parent} cannot become the parent of {child}: it is {child} or one of its descendants")]
+    HierarchyCycle {
+        /// The entity that was to get a parent.
+        child: Entity,
+        /// The refused parent.
+        parent: Entity,
+    },
 }
 
 /// How a component pool or a resource is accessed.

@@ -243,7 +243,9 @@ impl Registry {
     }
 
     /// Destroys `entity` and drops all its components. Its handle, and every
-    /// copy of it, becomes stale.
+    /// copy of it, becomes stale. In a hierarchy it leaves its parent's
+    /// [`Children`](crate::Children) and its children become roots (see
+    /// [`despawn_recursive`](Self::despawn_recursive) to take them too).
     ///
     /// # Errors
     ///
@@ -251,6 +253,7 @@ impl Registry {
     #[inline]
     pub fn despawn(&mut self, entity: Entity) -> Result<(), EcsError> {
         self.allocator.free(entity)?;
+        crate::hierarchy::unlink(self, entity);
         self.pools.remove_entity(entity);
         Ok(())
     }
@@ -801,7 +804,7 @@ impl Registry {
     }
 
     #[inline]
-    fn check_alive(&self, entity: Entity) -> Result<(), EcsError> {
+    pub(crate) fn check_alive(&self, entity: Entity) -> Result<(), EcsError> {
         if self.allocator.is_alive(entity) {
             Ok(())
         } else {
