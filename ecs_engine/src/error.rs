@@ -109,7 +109,9 @@ pub enum EcsError {
     },
     /// [`Registry::set_parent`](crate::Registry::set_parent) would close a
     /// cycle: `parent` is `child` itself or one of its descendants.
-    #[error("entity {parent} cannot become the parent of {child}: it is {child} or one of its descendants")]
+    #[error(
+        "entity {parent} cannot become the parent of {child}: it is {child} or one of its descendants"
+    )]
     HierarchyCycle {
         /// The entity that was to get a parent.
         child: Entity,

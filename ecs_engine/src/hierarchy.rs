@@ -21,15 +21,20 @@
 //! any thread count.
 //!
 //! Both components have private fields and are neither constructible nor
-//! cloneable outside this module: they change only through
-//! [`Registry::set_parent`], [`Registry::remove_parent`],
-//! [`Registry::despawn`] (which detaches the children of the despawned
-//! entity) and [`Registry::despawn_recursive`]. Removing one with the
-//! generic [`Registry::remove`] family breaks the lists; don't.
+//! cloneable outside this module, so no value can be inserted from outside:
+//! they change through [`Registry::set_parent`],
+//! [`Registry::remove_parent`], [`Registry::despawn`] (which detaches the
+//! children of the despawned entity) and [`Registry::despawn_recursive`].
+//! The typed [`Registry::remove`] and [`Registry::remove_many`] (and so the
+//! command buffer's `remove`) of `ChildOf` detach the child, and of
+//! `Children` detach every child, as `remove_parent` would.
+//! [`Registry::remove_bundle`] and [`Registry::remove_by_id`] do not know
+//! the hierarchy: do not name either type in them.
 
+use std::any::{Any, TypeId};
 use std::collections::VecDeque;
 
-use crate::{EcsError, Entity, Registry};
+use crate::{Component, EcsError, Entity, Registry};
 
 /// The parent of the entity that has it. Read it with
 /// [`parent`](Self::parent) or [`Registry::parent`]; change it with
@@ -109,14 +114,41 @@ pub(crate) fn unlink(registry: &mut Registry, entity: Entity) {
         .get_mut::<Children>()
         .and_then(|pool| pool.remove(entity));
     if let Some(children) = children {
-        let pool = registry
-            .pools
-            .get_mut::<ChildOf>()
-            .expect("checked above");
+        let pool = registry.pools.get_mut::<ChildOf>().expect("checked above");
         for child in children.list {
             pool.remove(child);
         }
     }
+}
+
+/// `true` when `T` is [`ChildOf`] or [`Children`], whose removal must go
+/// through [`remove_typed`] (folded to a constant for each `T`).
+#[inline(always)]
+pub(crate) fn is_hierarchy<T: Component>() -> bool {
+    let id = TypeId::of::<T>();
+    id == TypeId::of::<ChildOf>() || id == TypeId::of::<Children>()
+}
+
+/// [`Registry::remove`] of a hierarchy type `T` (see [`is_hierarchy`]):
+/// detaches the child (`ChildOf`) or every child (`Children`), keeping the
+/// lists consistent, and gives the value back.
+pub(crate) fn remove_typed<T: Component>(registry: &mut Registry, entity: Entity) -> Option<T> {
+    let value: Box<dyn Any> = if TypeId::of::<T>() == TypeId::of::<ChildOf>() {
+        let ChildOf { parent } = registry.pools.get_mut::<ChildOf>()?.remove(entity)?;
+        unlist(registry, parent, entity);
+        Box::new(ChildOf { parent })
+    } else {
+        let children = registry.pools.get_mut::<Children>()?.remove(entity)?;
+        let pool = registry
+            .pools
+            .get_mut::<ChildOf>()
+            .expect("a child has a ChildOf pool");
+        for &child in &children.list {
+            pool.remove(child);
+        }
+        Box::new(children)
+    };
+    value.downcast().ok().map(|value| *value)
 }
 
 impl Registry {
@@ -203,8 +235,7 @@ impl Registry {
     /// The children of `entity` in attachment order; empty for a leaf or an
     /// entity that is not alive.
     pub fn children(&self, entity: Entity) -> &[Entity] {
-        self.get::<Children>(entity)
-            .map_or(&[], Children::as_slice)
+        self.get::<Children>(entity).map_or(&[], Children::as_slice)
     }
 
     /// The root of `entity`'s tree (`entity` itself when it has no
@@ -329,7 +360,8 @@ impl Iterator for BreadthFirst<'_> {
 
     fn next(&mut self) -> Option<Entity> {
         let at = self.queue.pop_front()?;
-        self.queue.extend(self.registry.children(at).iter().copied());
+        self.queue
+            .extend(self.registry.children(at).iter().copied());
         Some(at)
     }
 }

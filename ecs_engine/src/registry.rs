@@ -457,6 +457,16 @@ impl Registry {
         &mut self,
         entities: &mut impl Iterator<Item = Entity>,
     ) -> (usize, Result<(), EcsError>) {
+        if crate::hierarchy::is_hierarchy::<T>() {
+            let mut done = 0;
+            for entity in entities {
+                if let Err(error) = self.remove::<T>(entity) {
+                    return (done, Err(error));
+                }
+                done += 1;
+            }
+            return (done, Ok(()));
+        }
         let Registry {
             allocator, pools, ..
         } = self;
@@ -487,7 +497,9 @@ impl Registry {
         Ok(())
     }
 
-    /// Takes `entity`'s `T` out of the registry.
+    /// Takes `entity`'s `T` out of the registry. Taking a
+    /// [`ChildOf`](crate::ChildOf) or [`Children`](crate::Children) detaches
+    /// the child or the children, as [`remove_parent`](Self::remove_parent).
     ///
     /// # Errors
     ///
@@ -496,6 +508,10 @@ impl Registry {
     #[inline]
     pub fn remove<T: Component>(&mut self, entity: Entity) -> Result<T, EcsError> {
         self.check_alive(entity)?;
+        if crate::hierarchy::is_hierarchy::<T>() {
+            return crate::hierarchy::remove_typed(self, entity)
+                .ok_or_else(|| missing::<T>(entity));
+        }
         self.pools
             .get_mut::<T>()
             .and_then(|pool| pool.remove(entity))

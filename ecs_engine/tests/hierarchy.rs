@@ -10,8 +10,15 @@ use proptest::prelude::*;
 fn assert_consistent(registry: &Registry) {
     for (child, of) in registry.view::<(Entity, &ChildOf)>().iter() {
         let parent = of.parent();
-        assert!(registry.is_alive(parent), "{child} has a dead parent {parent}");
-        let n = registry.children(parent).iter().filter(|&&c| c == child).count();
+        assert!(
+            registry.is_alive(parent),
+            "{child} has a dead parent {parent}"
+        );
+        let n = registry
+            .children(parent)
+            .iter()
+            .filter(|&&c| c == child)
+            .count();
         assert_eq!(n, 1, "{child} listed {n} times under {parent}");
         // No cycle: the walk up ends within the number of entities.
         let mut up = Some(parent);
@@ -66,11 +73,17 @@ fn set_parent_refuses_cycles_and_dead_entities() {
     registry.set_parent(c, b).unwrap();
     assert_eq!(
         registry.set_parent(a, c),
-        Err(EcsError::HierarchyCycle { child: a, parent: c })
+        Err(EcsError::HierarchyCycle {
+            child: a,
+            parent: c
+        })
     );
     assert_eq!(
         registry.set_parent(a, a),
-        Err(EcsError::HierarchyCycle { child: a, parent: a })
+        Err(EcsError::HierarchyCycle {
+            child: a,
+            parent: a
+        })
     );
     assert_eq!(
         registry.set_parent(dead, a),
@@ -80,13 +93,19 @@ fn set_parent_refuses_cycles_and_dead_entities() {
         registry.set_parent(a, dead),
         Err(EcsError::NoSuchEntity { entity: dead })
     );
-    assert_eq!(registry.remove_parent(dead), Err(EcsError::NoSuchEntity { entity: dead }));
+    assert_eq!(
+        registry.remove_parent(dead),
+        Err(EcsError::NoSuchEntity { entity: dead })
+    );
     assert_eq!(registry.parent(a), None);
     assert_eq!(registry.children(a), [b]);
     assert!(
-        EcsError::HierarchyCycle { child: a, parent: c }
-            .to_string()
-            .contains("descendants")
+        EcsError::HierarchyCycle {
+            child: a,
+            parent: c
+        }
+        .to_string()
+        .contains("descendants")
     );
     assert_consistent(&registry);
 }
@@ -102,7 +121,10 @@ fn traversal_orders_and_root() {
     assert_eq!(dfs, [r, a, a1, a1x, a2, b, b1]);
     let bfs: Vec<Entity> = registry.breadth_first(r).collect();
     assert_eq!(bfs, [r, a, b, a1, a2, b1, a1x]);
-    assert_eq!(registry.depth_first(a).collect::<Vec<_>>(), [a, a1, a1x, a2]);
+    assert_eq!(
+        registry.depth_first(a).collect::<Vec<_>>(),
+        [a, a1, a1x, a2]
+    );
     assert_eq!(registry.breadth_first(other).collect::<Vec<_>>(), [other]);
     for e in [r, a, b, a1, a2, b1, a1x] {
         assert_eq!(registry.root(e), Some(r));
@@ -145,7 +167,10 @@ fn despawn_recursive_takes_the_subtree_only() {
     assert_eq!(registry.len(), 2);
     assert_eq!(registry.children(g), [s]);
     assert_eq!(registry.count::<ChildOf>(), 1);
-    assert_eq!(registry.despawn_recursive(p), Err(EcsError::NoSuchEntity { entity: p }));
+    assert_eq!(
+        registry.despawn_recursive(p),
+        Err(EcsError::NoSuchEntity { entity: p })
+    );
     assert_consistent(&registry);
     // A root alone.
     assert_eq!(registry.despawn_recursive(g), Ok(2));
@@ -324,4 +349,30 @@ proptest! {
         }
         assert_consistent(&registry);
     }
+}
+
+#[test]
+fn typed_remove_of_hierarchy_components_detaches() {
+    let mut registry = Registry::new();
+    let [p, c1, c2, q] = spawn_n(&mut registry);
+    registry.set_parent(c1, p).unwrap();
+    registry.set_parent(c2, p).unwrap();
+    registry.set_parent(p, q).unwrap();
+    let of = registry.remove::<ChildOf>(c1).unwrap();
+    assert_eq!(of.parent(), p);
+    assert_eq!(registry.children(p), [c2]);
+    assert_consistent(&registry);
+    let children = registry.remove::<Children>(p).unwrap();
+    assert_eq!(children.as_slice(), [c2]);
+    assert_eq!(registry.parent(c2), None);
+    assert!(matches!(
+        registry.remove::<Children>(p),
+        Err(EcsError::MissingComponent { .. })
+    ));
+    assert_eq!(
+        registry.remove_many::<ChildOf>(&mut [p].into_iter()),
+        (1, Ok(()))
+    );
+    assert_eq!(registry.children(q), [] as [Entity; 0]);
+    assert_consistent(&registry);
 }
