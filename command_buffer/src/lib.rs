@@ -97,6 +97,7 @@
 mod apply;
 mod buffer;
 mod command;
+mod disabled;
 mod hierarchy;
 mod placeholder;
 mod policy;

@@ -107,6 +107,13 @@ pub enum EcsError {
         /// The layout the value was recorded with.
         found: Layout,
     },
+    /// A view asked for `&mut Disabled`: the marker is changed only by
+    /// inserting and removing it, so that every view can read its pool.
+    #[error(
+        "a view cannot borrow `Disabled` for writing: disable and enable entities \
+         with `Registry::disable`/`enable` or commands, and read the marker with `&Disabled`"
+    )]
+    DisabledForWriting,
     /// [`Registry::set_parent`](crate::Registry::set_parent) would close a
     /// cycle: `parent` is `child` itself or one of its descendants.
     #[error(
