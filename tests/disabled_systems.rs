@@ -10,12 +10,17 @@ use ecs_runtime::prelude::*;
 struct Position(u64);
 struct Health(u64);
 
+/// Each entity's final (position, health, disabled).
+type World = Vec<(u64, u64, bool)>;
+/// What the census saw each tick: (entities, disabled ones).
+type Census = Vec<(usize, usize)>;
+
 /// Runs 12 ticks of: a system that disables every entity whose position is
 /// a multiple of 3 at even ticks and enables them at odd ticks (through
 /// commands), movers that skip disabled entities, and a census that names
 /// `Disabled`. Returns each entity's final (position, health, disabled)
 /// and what the census saw.
-fn run(threads: usize) -> (Vec<(u64, u64, bool)>, Vec<(usize, usize)>) {
+fn run(threads: usize) -> (World, Census) {
     let mut registry = Registry::new();
     for i in 0..3000u64 {
         registry.spawn((Position(i), Health(0)));
@@ -29,7 +34,7 @@ fn run(threads: usize) -> (Vec<(u64, u64, bool)>, Vec<(usize, usize)>) {
                 let mut q = q;
                 for (e, p) in q.iter() {
                     if p.0 % 3 == 0 {
-                        if tick.number % 2 == 0 {
+                        if tick.number.is_multiple_of(2) {
                             commands.disable(e);
                         } else {
                             commands.enable(e);
@@ -66,7 +71,7 @@ fn run(threads: usize) -> (Vec<(u64, u64, bool)>, Vec<(usize, usize)>) {
             )
             .unwrap();
     }
-    let mut world: Vec<(u64, u64, bool)> = registry
+    let mut world: World = registry
         .view::<(Entity, &Position, &Health, Option<&Disabled>)>()
         .iter()
         .map(|(_, p, h, d)| (p.0, h.0, d.is_some()))
