@@ -17,6 +17,9 @@
 //! disabled or not; `&Disabled` or [`With<Disabled>`](crate::With) only the
 //! disabled ones.
 //!
+//! Raw views ([`RawView`](crate::RawView), the C API's) always skip
+//! disabled entities: their chunks are cut around them.
+//!
 //! The pool is never write-locked by a view (a query with `&mut Disabled`
 //! is refused with [`EcsError::DisabledForWriting`]), so parallel systems
 //! never conflict over it and the scheduler needs no access entry for it.

@@ -280,3 +280,48 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn raw_views_cut_chunks_around_disabled_entities() {
+    use ecs_engine::{Access, ComponentDescriptor};
+    let mut registry = Registry::new();
+    let layout = std::alloc::Layout::new::<u64>();
+    let id = registry
+        .register_runtime(ComponentDescriptor::new("id", layout))
+        .unwrap();
+    let n = if cfg!(miri) { 30 } else { 1000 };
+    let mut all = Vec::new();
+    for i in 0..n as u64 {
+        let e = registry.spawn(());
+        // SAFETY: a valid u64, plain bytes.
+        unsafe { registry.insert_raw(e, id, (&raw const i).cast()).unwrap() };
+        all.push(e);
+    }
+    for &e in all.iter().step_by(3).chain(all.iter().skip(400).take(50)) {
+        registry.disable(e).unwrap();
+    }
+    let expected: Vec<(Entity, u64)> = all
+        .iter()
+        .enumerate()
+        .filter(|&(_, &e)| !registry.is_disabled(e))
+        .map(|(i, &e)| (e, i as u64))
+        .collect();
+    let mut view = registry.raw_view(&[(id, Access::Read)]).unwrap();
+    let mut chunked = Vec::new();
+    view.each_chunk(|chunk| {
+        assert!(!chunk.is_empty());
+        let base = chunk.columns()[0].cast::<u64>();
+        for (i, &e) in chunk.entities().iter().enumerate() {
+            // SAFETY: `i < len`, a read term.
+            chunked.push((e, unsafe { *base.add(i) }));
+        }
+    });
+    assert_eq!(chunked, expected);
+    let mut each = Vec::new();
+    view.each(|e, values| {
+        // SAFETY: the visited entity's u64.
+        each.push((e, unsafe { *values[0].cast::<u64>() }));
+    });
+    assert_eq!(each, expected);
+    assert_eq!(view.count(), expected.len());
+}
