@@ -208,7 +208,11 @@ fn cmd(n: usize) -> impl Strategy<Value = Cmd> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 128 }))]
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 3 } else { 128 },
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     /// Random hierarchy commands in up to 5 buffers give the same world as
     /// the same calls made directly in buffer order, and stay consistent.

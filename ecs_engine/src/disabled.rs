@@ -21,7 +21,7 @@
 //! disabled entities: their chunks are cut around them.
 //!
 //! The pool is never write-locked by a view (a query with `&mut Disabled`
-//! is refused with [`EcsError::DisabledForWriting`]), so parallel systems
+//! is refused with [`EcsError::ReadOnlyComponent`]), so parallel systems
 //! never conflict over it and the scheduler needs no access entry for it.
 //!
 //! # Counts
@@ -50,22 +50,30 @@ pub(crate) type DisabledBorrow<'w> = Option<MappedRwLockReadGuard<'w, SparseSet<
 ///
 /// # Errors
 ///
-/// [`EcsError::DisabledForWriting`] when it names `&mut Disabled`.
+/// [`EcsError::ReadOnlyComponent`] when it asks for `&mut` access to
+/// `Disabled`, [`ChildOf`](crate::ChildOf) or [`Children`](crate::Children)
+/// (swapping two `&mut ChildOf` would break the hierarchy's lists).
 pub(crate) fn names_disabled<Q: QueryData, F: QueryFilter>() -> Result<bool, EcsError> {
+    let read_only = [
+        TypeId::of::<Disabled>(),
+        TypeId::of::<crate::ChildOf>(),
+        TypeId::of::<crate::Children>(),
+    ];
     let mut named = false;
-    let mut written = false;
+    let mut written = None;
     let mut check = |c: crate::ComponentAccess| {
         if c.key == TypeId::of::<Disabled>().into() {
             named = true;
-            written |= c.access == Access::Write;
+        }
+        if c.access == Access::Write && read_only.iter().any(|&t| c.key == t.into()) {
+            written.get_or_insert(c.name);
         }
     };
     Q::access(&mut check);
     F::access(&mut check);
-    if written {
-        Err(EcsError::DisabledForWriting)
-    } else {
-        Ok(named)
+    match written {
+        Some(component) => Err(EcsError::ReadOnlyComponent { component }),
+        None => Ok(named),
     }
 }
 

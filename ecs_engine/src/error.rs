@@ -107,13 +107,20 @@ pub enum EcsError {
         /// The layout the value was recorded with.
         found: Layout,
     },
-    /// A view asked for `&mut Disabled`: the marker is changed only by
-    /// inserting and removing it, so that every view can read its pool.
+    /// A view asked for `&mut` access to a component that views only read:
+    /// [`Disabled`](crate::Disabled) (changed by inserting and removing
+    /// it, so that every view can read its pool), [`ChildOf`](crate::ChildOf)
+    /// and [`Children`](crate::Children) (changed by the hierarchy methods,
+    /// which keep both sides consistent).
     #[error(
-        "a view cannot borrow `Disabled` for writing: disable and enable entities \
-         with `Registry::disable`/`enable` or commands, and read the marker with `&Disabled`"
+        "a view cannot borrow `{component}` for writing: it is changed only through \
+         the registry's methods or commands (disable/enable, set_parent/remove_parent); \
+         read it with `&{component}`"
     )]
-    DisabledForWriting,
+    ReadOnlyComponent {
+        /// The component's type name.
+        component: Cow<'static, str>,
+    },
     /// [`Registry::set_parent`](crate::Registry::set_parent) would close a
     /// cycle: `parent` is `child` itself or one of its descendants.
     #[error(

@@ -29,7 +29,9 @@
 //! command buffer's `remove`) of `ChildOf` detach the child, and of
 //! `Children` detach every child, as `remove_parent` would.
 //! [`Registry::remove_bundle`] and [`Registry::remove_by_id`] do not know
-//! the hierarchy: do not name either type in them.
+//! the hierarchy: do not name either type in them. Views refuse `&mut`
+//! access to either ([`EcsError::ReadOnlyComponent`]): swapping two
+//! `&mut ChildOf` would break the lists.
 
 use std::any::{Any, TypeId};
 use std::collections::VecDeque;

@@ -258,10 +258,14 @@ impl Model {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 256 }))]
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 3 } else { 256 },
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     #[test]
-    fn hierarchy_matches_model(ops in prop::collection::vec(op(), 1..120)) {
+    fn hierarchy_matches_model(ops in prop::collection::vec(op(), 1..if cfg!(miri) { 30 } else { 120 })) {
         let mut registry = Registry::new();
         let mut model = Model::default();
         for _ in 0..6 {
@@ -375,4 +379,24 @@ fn typed_remove_of_hierarchy_components_detaches() {
     );
     assert_eq!(registry.children(q), [] as [Entity; 0]);
     assert_consistent(&registry);
+}
+
+#[test]
+fn views_refuse_mut_hierarchy_components() {
+    let mut registry = Registry::new();
+    let [p, c] = spawn_n(&mut registry);
+    registry.set_parent(c, p).unwrap();
+    let cell = registry.cell();
+    let refused = |name: &str| EcsError::ReadOnlyComponent {
+        component: name.to_owned().into(),
+    };
+    assert_eq!(
+        cell.view::<&mut ChildOf>().err(),
+        Some(refused(std::any::type_name::<ChildOf>()))
+    );
+    assert_eq!(
+        cell.view::<(Entity, &mut Children)>().err(),
+        Some(refused(std::any::type_name::<Children>()))
+    );
+    assert_eq!(cell.view::<&ChildOf>().map(|mut v| v.count()), Ok(1));
 }
