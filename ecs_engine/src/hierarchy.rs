@@ -15,6 +15,11 @@
 //! - following `ChildOf` from any entity reaches a root (an entity without
 //!   `ChildOf`): no cycle is ever linked ([`EcsError::HierarchyCycle`]).
 //!
+//! Traversal ([`Registry::depth_first`], [`Registry::breadth_first`],
+//! [`Registry::root`]) follows the links whatever the entities'
+//! [`Disabled`](crate::Disabled) markers; [`Registry::disable_recursive`]
+//! and [`Registry::enable_recursive`] mark a whole subtree.
+//!
 //! Children are kept in the order they were attached (a re-attached child
 //! goes last); this order depends only on the order of the calls, so
 //! command buffers applied in registration order give the same lists on
@@ -329,6 +334,54 @@ impl Registry {
             self.despawn(e).expect("a subtree holds only live entities");
         }
         Ok(doomed.len())
+    }
+}
+
+impl Registry {
+    /// Disables `root` and every descendant (see [`Registry::disable`]);
+    /// returns how many were enabled before. Children attached later are
+    /// not disabled by this call.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::NoSuchEntity`] when `root` is not alive.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    ///
+    /// let mut registry = Registry::new();
+    /// let [ship, turret] = [(); 2].map(|()| registry.spawn((0_u8,)));
+    /// registry.set_parent(turret, ship).unwrap();
+    /// assert_eq!(registry.disable_recursive(ship), Ok(2));
+    /// assert_eq!(registry.view::<&u8>().count(), 0);
+    /// assert_eq!(registry.enable_recursive(ship), Ok(2));
+    /// ```
+    pub fn disable_recursive(&mut self, root: Entity) -> Result<usize, EcsError> {
+        self.check_alive(root)?;
+        let subtree: Vec<Entity> = self.depth_first(root).collect();
+        let mut changed = 0;
+        for entity in subtree {
+            changed += usize::from(self.disable(entity)?);
+        }
+        Ok(changed)
+    }
+
+    /// Enables `root` and every descendant; returns how many were disabled
+    /// before.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::NoSuchEntity`] when `root` is not alive.
+    pub fn enable_recursive(&mut self, root: Entity) -> Result<usize, EcsError> {
+        self.check_alive(root)?;
+        let subtree: Vec<Entity> = self.depth_first(root).collect();
+        let mut changed = 0;
+        for entity in subtree {
+            changed += usize::from(self.enable(entity)?);
+        }
+        Ok(changed)
     }
 }
 

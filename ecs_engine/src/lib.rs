@@ -37,6 +37,15 @@
 //! assert_eq!(moving, vec![ship]);
 //! ```
 //!
+//! # Hierarchies and disabled entities
+//!
+//! [`Registry::set_parent`] links a child to a parent: a [`ChildOf`] on the
+//! child and a [`Children`] list, in attachment order, on the parent, kept
+//! consistent through every change ([`Registry::despawn`] detaches the
+//! children, [`Registry::despawn_recursive`] takes them along). An entity
+//! with the [`Disabled`] marker ([`Registry::disable`]) keeps its components
+//! but every view skips it unless the query names `Disabled`.
+//!
 //! # Components registered at run time
 //!
 //! Beside Rust types, a registry holds components described at run time by

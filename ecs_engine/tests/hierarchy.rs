@@ -400,3 +400,28 @@ fn views_refuse_mut_hierarchy_components() {
     );
     assert_eq!(cell.view::<&ChildOf>().map(|mut v| v.count()), Ok(1));
 }
+
+#[test]
+fn disable_and_enable_a_subtree() {
+    let mut registry = Registry::new();
+    let [r, a, b, a1] = [(); 4].map(|()| registry.spawn((1_u8,)));
+    registry.set_parent(a, r).unwrap();
+    registry.set_parent(b, r).unwrap();
+    registry.set_parent(a1, a).unwrap();
+    registry.disable(b).unwrap();
+    assert_eq!(registry.disable_recursive(a), Ok(2));
+    assert_eq!(registry.view::<&u8>().count(), 1);
+    assert_eq!(registry.disable_recursive(r), Ok(1));
+    assert_eq!(registry.disabled_len(), 4);
+    // The hierarchy itself is still walked: traversal ignores `Disabled`.
+    assert_eq!(registry.depth_first(r).count(), 4);
+    assert_eq!(registry.enable_recursive(a), Ok(2));
+    assert!(registry.is_disabled(r) && registry.is_disabled(b));
+    assert_eq!(registry.enable_recursive(r), Ok(2));
+    assert_eq!(registry.disabled_len(), 0);
+    registry.despawn(a1).unwrap();
+    assert_eq!(
+        registry.disable_recursive(a1),
+        Err(EcsError::NoSuchEntity { entity: a1 })
+    );
+}
