@@ -107,8 +107,7 @@ fn unlist(registry: &mut Registry, parent: Entity, child: Entity) {
 
 /// Unlinks `entity` from the hierarchy: out of its parent's list, and its
 /// children become roots. Called by [`Registry::despawn`] once the entity
-/// is freed; a no-op (one lookup) in a registry that never used a
-/// hierarchy.
+/// is freed, in a registry that has had a parent set.
 pub(crate) fn unlink(registry: &mut Registry, entity: Entity) {
     let Some(pool) = registry.pools.get_mut::<ChildOf>() else {
         return;
@@ -199,6 +198,7 @@ impl Registry {
         if old == Some(parent) {
             return Ok(());
         }
+        self.has_hierarchy = true;
         if let Some(old) = old {
             unlist(self, old, child);
         }

@@ -44,6 +44,9 @@ pub struct Registry {
     pub(crate) allocator: EntityAllocator,
     pub(crate) pools: Pools,
     resources: Resources,
+    /// Set by the first `set_parent`: until then despawn skips the
+    /// hierarchy's bookkeeping (no pool lookup).
+    pub(crate) has_hierarchy: bool,
 }
 
 /// The value [`Registry::try_insert`] refused, with the reason.
@@ -253,7 +256,9 @@ impl Registry {
     #[inline]
     pub fn despawn(&mut self, entity: Entity) -> Result<(), EcsError> {
         self.allocator.free(entity)?;
-        crate::hierarchy::unlink(self, entity);
+        if self.has_hierarchy {
+            crate::hierarchy::unlink(self, entity);
+        }
         self.pools.remove_entity(entity);
         Ok(())
     }
