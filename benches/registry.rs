@@ -158,6 +158,20 @@ fn simple_iter(c: &mut Criterion) {
         })
     });
 
+    // The same pass with 1% of the entities disabled: the view checks the
+    // `Disabled` pool per entity (0% disabled: the `registry` case above).
+    let (mut some_disabled, entities) = simple_world();
+    for &e in entities.iter().step_by(100) {
+        some_disabled.disable(e).unwrap();
+    }
+    group.bench_function("registry_1pct_disabled", |b| {
+        b.iter(|| {
+            some_disabled
+                .view_mut::<(&mut Position, &Velocity)>()
+                .each(|(p, v)| add(&mut p.0, &v.0))
+        })
+    });
+
     let mut positions = vec![Position([0.0; 3]); ENTITIES];
     let velocities: Vec<Velocity> = (0..ENTITIES).map(velocity).collect();
     group.bench_function("baseline_vecs", |b| {

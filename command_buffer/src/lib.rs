@@ -103,6 +103,8 @@
 mod apply;
 mod buffer;
 mod command;
+mod disabled;
+mod hierarchy;
 mod lanes;
 mod placeholder;
 mod policy;

@@ -108,6 +108,31 @@ pub enum EcsError {
         /// The layout the value was recorded with.
         found: Layout,
     },
+    /// A view asked for `&mut` access to a component that views only read:
+    /// [`Disabled`](crate::Disabled) (changed by inserting and removing
+    /// it, so that every view can read its pool), [`ChildOf`](crate::ChildOf)
+    /// and [`Children`](crate::Children) (changed by the hierarchy methods,
+    /// which keep both sides consistent).
+    #[error(
+        "a view cannot borrow `{component}` for writing: it is changed only through \
+         the registry's methods or commands (disable/enable, set_parent/remove_parent); \
+         read it with `&{component}`"
+    )]
+    ReadOnlyComponent {
+        /// The component's type name.
+        component: Cow<'static, str>,
+    },
+    /// [`Registry::set_parent`](crate::Registry::set_parent) would close a
+    /// cycle: `parent` is `child` itself or one of its descendants.
+    #[error(
+        "entity {parent} cannot become the parent of {child}: it is {child} or one of its descendants"
+    )]
+    HierarchyCycle {
+        /// The entity that was to get a parent.
+        child: Entity,
+        /// The refused parent.
+        parent: Entity,
+    },
 }
 
 /// How a component pool or a resource is accessed.

@@ -37,6 +37,15 @@
 //! assert_eq!(moving, vec![ship]);
 //! ```
 //!
+//! # Hierarchies and disabled entities
+//!
+//! [`Registry::set_parent`] links a child to a parent: a [`ChildOf`] on the
+//! child and a [`Children`] list, in attachment order, on the parent, kept
+//! consistent through every change ([`Registry::despawn`] detaches the
+//! children, [`Registry::despawn_recursive`] takes them along). An entity
+//! with the [`Disabled`] marker ([`Registry::disable`]) keeps its components
+//! but every view skips it unless the query names `Disabled`.
+//!
 //! # Components registered at run time
 //!
 //! Beside Rust types, a registry holds components described at run time by
@@ -66,8 +75,10 @@ mod blob_pool;
 mod bundle;
 mod cell;
 mod descriptor;
+mod disabled;
 mod entity;
 mod error;
+mod hierarchy;
 mod lanes;
 mod panic_message;
 mod pools;
@@ -83,8 +94,10 @@ mod view;
 pub use bundle::Bundle;
 pub use cell::RegistryCell;
 pub use descriptor::{ComponentDescriptor, DropFn};
+pub use disabled::Disabled;
 pub use entity::{Entity, EntityAllocator};
 pub use error::{Access, EcsError};
+pub use hierarchy::{BreadthFirst, ChildOf, Children, DepthFirst};
 pub use lanes::IndexLane;
 pub use panic_message::panic_message;
 pub use pools::{Component, ComponentAccess, ComponentId, ComponentInfo, ComponentKey};

@@ -22,9 +22,10 @@
 
 use std::fmt;
 
+use crate::disabled::{self, Disabled, DisabledBorrow};
 use crate::pools::{LockedBlob, Pools};
 use crate::query::{Driver, same_run, whole_run_start};
-use crate::{Access, ComponentId, EcsError, Entity};
+use crate::{Access, ComponentId, EcsError, Entity, SparseSet};
 
 /// The pools of a list of run-time components, locked for as long as the
 /// view lives, joined on the entities that have all of them.
@@ -37,10 +38,14 @@ use crate::{Access, ComponentId, EcsError, Entity};
 /// [`Access::Write`]; the pointers of [`Access::Read`] terms are shared with
 /// other readers.
 ///
+/// Like typed views, a raw view skips [`Disabled`] entities: a chunk never
+/// holds one (a chunk of the pools' join is cut around them).
+///
 /// # Borrows
 ///
 /// A read lock on the pool of every `Read` term and a write lock on the
-/// pool of every `Write` term, released when the view drops.
+/// pool of every `Write` term, and a read lock on the [`Disabled`] pool,
+/// released when the view drops.
 ///
 /// # Examples
 ///
@@ -91,6 +96,10 @@ pub struct RawView<'w> {
     row: Vec<*mut u8>,
     /// Per term: bytes from one value to the next.
     strides: Vec<usize>,
+    /// The entities to skip.
+    disabled: DisabledBorrow<'w>,
+    /// Per term: the base of a chunk cut around disabled entities.
+    shifted: Vec<*mut u8>,
 }
 
 impl fmt::Debug for RawView<'_> {
@@ -186,6 +195,8 @@ impl<'w> RawView<'w> {
             starts: vec![0; n],
             columns: vec![std::ptr::null_mut(); n],
             row: vec![std::ptr::null_mut(); n],
+            disabled: pools.read::<Disabled>()?,
+            shifted: vec![std::ptr::null_mut(); n],
         })
     }
 
@@ -203,10 +214,23 @@ impl<'w> RawView<'w> {
             driver,
             starts,
             columns,
+            strides,
+            disabled,
+            shifted,
             ..
         } = self;
+        let disabled = disabled::cursor(disabled);
         walk(terms, *driver, starts, columns, |entities, columns| {
-            f(RawChunk { entities, columns })
+            enabled_runs(
+                disabled,
+                entities,
+                columns,
+                strides,
+                shifted,
+                |entities, columns| {
+                    f(RawChunk { entities, columns });
+                },
+            );
         });
     }
 
@@ -221,9 +245,15 @@ impl<'w> RawView<'w> {
             columns,
             row,
             strides,
+            disabled,
+            ..
         } = self;
+        let disabled = disabled::cursor(disabled);
         walk(terms, *driver, starts, columns, |entities, columns| {
             for (i, &entity) in entities.iter().enumerate() {
+                if disabled.is_some_and(|d| d.contains(entity)) {
+                    continue;
+                }
                 for ((value, &base), &stride) in row.iter_mut().zip(columns).zip(strides.iter()) {
                     *value = base.wrapping_add(i * stride);
                 }
@@ -237,6 +267,40 @@ impl<'w> RawView<'w> {
         let mut count = 0;
         self.each_chunk(|chunk| count += chunk.len());
         count
+    }
+}
+
+/// Calls `f` with each maximal run of `entities` (a chunk with per-term
+/// bases `columns`) that holds no disabled entity, its bases moved to the
+/// run's first value (in `shifted`). With nothing disabled, `f` gets the
+/// chunk as it is.
+fn enabled_runs(
+    disabled: Option<&SparseSet<Disabled>>,
+    entities: &[Entity],
+    columns: &[*mut u8],
+    strides: &[usize],
+    shifted: &mut [*mut u8],
+    mut f: impl FnMut(&[Entity], &[*mut u8]),
+) {
+    let Some(disabled) = disabled else {
+        f(entities, columns);
+        return;
+    };
+    let mut i = 0;
+    while i < entities.len() {
+        if disabled.contains(entities[i]) {
+            i += 1;
+            continue;
+        }
+        let end = entities[i..]
+            .iter()
+            .position(|&e| disabled.contains(e))
+            .map_or(entities.len(), |n| i + n);
+        for ((base, &column), &stride) in shifted.iter_mut().zip(columns).zip(strides) {
+            *base = column.wrapping_add(i * stride);
+        }
+        f(&entities[i..end], shifted);
+        i = end;
     }
 }
 

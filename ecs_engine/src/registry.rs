@@ -44,6 +44,9 @@ pub struct Registry {
     pub(crate) allocator: EntityAllocator,
     pub(crate) pools: Pools,
     resources: Resources,
+    /// Set by the first `set_parent`: until then despawn skips the
+    /// hierarchy's bookkeeping (no pool lookup).
+    pub(crate) has_hierarchy: bool,
 }
 
 /// The value [`Registry::try_insert`] refused, with the reason.
@@ -256,7 +259,9 @@ impl Registry {
     }
 
     /// Destroys `entity` and drops all its components. Its handle, and every
-    /// copy of it, becomes stale.
+    /// copy of it, becomes stale. In a hierarchy it leaves its parent's
+    /// [`Children`](crate::Children) and its children become roots (see
+    /// [`despawn_recursive`](Self::despawn_recursive) to take them too).
     ///
     /// # Errors
     ///
@@ -264,6 +269,9 @@ impl Registry {
     #[inline]
     pub fn despawn(&mut self, entity: Entity) -> Result<(), EcsError> {
         self.allocator.free(entity)?;
+        if self.has_hierarchy {
+            crate::hierarchy::unlink(self, entity);
+        }
         self.pools.remove_entity(entity);
         Ok(())
     }
@@ -467,6 +475,16 @@ impl Registry {
         &mut self,
         entities: &mut impl Iterator<Item = Entity>,
     ) -> (usize, Result<(), EcsError>) {
+        if crate::hierarchy::is_hierarchy::<T>() {
+            let mut done = 0;
+            for entity in entities {
+                if let Err(error) = self.remove::<T>(entity) {
+                    return (done, Err(error));
+                }
+                done += 1;
+            }
+            return (done, Ok(()));
+        }
         let Registry {
             allocator, pools, ..
         } = self;
@@ -497,7 +515,9 @@ impl Registry {
         Ok(())
     }
 
-    /// Takes `entity`'s `T` out of the registry.
+    /// Takes `entity`'s `T` out of the registry. Taking a
+    /// [`ChildOf`](crate::ChildOf) or [`Children`](crate::Children) detaches
+    /// the child or the children, as [`remove_parent`](Self::remove_parent).
     ///
     /// # Errors
     ///
@@ -506,6 +526,10 @@ impl Registry {
     #[inline]
     pub fn remove<T: Component>(&mut self, entity: Entity) -> Result<T, EcsError> {
         self.check_alive(entity)?;
+        if crate::hierarchy::is_hierarchy::<T>() {
+            return crate::hierarchy::remove_typed(self, entity)
+                .ok_or_else(|| missing::<T>(entity));
+        }
         self.pools
             .get_mut::<T>()
             .and_then(|pool| pool.remove(entity))
@@ -814,7 +838,7 @@ impl Registry {
     }
 
     #[inline]
-    fn check_alive(&self, entity: Entity) -> Result<(), EcsError> {
+    pub(crate) fn check_alive(&self, entity: Entity) -> Result<(), EcsError> {
         if self.allocator.is_alive(entity) {
             Ok(())
         } else {

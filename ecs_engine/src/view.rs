@@ -7,8 +7,9 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
+use crate::disabled::{self, Disabled, DisabledBorrow};
 use crate::query::{Driver, QueryData, QueryFilter, With, Without};
-use crate::{Component, EcsError, Entity, Registry};
+use crate::{Component, EcsError, Entity, Registry, SparseSet};
 
 /// The pools of a query `Q`, borrowed (locked) for as long as the view
 /// lives, with a filter `F` on the entities visited.
@@ -17,13 +18,16 @@ use crate::{Component, EcsError, Entity, Registry};
 /// [`RegistryCell::view`](crate::RegistryCell::view). Iteration walks the
 /// smallest pool among the query's required terms, in its dense order, and
 /// visits every entity that has all required components and passes the
-/// filter exactly once.
+/// filter exactly once. Entities with the [`Disabled`] marker are skipped
+/// unless the query or filter names `Disabled` (see
+/// [`Registry::disable`]).
 ///
 /// # Borrows
 ///
 /// A read lock on the pool of every `&T`, `Option<&T>`, [`With`] and
 /// [`Without`] type, and a write lock on the pool of every `&mut T` type,
-/// released when the view drops.
+/// released when the view drops; a read lock on the [`Disabled`] pool when
+/// the query does not name it.
 ///
 /// # Examples
 ///
@@ -54,6 +58,7 @@ pub struct View<'w, Q: QueryData, F: QueryFilter = ()> {
     registry: &'w Registry,
     query: Q::Borrow<'w>,
     filter: F::Borrow<'w>,
+    disabled: DisabledBorrow<'w>,
 }
 
 impl<Q: QueryData, F: QueryFilter> fmt::Debug for View<'_, Q, F> {
@@ -77,6 +82,9 @@ struct Pass<'a, Q: QueryData, F: QueryFilter> {
     driver: Driver<'a>,
     /// The driver's entities.
     entities: &'a [Entity],
+    /// The entities to skip; `None` when none is disabled or the query
+    /// asks for disabled entities.
+    disabled: Option<&'a SparseSet<Disabled>>,
 }
 
 impl<Q: QueryData, F: QueryFilter> Clone for Pass<'_, Q, F> {
@@ -97,18 +105,41 @@ impl<'a, Q: QueryData, F: QueryFilter> Pass<'a, Q, F> {
     /// live.
     #[inline]
     unsafe fn walk_block(self, range: Range<usize>, f: &mut impl FnMut(Entity, Q::Item<'a>)) {
+        // Two copies of the loop: with nothing disabled, the check folds
+        // away and the walk is the plain join.
+        match self.disabled {
+            // SAFETY: forwarded contract.
+            None => unsafe { self.walk_block_if(range, f, |_| true) },
+            // SAFETY: forwarded contract.
+            Some(disabled) => unsafe { self.walk_block_if(range, f, |e| !disabled.contains(e)) },
+        }
+    }
+
+    /// [`walk_block`](Self::walk_block) over the entities for which
+    /// `enabled` holds.
+    ///
+    /// # Safety
+    ///
+    /// As `walk_block`.
+    #[inline(always)]
+    unsafe fn walk_block_if(
+        self,
+        range: Range<usize>,
+        f: &mut impl FnMut(Entity, Q::Item<'a>),
+        enabled: impl Fn(Entity) -> bool,
+    ) {
         let start = range.start;
         let entities = &self.entities[range.clone()];
         if let Some(block) = Q::block(self.query, self.driver, range) {
             for (k, &entity) in entities.iter().enumerate() {
-                if F::matches(self.filter, entity, start + k) {
+                if F::matches(self.filter, entity, start + k) && enabled(entity) {
                     // SAFETY: the block covers `k`; each position once.
                     f(entity, unsafe { Q::fetch_block(block, k) });
                 }
             }
         } else {
             for (k, &entity) in entities.iter().enumerate() {
-                if F::matches(self.filter, entity, start + k) {
+                if F::matches(self.filter, entity, start + k) && enabled(entity) {
                     // SAFETY: the driver holds each entity once, and each
                     // position is walked once.
                     if let Some(item) = unsafe { Q::fetch(self.query, entity, start + k) } {
@@ -149,16 +180,24 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
             registry,
             query: Q::borrow(registry)?,
             filter: F::borrow(registry)?,
+            disabled: disabled::borrow::<Q, F>(registry)?,
         })
     }
 
     /// Adds a filter; the extra pool is read-locked.
     fn filtered<G: QueryFilter>(self) -> Result<View<'w, Q, (F, G)>, EcsError> {
         let extra = G::borrow(self.registry)?;
+        // A filter that names `Disabled` asks for disabled entities.
+        let disabled = if disabled::names_disabled::<Entity, G>()? {
+            None
+        } else {
+            self.disabled
+        };
         Ok(View {
             registry: self.registry,
             query: self.query,
             filter: (self.filter, extra),
+            disabled,
         })
     }
 
@@ -192,6 +231,7 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
             filter: F::cursor(&self.filter),
             driver,
             entities: driver.entities,
+            disabled: disabled::cursor(&self.disabled),
         }
     }
 
@@ -240,7 +280,9 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
     /// The item of `entity`, if it matches the view.
     pub fn get(&mut self, entity: Entity) -> Option<Q::Item<'_>> {
         let pass = self.pass();
-        if !F::matches(pass.filter, entity, usize::MAX) {
+        if !F::matches(pass.filter, entity, usize::MAX)
+            || pass.disabled.is_some_and(|d| d.contains(entity))
+        {
             return None;
         }
         // SAFETY: one fetch from a fresh cursor; the item borrows `self`
@@ -253,7 +295,9 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
         self.get(entity).is_some()
     }
 
-    /// Number of entities the view visits (walks the driving pool).
+    /// Number of entities the view visits (walks the driving pool);
+    /// disabled entities are not counted unless the query names
+    /// [`Disabled`].
     pub fn count(&mut self) -> usize {
         self.iter().count()
     }
@@ -291,7 +335,9 @@ impl<'a, Q: QueryData, F: QueryFilter> Iterator for ViewIter<'a, Q, F> {
                 self.block_end = (i + BLOCK).min(pass.entities.len());
                 self.block = Q::block(pass.query, pass.driver, i..self.block_end);
             }
-            if !F::matches(pass.filter, entity, i) {
+            if !F::matches(pass.filter, entity, i)
+                || pass.disabled.is_some_and(|d| d.contains(entity))
+            {
                 continue;
             }
             // SAFETY: `next` only grows, so each position is fetched once
