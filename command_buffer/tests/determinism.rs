@@ -75,7 +75,7 @@ type Heat<'a> = (ComponentId, &'a ComponentInfo);
 fn heat(commands: &mut CommandBuffer, (id, info): Heat<'_>, e: Entity, value: u32) {
     // SAFETY: `info` is `id`'s (a u32 component) and `value` a valid u32.
     commands.insert_raw(e, unsafe {
-        RawComponent::new(id, info, (&raw const value).cast())
+        RawComponent::new(id, info, RawComponent::bytes_of(&value))
     });
 }
 

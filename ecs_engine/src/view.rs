@@ -8,7 +8,8 @@ use std::ops::Range;
 use rayon::prelude::*;
 
 use crate::query::{Driver, QueryData, QueryFilter, With, Without};
-use crate::{Component, EcsError, Entity, Registry};
+use crate::locked::Locked;
+use crate::{Component, EcsError, Entity};
 
 /// The pools of a query `Q`, borrowed (locked) for as long as the view
 /// lives, with a filter `F` on the entities visited.
@@ -51,7 +52,7 @@ use crate::{Component, EcsError, Entity, Registry};
 /// assert_eq!(seen, vec![frozen]);
 /// ```
 pub struct View<'w, Q: QueryData, F: QueryFilter = ()> {
-    registry: &'w Registry,
+    registry: Locked<'w>,
     query: Q::Borrow<'w>,
     filter: F::Borrow<'w>,
 }
@@ -138,7 +139,7 @@ impl<'a, Q: QueryData, F: QueryFilter> Pass<'a, Q, F> {
 
 impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
     /// Borrows every pool of `Q` and `F`.
-    pub(crate) fn new(registry: &'w Registry) -> Result<Self, EcsError> {
+    pub(crate) fn new(registry: Locked<'w>) -> Result<Self, EcsError> {
         const {
             assert!(
                 Q::DRIVES,
