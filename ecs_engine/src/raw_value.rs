@@ -13,6 +13,7 @@ use std::fmt;
 use std::mem::MaybeUninit;
 use std::ptr::{self, NonNull};
 
+use crate::unwind::FirstPanic;
 use crate::{ComponentId, ComponentInfo, DropFn, EcsError, Entity, Registry};
 
 /// A value of run-time component `id`, given by its bytes, whose ownership
@@ -364,16 +365,23 @@ impl RawArena {
 
     /// Drops every value that has not left yet, and empties the arena,
     /// keeping its memory for reuse.
+    ///
+    /// # Panics
+    ///
+    /// When a destructor panics: the arena is emptied first and every
+    /// other value still dropped (once), then the first panic resumes.
     pub fn clear(&mut self) {
         self.used = 0;
         let buf = self.buf;
+        let mut panic = FirstPanic::default();
         for entry in self.entries.drain(..) {
             if let (false, Some(drop)) = (entry.taken, &entry.drop) {
                 // SAFETY: an entry not taken holds a live value we own,
                 // aligned to its layout; the entry is removed (never again).
-                unsafe { drop.call(value_ptr(buf, &entry)) };
+                panic.run(|| unsafe { drop.call(value_ptr(buf, &entry)) });
             }
         }
+        panic.resume();
     }
 
     /// Bytes held on the heap (buffer and bookkeeping capacity).

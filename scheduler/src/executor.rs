@@ -137,6 +137,14 @@ impl Schedule {
     /// other systems of that wave finish and their commands are applied;
     /// the failing system's commands are discarded; later waves do not run.
     /// The registry stays consistent and the schedule usable.
+    ///
+    /// [`RunError::CommandPanic`] when a command panics while a buffer is
+    /// applied between waves, naming the system whose buffer it was and the
+    /// command's index: the commands before it stay applied, the rest of
+    /// that buffer is dropped, the wave's other buffers are still applied
+    /// (in registration order), and later waves do not run. Every buffer is
+    /// empty when `run` returns, so nothing recorded in one tick is ever
+    /// applied in another.
     pub fn run(&mut self, registry: &mut Registry, tick: Tick) -> Result<(), RunError> {
         let threads = self.threads();
         let Schedule {
@@ -323,8 +331,15 @@ fn run_waves(
                 // any (its context refuses the buffer): nothing to apply,
                 // and no reserve of handles to keep topped up for it.
                 None if !slot.access.commands() => {}
+                // A panic while applying is caught like a system's, and the
+                // buffer is empty afterwards either way (nothing of this
+                // tick is left for the next one); the wave's other buffers
+                // are still applied, in registration order.
                 None => {
-                    slot.buffer.apply(registry);
+                    if let Err(panic) = slot.buffer.try_apply(registry) {
+                        first_failure
+                            .get_or_insert((slot.name.clone(), Failure::CommandPanic(panic)));
+                    }
                 }
                 Some(failure) => {
                     slot.buffer.clear();
@@ -343,6 +358,12 @@ fn run_waves(
                     tick: tick.number,
                     system,
                     message,
+                },
+                Failure::CommandPanic(panic) => RunError::CommandPanic {
+                    tick: tick.number,
+                    system,
+                    command: panic.index,
+                    message: panic.message,
                 },
             });
         }

@@ -232,6 +232,8 @@ impl ScheduleBuilder {
 pub(crate) enum Failure {
     Error(crate::SystemError),
     Panic(String),
+    /// A command of the system's buffer panicked while applied.
+    CommandPanic(command_buffer::CommandPanic),
 }
 
 /// A system with everything the executor keeps for it.
