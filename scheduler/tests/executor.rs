@@ -30,15 +30,16 @@ fn tick(number: u64) -> Tick {
     }
 }
 
-/// Waits until `count` reaches `target`, for at most two seconds.
+/// Waits until `count` reaches `target`, for at most 30 seconds (a bound
+/// generous enough for a loaded 2-core machine to start both threads).
 fn rendezvous(count: &AtomicUsize, target: usize) -> bool {
     count.fetch_add(1, Ordering::SeqCst);
-    let deadline = Instant::now() + Duration::from_secs(2);
+    let deadline = Instant::now() + Duration::from_secs(30);
     while Instant::now() < deadline {
         if count.load(Ordering::SeqCst) >= target {
             return true;
         }
-        std::hint::spin_loop();
+        std::thread::yield_now();
     }
     false
 }
