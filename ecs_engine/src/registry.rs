@@ -345,7 +345,8 @@ impl Registry {
     }
 
     /// Gives `entity` the component `value`; returns the value it replaces,
-    /// like `HashMap::insert`.
+    /// like `HashMap::insert` (so the old value's `Drop` runs in the
+    /// caller's code, after the pool is whole again).
     ///
     /// # Errors
     ///
