@@ -20,8 +20,8 @@
 use std::alloc::{self, Layout};
 use std::ptr::{self, NonNull};
 
-use crate::unwind::FirstPanic;
 use crate::sparse_set::{RunInfo, SparseIndex};
+use crate::unwind::FirstPanic;
 use crate::{DropFn, Entity, SparseSet};
 
 /// The bytes of a pool's values.

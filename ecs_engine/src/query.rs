@@ -13,8 +13,8 @@ use std::ops::Range;
 
 use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 
-use crate::sparse_set::{RUN_CACHE_SLOTS, RunCache, RunInfo, SparseIndex};
 use crate::locked::Locked;
+use crate::sparse_set::{RUN_CACHE_SLOTS, RunCache, RunInfo, SparseIndex};
 use crate::{Access, Component, ComponentAccess, EcsError, Entity, SparseSet};
 
 mod sealed {

@@ -94,7 +94,11 @@ impl<'a> RawComponent<'a> {
     ///
     /// When `src` is shorter than the component's size.
     #[track_caller]
-    pub unsafe fn new(id: ComponentId, info: &'a ComponentInfo, src: &'a [MaybeUninit<u8>]) -> Self {
+    pub unsafe fn new(
+        id: ComponentId,
+        info: &'a ComponentInfo,
+        src: &'a [MaybeUninit<u8>],
+    ) -> Self {
         assert!(
             src.len() >= info.layout().size(),
             "RawComponent::new: {} bytes given for component {} of {} bytes",

@@ -160,12 +160,17 @@ fn common_prefix(a: &[Entity], b: &[Entity]) -> usize {
 
 impl<'w> RawView<'w> {
     /// Locks the pool of every term.
-    pub(crate) fn new(pools: Locked<'w>, terms: &[(ComponentId, Access)]) -> Result<Self, EcsError> {
+    pub(crate) fn new(
+        pools: Locked<'w>,
+        terms: &[(ComponentId, Access)],
+    ) -> Result<Self, EcsError> {
         if terms.is_empty() {
             return Err(EcsError::NoTerms);
         }
         for (k, &(id, _)) in terms.iter().enumerate() {
-            let info = pools.component_info(id).ok_or(EcsError::UnknownComponent { id })?;
+            let info = pools
+                .component_info(id)
+                .ok_or(EcsError::UnknownComponent { id })?;
             if terms[..k].iter().any(|&(other, _)| other == id) {
                 return Err(EcsError::DuplicateTerm {
                     component: info.name_cow(),

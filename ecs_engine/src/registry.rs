@@ -595,7 +595,10 @@ impl Registry {
         unsafe { pool.insert(entity, src) }.map_err(|holder| EcsError::SlotHeld {
             entity,
             holder,
-            component: self.pools.info(id).map_or("?".into(), ComponentInfo::name_cow),
+            component: self
+                .pools
+                .info(id)
+                .map_or("?".into(), ComponentInfo::name_cow),
         })
     }
 
@@ -744,7 +747,8 @@ impl Registry {
     /// writes.
     #[track_caller]
     pub fn view_filtered<Q: QueryData, F: QueryFilter>(&mut self) -> View<'_, Q, F> {
-        View::new(Locked::exclusive(self)).unwrap_or_else(|e| panic!("Registry::view_filtered: {e}"))
+        View::new(Locked::exclusive(self))
+            .unwrap_or_else(|e| panic!("Registry::view_filtered: {e}"))
     }
 
     /// Visits every entity matching `Q` once, like [`View::each_with_entity`],

@@ -7,8 +7,8 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use crate::query::{Driver, QueryData, QueryFilter, With, Without};
 use crate::locked::Locked;
+use crate::query::{Driver, QueryData, QueryFilter, With, Without};
 use crate::{Component, EcsError, Entity};
 
 /// The pools of a query `Q`, borrowed (locked) for as long as the view

@@ -52,7 +52,10 @@ impl<const K: u8> Drop for Probe<K> {
 /// Runs `f`, expecting it to panic.
 #[track_caller]
 fn panics(f: impl FnOnce()) {
-    assert!(catch_unwind(AssertUnwindSafe(f)).is_err(), "expected a panic");
+    assert!(
+        catch_unwind(AssertUnwindSafe(f)).is_err(),
+        "expected a panic"
+    );
 }
 
 /// `entity` is in no pool of the three probe types.
@@ -183,7 +186,11 @@ fn batches_stop_whole_when_a_drop_panics() {
         let _ = registry.insert_many(&mut items);
     });
     let rest: Vec<_> = items.collect();
-    assert_eq!(rest.len(), 1, "the item after the panic stays in the iterator");
+    assert_eq!(
+        rest.len(),
+        1,
+        "the item after the panic stays in the iterator"
+    );
     drop(rest);
     let tags: Vec<u32> = es
         .iter()

@@ -78,7 +78,9 @@ pub enum TryPushError<T> {
     Closed(T),
     /// The queue's lock stayed held by another thread (one descheduled
     /// while holding it); `try_push` does not wait for it. Try again.
-    #[error("the event queue is busy (its lock is held by another thread); the event was not queued and is returned")]
+    #[error(
+        "the event queue is busy (its lock is held by another thread); the event was not queued and is returned"
+    )]
     Busy(T),
 }
 

@@ -28,6 +28,8 @@ fn two_commands_parameters_are_a_build_error_naming_the_system() {
     });
     let mut registry = Registry::new();
     let mut schedule = builder.build(&mut registry).unwrap();
-    schedule.run(&mut registry, scheduler::Tick::default()).unwrap();
+    schedule
+        .run(&mut registry, scheduler::Tick::default())
+        .unwrap();
     assert_eq!(registry.len(), 1);
 }

@@ -121,6 +121,9 @@ fn pushes_that_grow_the_buffer_keep_every_event_in_order() {
             }
         }
         assert!(queue.shared.state.lock().queue.capacity() >= 1_000);
-        assert_eq!(queue.drain().collect::<Vec<_>>(), (0..1_000).collect::<Vec<_>>());
+        assert_eq!(
+            queue.drain().collect::<Vec<_>>(),
+            (0..1_000).collect::<Vec<_>>()
+        );
     }
 }
