@@ -154,6 +154,17 @@ impl Schedule {
             wave_timings,
             ..
         } = self;
+        if cfg!(miri) {
+            // Under Miri the tick goes through `install`, which carries it
+            // onto the pool as one job too: rayon's `in_place_scope` sets
+            // its completion latch while the spawned closure's captured
+            // references are still protected (a rayon-internal violation
+            // of Tree Borrows, reported as soon as the caller returns
+            // first), which would hide any finding of ours.
+            return pool.install(|| {
+                run_waves(slots, wave_ranges, wave_timings, registry, tick, threads)
+            });
+        }
         // The tick runs as one job on the pool, so systems and their
         // `par_each` run on its threads. The caller waits for it by
         // spinning briefly, then parking: a blocking `install` would put
