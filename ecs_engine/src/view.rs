@@ -14,7 +14,7 @@ use crate::{Component, EcsError, Entity};
 /// The pools of a query `Q`, borrowed (locked) for as long as the view
 /// lives, with a filter `F` on the entities visited.
 ///
-/// Created by [`Registry::view`], [`Registry::view_mut`] and
+/// Created by [`Registry::view`](crate::Registry::view), [`Registry::view_mut`](crate::Registry::view_mut) and
 /// [`RegistryCell::view`](crate::RegistryCell::view). Iteration walks the
 /// smallest pool among the query's required terms, in its dense order, and
 /// visits every entity that has all required components and passes the

@@ -161,9 +161,8 @@ impl Schedule {
             // references are still protected (a rayon-internal violation
             // of Tree Borrows, reported as soon as the caller returns
             // first), which would hide any finding of ours.
-            return pool.install(|| {
-                run_waves(slots, wave_ranges, wave_timings, registry, tick, threads)
-            });
+            return pool
+                .install(|| run_waves(slots, wave_ranges, wave_timings, registry, tick, threads));
         }
         // The tick runs as one job on the pool, so systems and their
         // `par_each` run on its threads. The caller waits for it by

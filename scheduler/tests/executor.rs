@@ -269,7 +269,10 @@ fn par_each_inside_a_system_does_not_deadlock() {
         schedule.run(&mut registry, tick(t)).unwrap();
     }
     let sum: f64 = registry.view::<&Position>().iter().map(|p| p.0).sum();
-    assert_eq!(sum, f64::from(1 << ticks) * (0..entities).sum::<u64>() as f64);
+    assert_eq!(
+        sum,
+        f64::from(1 << ticks) * (0..entities).sum::<u64>() as f64
+    );
     let timings: Vec<&str> = schedule.system_timings().map(|(_, n, _)| n).collect();
     assert_eq!(timings, vec!["double", "count"]);
     assert_eq!(schedule.wave_timings().len(), 1);
