@@ -410,8 +410,13 @@ impl CommandBuffer {
         // finished (a run of like commands applied as a batch is counted
         // when the batch ends, so a panic inside one names its first).
         let index = ctx.index;
-        self.queues.discard();
-        self.raw.clear();
+        // Dropping the commands left may run a panicking `Drop`: both
+        // complete anyway (every value dropped once, the buffer empty), and
+        // such a panic counts as the command's when nothing else panicked.
+        let (queues, raw) = (&mut self.queues, &mut self.raw);
+        let discarded = panic::catch_unwind(AssertUnwindSafe(|| queues.discard()));
+        let cleared = panic::catch_unwind(AssertUnwindSafe(|| raw.clear()));
+        let outcome = outcome.and_then(|result| discarded.and(cleared).map(|()| result));
         self.reserve.settle(spawned);
         self.reserve.end_batch();
         // Cancels the reserved handles of dropped spawns, then tops up.
