@@ -18,7 +18,11 @@ use crate::{
 /// handle as not alive: it returns `None`, `false` or
 /// [`EcsError::NoSuchEntity`], and never touches another entity's data.
 /// Component values are dropped exactly once when they leave the world
-/// (remove, replace, despawn, clear or the registry's drop).
+/// (remove, replace, despawn, clear or the registry's drop). A `Drop` that
+/// panics never leaves the world half-changed: the operation is completed
+/// first (no pool holds a dead entity, every other value is dropped once),
+/// then the first panic resumes; a batch call stops after the item whose
+/// value panicked, the items after it untouched.
 ///
 /// `&self` methods only read; `&mut self` methods change values or
 /// structure. For parallel systems that each write different pools, borrow
