@@ -133,8 +133,12 @@ impl Engine {
     ///
     /// [`EngineError::Run`] when a system returns an error or panics: the
     /// failing system's commands are discarded, the rest of its wave
-    /// finishes, later waves do not run. The registry stays consistent and
-    /// the engine usable.
+    /// finishes, later waves do not run. Also when a command panics while
+    /// the buffers are applied between waves ([`RunError::CommandPanic`],
+    /// naming the system and the command): the rest of that buffer is
+    /// dropped, the wave's other buffers are applied, later waves do not
+    /// run, and nothing of this tick is applied in a later one. The
+    /// registry stays consistent and the engine usable.
     pub fn tick(&mut self) -> Result<Tick, EngineError> {
         let _span = tracing::info_span!("tick", number = self.ticks).entered();
         let now = Instant::now();

@@ -19,6 +19,7 @@
 //! (its reserve topped up as after any apply). Later buffers are untouched:
 //! still recorded, not applied.
 
+use std::any::Any;
 use std::borrow::Cow;
 use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
@@ -344,6 +345,75 @@ impl CommandBuffer {
         }
     }
 
+    /// Like [`apply`](Self::apply), but a panic while a command runs (a
+    /// [`push`](Self::push)ed closure, or a component's `Drop` run by the
+    /// registry) is caught and returned, naming the command, instead of
+    /// unwinding. The commands before it stay applied; it and the rest are
+    /// dropped, and the buffer is empty and usable, as after a panic out of
+    /// [`apply`](Self::apply): nothing recorded now is ever applied by a
+    /// later apply.
+    ///
+    /// # Errors
+    ///
+    /// A [`CommandPanic`] with the command's index and the panic's message.
+    ///
+    /// # Panics
+    ///
+    /// When this buffer holds handles reserved from another registry
+    /// (nothing is applied then).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use command_buffer::CommandBuffer;
+    /// use ecs_engine::Registry;
+    ///
+    /// let mut registry = Registry::new();
+    /// let mut commands = CommandBuffer::new();
+    /// commands.spawn_empty();
+    /// commands.push(|_| panic!("boom"));
+    /// commands.spawn_empty();
+    /// let panic = commands.try_apply(&mut registry).unwrap_err();
+    /// assert_eq!((panic.index, panic.message.as_str()), (1, "boom"));
+    /// assert_eq!(registry.len(), 1);
+    /// assert!(commands.is_empty());
+    /// ```
+    #[track_caller]
+    pub fn try_apply(&mut self, registry: &mut Registry) -> Result<ApplyReport, CommandPanic> {
+        self.try_apply_with(registry, ApplyMode::Lenient)
+            .map(|lenient| lenient.expect("lenient mode never fails"))
+    }
+
+    /// [`apply_with`](Self::apply_with) in `mode`, returning a panic of a
+    /// command as a [`CommandPanic`] (as [`try_apply`](Self::try_apply)
+    /// does) instead of resuming it: the outer `Err` is a panic, the inner
+    /// one a command skipped in [`ApplyMode::Strict`]. The scheduler applies
+    /// each system's buffer this way between waves.
+    ///
+    /// # Panics
+    ///
+    /// When this buffer holds handles reserved from another registry
+    /// (nothing is applied then).
+    #[track_caller]
+    pub fn try_apply_with(
+        &mut self,
+        registry: &mut Registry,
+        mode: ApplyMode,
+    ) -> Result<Result<ApplyReport, ApplyError>, CommandPanic> {
+        let mut report = ApplyReport::default();
+        match self.apply_caught(registry, &mut report, mode, 0) {
+            Ok(Ok(())) => Ok(Ok(report)),
+            Ok(Err(skipped)) => Ok(Err(ApplyError {
+                skipped,
+                report: Box::new(report),
+            })),
+            Err((index, payload)) => Err(CommandPanic {
+                index,
+                message: panic_message(&*payload),
+            }),
+        }
+    }
+
     /// Applies this buffer as number `buffer` of a flush, adding to
     /// `report`.
     #[track_caller]
@@ -354,6 +424,22 @@ impl CommandBuffer {
         mode: ApplyMode,
         buffer: usize,
     ) -> Result<(), SkippedCommand> {
+        match self.apply_caught(registry, report, mode, buffer) {
+            Ok(result) => result,
+            Err((_, payload)) => panic::resume_unwind(payload),
+        }
+    }
+
+    /// [`apply_into`](Self::apply_into), returning a panic of a command
+    /// with the command's index instead of resuming it.
+    #[track_caller]
+    fn apply_caught(
+        &mut self,
+        registry: &mut Registry,
+        report: &mut ApplyReport,
+        mode: ApplyMode,
+        buffer: usize,
+    ) -> Result<Result<(), SkippedCommand>, (usize, Box<dyn Any + Send>)> {
         assert!(
             !self.reserve.lane_is_open(),
             "CommandBuffer applied while its spawn lane is open; call SpawnLanes::close first"
@@ -377,17 +463,46 @@ impl CommandBuffer {
         // consistent, before returning or resuming the panic.
         let outcome = panic::catch_unwind(AssertUnwindSafe(|| queues.apply(&mut ctx)));
         let spawned = ctx.spawned;
-        self.queues.discard();
-        self.raw.clear();
+        // The command that was running: `index` counts the commands that
+        // finished (a run of like commands applied as a batch is counted
+        // when the batch ends, so a panic inside one names its first).
+        let index = ctx.index;
+        // Dropping the commands left may run a panicking `Drop`: both
+        // complete anyway (every value dropped once, the buffer empty), and
+        // such a panic counts as the command's when nothing else panicked.
+        let (queues, raw) = (&mut self.queues, &mut self.raw);
+        let discarded = panic::catch_unwind(AssertUnwindSafe(|| queues.discard()));
+        let cleared = panic::catch_unwind(AssertUnwindSafe(|| raw.clear()));
+        let outcome = outcome.and_then(|result| discarded.and(cleared).map(|()| result));
         self.reserve.settle(spawned);
         self.reserve.end_batch();
         // Cancels the reserved handles of dropped spawns, then tops up.
         self.reserve.connect(registry, false);
         self.reserve.adjust(registry);
-        match outcome {
-            Ok(result) => result,
-            Err(payload) => panic::resume_unwind(payload),
-        }
+        outcome.map_err(|payload| (index, payload))
+    }
+}
+
+/// A panic caught while a command buffer was applied
+/// ([`CommandBuffer::try_apply`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("command {index} of the buffer panicked while applied: {message}")]
+pub struct CommandPanic {
+    /// The command's index in the buffer's recording order (for a run of
+    /// like commands applied as one batch, the run's first).
+    pub index: usize,
+    /// The panic's message (`<non-string panic payload>` when it has none).
+    pub message: String,
+}
+
+/// The message of a panic payload.
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "<non-string panic payload>".to_owned()
     }
 }
 

@@ -296,7 +296,7 @@ impl CommandBuffer {
     /// let info = registry.component_info(hp).unwrap();
     /// let value = 7u32;
     /// // SAFETY: `info` is `hp`'s and `value` a valid u32 (plain bytes).
-    /// commands.insert_raw(e, unsafe { RawComponent::new(hp, info, (&raw const value).cast()) });
+    /// commands.insert_raw(e, unsafe { RawComponent::new(hp, info, RawComponent::bytes_of(&value)) });
     /// let report = commands.apply(&mut registry);
     /// let e = report.resolve(0, e).unwrap_or(e);
     /// assert_eq!(report.applied(CommandKind::InsertRaw), 1);

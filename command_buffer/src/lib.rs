@@ -112,7 +112,7 @@ mod queue;
 mod report;
 mod reserve;
 
-pub use apply::{ApplyMode, apply_all, apply_all_with};
+pub use apply::{ApplyMode, CommandPanic, apply_all, apply_all_with};
 pub use buffer::CommandBuffer;
 pub use lanes::SpawnLanes;
 pub use placeholder::is_placeholder;

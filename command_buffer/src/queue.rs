@@ -25,6 +25,7 @@
 use ecs_engine::TypeIdMap;
 use std::any::{Any, TypeId};
 use std::collections::VecDeque;
+use std::panic::AssertUnwindSafe;
 
 use crate::SkippedCommand;
 use crate::apply::ApplyCtx;
@@ -216,16 +217,30 @@ impl Queues {
     }
 
     /// Drops every command not yet applied; keeps every capacity.
+    ///
+    /// # Panics
+    ///
+    /// When a command's payload panics in `Drop`: every queue is emptied
+    /// first (each payload dropped once, nothing left for a later apply),
+    /// then the first panic resumes.
     pub(crate) fn discard(&mut self) {
         if self.len == 0 {
             return;
         }
-        self.despawns.discard();
-        for queue in &mut self.queues {
-            queue.discard();
-        }
         self.order.clear();
         self.len = 0;
+        // A despawn holds only a handle: its drop cannot panic.
+        self.despawns.discard();
+        let mut first = None;
+        for queue in &mut self.queues {
+            let caught = std::panic::catch_unwind(AssertUnwindSafe(|| queue.discard()));
+            if let (Err(payload), None) = (caught, &first) {
+                first = Some(payload);
+            }
+        }
+        if let Some(payload) = first {
+            std::panic::resume_unwind(payload);
+        }
     }
 }
 

@@ -29,7 +29,9 @@ struct Log(Vec<(usize, usize)>);
 
 const SYSTEMS: usize = 8;
 const TICKS: usize = 4;
-const ITERATIONS: usize = 200;
+/// Shuffled runs compared with the reference (a few under Miri, which
+/// interprets every thread).
+const ITERATIONS: usize = if cfg!(miri) { 2 } else { 200 };
 
 /// A small deterministic generator (xorshift64*) for shuffles and yields.
 struct Rng(u64);
@@ -75,7 +77,7 @@ type Heat<'a> = (ComponentId, &'a ComponentInfo);
 fn heat(commands: &mut CommandBuffer, (id, info): Heat<'_>, e: Entity, value: u32) {
     // SAFETY: `info` is `id`'s (a u32 component) and `value` a valid u32.
     commands.insert_raw(e, unsafe {
-        RawComponent::new(id, info, (&raw const value).cast())
+        RawComponent::new(id, info, RawComponent::bytes_of(&value))
     });
 }
 
@@ -263,7 +265,11 @@ fn ids_and_world_do_not_depend_on_threads_or_timing() {
     assert_eq!(reference.last_writer, Some(SYSTEMS - 1));
 
     for iteration in 0..ITERATIONS {
-        let threads = [2, 3, 8, 8][iteration % 4];
+        let threads = if cfg!(miri) {
+            [3, 8][iteration % 2]
+        } else {
+            [2, 3, 8, 8][iteration % 4]
+        };
         let outcome = run(threads, 0x9e37_79b9 + iteration as u64);
         assert!(
             outcome == reference,
@@ -284,7 +290,8 @@ fn placeholder_resolution_is_deterministic_across_threads() {
     let reference = run(1, 0);
     let expected = resolved(&reference);
     assert!(expected.iter().all(Option::is_some));
-    for seed in 1..10 {
+    let seeds = if cfg!(miri) { 1..2 } else { 1..10 };
+    for seed in seeds {
         assert_eq!(resolved(&run(8, seed)), expected, "seed {seed}");
     }
 }

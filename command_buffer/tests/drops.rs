@@ -226,7 +226,7 @@ fn insert_r(commands: &mut CommandBuffer, registry: &Registry, r: ComponentId, e
     let info = registry.component_info(r).unwrap();
     // SAFETY: `info` is `r`'s; the bytes are a valid 16-byte value.
     commands.insert_raw(e, unsafe {
-        RawComponent::new(r, info, bytes.as_ptr().add(1))
+        RawComponent::new(r, info, &RawComponent::bytes_of(&bytes)[1..])
     });
 }
 

@@ -73,7 +73,11 @@ struct Health(u32);
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Score(u64);
 
-const PER_TICK: usize = 100;
+/// Entities spawned per tick (fewer under Miri, which interprets every
+/// step).
+const PER_TICK: usize = if cfg!(miri) { 10 } else { 100 };
+/// Ticks of warm-up, then of counting.
+const TICKS: usize = if cfg!(miri) { 5 } else { 20 };
 
 /// One tick: despawn last tick's entities, spawn new ones and change them.
 fn tick(registry: &mut Registry, commands: &mut CommandBuffer, alive: &mut Vec<Entity>) {
@@ -115,11 +119,11 @@ fn a_reused_buffer_stops_allocating_after_warm_up() {
     let mut commands = CommandBuffer::new();
     commands.prepare(&mut registry);
     let mut alive = Vec::with_capacity(PER_TICK);
-    for _ in 0..20 {
+    for _ in 0..TICKS {
         tick(&mut registry, &mut commands, &mut alive);
     }
     let during_warm_ticks = allocations_in(|| {
-        for _ in 0..20 {
+        for _ in 0..TICKS {
             tick(&mut registry, &mut commands, &mut alive);
         }
     });

@@ -435,10 +435,19 @@ pub unsafe extern "C" fn ecs_commands_insert(
             return Err(Failure::null(F, "value"));
         }
         let mut buffer = context.commands().map_err(Failure::from)?;
-        // SAFETY: `info` is the component's own; `value` holds a valid value
+        // SAFETY: `value` is non-null and readable for the component's size
+        // (the C caller's promise); any byte is a valid `MaybeUninit<u8>`,
+        // and the slice lives only for this call.
+        let bytes = unsafe {
+            std::slice::from_raw_parts(
+                value.cast::<std::mem::MaybeUninit<u8>>(),
+                info.layout().size(),
+            )
+        };
+        // SAFETY: `info` is the component's own; `bytes` hold a valid value
         // of it whose ownership moves to the buffer (the C caller's
         // promise); the buffer copies it now.
-        let value = unsafe { RawComponent::new(component, info, value.cast()) };
+        let value = unsafe { RawComponent::new(component, info, bytes) };
         buffer.insert_raw(target, value);
         Ok(())
     })

@@ -208,6 +208,10 @@ pub unsafe extern "C" fn ecs_queue_try_push(
                 format!("{F}: the queue is full ({} events)", queue.queue.len()),
             ),
             TryPushError::Closed(_) => ecs_queue::closed(F),
+            TryPushError::Busy(_) => Failure::new(
+                ECS_ERR_QUEUE_FULL,
+                format!("{F}: the queue is busy (its lock is held by another thread); try again"),
+            ),
             // A refusal a later event queue adds: the event is not kept.
             other => Failure::new(ECS_ERR_QUEUE_CLOSED, format!("{F}: {other}")),
         })

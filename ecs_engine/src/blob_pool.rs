@@ -21,6 +21,7 @@ use std::alloc::{self, Layout};
 use std::ptr::{self, NonNull};
 
 use crate::sparse_set::{RunInfo, SparseIndex};
+use crate::unwind::FirstPanic;
 use crate::{DropFn, Entity, SparseSet};
 
 /// The bytes of a pool's values.
@@ -222,21 +223,22 @@ impl BlobPool {
     }
 
     /// Stores the value at `src` for `entity`, dropping the value it
-    /// replaces. An entry of a stale handle with the same index is
-    /// replaced (and dropped) too.
+    /// replaces. Generations are compared: when the slot of `entity`'s
+    /// index is held by another generation, nothing is read from `src` and
+    /// the holder comes back as the error.
     ///
     /// # Safety
     ///
     /// `src` is readable for the component's size and holds a valid value
-    /// of it (any alignment), which the pool now owns; it does not point
-    /// into this pool's column.
-    pub(crate) unsafe fn insert(&mut self, entity: Entity, src: *const u8) {
+    /// of it (any alignment), which the pool owns on `Ok`; it does not
+    /// point into this pool's column.
+    pub(crate) unsafe fn insert(&mut self, entity: Entity, src: *const u8) -> Result<(), Entity> {
         let size = self.column.item.size();
         if let Some(i) = self.sparse.get(entity.index()) {
-            if self.dense[i] != entity {
-                self.runs.revision += 1;
+            let holder = self.dense[i];
+            if holder != entity {
+                return Err(holder);
             }
-            self.dense[i] = entity;
             // Moves the new value in once the old one is dropped, even if
             // its destructor unwinds.
             let _move_in = CopyOnDrop {
@@ -246,7 +248,7 @@ impl BlobPool {
             };
             // SAFETY: position `i < len` holds a live value, replaced next.
             unsafe { self.drop_value(self.column.at(i)) };
-            return;
+            return Ok(());
         }
         let len = self.dense.len();
         self.column.reserve_one(len);
@@ -256,6 +258,7 @@ impl BlobPool {
         self.sparse.set(entity.index(), len);
         self.dense.push(entity);
         self.runs.revision += 1;
+        Ok(())
     }
 
     /// Removes and drops `entity`'s value; the last value moves into its
@@ -294,11 +297,14 @@ impl BlobPool {
         for entity in self.dense.drain(..) {
             self.sparse.clear_slot(entity.index());
         }
+        let mut panic = FirstPanic::default();
         for i in 0..len {
-            // SAFETY: positions `0..len` held live values, no longer listed
-            // (if a destructor unwinds, the rest leak, never drop twice).
-            unsafe { self.drop_value(self.column.at(i)) };
+            // SAFETY: positions `0..len` held live values, no longer listed;
+            // each is dropped once (a destructor that unwinds is caught, and
+            // the next value dropped all the same).
+            panic.run(|| unsafe { self.drop_value(self.column.at(i)) });
         }
+        panic.resume();
     }
 
     /// Bytes held on the heap: sparse pages, dense entities and the column.
@@ -332,7 +338,7 @@ mod tests {
         for i in 0..5u64 {
             let value = i * 10;
             // SAFETY: a valid u64.
-            unsafe { pool.insert(e(i as u32), (&raw const value).cast()) };
+            unsafe { pool.insert(e(i as u32), (&raw const value).cast()) }.unwrap();
         }
         assert!(pool.remove(e(1)));
         assert_eq!(pool.entities(), &[e(0), e(4), e(2), e(3)]);
@@ -362,17 +368,17 @@ mod tests {
         let v = 7u32;
         for i in 0..4 {
             // SAFETY: a valid u32.
-            unsafe { pool.insert(e(i), (&raw const v).cast()) };
+            unsafe { pool.insert(e(i), (&raw const v).cast()) }.unwrap();
         }
         // SAFETY: a valid u32.
-        unsafe { pool.insert(e(0), (&raw const v).cast()) };
+        unsafe { pool.insert(e(0), (&raw const v).cast()) }.unwrap();
         assert_eq!(drops.load(Ordering::Relaxed), 1);
         pool.remove(e(2));
         assert_eq!(drops.load(Ordering::Relaxed), 2);
         pool.clear();
         assert_eq!(drops.load(Ordering::Relaxed), 5);
         // SAFETY: a valid u32.
-        unsafe { pool.insert(e(9), (&raw const v).cast()) };
+        unsafe { pool.insert(e(9), (&raw const v).cast()) }.unwrap();
         drop_pool(pool);
         assert_eq!(drops.load(Ordering::Relaxed), 6);
     }

@@ -2,6 +2,7 @@
 //! type lists in `has::<(A, B)>()`.
 
 use crate::pools::typed_mut;
+use crate::unwind::FirstPanic;
 use crate::{Component, EcsError, Entity, Registry};
 
 mod sealed {
@@ -45,10 +46,15 @@ macro_rules! bundle_tuple {
         impl<$($name: Component),*> Bundle for ($($name,)*) {
             const LEN: usize = 0 $(+ { let _ = stringify!($name); 1 })*;
 
-            #[allow(non_snake_case, unused_variables, reason = "fields named after their types; the empty tuple binds nothing")]
+            #[allow(non_snake_case, unused_variables, unused_mut, reason = "fields named after their types; the empty tuple binds nothing and mutates nothing")]
             fn insert_into(self, registry: &mut Registry, entity: Entity) {
                 let ($($name,)*) = self;
-                $( registry.pools.get_or_create::<$name>().insert(entity, $name); )*
+                // Every value goes in before any replaced one is dropped, so
+                // a panicking `Drop` cannot stop the bundle half-inserted.
+                $( let $name = registry.pools.get_or_create::<$name>().insert_live(entity, $name); )*
+                let mut panic = FirstPanic::default();
+                $( if let Some(old) = $name { panic.run(move || drop(old)); } )*
+                panic.resume();
             }
 
             #[allow(unused_variables, reason = "the empty tuple uses none of its arguments")]
@@ -81,7 +87,7 @@ macro_rules! bundle_tuple {
                         return Err((k, error));
                     }
                     let ($($name,)*) = bundle;
-                    $( $pool.insert(entity, $name); )*
+                    $( drop($pool.insert_live(entity, $name)); )*
                 }
                 Ok(())
             }
@@ -92,9 +98,17 @@ macro_rules! bundle_tuple {
                     $( && registry.pools.get::<$name>().is_some_and(|p| p.contains(entity)) )*
             }
 
-            #[allow(unused_variables, reason = "the empty tuple uses none of its arguments")]
+            #[allow(unused_variables, unused_mut, reason = "the empty tuple uses none of its arguments")]
             fn remove_from(registry: &mut Registry, entity: Entity) {
-                $( if let Some(pool) = registry.pools.get_mut::<$name>() { pool.remove(entity); } )*
+                // Each removed value is dropped after it left its pool; a
+                // panicking `Drop` does not stop the other removals.
+                let mut panic = FirstPanic::default();
+                $(
+                    if let Some(old) = registry.pools.get_mut::<$name>().and_then(|p| p.remove(entity)) {
+                        panic.run(move || drop(old));
+                    }
+                )*
+                panic.resume();
             }
         }
     };

@@ -5,6 +5,7 @@ use std::ptr::NonNull;
 
 use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 
+use crate::locked::Locked;
 use crate::query::QueryFilter;
 use crate::{
     Access, ComponentId, ComponentInfo, EcsError, Entity, EntityAllocator, QueryData, RawView,
@@ -39,23 +40,35 @@ use crate::{
 /// assert!(cell.view::<&mut A>().is_err()); // `A` is read-locked by `first`
 /// assert_eq!(first.iter().map(|a| a.0).sum::<u32>(), 2);
 /// ```
+///
+/// The cell holds no `&Registry`: it holds a lock-only handle, whose every
+/// path to a pool or resource takes its lock, so the unlocked reads of the
+/// registry's `&self` accessors (sound only when no write lock can exist)
+/// cannot be reached through a cell.
+///
+/// ```compile_fail
+/// // The registry stays exclusively borrowed while a cell lives:
+/// // no `get` (an unlocked read) beside a view that write-locks.
+/// let mut registry = ecs_engine::Registry::new();
+/// let e = registry.spawn((1u32,));
+/// let cell = registry.cell();
+/// let mut view = cell.view::<&mut u32>().unwrap();
+/// let _ = registry.get::<u32>(e);
+/// view.each(|v| *v += 1);
+/// ```
+#[derive(Debug)]
 pub struct RegistryCell<'w> {
-    registry: &'w Registry,
-}
-
-impl std::fmt::Debug for RegistryCell<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RegistryCell")
-            .field("entities", &self.registry.len())
-            .finish()
-    }
+    registry: Locked<'w>,
 }
 
 impl<'w> RegistryCell<'w> {
     pub(crate) fn new(registry: &'w mut Registry) -> Self {
-        // The `&mut` is downgraded but held for `'w`: no plain `&Registry`
-        // (whose accessors read pools without locks) exists meanwhile.
-        RegistryCell { registry }
+        // The `&mut` is held for `'w`: no plain `&Registry` (whose
+        // accessors read pools without locks) exists meanwhile, and the
+        // cell itself keeps only the lock-only handle.
+        RegistryCell {
+            registry: Locked::exclusive(registry),
+        }
     }
 
     /// Borrows the pools of `Q` (read or write locks).
@@ -87,7 +100,7 @@ impl<'w> RegistryCell<'w> {
     /// As [`Registry::raw_view`], and [`EcsError::BorrowConflict`] naming
     /// the component when a pool is already borrowed in a conflicting way.
     pub fn raw_view(&self, terms: &[(ComponentId, Access)]) -> Result<RawView<'w>, EcsError> {
-        RawView::new(&self.registry.pools, terms)
+        RawView::new(self.registry, terms)
     }
 
     /// A pointer to `entity`'s value of run-time component `id`, found
@@ -105,7 +118,7 @@ impl<'w> RegistryCell<'w> {
         if !self.registry.is_alive(entity) {
             return Err(EcsError::NoSuchEntity { entity });
         }
-        let locked = self.registry.pools.lock_blob(id, Access::Read)?;
+        let locked = self.registry.lock_blob(id, Access::Read)?;
         locked
             .pool()
             .get(entity)
@@ -130,7 +143,7 @@ impl<'w> RegistryCell<'w> {
     pub fn resource<R: Send + Sync + 'static>(
         &self,
     ) -> Result<MappedRwLockReadGuard<'_, R>, EcsError> {
-        self.registry.resources().lock_read()
+        self.registry.resource()
     }
 
     /// Write-locks the resource `R`.
@@ -142,7 +155,7 @@ impl<'w> RegistryCell<'w> {
     pub fn resource_mut<R: Send + Sync + 'static>(
         &self,
     ) -> Result<MappedRwLockWriteGuard<'_, R>, EcsError> {
-        self.registry.resources().lock_write()
+        self.registry.resource_mut()
     }
 
     /// `true` when `entity` is alive.
@@ -152,12 +165,12 @@ impl<'w> RegistryCell<'w> {
 
     /// Number of live entities.
     pub fn len(&self) -> usize {
-        self.registry.len()
+        self.registry.entities().len()
     }
 
     /// `true` when no entity is alive.
     pub fn is_empty(&self) -> bool {
-        self.registry.is_empty()
+        self.registry.entities().is_empty()
     }
 
     /// The entity allocator (read-only).

@@ -34,6 +34,7 @@ use std::any::TypeId;
 
 use parking_lot::MappedRwLockReadGuard;
 
+use crate::locked::Locked;
 use crate::{Access, EcsError, Entity, QueryData, QueryFilter, Registry, SparseSet};
 
 /// The marker of a disabled entity: views skip entities that have it
@@ -80,12 +81,12 @@ pub(crate) fn names_disabled<Q: QueryData, F: QueryFilter>() -> Result<bool, Ecs
 /// Read-locks the `Disabled` pool for a view over `Q` and `F`, unless they
 /// name `Disabled`.
 pub(crate) fn borrow<Q: QueryData, F: QueryFilter>(
-    registry: &Registry,
+    registry: Locked<'_>,
 ) -> Result<DisabledBorrow<'_>, EcsError> {
     if names_disabled::<Q, F>()? {
         Ok(None)
     } else {
-        registry.pools.read::<Disabled>()
+        registry.read::<Disabled>()
     }
 }
 

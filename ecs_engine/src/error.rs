@@ -34,6 +34,21 @@ pub enum EcsError {
         /// The component's name (its type name for a Rust type).
         component: Cow<'static, str>,
     },
+    /// A component pool was given a handle whose slot (its index) the pool
+    /// holds for another generation: the handle is stale, or the pool's
+    /// entry is. The pool refuses it and keeps the holder's value.
+    #[error(
+        "entity {entity} does not own its slot in the pool of `{component}`: \
+         the slot is held by {holder} (a stale handle, or a handle of another owner of the index)"
+    )]
+    SlotHeld {
+        /// The handle that was given.
+        entity: Entity,
+        /// The handle that holds the slot in the pool.
+        holder: Entity,
+        /// The component's name (its type name for a Rust type).
+        component: Cow<'static, str>,
+    },
     /// The configured limit of live entities is reached.
     #[error("cannot spawn: the limit of {limit} live entities is reached")]
     TooManyEntities {

@@ -204,12 +204,12 @@ impl Registry {
         }
         self.pools
             .get_or_create::<ChildOf>()
-            .insert(child, ChildOf { parent });
+            .insert_live(child, ChildOf { parent });
         let pool = self.pools.get_or_create::<Children>();
         match pool.get_mut(parent) {
             Some(children) => children.list.push(child),
             None => {
-                pool.insert(parent, Children { list: vec![child] });
+                pool.insert_live(parent, Children { list: vec![child] });
             }
         }
         Ok(())

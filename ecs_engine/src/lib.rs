@@ -57,6 +57,36 @@
 //! [`Registry::get_raw`], [`RawView`]) and held outside the registry as
 //! [`RawComponent`]s and in [`RawArena`]s.
 //!
+//! # What the compiler refuses
+//!
+//! The rules the unsafe code relies on are enforced by types, and these
+//! refusals are tested. A structural change from inside a view's pass
+//! (record it with [`Registry::visit`] or a command buffer instead):
+//!
+//! ```compile_fail
+//! let mut registry = ecs_engine::Registry::new();
+//! let e = registry.spawn((1u32,));
+//! registry.view_mut::<&mut u32>().each(|_| {
+//!     registry.despawn(e).unwrap();
+//! });
+//! ```
+//!
+//! Two live mutable borrows of one pool:
+//!
+//! ```compile_fail
+//! let mut registry = ecs_engine::Registry::new();
+//! let a = registry.spawn((1u32,));
+//! let b = registry.spawn((2u32,));
+//! let first = registry.get_mut::<u32>(a).unwrap();
+//! let second = registry.get_mut::<u32>(b).unwrap();
+//! std::mem::swap(first, second);
+//! ```
+//!
+//! The others sit beside their types: an outside read-only impl for a
+//! write term ([`ReadOnlyQueryData`]), a run-time value used twice or after
+//! its source is gone ([`RawComponent`]), an unlocked read beside a
+//! [`RegistryCell`].
+//!
 //! # Unsafe code
 //!
 //! Confined to a few places, all covered by the crate's tests under Miri:
@@ -64,7 +94,8 @@
 //! through a raw pointer (`query.rs`); the registry's `&self` accessors
 //! read pools and resources without taking their locks, which is sound
 //! because write locks are only ever taken through an exclusive borrow
-//! (`pools.rs`); the entity slice cast of [`Entity::slice_as_bits`]; and
+//! (`pools.rs`), and views and cells hold a lock-only handle with no path
+//! to those unlocked reads (`locked.rs`); the entity slice cast of [`Entity::slice_as_bits`]; and
 //! the byte storage of run-time components (`blob_pool.rs`, the aligned
 //! column; `raw_value.rs`, the arena), whose public entry points
 //! ([`Registry::insert_raw`], [`RawComponent::new`],
@@ -80,6 +111,7 @@ mod entity;
 mod error;
 mod hierarchy;
 mod lanes;
+mod locked;
 mod panic_message;
 mod pools;
 mod query;
@@ -89,6 +121,7 @@ mod registry;
 mod resources;
 mod sparse_set;
 mod type_id_map;
+mod unwind;
 mod view;
 
 pub use bundle::Bundle;

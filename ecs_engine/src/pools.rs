@@ -30,6 +30,7 @@ use parking_lot::{
 };
 
 use crate::blob_pool::BlobPool;
+use crate::unwind::FirstPanic;
 use crate::{Access, ComponentDescriptor, DropFn, EcsError, Entity, Registry, SparseSet};
 
 /// A component: any `'static + Send + Sync` type. Implemented for every such
@@ -644,11 +645,18 @@ impl Pools {
         })))
     }
 
-    /// Removes `entity` from every pool, dropping its components.
+    /// Removes `entity` from every pool, dropping its components. If a
+    /// destructor panics, the other pools are still emptied of `entity`
+    /// (each value dropped once), then the first panic resumes.
     pub(crate) fn remove_entity(&mut self, entity: Entity) {
+        let mut panic = FirstPanic::default();
         for slot in &mut self.slots {
-            slot.cell.get_mut().remove_entity(entity);
+            let pool = slot.cell.get_mut();
+            panic.run(|| {
+                pool.remove_entity(entity);
+            });
         }
+        panic.resume();
     }
 
     pub(crate) fn remove_by_id(&mut self, id: ComponentId, entity: Entity) -> bool {
@@ -669,10 +677,15 @@ impl Pools {
             .map_or(0, |slot| slot.peek().len())
     }
 
+    /// Empties every pool, dropping every value once; if a destructor
+    /// panics, every pool is still emptied, then the first panic resumes.
     pub(crate) fn clear(&mut self) {
+        let mut panic = FirstPanic::default();
         for slot in &mut self.slots {
-            slot.cell.get_mut().clear();
+            let pool = slot.cell.get_mut();
+            panic.run(|| pool.clear());
         }
+        panic.resume();
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {

@@ -13,12 +13,17 @@ use std::ops::Range;
 
 use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 
+use crate::locked::Locked;
 use crate::sparse_set::{RUN_CACHE_SLOTS, RunCache, RunInfo, SparseIndex};
-use crate::{Access, Component, ComponentAccess, EcsError, Entity, Registry, SparseSet};
+use crate::{Access, Component, ComponentAccess, EcsError, Entity, SparseSet};
 
 mod sealed {
     pub trait SealedQueryData {}
     pub trait SealedQueryFilter {}
+    /// Only this crate says which queries are read-only: `Registry::view`
+    /// (`&self`) trusts it to take no write lock, while the registry's
+    /// `&self` accessors read pools without locks.
+    pub trait SealedReadOnly {}
 }
 
 /// A component set a view iterates over, and the item it yields per entity.
@@ -47,7 +52,7 @@ pub trait QueryData: sealed::SealedQueryData {
     const DRIVES: bool;
 
     #[doc(hidden)]
-    fn borrow(registry: &Registry) -> Result<Self::Borrow<'_>, EcsError>;
+    fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError>;
 
     #[doc(hidden)]
     fn cursor<'a>(borrow: &'a mut Self::Borrow<'_>) -> Self::Cursor<'a>;
@@ -199,7 +204,19 @@ pub(crate) fn same_run(a: &[Entity], b: &[Entity]) -> bool {
 }
 
 /// Queries that only read: allowed on a shared `&Registry` (`Registry::view`).
-pub trait ReadOnlyQueryData: QueryData {}
+///
+/// Sealed: implemented by this crate for `&T`, [`Entity`], `Option<Q>` and
+/// tuples of read-only queries, never for a term that takes a write lock.
+/// The registry's unsafe code trusts this: `Registry::view(&self)` may run
+/// while `Registry::get(&self)` reads the same pool without its lock, which
+/// is sound only because a read-only query never writes.
+///
+/// ```compile_fail
+/// // An outside crate cannot declare `&mut T` read-only.
+/// struct Mine(u32);
+/// impl ecs_engine::ReadOnlyQueryData for &mut Mine {}
+/// ```
+pub trait ReadOnlyQueryData: QueryData + sealed::SealedReadOnly {}
 
 impl<T: Component> sealed::SealedQueryData for &T {}
 
@@ -210,8 +227,8 @@ impl<T: Component> QueryData for &T {
     type Block<'a> = &'a [T];
     const DRIVES: bool = true;
 
-    fn borrow(registry: &Registry) -> Result<Self::Borrow<'_>, EcsError> {
-        registry.pools.read::<T>()
+    fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
+        registry.read::<T>()
     }
 
     #[inline]
@@ -261,6 +278,7 @@ impl<T: Component> QueryData for &T {
     }
 }
 
+impl<T: Component> sealed::SealedReadOnly for &T {}
 impl<T: Component> ReadOnlyQueryData for &T {}
 
 /// The lookup parts of a write-locked pool and a raw pointer to its
@@ -306,8 +324,8 @@ impl<T: Component> QueryData for &mut T {
     type Block<'a> = *mut T;
     const DRIVES: bool = true;
 
-    fn borrow(registry: &Registry) -> Result<Self::Borrow<'_>, EcsError> {
-        registry.pools.write::<T>()
+    fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
+        registry.write::<T>()
     }
 
     #[inline]
@@ -377,7 +395,7 @@ impl<Q: QueryData> QueryData for Option<Q> {
     type Block<'a> = Q::Block<'a>;
     const DRIVES: bool = false;
 
-    fn borrow(registry: &Registry) -> Result<Self::Borrow<'_>, EcsError> {
+    fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
         Q::borrow(registry)
     }
 
@@ -421,6 +439,7 @@ impl<Q: QueryData> QueryData for Option<Q> {
     }
 }
 
+impl<Q: ReadOnlyQueryData> sealed::SealedReadOnly for Option<Q> {}
 impl<Q: ReadOnlyQueryData> ReadOnlyQueryData for Option<Q> {}
 
 impl sealed::SealedQueryData for Entity {}
@@ -432,7 +451,7 @@ impl QueryData for Entity {
     type Block<'a> = &'a [Entity];
     const DRIVES: bool = false;
 
-    fn borrow(_: &Registry) -> Result<(), EcsError> {
+    fn borrow(_: Locked<'_>) -> Result<(), EcsError> {
         Ok(())
     }
 
@@ -467,6 +486,7 @@ impl QueryData for Entity {
     fn access(_: &mut dyn FnMut(ComponentAccess)) {}
 }
 
+impl sealed::SealedReadOnly for Entity {}
 impl ReadOnlyQueryData for Entity {}
 
 macro_rules! query_tuple {
@@ -480,7 +500,7 @@ macro_rules! query_tuple {
             type Block<'a> = ($($name::Block<'a>,)+);
             const DRIVES: bool = $($name::DRIVES)||+;
 
-            fn borrow(registry: &Registry) -> Result<Self::Borrow<'_>, EcsError> {
+            fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
                 Ok(($($name::borrow(registry)?,)+))
             }
 
@@ -532,6 +552,7 @@ macro_rules! query_tuple {
             }
         }
 
+        impl<$($name: ReadOnlyQueryData),+> sealed::SealedReadOnly for ($($name,)+) {}
         impl<$($name: ReadOnlyQueryData),+> ReadOnlyQueryData for ($($name,)+) {}
     };
 }
@@ -558,7 +579,7 @@ pub trait QueryFilter: sealed::SealedQueryFilter {
     type Cursor<'a>: Copy;
 
     #[doc(hidden)]
-    fn borrow(registry: &Registry) -> Result<Self::Borrow<'_>, EcsError>;
+    fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError>;
 
     #[doc(hidden)]
     fn cursor<'a>(borrow: &'a Self::Borrow<'_>) -> Self::Cursor<'a>;
@@ -593,8 +614,8 @@ macro_rules! presence_filter {
             type Borrow<'w> = Option<MappedRwLockReadGuard<'w, SparseSet<C>>>;
             type Cursor<'a> = Option<&'a SparseSet<C>>;
 
-            fn borrow(registry: &Registry) -> Result<Self::Borrow<'_>, EcsError> {
-                registry.pools.read::<C>()
+            fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
+                registry.read::<C>()
             }
 
             #[inline]
@@ -624,7 +645,7 @@ impl QueryFilter for () {
     type Borrow<'w> = ();
     type Cursor<'a> = ();
 
-    fn borrow(_: &Registry) -> Result<(), EcsError> {
+    fn borrow(_: Locked<'_>) -> Result<(), EcsError> {
         Ok(())
     }
 
@@ -645,7 +666,7 @@ impl<F: QueryFilter, G: QueryFilter> QueryFilter for (F, G) {
     type Borrow<'w> = (F::Borrow<'w>, G::Borrow<'w>);
     type Cursor<'a> = (F::Cursor<'a>, G::Cursor<'a>);
 
-    fn borrow(registry: &Registry) -> Result<Self::Borrow<'_>, EcsError> {
+    fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
         Ok((F::borrow(registry)?, G::borrow(registry)?))
     }
 

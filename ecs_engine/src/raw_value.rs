@@ -10,25 +10,72 @@
 
 use std::alloc::{self, Layout};
 use std::fmt;
+use std::mem::MaybeUninit;
 use std::ptr::{self, NonNull};
 
+use crate::unwind::FirstPanic;
 use crate::{ComponentId, ComponentInfo, DropFn, EcsError, Entity, Registry};
 
-/// A value of run-time component `id`, given by pointer, whose ownership
+/// A value of run-time component `id`, given by its bytes, whose ownership
 /// moves to whoever consumes this (e.g. [`RawArena::push`], or
 /// `CommandBuffer::insert_raw` in the command buffer crate).
 ///
-/// Made only by the `unsafe` [`RawComponent::new`]; dropping a
-/// `RawComponent` without consuming it leaves the value with the caller.
-#[derive(Debug, Clone, Copy)]
+/// Made only by the `unsafe` [`RawComponent::new`]. It is move-only (not
+/// `Clone`, not `Copy`), so each value is consumed at most once: its
+/// destructor cannot run twice through two copies. It borrows its source
+/// bytes for `'a`, so it cannot outlive them. Dropping a `RawComponent`
+/// without consuming it leaves the value with the caller.
+///
+/// ```compile_fail
+/// use std::alloc::Layout;
+/// use ecs_engine::{ComponentDescriptor, RawArena, RawComponent, Registry};
+///
+/// let mut registry = Registry::new();
+/// let id = registry
+///     .register_runtime(ComponentDescriptor::new("hp", Layout::new::<u32>()))
+///     .unwrap();
+/// let info = registry.component_info(id).unwrap();
+/// let hp = 30u32;
+/// // SAFETY: `info` is `id`'s, and `hp` a valid u32 (plain bytes).
+/// let value = unsafe { RawComponent::new(id, info, RawComponent::bytes_of(&hp)) };
+/// let mut arena = RawArena::new();
+/// arena.push(value);
+/// arena.push(value); // used twice: refused, the value was moved
+/// ```
+///
+/// ```compile_fail
+/// use std::alloc::Layout;
+/// use ecs_engine::{ComponentDescriptor, RawArena, RawComponent, Registry};
+///
+/// let mut registry = Registry::new();
+/// let id = registry
+///     .register_runtime(ComponentDescriptor::new("hp", Layout::new::<u32>()))
+///     .unwrap();
+/// let info = registry.component_info(id).unwrap();
+/// let value = {
+///     let hp = 30u32;
+///     // SAFETY: `info` is `id`'s, and `hp` a valid u32 (plain bytes).
+///     unsafe { RawComponent::new(id, info, RawComponent::bytes_of(&hp)) }
+/// }; // `hp` is gone: refused, the value borrows it
+/// RawArena::new().push(value);
+/// ```
 pub struct RawComponent<'a> {
     id: ComponentId,
     info: &'a ComponentInfo,
-    src: *const u8,
+    src: &'a [MaybeUninit<u8>],
+}
+
+impl fmt::Debug for RawComponent<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RawComponent")
+            .field("id", &self.id)
+            .field("component", &self.info.name())
+            .finish()
+    }
 }
 
 impl<'a> RawComponent<'a> {
-    /// The value at `src` of component `id`, described by `info`.
+    /// The value held in `src` of component `id`, described by `info`.
     ///
     /// # Safety
     ///
@@ -36,14 +83,46 @@ impl<'a> RawComponent<'a> {
     ///   will be inserted into (a different layout is caught there and
     ///   refused with [`EcsError::LayoutMismatch`]; a different destructor
     ///   is not);
-    /// - `src` is readable for `info.layout().size()` bytes (any alignment)
-    ///   and holds a valid value of the component, which may be sent to
-    ///   and shared between threads;
+    /// - the first `info.layout().size()` bytes of `src` (at any alignment)
+    ///   hold a valid value of the component, which may be sent to and
+    ///   shared between threads;
     /// - once this is consumed, the bytes at `src` are moved out: the
     ///   caller must not drop that value, nor count on it being dropped
     ///   at `src`.
-    pub unsafe fn new(id: ComponentId, info: &'a ComponentInfo, src: *const u8) -> Self {
+    ///
+    /// # Panics
+    ///
+    /// When `src` is shorter than the component's size.
+    #[track_caller]
+    pub unsafe fn new(
+        id: ComponentId,
+        info: &'a ComponentInfo,
+        src: &'a [MaybeUninit<u8>],
+    ) -> Self {
+        assert!(
+            src.len() >= info.layout().size(),
+            "RawComponent::new: {} bytes given for component {} of {} bytes",
+            src.len(),
+            info.name(),
+            info.layout().size()
+        );
         RawComponent { id, info, src }
+    }
+
+    /// The bytes of `value`, for [`new`](Self::new) (a `Copy` type holds
+    /// no interior mutability, so its bytes can be read through a shared
+    /// borrow).
+    pub fn bytes_of<T: Copy>(value: &T) -> &[MaybeUninit<u8>] {
+        // SAFETY: `value` is readable for `size_of::<T>()` bytes for the
+        // borrow's lifetime; `MaybeUninit<u8>` accepts any byte (padding
+        // included) and has alignment 1; `T: Copy` has no `UnsafeCell`, so
+        // nothing writes these bytes while the shared borrow lives.
+        unsafe {
+            std::slice::from_raw_parts(
+                std::ptr::from_ref(value).cast::<MaybeUninit<u8>>(),
+                std::mem::size_of::<T>(),
+            )
+        }
     }
 
     /// The component's id.
@@ -94,7 +173,7 @@ struct Entry {
 /// let hp = 30u32;
 /// let info = registry.component_info(id).unwrap();
 /// // SAFETY: `info` is `id`'s, and `hp` a valid u32 (plain bytes).
-/// let slot = arena.push(unsafe { RawComponent::new(id, info, (&raw const hp).cast()) });
+/// let slot = arena.push(unsafe { RawComponent::new(id, info, RawComponent::bytes_of(&hp)) });
 /// arena.insert_into(slot, &mut registry, e).unwrap();
 /// arena.clear();
 /// assert!(registry.has_id(e, id));
@@ -181,10 +260,11 @@ impl RawArena {
                 self.grow(end, layout.align());
             }
             let dst = self.buf.as_ptr().wrapping_add(offset);
-            // SAFETY: `src` is readable for `size` bytes (`RawComponent::new`
-            // contract); `dst..dst + size` lies in our allocation (`end <=
-            // cap`), which `src` cannot point into (nobody outside sees it).
-            unsafe { ptr::copy_nonoverlapping(value.src, dst, size) };
+            // SAFETY: `src` is a slice of at least `size` bytes (checked by
+            // `RawComponent::new`); `dst..dst + size` lies in our allocation
+            // (`end <= cap`), which `src` cannot point into (nobody outside
+            // sees it).
+            unsafe { ptr::copy_nonoverlapping(value.src.as_ptr().cast::<u8>(), dst, size) };
             self.used = end;
             offset
         };
@@ -289,16 +369,23 @@ impl RawArena {
 
     /// Drops every value that has not left yet, and empties the arena,
     /// keeping its memory for reuse.
+    ///
+    /// # Panics
+    ///
+    /// When a destructor panics: the arena is emptied first and every
+    /// other value still dropped (once), then the first panic resumes.
     pub fn clear(&mut self) {
         self.used = 0;
         let buf = self.buf;
+        let mut panic = FirstPanic::default();
         for entry in self.entries.drain(..) {
             if let (false, Some(drop)) = (entry.taken, &entry.drop) {
                 // SAFETY: an entry not taken holds a live value we own,
                 // aligned to its layout; the entry is removed (never again).
-                unsafe { drop.call(value_ptr(buf, &entry)) };
+                panic.run(|| unsafe { drop.call(value_ptr(buf, &entry)) });
             }
         }
+        panic.resume();
     }
 
     /// Bytes held on the heap (buffer and bookkeeping capacity).

@@ -23,7 +23,8 @@
 use std::fmt;
 
 use crate::disabled::{self, Disabled, DisabledBorrow};
-use crate::pools::{LockedBlob, Pools};
+use crate::locked::Locked;
+use crate::pools::LockedBlob;
 use crate::query::{Driver, same_run, whole_run_start};
 use crate::{Access, ComponentId, EcsError, Entity, SparseSet};
 
@@ -168,12 +169,17 @@ fn common_prefix(a: &[Entity], b: &[Entity]) -> usize {
 
 impl<'w> RawView<'w> {
     /// Locks the pool of every term.
-    pub(crate) fn new(pools: &'w Pools, terms: &[(ComponentId, Access)]) -> Result<Self, EcsError> {
+    pub(crate) fn new(
+        pools: Locked<'w>,
+        terms: &[(ComponentId, Access)],
+    ) -> Result<Self, EcsError> {
         if terms.is_empty() {
             return Err(EcsError::NoTerms);
         }
         for (k, &(id, _)) in terms.iter().enumerate() {
-            let info = pools.info(id).ok_or(EcsError::UnknownComponent { id })?;
+            let info = pools
+                .component_info(id)
+                .ok_or(EcsError::UnknownComponent { id })?;
             if terms[..k].iter().any(|&(other, _)| other == id) {
                 return Err(EcsError::DuplicateTerm {
                     component: info.name_cow(),

@@ -3,6 +3,7 @@
 use std::any::type_name;
 use std::ptr::NonNull;
 
+use crate::locked::Locked;
 use crate::pools::Pools;
 use crate::query::{QueryFilter, ReadOnlyQueryData};
 use crate::resources::Resources;
@@ -17,7 +18,11 @@ use crate::{
 /// handle as not alive: it returns `None`, `false` or
 /// [`EcsError::NoSuchEntity`], and never touches another entity's data.
 /// Component values are dropped exactly once when they leave the world
-/// (remove, replace, despawn, clear or the registry's drop).
+/// (remove, replace, despawn, clear or the registry's drop). A `Drop` that
+/// panics never leaves the world half-changed: the operation is completed
+/// first (no pool holds a dead entity, every other value is dropped once),
+/// then the first panic resumes; a batch call stops after the item whose
+/// value panicked, the items after it untouched.
 ///
 /// `&self` methods only read; `&mut self` methods change values or
 /// structure. For parallel systems that each write different pools, borrow
@@ -266,6 +271,12 @@ impl Registry {
     /// # Errors
     ///
     /// [`EcsError::NoSuchEntity`] when `entity` is not alive.
+    ///
+    /// # Panics
+    ///
+    /// When a component's `Drop` panics. The despawn is completed first:
+    /// the entity is dead, no pool holds it, and each of its components is
+    /// dropped exactly once; then the first panic resumes.
     #[inline]
     pub fn despawn(&mut self, entity: Entity) -> Result<(), EcsError> {
         self.allocator.free(entity)?;
@@ -295,6 +306,12 @@ impl Registry {
     }
 
     /// Despawns every entity (dropping every component). Resources stay.
+    ///
+    /// # Panics
+    ///
+    /// When a component's `Drop` panics. The clear is completed first (no
+    /// entity alive, every pool empty, every value dropped exactly once);
+    /// then the first panic resumes.
     pub fn clear(&mut self) {
         let live: Vec<Entity> = self.allocator.iter().collect();
         for entity in live {
@@ -353,7 +370,8 @@ impl Registry {
     }
 
     /// Gives `entity` the component `value`; returns the value it replaces,
-    /// like `HashMap::insert`.
+    /// like `HashMap::insert` (so the old value's `Drop` runs in the
+    /// caller's code, after the pool is whole again).
     ///
     /// # Errors
     ///
@@ -366,7 +384,7 @@ impl Registry {
         value: T,
     ) -> Result<Option<T>, EcsError> {
         self.check_alive(entity)?;
-        Ok(self.pools.get_or_create::<T>().insert(entity, value))
+        Ok(self.pools.get_or_create::<T>().insert_live(entity, value))
     }
 
     /// Gives `entity` the component `value` unless it already has one.
@@ -392,7 +410,7 @@ impl Registry {
             };
             return Err(InsertError { error, value });
         }
-        pool.insert(entity, value);
+        pool.insert_live(entity, value);
         Ok(pool.get_mut(entity).expect("just inserted"))
     }
 
@@ -402,6 +420,12 @@ impl Registry {
     /// alive. Returns how many were inserted, and what stopped it: the
     /// [`InsertError`] of that entity, with its value; the items after it
     /// are still in `items`.
+    ///
+    /// # Panics
+    ///
+    /// When a replaced value's `Drop` panics: the batch stops after that
+    /// item, which is inserted (its old value counted as dropped); the
+    /// items after it are still in `items`.
     ///
     /// # Examples
     ///
@@ -438,13 +462,14 @@ impl Registry {
         // once for the items announced.
         let pool = pools.get_or_create::<T>();
         pool.reserve(items.size_hint().0);
-        pool.insert(entity, value);
+        drop(pool.insert_live(entity, value));
         let mut done = 1;
         for (entity, value) in items {
             if !allocator.is_alive(entity) {
                 return (done, dead(entity, value));
             }
-            pool.insert(entity, value);
+            // A replaced value is dropped here, after its pool is whole.
+            drop(pool.insert_live(entity, value));
             done += 1;
         }
         (done, Ok(()))
@@ -456,6 +481,12 @@ impl Registry {
     /// and what stopped it: [`EcsError::NoSuchEntity`] or
     /// [`EcsError::MissingComponent`] for that entity; the entities after
     /// it are still in `entities`.
+    ///
+    /// # Panics
+    ///
+    /// When a removed value's `Drop` panics: the batch stops after that
+    /// entity, whose value is removed (and counted as dropped); the
+    /// entities after it are still in `entities`.
     ///
     /// # Examples
     ///
@@ -509,6 +540,12 @@ impl Registry {
     ///
     /// [`EcsError::NoSuchEntity`] when `entity` is not alive (the bundle is
     /// dropped).
+    ///
+    /// # Panics
+    ///
+    /// When a replaced value's `Drop` panics. Every component of the bundle
+    /// is inserted first, and every replaced value dropped exactly once;
+    /// then the first panic resumes.
     pub fn insert_bundle<B: Bundle>(&mut self, entity: Entity, bundle: B) -> Result<(), EcsError> {
         self.check_alive(entity)?;
         bundle.insert_into(self, entity);
@@ -541,6 +578,12 @@ impl Registry {
     /// # Errors
     ///
     /// [`EcsError::NoSuchEntity`] when `entity` is not alive.
+    ///
+    /// # Panics
+    ///
+    /// When a removed value's `Drop` panics. Every component of `B` is
+    /// removed first, each dropped exactly once; then the first panic
+    /// resumes.
     pub fn remove_bundle<B: Bundle>(&mut self, entity: Entity) -> Result<(), EcsError> {
         self.check_alive(entity)?;
         B::remove_from(self, entity);
@@ -553,6 +596,10 @@ impl Registry {
     /// # Errors
     ///
     /// [`EcsError::NoSuchEntity`] when `entity` is not alive.
+    ///
+    /// # Panics
+    ///
+    /// When the value's `Drop` panics, after it has left its pool.
     pub fn remove_by_id(&mut self, entity: Entity, id: ComponentId) -> Result<bool, EcsError> {
         self.check_alive(entity)?;
         Ok(self.pools.remove_by_id(id, entity))
@@ -585,9 +632,15 @@ impl Registry {
     ) -> Result<(), EcsError> {
         self.check_alive(entity)?;
         let (pool, _) = self.pools.blob_mut(id)?;
-        // SAFETY: forwarded contract.
-        unsafe { pool.insert(entity, src) };
-        Ok(())
+        // SAFETY: forwarded contract (on `Err`, nothing was read).
+        unsafe { pool.insert(entity, src) }.map_err(|holder| EcsError::SlotHeld {
+            entity,
+            holder,
+            component: self
+                .pools
+                .info(id)
+                .map_or("?".into(), ComponentInfo::name_cow),
+        })
     }
 
     /// A pointer to `entity`'s value of run-time component `id`, aligned to
@@ -639,7 +692,7 @@ impl Registry {
     /// id that is not a run-time component here, and
     /// [`EcsError::DuplicateTerm`] for an id listed twice.
     pub fn raw_view(&mut self, terms: &[(ComponentId, Access)]) -> Result<RawView<'_>, EcsError> {
-        RawView::new(&self.pools, terms)
+        RawView::new(Locked::exclusive(self), terms)
     }
 
     /// `true` when `entity` is alive and has every component type of `B`
@@ -711,7 +764,7 @@ impl Registry {
     /// cannot conflict, since write locks need `&mut Registry`.
     #[track_caller]
     pub fn view<Q: ReadOnlyQueryData>(&self) -> View<'_, Q> {
-        View::new(self).unwrap_or_else(|e| panic!("Registry::view: {e}"))
+        View::new(Locked::shared(self)).unwrap_or_else(|e| panic!("Registry::view: {e}"))
     }
 
     /// A view over `Q` that may write components (e.g.
@@ -722,7 +775,7 @@ impl Registry {
     /// When `Q` names one component type twice and one of them is `&mut`.
     #[track_caller]
     pub fn view_mut<Q: QueryData>(&mut self) -> View<'_, Q> {
-        View::new(self)
+        View::new(Locked::exclusive(self))
             .unwrap_or_else(|e| panic!("Registry::view_mut: query names a type twice: {e}"))
     }
 
@@ -735,7 +788,8 @@ impl Registry {
     /// writes.
     #[track_caller]
     pub fn view_filtered<Q: QueryData, F: QueryFilter>(&mut self) -> View<'_, Q, F> {
-        View::new(self).unwrap_or_else(|e| panic!("Registry::view_filtered: {e}"))
+        View::new(Locked::exclusive(self))
+            .unwrap_or_else(|e| panic!("Registry::view_filtered: {e}"))
     }
 
     /// Visits every entity matching `Q` once, like [`View::each_with_entity`],

@@ -16,7 +16,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::Mutex;
 
-use crate::Entity;
+use crate::unwind::FirstPanic;
+use crate::{EcsError, Entity, InsertError};
 
 /// Slots per page of the sparse array (16 KiB of `u32` per page).
 pub const PAGE_LEN: usize = 4096;
@@ -228,44 +229,93 @@ impl<T> SparseSet<T> {
         self.dense_index(entity).is_some()
     }
 
-    /// `entity`'s component.
+    /// `entity`'s component. Only this exact handle matches (generations
+    /// are compared).
     #[inline]
     pub fn get(&self, entity: Entity) -> Option<&T> {
         self.dense_index(entity).map(|i| &self.data[i])
     }
 
-    /// `entity`'s component, mutable.
+    /// `entity`'s component, mutable. Only this exact handle matches
+    /// (generations are compared).
     #[inline]
     pub fn get_mut(&mut self, entity: Entity) -> Option<&mut T> {
         self.dense_index(entity).map(|i| &mut self.data[i])
     }
 
     /// Stores `value` for `entity`. Returns the value it replaces when
-    /// `entity` already had one. An entry left by a stale handle with the
-    /// same index is overwritten and dropped (the registry never leaves such
-    /// entries: despawn empties every pool).
-    pub fn insert(&mut self, entity: Entity, value: T) -> Option<T> {
+    /// `entity` already had one.
+    ///
+    /// Generations are compared, as on every path of the set: a handle
+    /// whose index is held here by another generation (a stale handle, or
+    /// an entry of an older owner) never replaces the holder's value.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::SlotHeld`] naming `entity` and the holder when the slot
+    /// of `entity`'s index holds another generation; `value` comes back in
+    /// the [`InsertError`] and the set is unchanged.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::{EcsError, Registry, SparseSet};
+    ///
+    /// let mut registry = Registry::new();
+    /// let old = registry.spawn(());
+    /// registry.despawn(old).unwrap();
+    /// let new = registry.spawn(()); // same slot, next generation
+    /// let mut pool = SparseSet::new();
+    /// pool.insert(new, "new owner").unwrap();
+    /// let refused = pool.insert(old, "stale").unwrap_err();
+    /// assert!(matches!(refused.error, EcsError::SlotHeld { entity, holder, .. }
+    ///     if entity == old && holder == new));
+    /// assert_eq!(pool.get(new), Some(&"new owner"));
+    /// ```
+    #[inline]
+    pub fn insert(&mut self, entity: Entity, value: T) -> Result<Option<T>, InsertError<T>> {
         let len = self.dense.len();
         let slot = self.sparse.slot_mut(entity.index());
         if *slot != EMPTY {
             let i = *slot as usize;
-            let old = std::mem::replace(&mut self.data[i], value);
-            if self.dense[i] == entity {
-                return Some(old);
+            let holder = self.dense[i];
+            if holder != entity {
+                let error = EcsError::SlotHeld {
+                    entity,
+                    holder,
+                    component: std::any::type_name::<T>().into(),
+                };
+                return Err(InsertError { error, value });
             }
-            self.dense[i] = entity;
-            self.runs.revision += 1;
-            return None;
+            return Ok(Some(std::mem::replace(&mut self.data[i], value)));
         }
         *slot = len as u32;
         self.dense.push(entity);
         self.data.push(value);
         self.runs.revision += 1;
-        None
+        Ok(None)
+    }
+
+    /// [`insert`](Self::insert) for a handle the registry checked alive:
+    /// the registry's pools never hold a dead entity (despawn and clear
+    /// empty every pool, even when a destructor unwinds), so a live handle
+    /// never meets another generation in its slot.
+    ///
+    /// # Panics
+    ///
+    /// When the slot is held by another generation (a broken invariant).
+    #[inline]
+    #[track_caller]
+    pub(crate) fn insert_live(&mut self, entity: Entity, value: T) -> Option<T> {
+        match self.insert(entity, value) {
+            Ok(old) => old,
+            Err(refused) => panic!("broken registry invariant: {}", refused.error),
+        }
     }
 
     /// Removes and returns `entity`'s component; the last component moves
-    /// into its place.
+    /// into its place. Only this exact handle matches: a stale handle with
+    /// the same index removes nothing.
     pub fn remove(&mut self, entity: Entity) -> Option<T> {
         let i = self.dense_index(entity)?;
         self.runs.revision += 1;
@@ -278,12 +328,26 @@ impl<T> SparseSet<T> {
     }
 
     /// Drops every component; keeps the allocated memory.
+    ///
+    /// # Panics
+    ///
+    /// When a component's `Drop` panics: the set is emptied first and every
+    /// other component is still dropped (once), then the first panic
+    /// resumes.
     pub fn clear(&mut self) {
         self.runs.revision += 1;
         for entity in self.dense.drain(..) {
             self.sparse.clear_slot(entity.index());
         }
-        self.data.clear();
+        if std::mem::needs_drop::<T>() {
+            let mut panic = FirstPanic::default();
+            for value in self.data.drain(..) {
+                panic.run(|| drop(value));
+            }
+            panic.resume();
+        } else {
+            self.data.clear();
+        }
     }
 
     /// Reserves room for `additional` more components in the dense arrays.
@@ -347,31 +411,60 @@ mod tests {
     fn swap_and_pop_keeps_invariants() {
         let mut set = SparseSet::new();
         for i in 0..5 {
-            assert_eq!(set.insert(e(i, 1), i * 10), None);
+            assert_eq!(set.insert(e(i, 1), i * 10), Ok(None));
         }
         assert_eq!(set.remove(e(1, 1)), Some(10));
         assert_eq!(set.entities(), &[e(0, 1), e(4, 1), e(2, 1), e(3, 1)]);
         assert_eq!(set.components(), &[0, 40, 20, 30]);
         assert_eq!(set.get(e(4, 1)), Some(&40));
         assert_eq!(set.remove(e(1, 1)), None);
-        assert_eq!(set.insert(e(4, 1), 41), Some(40));
+        assert_eq!(set.insert(e(4, 1), 41), Ok(Some(40)));
         assert_eq!(set.len(), 4);
     }
 
     #[test]
     fn stale_handle_sees_nothing() {
         let mut set = SparseSet::new();
-        set.insert(e(3, 2), "new");
+        set.insert(e(3, 2), "new").unwrap();
         assert!(!set.contains(e(3, 1)));
         assert_eq!(set.get(e(3, 1)), None);
+        assert_eq!(set.get_mut(e(3, 1)), None);
         assert_eq!(set.remove(e(3, 1)), None);
         assert_eq!(set.get(e(3, 2)), Some(&"new"));
+    }
+
+    /// Every path compares generations, older and newer handles alike: the
+    /// holder keeps its value, and the refusal names both handles.
+    #[test]
+    fn insert_refuses_another_generation() {
+        let mut set = SparseSet::new();
+        set.insert(e(3, 2), "holder").unwrap();
+        for other in [e(3, 1), e(3, 3)] {
+            let refused = set.insert(other, "intruder").unwrap_err();
+            assert_eq!(refused.value, "intruder");
+            assert_eq!(
+                refused.error,
+                EcsError::SlotHeld {
+                    entity: other,
+                    holder: e(3, 2),
+                    component: std::any::type_name::<&str>().into(),
+                }
+            );
+            let message = refused.error.to_string();
+            assert!(message.contains(&other.to_string()), "{message}");
+            assert!(message.contains(&e(3, 2).to_string()), "{message}");
+            assert!(!set.contains(other));
+            assert_eq!(set.get_mut(other), None);
+            assert_eq!(set.remove(other), None);
+        }
+        assert_eq!(set.entities(), &[e(3, 2)]);
+        assert_eq!(set.get(e(3, 2)), Some(&"holder"));
     }
 
     #[test]
     fn far_index_costs_one_page() {
         let mut set = SparseSet::new();
-        set.insert(e(10_000_000, 1), 1u8);
+        set.insert(e(10_000_000, 1), 1u8).unwrap();
         let pages = set.sparse.pages.iter().flatten().count();
         assert_eq!(pages, 1);
         assert!(set.heap_bytes() < 64 * 1024);
@@ -385,7 +478,7 @@ mod tests {
         struct Marker;
         let mut set = SparseSet::new();
         for i in 0..1000 {
-            set.insert(e(i, 1), Marker);
+            set.insert(e(i, 1), Marker).unwrap();
         }
         let expected = set.sparse.heap_bytes() + set.dense.capacity() * 8;
         assert_eq!(set.heap_bytes(), expected);
@@ -395,12 +488,12 @@ mod tests {
     #[test]
     fn clear_empties_sparse_slots() {
         let mut set = SparseSet::new();
-        set.insert(e(1, 1), 1);
-        set.insert(e(2, 1), 2);
+        set.insert(e(1, 1), 1).unwrap();
+        set.insert(e(2, 1), 2).unwrap();
         set.clear();
         assert!(set.is_empty());
         assert!(!set.contains(e(1, 1)));
-        set.insert(e(2, 1), 3);
+        set.insert(e(2, 1), 3).unwrap();
         assert_eq!(set.entities(), &[e(2, 1)]);
     }
 }

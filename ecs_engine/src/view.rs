@@ -8,13 +8,14 @@ use std::ops::Range;
 use rayon::prelude::*;
 
 use crate::disabled::{self, Disabled, DisabledBorrow};
+use crate::locked::Locked;
 use crate::query::{Driver, QueryData, QueryFilter, With, Without};
-use crate::{Component, EcsError, Entity, Registry, SparseSet};
+use crate::{Component, EcsError, Entity, SparseSet};
 
 /// The pools of a query `Q`, borrowed (locked) for as long as the view
 /// lives, with a filter `F` on the entities visited.
 ///
-/// Created by [`Registry::view`], [`Registry::view_mut`] and
+/// Created by [`Registry::view`](crate::Registry::view), [`Registry::view_mut`](crate::Registry::view_mut) and
 /// [`RegistryCell::view`](crate::RegistryCell::view). Iteration walks the
 /// smallest pool among the query's required terms, in its dense order, and
 /// visits every entity that has all required components and passes the
@@ -55,7 +56,7 @@ use crate::{Component, EcsError, Entity, Registry, SparseSet};
 /// assert_eq!(seen, vec![frozen]);
 /// ```
 pub struct View<'w, Q: QueryData, F: QueryFilter = ()> {
-    registry: &'w Registry,
+    registry: Locked<'w>,
     query: Q::Borrow<'w>,
     filter: F::Borrow<'w>,
     disabled: DisabledBorrow<'w>,
@@ -169,7 +170,7 @@ impl<'a, Q: QueryData, F: QueryFilter> Pass<'a, Q, F> {
 
 impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
     /// Borrows every pool of `Q` and `F`.
-    pub(crate) fn new(registry: &'w Registry) -> Result<Self, EcsError> {
+    pub(crate) fn new(registry: Locked<'w>) -> Result<Self, EcsError> {
         const {
             assert!(
                 Q::DRIVES,

@@ -633,7 +633,7 @@ fn arena_values_leave_exactly_once() {
         let info = registry.component_info(c).unwrap();
         // SAFETY: `info` is `c`'s; the bytes (misaligned on purpose) are a
         // valid test value of at most 64 bytes.
-        arena.push(unsafe { RawComponent::new(c, info, bytes.as_ptr().add(1)) })
+        arena.push(unsafe { RawComponent::new(c, info, &RawComponent::bytes_of(&bytes)[1..]) })
     };
     let applied = push(&mut arena, &registry, wide, 1);
     let refused = push(&mut arena, &registry, small, 2);
@@ -664,7 +664,7 @@ fn arena_values_leave_exactly_once() {
     let info = other.component_info(foreign).unwrap();
     let byte = 7u8;
     // SAFETY: a valid u8 for `other`'s component.
-    let slot = arena.push(unsafe { RawComponent::new(small, info, (&raw const byte).cast()) });
+    let slot = arena.push(unsafe { RawComponent::new(small, info, RawComponent::bytes_of(&byte)) });
     assert!(matches!(
         arena.insert_into(slot, &mut registry, e),
         Err(EcsError::LayoutMismatch { .. })

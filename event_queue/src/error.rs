@@ -77,6 +77,12 @@ pub enum TryPushError<T> {
     /// The queue is closed and accepts no more events.
     #[error("the event queue is closed; the event was not queued and is returned")]
     Closed(T),
+    /// The queue's lock stayed held by another thread (one descheduled
+    /// while holding it); `try_push` does not wait for it. Try again.
+    #[error(
+        "the event queue is busy (its lock is held by another thread); the event was not queued and is returned"
+    )]
+    Busy(T),
 }
 
 impl<T> TryPushError<T> {
@@ -91,7 +97,7 @@ impl<T> TryPushError<T> {
     /// ```
     pub fn into_inner(self) -> T {
         match self {
-            Self::Full(event) | Self::Closed(event) => event,
+            Self::Full(event) | Self::Closed(event) | Self::Busy(event) => event,
         }
     }
 
@@ -127,6 +133,7 @@ impl<T> fmt::Debug for TryPushError<T> {
         match self {
             Self::Full(_) => f.write_str("Full(..)"),
             Self::Closed(_) => f.write_str("Closed(..)"),
+            Self::Busy(_) => f.write_str("Busy(..)"),
         }
     }
 }

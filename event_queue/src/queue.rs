@@ -36,8 +36,16 @@
 //!    made under the lock and followed by a notify whenever the count is
 //!    non-zero, so no wake-up is lost. `close` notifies every waiter.
 //! 5. `queue.len() <= capacity` for a bounded queue.
-//! 6. No user code (an event's `Drop`) runs while the lock is held, so a
-//!    panicking destructor can neither deadlock nor corrupt the queue.
+//! 6. Nothing of anyone else's runs while the lock is held: no user code
+//!    (an event's `Drop`, a `Debug` formatter's writer) and no allocator
+//!    call. A push that finds the deque's buffer full allocates a bigger
+//!    one with the lock released, then moves the events over under the lock
+//!    (a copy, no allocation) and frees the old buffer after releasing it.
+//!    So a panicking destructor can neither deadlock nor corrupt the queue,
+//!    a slow formatter stalls nobody, and the lock is held for a bounded
+//!    number of instructions. [`EventQueue::try_pop`] and
+//!    [`EventQueue::try_push`] only *try* the lock (a few times), so they
+//!    return promptly even when the holder was descheduled.
 //!
 //! The blocking and close logic is model-checked with loom (`tests/loom.rs`,
 //! through the seam in `sync.rs`).
@@ -72,6 +80,16 @@ use crate::sync::{Condvar, Mutex, MutexGuard};
 /// A [`Drain`] gives its buffer back for reuse only up to this many slots, so
 /// one burst does not pin a huge allocation for the queue's whole life.
 const MAX_RECYCLED_CAPACITY: usize = 1 << 16;
+
+/// The smallest buffer a push installs when the queue has none.
+const MIN_GROWN_CAPACITY: usize = 16;
+
+/// How many times [`EventQueue::try_pop`] and [`EventQueue::try_push`] try
+/// the lock before giving up: the lock is only ever held for a few
+/// instructions (invariant 6), so a lock still taken after these tries
+/// belongs to a thread that was descheduled while holding it, and waiting
+/// for it would not be "without waiting".
+const TRY_LOCK_SPINS: u32 = 64;
 
 /// A thread-safe FIFO queue of events for many producers and many consumers.
 ///
@@ -186,12 +204,36 @@ impl<T: Send> Default for EventQueue<T> {
 
 impl<T> fmt::Debug for EventQueue<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let state = self.shared.state.lock();
+        // A snapshot under the lock; the formatter's writer (the caller's
+        // code) runs after it is released (invariant 6).
+        let (len, closed) = {
+            let state = self.shared.state.lock();
+            (state.queue.len(), state.closed)
+        };
         f.debug_struct("EventQueue")
-            .field("len", &state.queue.len())
+            .field("len", &len)
             .field("capacity", &self.shared.capacity)
-            .field("closed", &state.closed)
+            .field("closed", &closed)
             .finish_non_exhaustive()
+    }
+}
+
+/// Moves `queue`'s events into `bigger` when it has room for one more, and
+/// swaps it in: `Ok` with the old, emptied buffer (to free after the lock
+/// is released). Otherwise `Err` with the capacity to allocate, outside
+/// the lock, before trying again. Never allocates: `append` into a buffer
+/// with room only copies.
+fn grow_in_place<T>(
+    queue: &mut VecDeque<T>,
+    bigger: Option<VecDeque<T>>,
+) -> Result<VecDeque<T>, usize> {
+    match bigger {
+        Some(mut bigger) if bigger.capacity() > queue.len() => {
+            debug_assert!(bigger.is_empty());
+            bigger.append(queue);
+            Ok(mem::replace(queue, bigger))
+        }
+        _ => Err((queue.capacity() * 2).max(MIN_GROWN_CAPACITY)),
     }
 }
 
@@ -291,8 +333,54 @@ impl<T: Send> EventQueue<T> {
         if state.closed {
             return Err(Closed(event));
         }
+        if state.queue.len() == state.queue.capacity() {
+            return self.push_growing(state, event);
+        }
         state.queue.push_back(event);
         self.finish_push(state);
+        Ok(())
+    }
+
+    /// [`push`](Self::push) when the deque's buffer is full: a bigger one is
+    /// allocated with the lock released (invariant 6), then the state is
+    /// checked again from the top.
+    #[cold]
+    #[inline(never)]
+    fn push_growing<'a>(
+        &'a self,
+        mut state: MutexGuard<'a, State<T>>,
+        event: T,
+    ) -> Result<(), Closed<T>> {
+        let mut old = None;
+        loop {
+            if state.queue.len() >= state.limit {
+                self.wait_for_room(&mut state);
+            }
+            if state.closed {
+                drop(state);
+                drop(old);
+                return Err(Closed(event));
+            }
+            if state.queue.len() < state.queue.capacity() {
+                break;
+            }
+            match grow_in_place(&mut state.queue, old.take()) {
+                Ok(emptied) => {
+                    old = Some(emptied);
+                    break;
+                }
+                Err(want) => {
+                    drop(state);
+                    old = Some(VecDeque::with_capacity(want));
+                    state = self.shared.state.lock();
+                }
+            }
+        }
+        state.queue.push_back(event);
+        self.finish_push(state);
+        // The replaced buffer (or an unused bigger one) is freed here,
+        // outside the lock.
+        drop(old);
         Ok(())
     }
 
@@ -324,17 +412,54 @@ impl<T: Send> EventQueue<T> {
     /// assert_eq!(queue.try_push("b"), Err(TryPushError::Full("b")));
     /// ```
     pub fn try_push(&self, event: T) -> Result<(), TryPushError<T>> {
-        let shared = &*self.shared;
-        let mut state = shared.state.lock();
-        if state.closed {
-            return Err(TryPushError::Closed(event));
+        let mut bigger = None;
+        loop {
+            let Some(mut state) = self.try_lock_state() else {
+                drop(bigger);
+                return Err(TryPushError::Busy(event));
+            };
+            if state.closed {
+                drop(state);
+                drop(bigger);
+                return Err(TryPushError::Closed(event));
+            }
+            if state.queue.len() >= state.limit {
+                drop(state);
+                drop(bigger);
+                return Err(TryPushError::Full(event));
+            }
+            if state.queue.len() < state.queue.capacity() {
+                state.queue.push_back(event);
+                self.finish_push(state);
+                drop(bigger);
+                return Ok(());
+            }
+            match grow_in_place(&mut state.queue, bigger.take()) {
+                Ok(emptied) => {
+                    state.queue.push_back(event);
+                    self.finish_push(state);
+                    // The old buffer is freed outside the lock.
+                    drop(emptied);
+                    return Ok(());
+                }
+                Err(want) => {
+                    drop(state);
+                    bigger = Some(VecDeque::with_capacity(want));
+                }
+            }
         }
-        if state.queue.len() >= state.limit {
-            return Err(TryPushError::Full(event));
+    }
+
+    /// The state's lock, if it can be had without waiting for a thread
+    /// that holds it (a few tries: see [`TRY_LOCK_SPINS`]).
+    fn try_lock_state(&self) -> Option<MutexGuard<'_, State<T>>> {
+        for _ in 0..TRY_LOCK_SPINS {
+            if let Some(state) = self.shared.state.try_lock() {
+                return Some(state);
+            }
+            std::hint::spin_loop();
         }
-        state.queue.push_back(event);
-        self.finish_push(state);
-        Ok(())
+        self.shared.state.try_lock()
     }
 
     /// Releases the lock after a push, then wakes one sleeping consumer if
@@ -349,7 +474,10 @@ impl<T: Send> EventQueue<T> {
     }
 
     /// Removes and returns the oldest event, or `None` if the queue is empty.
-    /// Never waits.
+    /// Never waits: the lock is only tried (a few times), so a thread that
+    /// was descheduled while holding it cannot stall this call; `None` is
+    /// then returned as well (the queue looked busy, so nothing was taken:
+    /// no event is lost, and the next call will see it).
     ///
     /// `None` does not say whether the queue is closed; ask
     /// [`is_closed`](Self::is_closed) (before asking
@@ -364,7 +492,7 @@ impl<T: Send> EventQueue<T> {
     /// assert_eq!(queue.try_pop(), Some(5));
     /// ```
     pub fn try_pop(&self) -> Option<T> {
-        let mut state = self.shared.state.lock();
+        let mut state = self.try_lock_state()?;
         let event = state.queue.pop_front();
         if event.is_some() {
             self.finish_pop(state);

@@ -37,6 +37,14 @@ mod loom_shim {
                 guard: Some(self.inner.lock().expect("loom mutex poisoned")),
             }
         }
+
+        pub(crate) fn try_lock(&self) -> Option<MutexGuard<'_, T>> {
+            let guard = self.inner.try_lock().ok()?;
+            Some(MutexGuard {
+                mutex: &self.inner,
+                guard: Some(guard),
+            })
+        }
     }
 
     /// A guard that can be handed to a wait by `&mut`, as in `parking_lot`.

@@ -81,11 +81,10 @@ fn a_consumer_blocked_for_200_ms_uses_almost_no_cpu() {
         queue.push(42).unwrap();
         let (got, cpu, wall) = consumer.join().unwrap();
 
+        // The event exists only after the sleep, so getting it proves the
+        // consumer waited; no lower bound on `wall` (a consumer thread that
+        // starts late would break one).
         assert_eq!(got, Ok(vec![42]), "{wait:?}");
-        assert!(
-            wall >= Duration::from_millis(150),
-            "{wait:?} returned after only {wall:?}"
-        );
         assert!(
             cpu < Duration::from_millis(5),
             "{wait:?} used {cpu:?} of CPU while blocked for {wall:?}"

@@ -143,15 +143,23 @@ fn run(
         .collect()
 }
 
+/// Threads for a stress test: twice the cores, at least 2 and at most
+/// `max`, so the test contends on a 2-core machine as on a large one
+/// without oversubscribing the small one into minutes.
+fn threads(max: usize) -> usize {
+    let cores = thread::available_parallelism().map_or(2, std::num::NonZero::get);
+    (2 * cores).clamp(2, max)
+}
+
 #[test]
-fn eight_producers_four_consumers_deliver_every_event_once_in_order() {
-    const PRODUCERS: usize = 8;
-    const PER_PRODUCER: u32 = 200_000;
+fn many_producers_four_consumers_deliver_every_event_once_in_order() {
+    let producers = threads(8);
+    let per_producer: u32 = 1_600_000 / u32::try_from(producers).expect("at most 8");
     let start = Instant::now();
     let received = run(
         EventQueue::new(),
-        PRODUCERS,
-        PER_PRODUCER,
+        producers,
+        per_producer,
         &[
             Style::PopBlocking,
             Style::DrainBlocking,
@@ -159,34 +167,36 @@ fn eight_producers_four_consumers_deliver_every_event_once_in_order() {
             Style::Polling,
         ],
     );
-    assert_eq!(received.iter().sum::<usize>(), PRODUCERS * 200_000);
+    let total = producers * usize::try_from(per_producer).expect("fits");
+    assert_eq!(received.iter().sum::<usize>(), total);
     eprintln!(
-        "unbounded stress: {} events in {:?}, per consumer {received:?}",
-        PRODUCERS * 200_000,
+        "unbounded stress: {total} events from {producers} producers in {:?}, per consumer {received:?}",
         start.elapsed()
     );
 }
 
 #[test]
 fn bounded_queue_with_blocking_pushes_delivers_every_event_once_in_order() {
-    const PRODUCERS: usize = 4;
-    const PER_PRODUCER: u32 = 50_000;
+    let producers = threads(4);
+    let per_producer: u32 = 200_000 / u32::try_from(producers).expect("at most 4");
     let queue = EventQueue::bounded(64);
     let received = run(
         queue,
-        PRODUCERS,
-        PER_PRODUCER,
+        producers,
+        per_producer,
         &[Style::PopBlocking, Style::DrainBlocking],
     );
-    assert_eq!(received.iter().sum::<usize>(), PRODUCERS * 50_000);
+    let total = producers * usize::try_from(per_producer).expect("fits");
+    assert_eq!(received.iter().sum::<usize>(), total);
 }
 
 #[test]
 fn bounded_queue_never_holds_more_than_its_capacity() {
     const CAPACITY: usize = 8;
     let queue = EventQueue::bounded(CAPACITY);
+    let producers = threads(3);
     thread::scope(|scope| {
-        for producer in 0..3 {
+        for producer in 0..producers {
             let queue = queue.clone();
             scope.spawn(move || {
                 for seq in 0..2_000 {
@@ -195,7 +205,7 @@ fn bounded_queue_never_holds_more_than_its_capacity() {
             });
         }
         let mut received = 0;
-        while received < 3 * 2_000 {
+        while received < producers * 2_000 {
             let len = queue.len();
             assert!(
                 len <= CAPACITY,
@@ -209,6 +219,6 @@ fn bounded_queue_never_holds_more_than_its_capacity() {
             );
             received += batch.count();
         }
-        assert_eq!(received, 6_000);
+        assert_eq!(received, producers * 2_000);
     });
 }

@@ -181,6 +181,25 @@ pub enum RunError {
         /// The resource's type name.
         resource: String,
     },
+    /// A command of a system's buffer panicked while the buffers were
+    /// applied between waves (a pushed closure, or a component's `Drop`).
+    /// The commands before it are applied; it and the rest of that buffer
+    /// are dropped. The other buffers of the wave are applied all the same
+    /// (their systems succeeded); later waves do not run. Nothing recorded
+    /// in this tick is applied in another.
+    #[error(
+        "tick {tick}: command {command} of system `{system}`'s buffer panicked while applied: {message}"
+    )]
+    CommandPanic {
+        /// The tick's number.
+        tick: u64,
+        /// The system whose buffer was applied.
+        system: String,
+        /// The command's index in that buffer's recording order.
+        command: usize,
+        /// The panic message (`<non-string panic payload>` when it has none).
+        message: String,
+    },
     /// No system has that name (from `set_enabled`).
     #[error("no system is named `{name}`")]
     UnknownSystem {

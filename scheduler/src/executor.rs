@@ -305,6 +305,14 @@ impl Schedule {
     /// The registry stays consistent and the schedule usable. Without strict
     /// commands, skipped commands are counted in
     /// [`command_report`](Self::command_report), never an error.
+    ///
+    /// [`RunError::CommandPanic`] when a command panics while a buffer is
+    /// applied between waves, naming the system whose buffer it was and the
+    /// command's index: the commands before it stay applied, the rest of
+    /// that buffer is dropped, the wave's other buffers are still applied
+    /// (in registration order), and later waves do not run. Every buffer is
+    /// empty when `run` returns, so nothing recorded in one tick is ever
+    /// applied in another.
     pub fn run(&mut self, registry: &mut Registry, tick: Tick) -> Result<(), RunError> {
         if !self.startup.is_empty() {
             self.run_startup(registry, tick)?;
@@ -328,6 +336,23 @@ impl Schedule {
         between.tick_report = ApplyReport::default();
         for slot in slots.iter_mut() {
             slot.report = ApplyReport::default();
+        }
+        if cfg!(miri) {
+            // Under Miri the tick goes through `install`, which carries it
+            // onto the pool as one job too: rayon's `in_place_scope` sets
+            // its completion latch while the spawned closure's captured
+            // references are still protected (a rayon-internal violation
+            // of Tree Borrows, reported as soon as the caller returns
+            // first), which would hide any finding of ours.
+            let dispatch = listening_dispatch();
+            let pass = Pass {
+                tick,
+                threads,
+                stage: Stage::Tick,
+                dispatch: dispatch.as_ref(),
+            };
+            return pool
+                .install(|| run_waves(slots, wave_ranges, wave_timings, between, registry, pass));
         }
         // The tick runs as one job on the pool, so systems and their
         // `par_each` run on its threads. The caller waits for it by
@@ -673,15 +698,19 @@ fn run_waves(
                 // any (its context refuses the buffer): nothing to apply,
                 // and no reserve of handles to keep topped up for it.
                 None if !slot.access.commands() => {}
+                // A panic while applying is caught like a system's, and the
+                // buffer is empty afterwards either way (nothing of this
+                // tick is left for the next one); the wave's other buffers
+                // are still applied, in registration order.
                 None => {
                     let mode = if slot.strict {
                         ApplyMode::Strict
                     } else {
                         ApplyMode::Lenient
                     };
-                    match slot.buffer.apply_with(registry, mode) {
-                        Ok(report) => slot.report = report,
-                        Err(error) => {
+                    match slot.buffer.try_apply_with(registry, mode) {
+                        Ok(Ok(report)) => slot.report = report,
+                        Ok(Err(error)) => {
                             slot.report = *error.report;
                             let command = Box::new(command_buffer::SkippedCommand {
                                 buffer: slot.id.0,
@@ -689,6 +718,11 @@ fn run_waves(
                             });
                             first_failure
                                 .get_or_insert((slot.name.clone(), Failure::Skipped(command)));
+                        }
+                        Err(panic) => {
+                            slot.report = ApplyReport::default();
+                            first_failure
+                                .get_or_insert((slot.name.clone(), Failure::CommandPanic(panic)));
                         }
                     }
                     between.tick_report.merge(&slot.report, slot.id.0);
@@ -716,6 +750,12 @@ fn run_waves(
                     tick: tick.number,
                     system,
                     command,
+                },
+                Failure::CommandPanic(panic) => RunError::CommandPanic {
+                    tick: tick.number,
+                    system,
+                    command: panic.index,
+                    message: panic.message,
                 },
             });
         }

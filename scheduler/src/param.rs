@@ -276,7 +276,9 @@ impl<R: Send + Sync + 'static> SystemParam for ResMut<'_, R> {
 }
 
 /// A system parameter: the system's own [`CommandBuffer`], applied after
-/// its wave in registration order. Dereferences to the buffer.
+/// its wave in registration order. Dereferences to the buffer. A system
+/// takes at most one: a second is refused when the schedule is built
+/// ([`BuildError::ParamClash`](crate::BuildError::ParamClash)).
 pub struct Commands<'s>(RefMut<'s, CommandBuffer>);
 
 impl std::fmt::Debug for Commands<'_> {
@@ -304,6 +306,12 @@ impl SystemParam for Commands<'_> {
     type Item<'s> = Commands<'s>;
 
     fn declare(access: &mut SystemAccess) {
+        // Each `Commands` borrows the system's one buffer for the whole
+        // run: a second one would fail every run, so it is a clash that
+        // `build` refuses, naming the system.
+        if access.commands() {
+            access.record_clash("Commands".into());
+        }
         access.set_commands(true);
     }
 

@@ -552,6 +552,8 @@ pub(crate) enum Failure {
     Panic(String),
     /// A strict system's command was skipped at apply.
     Skipped(Box<SkippedCommand>),
+    /// A command of the system's buffer panicked while applied.
+    CommandPanic(command_buffer::CommandPanic),
 }
 
 /// A system with everything the executor keeps for it.

@@ -226,7 +226,7 @@ fn raw_views_run_in_parallel_systems() {
             let info = ctx.component_info(hp).unwrap();
             let value = -1.0f32;
             // SAFETY: `info` is `hp`'s; `value` a valid f32.
-            let raw = unsafe { RawComponent::new(hp, info, (&raw const value).cast()) };
+            let raw = unsafe { RawComponent::new(hp, info, RawComponent::bytes_of(&value)) };
             let mut commands = ctx.commands()?;
             let marker = commands.spawn((Position(9.0),));
             commands.insert_raw(marker, raw);

@@ -213,7 +213,9 @@ impl Harness {
                     bytes[1..].copy_from_slice(&u64::from(value).to_ne_bytes());
                     let info = self.registry.component_info(self.r).unwrap();
                     // SAFETY: `info` is `R`'s and the bytes a valid u64.
-                    let raw = unsafe { RawComponent::new(self.r, info, bytes.as_ptr().add(1)) };
+                    let raw = unsafe {
+                        RawComponent::new(self.r, info, &RawComponent::bytes_of(&bytes)[1..])
+                    };
                     self.buffers[buf].insert_raw(h, raw);
                     self.r_created += 1;
                     self.recorded[buf].push(Cmd::InsertR(t, value));

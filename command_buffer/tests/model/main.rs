@@ -158,10 +158,17 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    // Fewer cases under Miri, which interprets every step.
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 2 } else { 256 },
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     #[test]
-    fn buffers_match_the_model(ops in proptest::collection::vec(op(), 1..80)) {
+    fn buffers_match_the_model(
+        ops in proptest::collection::vec(op(), 1..if cfg!(miri) { 25 } else { 80 })
+    ) {
         let mut harness = Harness::new();
         for op in &ops {
             harness.record(op);

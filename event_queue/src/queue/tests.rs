@@ -62,3 +62,68 @@ fn waiter_counts_return_to_zero() {
     assert_eq!((state.pop_waiters, state.push_waiters), (0, 0));
     assert_eq!(state.queue, [3]);
 }
+
+/// Runs `f` on another thread and returns its result, or panics if it has
+/// not returned within a generous bound (a deadlock, not a slow machine).
+fn within_bound<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(Duration::from_secs(30))
+        .expect("the call waited for a lock held by a stalled thread")
+}
+
+#[test]
+fn try_pop_and_try_push_return_promptly_while_a_stalled_thread_holds_the_lock() {
+    let queue = EventQueue::new();
+    queue.push(1).unwrap();
+    // This thread stands for a producer descheduled while holding the lock.
+    let stalled = queue.shared.state.lock();
+    let other = queue.clone();
+    let (popped, pushed) = within_bound(move || (other.try_pop(), other.try_push(2)));
+    assert_eq!(popped, None);
+    assert_eq!(pushed, Err(TryPushError::Busy(2)));
+    drop(stalled);
+    // Nothing was lost or taken while the queue was busy.
+    assert_eq!(queue.try_pop(), Some(1));
+    assert_eq!(queue.try_pop(), None);
+}
+
+#[test]
+fn debug_formats_outside_the_lock() {
+    /// A writer that pushes into the queue it is formatting, as a logger
+    /// feeding an event queue might: under the lock this would deadlock.
+    struct Echo(EventQueue<u32>);
+    impl fmt::Write for Echo {
+        fn write_str(&mut self, _: &str) -> fmt::Result {
+            self.0.push(7).map_err(|_| fmt::Error)
+        }
+    }
+    let queue = EventQueue::new();
+    let other = queue.clone();
+    within_bound(move || {
+        use std::fmt::Write;
+        let mut echo = Echo(other.clone());
+        write!(echo, "{other:?}").unwrap();
+    });
+    assert!(queue.drain().all(|e| e == 7));
+}
+
+#[test]
+fn pushes_that_grow_the_buffer_keep_every_event_in_order() {
+    for queue in [EventQueue::new(), EventQueue::bounded(1_000)] {
+        for n in 0..1_000 {
+            if n % 2 == 0 {
+                queue.push(n).unwrap();
+            } else {
+                queue.try_push(n).unwrap();
+            }
+        }
+        assert!(queue.shared.state.lock().queue.capacity() >= 1_000);
+        assert_eq!(
+            queue.drain().collect::<Vec<_>>(),
+            (0..1_000).collect::<Vec<_>>()
+        );
+    }
+}

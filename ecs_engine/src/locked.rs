@@ -1,0 +1,128 @@
+//! [`Locked`]: a registry reached only through its locks.
+//!
+//! The registry's `&self` accessors (`get`, `pool`, `resource`, `Debug`,
+//! ...) read pools and resources without taking their locks, which is sound
+//! only while no write guard can exist, i.e. while the registry is not
+//! borrowed through a [`RegistryCell`](crate::RegistryCell) or a mutable
+//! view. Views and cells therefore hold a `Locked`, not a `&Registry`: its
+//! field is private to this module, and its methods take a lock for every
+//! pool or resource they touch (or read data that no lock guards: the entity
+//! allocator and the component infos, which cannot change while the
+//! registry is borrowed). So a cell or a view has no path to an unlocked
+//! read, by construction.
+
+use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
+
+use crate::pools::LockedBlob;
+use crate::{Access, Component, ComponentId, ComponentInfo, EcsError, EntityAllocator, Registry};
+use crate::{Entity, SparseSet};
+
+/// A borrow of a registry whose pools and resources are reached through
+/// their locks only (see the module docs). Public only because hidden
+/// methods of [`QueryData`](crate::QueryData) name it; nothing outside the
+/// crate can make or use one.
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub struct Locked<'w> {
+    registry: &'w Registry,
+}
+
+impl std::fmt::Debug for Locked<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Locked")
+            .field("entities", &self.registry.allocator.len())
+            .finish()
+    }
+}
+
+impl<'w> Locked<'w> {
+    /// The locks of an exclusively borrowed registry: any lock may be taken.
+    pub(crate) fn exclusive(registry: &'w mut Registry) -> Self {
+        Locked { registry }
+    }
+
+    /// The locks of a shared registry, for read-only views
+    /// ([`Registry::view`]): the caller takes read locks only (a
+    /// [`ReadOnlyQueryData`](crate::ReadOnlyQueryData), sealed, never asks
+    /// for a write lock), so the unlocked reads of other `&Registry` users
+    /// meet no writer.
+    pub(crate) fn shared(registry: &'w Registry) -> Self {
+        Locked { registry }
+    }
+
+    /// Read-locks `T`'s pool; `Ok(None)` when `T` has no pool.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::BorrowConflict`] when it is write-locked.
+    pub(crate) fn read<T: Component>(
+        self,
+    ) -> Result<Option<MappedRwLockReadGuard<'w, SparseSet<T>>>, EcsError> {
+        self.registry.pools.read::<T>()
+    }
+
+    /// Write-locks `T`'s pool; `Ok(None)` when `T` has no pool.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::BorrowConflict`] when it is locked.
+    pub(crate) fn write<T: Component>(
+        self,
+    ) -> Result<Option<MappedRwLockWriteGuard<'w, SparseSet<T>>>, EcsError> {
+        self.registry.pools.write::<T>()
+    }
+
+    /// Locks the pool of run-time component `id` for `access`.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::UnknownComponent`], [`EcsError::TypedComponent`], or
+    /// [`EcsError::BorrowConflict`].
+    pub(crate) fn lock_blob(
+        self,
+        id: ComponentId,
+        access: Access,
+    ) -> Result<LockedBlob<'w>, EcsError> {
+        self.registry.pools.lock_blob(id, access)
+    }
+
+    /// Read-locks the resource `R`.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::MissingResource`] or [`EcsError::BorrowConflict`].
+    pub(crate) fn resource<R: Send + Sync + 'static>(
+        self,
+    ) -> Result<MappedRwLockReadGuard<'w, R>, EcsError> {
+        self.registry.resources().lock_read()
+    }
+
+    /// Write-locks the resource `R`.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::MissingResource`] or [`EcsError::BorrowConflict`].
+    pub(crate) fn resource_mut<R: Send + Sync + 'static>(
+        self,
+    ) -> Result<MappedRwLockWriteGuard<'w, R>, EcsError> {
+        self.registry.resources().lock_write()
+    }
+
+    /// What the registry knows of component `id` (no lock guards it: the
+    /// set of component types cannot change while the registry is
+    /// borrowed).
+    pub(crate) fn component_info(self, id: ComponentId) -> Option<&'w ComponentInfo> {
+        self.registry.pools.info(id)
+    }
+
+    /// The entity allocator (no lock guards it: entities cannot be spawned
+    /// or despawned while the registry is borrowed).
+    pub(crate) fn entities(self) -> &'w EntityAllocator {
+        &self.registry.allocator
+    }
+
+    /// `true` when `entity` is alive.
+    pub(crate) fn is_alive(self, entity: Entity) -> bool {
+        self.registry.allocator.is_alive(entity)
+    }
+}
