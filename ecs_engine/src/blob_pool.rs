@@ -234,7 +234,7 @@ impl BlobPool {
         let size = self.column.item.size();
         if let Some(i) = self.sparse.get(entity.index()) {
             if self.dense[i] != entity {
-                self.runs.revision += 1;
+                self.runs.changed(i, self.dense.len());
             }
             self.dense[i] = entity;
             // Moves the new value in once the old one is dropped, even if
@@ -255,7 +255,7 @@ impl BlobPool {
         unsafe { ptr::copy_nonoverlapping(src, self.column.at(len), size) };
         self.sparse.set(entity.index(), len);
         self.dense.push(entity);
-        self.runs.revision += 1;
+        self.runs.changed(len, len + 1);
     }
 
     /// Removes and drops `entity`'s value; the last value moves into its
@@ -265,7 +265,7 @@ impl BlobPool {
             return false;
         };
         let last = self.dense.len() - 1;
-        self.runs.revision += 1;
+        self.runs.changed(i, last);
         self.sparse.clear_slot(entity.index());
         self.dense.swap_remove(i);
         if let Some(&moved) = self.dense.get(i) {
@@ -290,7 +290,7 @@ impl BlobPool {
     /// Drops every value; keeps the allocated memory.
     pub(crate) fn clear(&mut self) {
         let len = self.dense.len();
-        self.runs.revision += 1;
+        self.runs.changed_all();
         for entity in self.dense.drain(..) {
             self.sparse.clear_slot(entity.index());
         }

@@ -75,6 +75,8 @@ struct Pass<'a, Q: QueryData, F: QueryFilter> {
     query: Q::Cursor<'a>,
     filter: F::Cursor<'a>,
     driver: Driver<'a>,
+    /// Where the driver's whole array sits in each pool, found once.
+    run: Q::Run,
     /// The driver's entities.
     entities: &'a [Entity],
 }
@@ -99,7 +101,7 @@ impl<'a, Q: QueryData, F: QueryFilter> Pass<'a, Q, F> {
     unsafe fn walk_block(self, range: Range<usize>, f: &mut impl FnMut(Entity, Q::Item<'a>)) {
         let start = range.start;
         let entities = &self.entities[range.clone()];
-        if let Some(block) = Q::block(self.query, self.driver, range) {
+        if let Some(block) = Q::block(self.query, self.run, self.driver, range) {
             for (k, &entity) in entities.iter().enumerate() {
                 if F::matches(self.filter, entity, start + k) {
                     // SAFETY: the block covers `k`; each position once.
@@ -191,6 +193,7 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
             query,
             filter: F::cursor(&self.filter),
             driver,
+            run: Q::run(query, driver),
             entities: driver.entities,
         }
     }
@@ -237,15 +240,64 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
         });
     }
 
+    /// Calls `f` with the handle and the item of every matching entity, in
+    /// parallel on the current rayon pool (chunks as in
+    /// [`par_each`](Self::par_each)), and collects the `Some` results in
+    /// the driving pool's dense order: the order a serial
+    /// [`each_with_entity`](Self::each_with_entity) would see them, whatever
+    /// the thread count, so what is built from them stays deterministic.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::{Entity, Registry};
+    ///
+    /// struct Health(i32);
+    ///
+    /// let mut registry = Registry::new();
+    /// let a = registry.spawn((Health(0),));
+    /// let _b = registry.spawn((Health(5),));
+    /// let c = registry.spawn((Health(-1),));
+    /// let dead: Vec<Entity> = registry
+    ///     .view::<&Health>()
+    ///     .par_filter_map(|entity, health| (health.0 <= 0).then_some(entity));
+    /// assert_eq!(dead, vec![a, c]);
+    /// ```
+    pub fn par_filter_map<'a, T, Fun>(&'a mut self, f: Fun) -> Vec<T>
+    where
+        T: Send,
+        Fun: Fn(Entity, Q::Item<'a>) -> Option<T> + Send + Sync,
+        Q::Cursor<'a>: Send + Sync,
+        F::Cursor<'a>: Send + Sync,
+    {
+        let pass = self.pass();
+        let len = pass.entities.len();
+        let chunk = (len / (rayon::current_num_threads() * 8)).max(BLOCK);
+        let parts: Vec<Vec<T>> = (0..len.div_ceil(chunk))
+            .into_par_iter()
+            .map(|n| {
+                let range = n * chunk..((n + 1) * chunk).min(len);
+                let mut found = Vec::new();
+                // SAFETY: chunks are disjoint, so each position is walked once.
+                unsafe {
+                    pass.walk(range, &mut |entity, item| {
+                        found.extend(f(entity, item));
+                    });
+                }
+                found
+            })
+            .collect();
+        parts.into_iter().flatten().collect()
+    }
+
     /// The item of `entity`, if it matches the view.
     pub fn get(&mut self, entity: Entity) -> Option<Q::Item<'_>> {
-        let pass = self.pass();
-        if !F::matches(pass.filter, entity, usize::MAX) {
+        if !F::matches(F::cursor(&self.filter), entity, usize::MAX) {
             return None;
         }
         // SAFETY: one fetch from a fresh cursor; the item borrows `self`
         // mutably, so no other item of this view is alive meanwhile.
-        unsafe { Q::fetch(pass.query, entity, usize::MAX) }
+        unsafe { Q::fetch(Q::cursor(&mut self.query), entity, usize::MAX) }
     }
 
     /// `true` when `entity` matches the view.
@@ -289,7 +341,7 @@ impl<'a, Q: QueryData, F: QueryFilter> Iterator for ViewIter<'a, Q, F> {
             if i >= self.block_end {
                 self.block_start = i;
                 self.block_end = (i + BLOCK).min(pass.entities.len());
-                self.block = Q::block(pass.query, pass.driver, i..self.block_end);
+                self.block = Q::block(pass.query, pass.run, pass.driver, i..self.block_end);
             }
             if !F::matches(pass.filter, entity, i) {
                 continue;
