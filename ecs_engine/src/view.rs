@@ -287,7 +287,11 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
                 found
             })
             .collect();
-        parts.into_iter().flatten().collect()
+        let mut all = Vec::with_capacity(parts.iter().map(Vec::len).sum());
+        for part in parts {
+            all.extend(part);
+        }
+        all
     }
 
     /// The item of `entity`, if it matches the view.
