@@ -89,15 +89,44 @@ impl Command for Despawn {
         ctx.finish(CommandKind::Despawn, self.entity, None, result)
     }
 
-    /// As `apply` for each, counting the applied ones in bulk. Despawns
-    /// own nothing to drop, so the run is read in place and removed from
-    /// the queue at the end (after an error, `discard` removes it).
+    /// As `apply` for each, counting the applied ones in bulk, the run
+    /// given to the registry as one batch (`Registry::despawn_many`).
+    /// Despawns own nothing to drop, so the run is read in place and
+    /// removed from the queue at the end (after an error, `discard`
+    /// removes it).
     fn apply_run(
         queue: &mut VecDeque<Self>,
         len: usize,
         ctx: &mut ApplyCtx<'_>,
     ) -> Result<(), SkippedCommand> {
         let remap = ctx.has_placeholders();
+        if len > 1 {
+            // One batch for the registry (components removed pool by
+            // pool); a target that is not alive is reported as `apply`
+            // would, and the batch goes on after it.
+            let targets: Vec<Entity> = queue
+                .iter()
+                .take(len)
+                .map(|d| if remap { ctx.resolve(d.entity) } else { d.entity })
+                .collect();
+            let mut rest = 0;
+            while rest < len {
+                match ctx.registry.despawn_many(&targets[rest..]) {
+                    Ok(()) => {
+                        ctx.applied_run(CommandKind::Despawn, len - rest);
+                        rest = len;
+                    }
+                    Err((at, reason)) => {
+                        let entity = queue[rest + at].entity;
+                        ctx.applied_run(CommandKind::Despawn, at);
+                        rest += at + 1;
+                        ctx.finish(CommandKind::Despawn, entity, None, Err(reason))?;
+                    }
+                }
+            }
+            queue.drain(..len);
+            return Ok(());
+        }
         let mut applied = 0;
         let (front, back) = queue.as_slices();
         for &Despawn { entity } in front.iter().chain(back).take(len) {

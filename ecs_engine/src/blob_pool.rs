@@ -258,6 +258,11 @@ impl BlobPool {
         self.runs.changed(len, len + 1);
     }
 
+    /// `true` when the values have a destructor.
+    pub(crate) fn has_drop(&self) -> bool {
+        self.drop.is_some()
+    }
+
     /// Removes and drops `entity`'s value; the last value moves into its
     /// place. `true` if it had one.
     pub(crate) fn remove(&mut self, entity: Entity) -> bool {
