@@ -78,6 +78,9 @@ impl<B: Bundle> Command for Spawn<B> {
     }
 }
 
+/// Despawns handed to the registry at once by a run of despawns.
+const DESPAWN_BATCH: usize = 512;
+
 pub(crate) struct Despawn {
     pub(crate) entity: Entity,
 }
@@ -101,28 +104,33 @@ impl Command for Despawn {
     ) -> Result<(), SkippedCommand> {
         let remap = ctx.has_placeholders();
         if len > 1 {
-            // One batch for the registry (components removed pool by
-            // pool); a target that is not alive is reported as `apply`
-            // would, and the batch goes on after it.
-            let targets: Vec<Entity> = queue
-                .iter()
-                .take(len)
-                .map(|d| if remap { ctx.resolve(d.entity) } else { d.entity })
-                .collect();
-            let mut rest = 0;
-            while rest < len {
-                match ctx.registry.despawn_many(&targets[rest..]) {
-                    Ok(()) => {
-                        ctx.applied_run(CommandKind::Despawn, len - rest);
-                        rest = len;
-                    }
-                    Err((at, reason)) => {
-                        let entity = queue[rest + at].entity;
-                        ctx.applied_run(CommandKind::Despawn, at);
-                        rest += at + 1;
-                        ctx.finish(CommandKind::Despawn, entity, None, Err(reason))?;
+            // Batches for the registry (components removed pool by pool),
+            // staged on the stack so a warm buffer allocates nothing; a
+            // target that is not alive is reported as `apply` would, and
+            // the batch goes on after it.
+            let mut targets = [Entity::NULL; DESPAWN_BATCH];
+            let mut done = 0;
+            while done < len {
+                let n = (len - done).min(DESPAWN_BATCH);
+                for (slot, d) in targets.iter_mut().zip(queue.range(done..done + n)) {
+                    *slot = if remap { ctx.resolve(d.entity) } else { d.entity };
+                }
+                let mut rest = 0;
+                while rest < n {
+                    match ctx.registry.despawn_many(&targets[rest..n]) {
+                        Ok(()) => {
+                            ctx.applied_run(CommandKind::Despawn, n - rest);
+                            rest = n;
+                        }
+                        Err((at, reason)) => {
+                            let entity = queue[done + rest + at].entity;
+                            ctx.applied_run(CommandKind::Despawn, at);
+                            rest += at + 1;
+                            ctx.finish(CommandKind::Despawn, entity, None, Err(reason))?;
+                        }
                     }
                 }
+                done += n;
             }
             queue.drain(..len);
             return Ok(());
