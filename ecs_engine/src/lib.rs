@@ -77,7 +77,7 @@ mod resources;
 mod sparse_set;
 mod view;
 
-pub use bundle::Bundle;
+pub use bundle::{Bundle, SpawnBatch};
 pub use cell::RegistryCell;
 pub use descriptor::{ComponentDescriptor, DropFn};
 pub use entity::{Entity, EntityAllocator};

@@ -7,6 +7,7 @@ use crate::pools::Pools;
 use crate::query::{QueryFilter, ReadOnlyQueryData};
 use crate::resources::Resources;
 use crate::{
+    SpawnBatch,
     Access, Bundle, Component, ComponentDescriptor, ComponentId, ComponentInfo, EcsError, Entity,
     EntityAllocator, QueryData, RawView, RegistryCell, SparseSet, View,
 };
@@ -122,18 +123,37 @@ impl Registry {
         Ok(entity)
     }
 
-    /// Spawns one entity per bundle, reserving room in each pool first from
-    /// the iterator's size hint, and returns the handles in order.
+    /// Spawns one entity per bundle. The returned [`SpawnBatch`] yields
+    /// the handles in order as it is advanced, and spawns whatever is left
+    /// when it drops, each pool found and grown once (from the iterator's
+    /// size hint) for the whole batch: `registry.spawn_batch(..);` costs
+    /// about what pushing the components to one `Vec` per type does, and
+    /// allocates no list of handles.
     ///
     /// # Panics
     ///
     /// When the live-entity limit is reached (the entities spawned before
     /// stay alive).
-    #[track_caller]
-    pub fn spawn_batch<B: Bundle>(&mut self, bundles: impl IntoIterator<Item = B>) -> Vec<Entity> {
-        let bundles = bundles.into_iter();
-        B::reserve(self, bundles.size_hint().0);
-        bundles.map(|bundle| self.spawn(bundle)).collect()
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::{Entity, Registry};
+    ///
+    /// let mut registry = Registry::new();
+    /// registry.spawn_batch((0..1000u32).map(|i| (i, i as f32)));
+    /// assert_eq!(registry.len(), 1000);
+    /// let handles: Vec<Entity> = registry.spawn_batch((0..3u8).map(|i| (i,))).collect();
+    /// assert_eq!(registry.get::<u8>(handles[2]), Some(&2));
+    /// ```
+    pub fn spawn_batch<B: Bundle, I: IntoIterator<Item = B>>(
+        &mut self,
+        bundles: I,
+    ) -> SpawnBatch<'_, B, I::IntoIter> {
+        SpawnBatch {
+            registry: self,
+            bundles: bundles.into_iter(),
+        }
     }
 
     /// Reserves a handle for an entity that does not exist yet (see
@@ -272,7 +292,7 @@ impl Registry {
     /// use ecs_engine::Registry;
     ///
     /// let mut registry = Registry::new();
-    /// let batch = registry.spawn_batch((0..4u32).map(|i| (i,)));
+    /// let batch: Vec<_> = registry.spawn_batch((0..4u32).map(|i| (i,))).collect();
     /// assert!(registry.despawn_many(&batch[..2]).is_ok());
     /// assert_eq!(registry.len(), 2);
     /// let (at, _) = registry.despawn_many(&[batch[2], batch[0], batch[3]]).unwrap_err();
