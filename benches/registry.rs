@@ -310,6 +310,17 @@ fn add_remove(c: &mut Criterion) {
             }
         })
     });
+    group.bench_function("registry_pool_mut", |b| {
+        b.iter(|| {
+            let mut pool = registry.pool_mut::<B>();
+            for &e in &entities {
+                pool.insert(e, B(1.0)).unwrap();
+            }
+            for &e in &entities {
+                black_box(pool.remove(e).unwrap());
+            }
+        })
+    });
     let mut map: HashMap<Entity, B> = HashMap::new();
     group.bench_function("baseline_hashmap", |b| {
         b.iter(|| {

@@ -7,7 +7,7 @@ use crate::pools::Pools;
 use crate::query::{QueryFilter, ReadOnlyQueryData};
 use crate::resources::Resources;
 use crate::{
-    SpawnBatch,
+    PoolMut, SpawnBatch,
     Access, Bundle, Component, ComponentDescriptor, ComponentId, ComponentInfo, EcsError, Entity,
     EntityAllocator, QueryData, RawView, RegistryCell, SparseSet, View,
 };
@@ -711,6 +711,18 @@ impl Registry {
     /// The pool of `T` (read-only); `None` before `T` is first used.
     pub fn pool<T: Component>(&self) -> Option<&SparseSet<T>> {
         self.pools.get::<T>()
+    }
+
+    /// The pool of `T` (created if missing), borrowed for many inserts,
+    /// removals and lookups with the type looked up once; see [`PoolMut`].
+    pub fn pool_mut<T: Component>(&mut self) -> PoolMut<'_, T> {
+        let Registry {
+            allocator, pools, ..
+        } = self;
+        PoolMut {
+            allocator,
+            pool: pools.get_or_create::<T>(),
+        }
     }
 
     /// Number of entities with a `T`.
