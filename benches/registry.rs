@@ -159,6 +159,16 @@ fn simple_iter(c: &mut Criterion) {
     });
 
     let mut positions = vec![Position([0.0; 3]); ENTITIES];
+    group.bench_function("registry_pool", |b| {
+        let pool = registry.pool::<Velocity>().unwrap();
+        b.iter(|| {
+            let mut sum = 0.0f32;
+            for &e in &entities {
+                sum += pool.get(e).unwrap().0[0];
+            }
+            sum
+        })
+    });
     let velocities: Vec<Velocity> = (0..ENTITIES).map(velocity).collect();
     group.bench_function("baseline_vecs", |b| {
         b.iter(|| {
@@ -344,6 +354,16 @@ fn get_random(c: &mut Criterion) {
             let mut sum = 0.0f32;
             for &e in &entities {
                 sum += registry.get::<Velocity>(e).unwrap().0[0];
+            }
+            sum
+        })
+    });
+    group.bench_function("registry_pool", |b| {
+        let pool = registry.pool::<Velocity>().unwrap();
+        b.iter(|| {
+            let mut sum = 0.0f32;
+            for &e in &entities {
+                sum += pool.get(e).unwrap().0[0];
             }
             sum
         })

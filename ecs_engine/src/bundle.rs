@@ -81,12 +81,22 @@ macro_rules! bundle_tuple {
                 };
                 let additional = bundles.size_hint().0;
                 $( let $pool = typed_mut::<$name>($pool); $pool.reserve(additional); )*
+                let starts = [$($pool.len(),)* 0usize];
+                let mut result = Ok(());
                 for bundle in bundles {
-                    let entity = allocator.allocate()?;
+                    let entity = match allocator.allocate() {
+                        Ok(entity) => entity,
+                        Err(error) => {
+                            result = Err(error);
+                            break;
+                        }
+                    };
                     let ($($name,)*) = bundle;
-                    $( $pool.insert(entity, $name); )*
+                    $( $pool.push_new(entity, $name); )*
                 }
-                Ok(())
+                let starts = &mut starts.into_iter();
+                $( $pool.pushed_since(starts.next().unwrap_or(0)); )*
+                result
             }
 
             #[allow(non_snake_case, unused_variables, unused_mut)]

@@ -174,6 +174,27 @@ impl RunInfo {
         }
     }
 
+    /// Records `end - start` structural changes that appended dense
+    /// positions `start..end` one after the other (a batch of pushes), as
+    /// that many [`changed`](Self::changed) calls would.
+    pub(crate) fn pushed(&mut self, start: usize, end: usize) {
+        if start >= end {
+            return;
+        }
+        let (start, end) = (start as u32, end as u32);
+        if let Some(last) = self.log.last_mut()
+            && last.end == start
+            && last.last_revision() == self.revision
+        {
+            last.end = end;
+            self.revision += u64::from(end - start);
+            return;
+        }
+        for position in start..end {
+            self.changed(position as usize, end as usize);
+        }
+    }
+
     /// Records a change that may have written any position (a clear).
     pub(crate) fn changed_all(&mut self) {
         self.revision += 1;
@@ -350,6 +371,32 @@ impl<T> SparseSet<T> {
         self.data.push(value);
         self.runs.changed(len, len + 1);
         None
+    }
+
+    /// Appends `value` for `entity`, which must have no component here yet
+    /// (a just-allocated entity); an occupied slot (which the registry
+    /// never leaves for a fresh entity) falls back to
+    /// [`insert`](Self::insert). Does not log the change: the caller
+    /// reports the appended positions with [`RunInfo::pushed`] through
+    /// [`pushed_since`](Self::pushed_since).
+    #[inline]
+    pub(crate) fn push_new(&mut self, entity: Entity, value: T) {
+        let len = self.dense.len();
+        let slot = self.sparse.slot_mut(entity.index());
+        if *slot != EMPTY {
+            // Logged by `insert` itself; later pushes start a new entry.
+            self.insert(entity, value);
+            return;
+        }
+        *slot = len as u32;
+        self.dense.push(entity);
+        self.data.push(value);
+    }
+
+    /// Logs the positions appended by [`push_new`](Self::push_new) since
+    /// the set held `start` components.
+    pub(crate) fn pushed_since(&mut self, start: usize) {
+        self.runs.pushed(start, self.dense.len());
     }
 
     /// Removes and returns `entity`'s component; the last component moves

@@ -21,6 +21,8 @@ enum Op {
     SpawnBoth,
     /// Spawns with `A` only.
     SpawnA,
+    /// Spawns a few with both in one `spawn_batch`.
+    SpawnBatch(u8),
     /// Despawns the live entity at this index (modulo the live count).
     Despawn(usize),
     /// Removes `B` from the live entity at this index.
@@ -39,6 +41,7 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         6 => Just(Op::SpawnBoth),
         1 => Just(Op::SpawnA),
+        2 => (0u8..5).prop_map(Op::SpawnBatch),
         4 => any::<usize>().prop_map(Op::Despawn),
         1 => any::<usize>().prop_map(Op::RemoveB),
         1 => any::<usize>().prop_map(Op::InsertB),
@@ -91,6 +94,27 @@ fn run(ops: &[Op]) {
                 let e = registry.spawn((A(next), B(next + 1)));
                 model.insert(e, (next, Some(next + 1)));
                 next += 1;
+            }
+            Op::SpawnBatch(n) => {
+                let first = next;
+                let batch: Vec<Entity> = registry
+                    .spawn_batch((first..first + u32::from(n)).map(|i| (A(i), B(i + 1))))
+                    .take(1)
+                    .collect();
+                let spawned: Vec<Entity> = registry
+                    .pool::<A>()
+                    .unwrap()
+                    .iter()
+                    .filter(|(_, a)| a.0 >= first)
+                    .map(|(e, _)| e)
+                    .collect();
+                assert_eq!(spawned.len(), usize::from(n));
+                assert_eq!(batch.first(), spawned.first());
+                for (k, e) in spawned.into_iter().enumerate() {
+                    let i = first + k as u32;
+                    model.insert(e, (i, Some(i + 1)));
+                }
+                next += u32::from(n);
             }
             Op::SpawnA => {
                 let e = registry.spawn((A(next),));
