@@ -113,7 +113,11 @@ impl Command for Despawn {
             while done < len {
                 let n = (len - done).min(DESPAWN_BATCH);
                 for (slot, d) in targets.iter_mut().zip(queue.range(done..done + n)) {
-                    *slot = if remap { ctx.resolve(d.entity) } else { d.entity };
+                    *slot = if remap {
+                        ctx.resolve(d.entity)
+                    } else {
+                        d.entity
+                    };
                 }
                 let mut rest = 0;
                 while rest < n {

@@ -7,9 +7,8 @@ use crate::pools::Pools;
 use crate::query::{QueryFilter, ReadOnlyQueryData};
 use crate::resources::Resources;
 use crate::{
-    PoolMut, SpawnBatch,
     Access, Bundle, Component, ComponentDescriptor, ComponentId, ComponentInfo, EcsError, Entity,
-    EntityAllocator, QueryData, RawView, RegistryCell, SparseSet, View,
+    EntityAllocator, PoolMut, QueryData, RawView, RegistryCell, SparseSet, SpawnBatch, View,
 };
 
 /// The world: entities, one [`SparseSet`] per component type, and resources.

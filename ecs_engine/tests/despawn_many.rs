@@ -34,7 +34,9 @@ fn world(with_drop: bool) -> (Registry, Vec<Entity>) {
 }
 
 /// Every pool's entities and components, in dense order.
-fn snapshot(registry: &Registry) -> (Vec<(Entity, A)>, Vec<(Entity, B)>, Vec<(Entity, u32)>) {
+type Snapshot = (Vec<(Entity, A)>, Vec<(Entity, B)>, Vec<(Entity, u32)>);
+
+fn snapshot(registry: &Registry) -> Snapshot {
     let a = registry
         .pool::<A>()
         .map(|p| p.iter().map(|(e, c)| (e, *c)).collect())

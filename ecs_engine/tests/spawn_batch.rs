@@ -9,10 +9,23 @@ struct A(u32);
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct B(f32);
 
-fn pools(registry: &Registry) -> (Vec<(Entity, A)>, Vec<(Entity, B)>) {
+/// Each pool's entities and components, in dense order.
+type Pools = (Vec<(Entity, A)>, Vec<(Entity, B)>);
+
+fn pools(registry: &Registry) -> Pools {
     (
-        registry.pool::<A>().unwrap().iter().map(|(e, c)| (e, *c)).collect(),
-        registry.pool::<B>().unwrap().iter().map(|(e, c)| (e, *c)).collect(),
+        registry
+            .pool::<A>()
+            .unwrap()
+            .iter()
+            .map(|(e, c)| (e, *c))
+            .collect(),
+        registry
+            .pool::<B>()
+            .unwrap()
+            .iter()
+            .map(|(e, c)| (e, *c))
+            .collect(),
     )
 }
 
