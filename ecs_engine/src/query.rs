@@ -579,7 +579,7 @@ macro_rules! query_tuple {
                 best
             }
 
-            #[inline]
+            #[inline(always)]
             unsafe fn fetch<'a>(
                 cursor: Self::Cursor<'a>,
                 entity: Entity,

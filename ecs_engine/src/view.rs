@@ -270,9 +270,36 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
         Q::Cursor<'a>: Send + Sync,
         F::Cursor<'a>: Send + Sync,
     {
+        let mut out = Vec::new();
+        self.par_filter_map_into(&mut out, f);
+        out
+    }
+
+    /// As [`par_filter_map`](Self::par_filter_map), appending to `out`
+    /// (whose memory a caller can keep from tick to tick). On a pool of
+    /// one thread the walk is serial, straight into `out`.
+    pub fn par_filter_map_into<'a, T, Fun>(&'a mut self, out: &mut Vec<T>, f: Fun)
+    where
+        T: Send,
+        Fun: Fn(Entity, Q::Item<'a>) -> Option<T> + Send + Sync,
+        Q::Cursor<'a>: Send + Sync,
+        F::Cursor<'a>: Send + Sync,
+    {
         let pass = self.pass();
         let len = pass.entities.len();
-        let chunk = (len / (rayon::current_num_threads() * 8)).max(BLOCK);
+        let threads = rayon::current_num_threads();
+        if threads == 1 || len <= BLOCK {
+            // SAFETY: one walk over the whole driver: each position once.
+            unsafe {
+                pass.walk(0..len, &mut |entity, item| {
+                    if let Some(value) = f(entity, item) {
+                        out.push(value);
+                    }
+                });
+            }
+            return;
+        }
+        let chunk = (len / (threads * 8)).max(BLOCK);
         let parts: Vec<Vec<T>> = (0..len.div_ceil(chunk))
             .into_par_iter()
             .map(|n| {
@@ -281,17 +308,18 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
                 // SAFETY: chunks are disjoint, so each position is walked once.
                 unsafe {
                     pass.walk(range, &mut |entity, item| {
-                        found.extend(f(entity, item));
+                        if let Some(value) = f(entity, item) {
+                            found.push(value);
+                        }
                     });
                 }
                 found
             })
             .collect();
-        let mut all = Vec::with_capacity(parts.iter().map(Vec::len).sum());
+        out.reserve(parts.iter().map(Vec::len).sum());
         for part in parts {
-            all.extend(part);
+            out.extend(part);
         }
-        all
     }
 
     /// The item of `entity`, if it matches the view.

@@ -83,17 +83,21 @@ impl StatefulSystem for Collision {
     );
 
     fn run(&mut self, (rules, mut bodies, mut hits): <Self::Params as SystemParam>::Item<'_>) {
-        self.bodies = bodies.par_filter_map(|entity, (_, p, c, faction, damage, missile)| {
-            Some(Body {
-                entity,
-                x: p.x,
-                y: p.y,
-                radius: c.radius,
-                faction: *faction,
-                missile: missile.is_some(),
-                damage: damage.0,
-            })
-        });
+        self.bodies.clear();
+        bodies.par_filter_map_into(
+            &mut self.bodies,
+            |entity, (_, p, c, faction, damage, missile)| {
+                Some(Body {
+                    entity,
+                    x: p.x,
+                    y: p.y,
+                    radius: c.radius,
+                    faction: *faction,
+                    missile: missile.is_some(),
+                    damage: damage.0,
+                })
+            },
+        );
         let arena = rules.shmup.arena;
         let grid = Grid::new(&self.bodies, arena.width, arena.height, arena.margin);
         self.sort_into_cells(&grid);
