@@ -38,7 +38,7 @@ impl SparseIndex {
     }
 
     /// The slot of `index`, its page allocated if missing.
-    #[inline]
+    #[inline(always)]
     fn slot_mut(&mut self, index: u32) -> &mut u32 {
         let index = index as usize;
         let page_number = index / PAGE_LEN;
@@ -162,6 +162,13 @@ impl RunInfo {
             last.end += 1;
             return;
         }
+        self.log_new_entry(position, len);
+    }
+
+    /// The slow path of [`changed`](Self::changed): a new log entry, and
+    /// the oldest half of the log forgotten when it grew too long.
+    #[inline(never)]
+    fn log_new_entry(&mut self, position: u32, len: usize) {
         self.log.push(Change {
             revision: self.revision,
             start: position,
