@@ -116,7 +116,7 @@ impl StatefulSystem for Collision {
     }
 }
 
-/// Bodies per parallel task when testing the enemies' side.
+/// Fewest bodies per parallel task when testing the enemies' side.
 const CHUNK: usize = 256;
 
 /// What one chunk of the enemies' side did: hits dealt to the players'
@@ -171,14 +171,21 @@ impl Collision {
             starts: &self.starts,
             order: &self.order,
         };
+        // A few chunks per thread (one on a one-thread pool).
+        let threads = rayon::current_num_threads();
+        let chunk = if threads == 1 {
+            self.taken.len().max(1)
+        } else {
+            (self.taken.len() / (threads * 4)).max(CHUNK)
+        };
         let chunks: Vec<ChunkHits> = self
             .taken
-            .par_chunks_mut(CHUNK)
+            .par_chunks_mut(chunk)
             .enumerate()
             .map(|(n, taken)| {
                 let mut out = ChunkHits::default();
                 for (k, own) in taken.iter_mut().enumerate() {
-                    let i = n * CHUNK + k;
+                    let i = n * chunk + k;
                     if cells.bodies[i].faction == Faction::Enemy {
                         cells.test_neighbours(i, own, &mut out);
                     }
