@@ -173,6 +173,16 @@ fn simple_iter(c: &mut Criterion) {
     });
 
     let mut positions = vec![Position([0.0; 3]); ENTITIES];
+    group.bench_function("registry_pool", |b| {
+        let pool = registry.pool::<Velocity>().unwrap();
+        b.iter(|| {
+            let mut sum = 0.0f32;
+            for &e in &entities {
+                sum += pool.get(e).unwrap().0[0];
+            }
+            sum
+        })
+    });
     let velocities: Vec<Velocity> = (0..ENTITIES).map(velocity).collect();
     group.bench_function("baseline_vecs", |b| {
         b.iter(|| {
@@ -324,6 +334,17 @@ fn add_remove(c: &mut Criterion) {
             }
         })
     });
+    group.bench_function("registry_pool_mut", |b| {
+        b.iter(|| {
+            let mut pool = registry.pool_mut::<B>();
+            for &e in &entities {
+                pool.insert(e, B(1.0)).unwrap();
+            }
+            for &e in &entities {
+                black_box(pool.remove(e).unwrap());
+            }
+        })
+    });
     let mut map: HashMap<Entity, B> = HashMap::new();
     group.bench_function("baseline_hashmap", |b| {
         b.iter(|| {
@@ -347,6 +368,16 @@ fn get_random(c: &mut Criterion) {
             let mut sum = 0.0f32;
             for &e in &entities {
                 sum += registry.get::<Velocity>(e).unwrap().0[0];
+            }
+            sum
+        })
+    });
+    group.bench_function("registry_pool", |b| {
+        let pool = registry.pool::<Velocity>().unwrap();
+        b.iter(|| {
+            let mut sum = 0.0f32;
+            for &e in &entities {
+                sum += pool.get(e).unwrap().0[0];
             }
             sum
         })

@@ -78,6 +78,9 @@ impl<B: Bundle> Command for Spawn<B> {
     }
 }
 
+/// Despawns handed to the registry at once by a run of despawns.
+const DESPAWN_BATCH: usize = 512;
+
 pub(crate) struct Despawn {
     pub(crate) entity: Entity,
 }
@@ -89,15 +92,53 @@ impl Command for Despawn {
         ctx.finish(CommandKind::Despawn, self.entity, None, result)
     }
 
-    /// As `apply` for each, counting the applied ones in bulk. Despawns
-    /// own nothing to drop, so the run is read in place and removed from
-    /// the queue at the end (after an error, `discard` removes it).
+    /// As `apply` for each, counting the applied ones in bulk, the run
+    /// given to the registry as one batch (`Registry::despawn_many`).
+    /// Despawns own nothing to drop, so the run is read in place and
+    /// removed from the queue at the end (after an error, `discard`
+    /// removes it).
     fn apply_run(
         queue: &mut VecDeque<Self>,
         len: usize,
         ctx: &mut ApplyCtx<'_>,
     ) -> Result<(), SkippedCommand> {
         let remap = ctx.has_placeholders();
+        if len > 1 {
+            // Batches for the registry (components removed pool by pool),
+            // staged on the stack so a warm buffer allocates nothing; a
+            // target that is not alive is reported as `apply` would, and
+            // the batch goes on after it.
+            let mut targets = [Entity::NULL; DESPAWN_BATCH];
+            let mut done = 0;
+            while done < len {
+                let n = (len - done).min(DESPAWN_BATCH);
+                for (slot, d) in targets.iter_mut().zip(queue.range(done..done + n)) {
+                    *slot = if remap {
+                        ctx.resolve(d.entity)
+                    } else {
+                        d.entity
+                    };
+                }
+                let mut rest = 0;
+                while rest < n {
+                    match ctx.registry.despawn_many(&targets[rest..n]) {
+                        Ok(()) => {
+                            ctx.applied_run(CommandKind::Despawn, n - rest);
+                            rest = n;
+                        }
+                        Err((at, reason)) => {
+                            let entity = queue[done + rest + at].entity;
+                            ctx.applied_run(CommandKind::Despawn, at);
+                            rest += at + 1;
+                            ctx.finish(CommandKind::Despawn, entity, None, Err(reason))?;
+                        }
+                    }
+                }
+                done += n;
+            }
+            queue.drain(..len);
+            return Ok(());
+        }
         let mut applied = 0;
         let (front, back) = queue.as_slices();
         for &Despawn { entity } in front.iter().chain(back).take(len) {

@@ -257,8 +257,13 @@ impl BlobPool {
         unsafe { ptr::copy_nonoverlapping(src, self.column.at(len), size) };
         self.sparse.set(entity.index(), len);
         self.dense.push(entity);
-        self.runs.revision += 1;
+        self.runs.changed(len, len + 1);
         Ok(())
+    }
+
+    /// `true` when the values have a destructor.
+    pub(crate) fn has_drop(&self) -> bool {
+        self.drop.is_some()
     }
 
     /// Removes and drops `entity`'s value; the last value moves into its
@@ -268,7 +273,7 @@ impl BlobPool {
             return false;
         };
         let last = self.dense.len() - 1;
-        self.runs.revision += 1;
+        self.runs.changed(i, last);
         self.sparse.clear_slot(entity.index());
         self.dense.swap_remove(i);
         if let Some(&moved) = self.dense.get(i) {
@@ -293,7 +298,7 @@ impl BlobPool {
     /// Drops every value; keeps the allocated memory.
     pub(crate) fn clear(&mut self) {
         let len = self.dense.len();
-        self.runs.revision += 1;
+        self.runs.changed_all();
         for entity in self.dense.drain(..) {
             self.sparse.clear_slot(entity.index());
         }

@@ -25,6 +25,14 @@ pub trait Bundle: sealed::Sealed + Send + Sync + 'static {
     #[doc(hidden)]
     fn reserve(registry: &mut Registry, additional: usize);
 
+    /// Spawns one entity per bundle left in `bundles`, each pool found
+    /// and grown once.
+    #[doc(hidden)]
+    fn spawn_all<Iter: Iterator<Item = Self>>(
+        registry: &mut Registry,
+        bundles: &mut Iter,
+    ) -> Result<(), EcsError>;
+
     #[doc(hidden)]
     fn spawn_reserved_batch<Iter: Iterator<Item = Self>>(
         registry: &mut Registry,
@@ -60,6 +68,41 @@ macro_rules! bundle_tuple {
             #[allow(unused_variables, reason = "the empty tuple uses none of its arguments")]
             fn reserve(registry: &mut Registry, additional: usize) {
                 $( registry.pools.get_or_create::<$name>().reserve(additional); )*
+            }
+
+            #[allow(non_snake_case, unused_variables, reason = "fields named after their types; the empty tuple binds nothing")]
+            fn spawn_all<Iter: Iterator<Item = Self>>(
+                registry: &mut Registry,
+                bundles: &mut Iter,
+            ) -> Result<(), EcsError> {
+                let ids = [$(registry.pools.register::<$name>()),*];
+                let Registry { allocator, pools, .. } = registry;
+                let Some([$($pool),*]) = pools.disjoint_mut(ids) else {
+                    // A type listed twice: one bundle at a time, so the
+                    // last value wins as in `insert_into`.
+                    for bundle in bundles {
+                        registry.try_spawn(bundle)?;
+                    }
+                    return Ok(());
+                };
+                let additional = bundles.size_hint().0;
+                $( let $pool = typed_mut::<$name>($pool); $pool.reserve(additional); )*
+                let starts = [$($pool.len(),)* 0usize];
+                let mut result = Ok(());
+                for bundle in bundles {
+                    let entity = match allocator.allocate() {
+                        Ok(entity) => entity,
+                        Err(error) => {
+                            result = Err(error);
+                            break;
+                        }
+                    };
+                    let ($($name,)*) = bundle;
+                    $( $pool.push_new(entity, $name); )*
+                }
+                let starts = &mut starts.into_iter();
+                $( $pool.pushed_since(starts.next().unwrap_or(0)); )*
+                result
             }
 
             #[allow(non_snake_case, unused_variables, unused_mut, reason = "fields named after their types; the empty tuple binds nothing")]
@@ -127,3 +170,55 @@ bundle_tuple!(A a, B b, C c, D d, E e, F f, G g, H h, I i);
 bundle_tuple!(A a, B b, C c, D d, E e, F f, G g, H h, I i, J j);
 bundle_tuple!(A a, B b, C c, D d, E e, F f, G g, H h, I i, J j, K k);
 bundle_tuple!(A a, B b, C c, D d, E e, F f, G g, H h, I i, J j, K k, L l);
+
+/// The handles of a [`Registry::spawn_batch`], spawned as the iterator is
+/// advanced; whatever is left is spawned when it drops, with each pool
+/// found and grown once. Dropping it at once (`registry.spawn_batch(..);`)
+/// spawns the whole batch on that fast path and allocates no list of
+/// handles; `.collect::<Vec<_>>()` gives the handles, in order.
+///
+/// # Panics
+///
+/// Advancing it, or dropping it, panics when the live-entity limit is
+/// reached (the entities spawned before stay alive; the rest of the batch
+/// is dropped).
+pub struct SpawnBatch<'r, B: Bundle, I: Iterator<Item = B>> {
+    pub(crate) registry: &'r mut Registry,
+    pub(crate) bundles: I,
+}
+
+impl<B: Bundle, I: Iterator<Item = B>> std::fmt::Debug for SpawnBatch<'_, B, I> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SpawnBatch")
+            .field("bundle", &std::any::type_name::<B>())
+            .field("left", &self.bundles.size_hint())
+            .finish()
+    }
+}
+
+impl<B: Bundle, I: Iterator<Item = B>> Iterator for SpawnBatch<'_, B, I> {
+    type Item = Entity;
+
+    #[track_caller]
+    fn next(&mut self) -> Option<Entity> {
+        let bundle = self.bundles.next()?;
+        Some(self.registry.spawn(bundle))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.bundles.size_hint()
+    }
+}
+
+impl<B: Bundle, I: ExactSizeIterator<Item = B>> ExactSizeIterator for SpawnBatch<'_, B, I> {}
+
+impl<B: Bundle, I: Iterator<Item = B>> Drop for SpawnBatch<'_, B, I> {
+    fn drop(&mut self) {
+        let result = B::spawn_all(self.registry, &mut self.bundles);
+        if let Err(error) = result
+            && !std::thread::panicking()
+        {
+            panic!("Registry::spawn_batch: {error}");
+        }
+    }
+}

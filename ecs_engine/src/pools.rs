@@ -218,6 +218,8 @@ impl ComponentAccess {
 pub(crate) trait ErasedPool: Any + Send + Sync {
     /// Removes and drops `entity`'s component; `true` if it had one.
     fn remove_entity(&mut self, entity: Entity) -> bool;
+    /// `true` when dropping a component may run code (which may panic).
+    fn needs_drop(&self) -> bool;
     fn contains_entity(&self, entity: Entity) -> bool;
     fn len(&self) -> usize;
     fn clear(&mut self);
@@ -227,6 +229,9 @@ pub(crate) trait ErasedPool: Any + Send + Sync {
 impl<T: Component> ErasedPool for SparseSet<T> {
     fn remove_entity(&mut self, entity: Entity) -> bool {
         self.remove(entity).is_some()
+    }
+    fn needs_drop(&self) -> bool {
+        std::mem::needs_drop::<T>()
     }
     fn contains_entity(&self, entity: Entity) -> bool {
         self.contains(entity)
@@ -245,6 +250,9 @@ impl<T: Component> ErasedPool for SparseSet<T> {
 impl ErasedPool for BlobPool {
     fn remove_entity(&mut self, entity: Entity) -> bool {
         self.remove(entity)
+    }
+    fn needs_drop(&self) -> bool {
+        self.has_drop()
     }
     fn contains_entity(&self, entity: Entity) -> bool {
         self.contains(entity)
@@ -657,6 +665,37 @@ impl Pools {
             });
         }
         panic.resume();
+    }
+
+    /// Removes every entity of `entities` from every pool. When no pool's
+    /// components run code on drop (so no removal can unwind), pool by
+    /// pool, the pools in parallel on the current rayon pool when the batch
+    /// is large: each pool sees the entities in the same order as entity
+    /// by entity, so the result is the same. Otherwise entity by entity, as
+    /// [`remove_entity`](Self::remove_entity).
+    pub(crate) fn remove_entities(&mut self, entities: &[Entity]) {
+        /// Removals below which the pools are not worth a parallel split.
+        const PARALLEL_REMOVALS: usize = 256;
+        if self.slots.iter_mut().any(|s| s.cell.get_mut().needs_drop()) {
+            for &entity in entities {
+                self.remove_entity(entity);
+            }
+            return;
+        }
+        let remove_all = |slot: &mut PoolSlot| {
+            let pool = slot.cell.get_mut();
+            if pool.len() > 0 {
+                for &entity in entities {
+                    pool.remove_entity(entity);
+                }
+            }
+        };
+        if entities.len() >= PARALLEL_REMOVALS && self.slots.len() > 1 {
+            use rayon::prelude::*;
+            self.slots.par_iter_mut().for_each(remove_all);
+        } else {
+            self.slots.iter_mut().for_each(remove_all);
+        }
     }
 
     pub(crate) fn remove_by_id(&mut self, id: ComponentId, entity: Entity) -> bool {

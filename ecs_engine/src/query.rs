@@ -75,6 +75,15 @@ pub trait QueryData: sealed::SealedQueryData {
     #[doc(hidden)]
     type Block<'a>: Copy;
 
+    #[doc(hidden)]
+    type Run: Copy + Send + Sync;
+
+    /// Where the driver's whole dense array sits in every pool of the
+    /// query as one run, if it does; found once per pass (cached across
+    /// passes) and handed to every [`block`](Self::block) call.
+    #[doc(hidden)]
+    fn run(cursor: Self::Cursor<'_>, driver: Driver<'_>) -> Self::Run;
+
     /// The run of every pool of the query that holds exactly the driver's
     /// entities `driver[range]`, in the same order (at any offset in each
     /// pool); `None` when some pool does not. Such a block is joined by
@@ -82,6 +91,7 @@ pub trait QueryData: sealed::SealedQueryData {
     #[doc(hidden)]
     fn block<'a>(
         cursor: Self::Cursor<'a>,
+        run: Self::Run,
         driver: Driver<'a>,
         range: Range<usize>,
     ) -> Option<Self::Block<'a>>;
@@ -108,14 +118,16 @@ pub struct Driver<'a> {
     pub(crate) entities: &'a [Entity],
     id: u64,
     revision: u64,
+    runs: Option<&'a RunInfo>,
 }
 
 impl<'a> Driver<'a> {
-    pub(crate) fn of(dense: &'a [Entity], runs: &RunInfo) -> Self {
+    pub(crate) fn of(dense: &'a [Entity], runs: &'a RunInfo) -> Self {
         Driver {
             entities: dense,
             id: runs.id,
             revision: runs.revision,
+            runs: Some(runs),
         }
     }
 
@@ -123,6 +135,7 @@ impl<'a> Driver<'a> {
         entities: &[],
         id: 0,
         revision: 0,
+        runs: None,
     };
 }
 
@@ -138,22 +151,19 @@ fn run_start(
     same_run(dense.get(start..start + wanted.len())?, wanted).then_some(start)
 }
 
-/// Where the run `driver[range]` starts in a pool's `dense` array, if the
-/// pool holds exactly those entities in that order there. When the
-/// driver's whole array is one run of the pool, its position is cached per
-/// (driver, revisions), so later passes skip comparing handles.
+/// Where the run `driver[range]` starts in a pool's `dense` array, given
+/// where the driver's whole array starts in it (`whole`, from
+/// [`whole_run_start`], computed once per pass), if the pool holds exactly
+/// those entities in that order there.
 #[inline]
 fn block_start(
     dense: &[Entity],
     sparse: &SparseIndex,
-    runs: &RunInfo,
+    whole: Option<usize>,
     driver: Driver<'_>,
     range: Range<usize>,
 ) -> Option<usize> {
-    if runs.id == driver.id {
-        return Some(range.start);
-    }
-    match whole_run_start(dense, sparse, runs, driver) {
+    match whole {
         Some(start) => Some(start + range.start),
         None => run_start(
             dense,
@@ -165,8 +175,10 @@ fn block_start(
 }
 
 /// Where the driver's whole dense array starts in a pool's `dense` array
-/// as one run, if it does; cached per (driver, revisions), so later passes
-/// skip comparing handles.
+/// as one run, if it does (0 when the pool is the driver). Cached per
+/// (driver, revisions); after structural changes, a cached run is
+/// re-checked only at the positions the changes wrote (the pools' change
+/// logs), so the cost follows what changed, not the size of the join.
 #[inline]
 pub(crate) fn whole_run_start(
     dense: &[Entity],
@@ -174,6 +186,9 @@ pub(crate) fn whole_run_start(
     runs: &RunInfo,
     driver: Driver<'_>,
 ) -> Option<usize> {
+    if runs.id == driver.id {
+        return Some(0);
+    }
     let key = RunCache {
         driver_id: driver.id,
         driver_revision: driver.revision,
@@ -181,17 +196,53 @@ pub(crate) fn whole_run_start(
         start: None,
     };
     let slot = (driver.id % RUN_CACHE_SLOTS as u64) as usize;
-    let cached = {
-        let cache = &runs.cache.lock()[slot];
-        let hit = (cache.driver_id, cache.driver_revision, cache.revision)
-            == (key.driver_id, key.driver_revision, key.revision);
-        hit.then_some(cache.start)
-    };
-    cached.unwrap_or_else(|| {
-        let start = run_start(dense, sparse, driver.entities, 0);
-        runs.cache.lock()[slot] = RunCache { start, ..key };
-        start
-    })
+    let cached = runs.cache.lock()[slot];
+    if (cached.driver_id, cached.driver_revision, cached.revision)
+        == (key.driver_id, key.driver_revision, key.revision)
+    {
+        return cached.start;
+    }
+    let start = (cached.driver_id == driver.id)
+        .then(|| recheck(dense, runs, driver, &cached))
+        .flatten()
+        .unwrap_or_else(|| run_start(dense, sparse, driver.entities, 0));
+    runs.cache.lock()[slot] = RunCache { start, ..key };
+    start
+}
+
+/// Re-checks a cached whole run (`cached.start`) after structural changes
+/// of the pool and the driver, at the positions they wrote only: every
+/// other position holds the handle it held when the run was checked.
+/// `None` when that cannot decide (no cached run, a change log that no
+/// longer reaches back, or a written position that no longer matches).
+fn recheck(
+    dense: &[Entity],
+    runs: &RunInfo,
+    driver: Driver<'_>,
+    cached: &RunCache,
+) -> Option<Option<usize>> {
+    let start = cached.start?;
+    let wanted = driver.entities;
+    if start + wanted.len() > dense.len() {
+        return None;
+    }
+    let matches = |p: usize| p >= wanted.len() || dense[start + p] == wanted[p];
+    let driver_changes = driver.runs?.changes_since(cached.driver_revision)?;
+    let pool_changes = runs.changes_since(cached.revision)?;
+    for range in driver_changes {
+        let end = range.end.min(wanted.len());
+        if !(range.start..end).all(matches) {
+            return None;
+        }
+    }
+    for range in pool_changes {
+        let from = range.start.max(start) - start;
+        let to = range.end.saturating_sub(start).min(wanted.len());
+        if !(from..to).all(matches) {
+            return None;
+        }
+    }
+    Some(Some(start))
 }
 
 /// `a == b` for runs of equal length, without an early exit, so the
@@ -225,6 +276,7 @@ impl<T: Component> QueryData for &T {
     type Borrow<'w> = Option<MappedRwLockReadGuard<'w, SparseSet<T>>>;
     type Cursor<'a> = Option<&'a SparseSet<T>>;
     type Block<'a> = &'a [T];
+    type Run = Option<usize>;
     const DRIVES: bool = true;
 
     fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
@@ -254,16 +306,23 @@ impl<T: Component> QueryData for &T {
         Some(&pool.components()[i])
     }
 
+    fn run(cursor: Self::Cursor<'_>, driver: Driver<'_>) -> Self::Run {
+        let pool = cursor?;
+        let (sparse, runs) = pool.lookup_parts();
+        whole_run_start(pool.entities(), sparse, runs, driver)
+    }
+
     #[inline]
     fn block<'a>(
         cursor: Self::Cursor<'a>,
+        run: Self::Run,
         driver: Driver<'a>,
         range: Range<usize>,
     ) -> Option<Self::Block<'a>> {
         let pool = cursor?;
         let len = range.len();
-        let (sparse, runs) = pool.lookup_parts();
-        let start = block_start(pool.entities(), sparse, runs, driver, range)?;
+        let (sparse, _) = pool.lookup_parts();
+        let start = block_start(pool.entities(), sparse, run, driver, range)?;
         pool.components().get(start..start + len)
     }
 
@@ -322,6 +381,7 @@ impl<T: Component> QueryData for &mut T {
     type Borrow<'w> = Option<MappedRwLockWriteGuard<'w, SparseSet<T>>>;
     type Cursor<'a> = Option<MutCursor<'a, T>>;
     type Block<'a> = *mut T;
+    type Run = Option<usize>;
     const DRIVES: bool = true;
 
     fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
@@ -360,14 +420,20 @@ impl<T: Component> QueryData for &mut T {
         Some(unsafe { &mut *c.data.add(i) })
     }
 
+    fn run(cursor: Self::Cursor<'_>, driver: Driver<'_>) -> Self::Run {
+        let c = cursor?;
+        whole_run_start(c.dense, c.sparse, c.runs, driver)
+    }
+
     #[inline]
     fn block<'a>(
         cursor: Self::Cursor<'a>,
+        run: Self::Run,
         driver: Driver<'a>,
         range: Range<usize>,
     ) -> Option<Self::Block<'a>> {
         let c = cursor?;
-        let start = block_start(c.dense, c.sparse, c.runs, driver, range)?;
+        let start = block_start(c.dense, c.sparse, run, driver, range)?;
         // SAFETY: `block_start` checked `start + len <= dense.len()`, which
         // equals the component count, so the offset stays in the buffer.
         Some(unsafe { c.data.add(start) })
@@ -393,6 +459,7 @@ impl<Q: QueryData> QueryData for Option<Q> {
     type Borrow<'w> = Q::Borrow<'w>;
     type Cursor<'a> = Q::Cursor<'a>;
     type Block<'a> = Q::Block<'a>;
+    type Run = Q::Run;
     const DRIVES: bool = false;
 
     fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
@@ -419,13 +486,18 @@ impl<Q: QueryData> QueryData for Option<Q> {
         Some(unsafe { Q::fetch(cursor, entity, hint) })
     }
 
+    fn run(cursor: Self::Cursor<'_>, driver: Driver<'_>) -> Self::Run {
+        Q::run(cursor, driver)
+    }
+
     #[inline]
     fn block<'a>(
         cursor: Self::Cursor<'a>,
+        run: Self::Run,
         driver: Driver<'a>,
         range: Range<usize>,
     ) -> Option<Self::Block<'a>> {
-        Q::block(cursor, driver, range)
+        Q::block(cursor, run, driver, range)
     }
 
     #[inline]
@@ -449,6 +521,7 @@ impl QueryData for Entity {
     type Borrow<'w> = ();
     type Cursor<'a> = ();
     type Block<'a> = &'a [Entity];
+    type Run = ();
     const DRIVES: bool = false;
 
     fn borrow(_: Locked<'_>) -> Result<(), EcsError> {
@@ -468,9 +541,12 @@ impl QueryData for Entity {
         Some(entity)
     }
 
+    fn run(_: Self::Cursor<'_>, _: Driver<'_>) -> Self::Run {}
+
     #[inline]
     fn block<'a>(
         _: Self::Cursor<'a>,
+        _: Self::Run,
         driver: Driver<'a>,
         range: Range<usize>,
     ) -> Option<Self::Block<'a>> {
@@ -498,6 +574,7 @@ macro_rules! query_tuple {
             type Borrow<'w> = ($($name::Borrow<'w>,)+);
             type Cursor<'a> = ($($name::Cursor<'a>,)+);
             type Block<'a> = ($($name::Block<'a>,)+);
+            type Run = ($($name::Run,)+);
             const DRIVES: bool = $($name::DRIVES)||+;
 
             fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
@@ -522,7 +599,7 @@ macro_rules! query_tuple {
                 best
             }
 
-            #[inline]
+            #[inline(always)]
             unsafe fn fetch<'a>(
                 cursor: Self::Cursor<'a>,
                 entity: Entity,
@@ -532,13 +609,18 @@ macro_rules! query_tuple {
                 unsafe { Some(($($name::fetch(cursor.$index, entity, hint)?,)+)) }
             }
 
+            fn run(cursor: Self::Cursor<'_>, driver: Driver<'_>) -> Self::Run {
+                ($($name::run(cursor.$index, driver),)+)
+            }
+
             #[inline]
             fn block<'a>(
                 cursor: Self::Cursor<'a>,
+                run: Self::Run,
                 driver: Driver<'a>,
                 range: Range<usize>,
             ) -> Option<Self::Block<'a>> {
-                Some(($($name::block(cursor.$index, driver, range.clone())?,)+))
+                Some(($($name::block(cursor.$index, run.$index, driver, range.clone())?,)+))
             }
 
             #[inline]

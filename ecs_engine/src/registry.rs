@@ -9,7 +9,7 @@ use crate::query::{QueryFilter, ReadOnlyQueryData};
 use crate::resources::Resources;
 use crate::{
     Access, Bundle, Component, ComponentDescriptor, ComponentId, ComponentInfo, EcsError, Entity,
-    EntityAllocator, QueryData, RawView, RegistryCell, SparseSet, View,
+    EntityAllocator, PoolMut, QueryData, RawView, RegistryCell, SparseSet, SpawnBatch, View,
 };
 
 /// The world: entities, one [`SparseSet`] per component type, and resources.
@@ -130,18 +130,37 @@ impl Registry {
         Ok(entity)
     }
 
-    /// Spawns one entity per bundle, reserving room in each pool first from
-    /// the iterator's size hint, and returns the handles in order.
+    /// Spawns one entity per bundle. The returned [`SpawnBatch`] yields
+    /// the handles in order as it is advanced, and spawns whatever is left
+    /// when it drops, each pool found and grown once (from the iterator's
+    /// size hint) for the whole batch: `registry.spawn_batch(..);` costs
+    /// about what pushing the components to one `Vec` per type does, and
+    /// allocates no list of handles.
     ///
     /// # Panics
     ///
     /// When the live-entity limit is reached (the entities spawned before
     /// stay alive).
-    #[track_caller]
-    pub fn spawn_batch<B: Bundle>(&mut self, bundles: impl IntoIterator<Item = B>) -> Vec<Entity> {
-        let bundles = bundles.into_iter();
-        B::reserve(self, bundles.size_hint().0);
-        bundles.map(|bundle| self.spawn(bundle)).collect()
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::{Entity, Registry};
+    ///
+    /// let mut registry = Registry::new();
+    /// registry.spawn_batch((0..1000u32).map(|i| (i, i as f32)));
+    /// assert_eq!(registry.len(), 1000);
+    /// let handles: Vec<Entity> = registry.spawn_batch((0..3u8).map(|i| (i,))).collect();
+    /// assert_eq!(registry.get::<u8>(handles[2]), Some(&2));
+    /// ```
+    pub fn spawn_batch<B: Bundle, I: IntoIterator<Item = B>>(
+        &mut self,
+        bundles: I,
+    ) -> SpawnBatch<'_, B, I::IntoIter> {
+        SpawnBatch {
+            registry: self,
+            bundles: bundles.into_iter(),
+        }
     }
 
     /// Reserves a handle for an entity that does not exist yet (see
@@ -285,6 +304,50 @@ impl Registry {
         }
         self.pools.remove_entity(entity);
         Ok(())
+    }
+
+    /// Despawns the entities of `entities` in order, as many
+    /// [`despawn`](Self::despawn) calls would, but removes the components
+    /// pool by pool (and the pools in parallel on the current rayon pool,
+    /// for a large batch of components that need no drop), which keeps
+    /// each pool's memory warm and costs one pass over the pool table.
+    ///
+    /// # Errors
+    ///
+    /// `Err((i, error))` when `entities[i]` is not alive (or appears twice):
+    /// `entities[..i]` are despawned, `entities[i..]` are left as they are.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    ///
+    /// let mut registry = Registry::new();
+    /// let batch: Vec<_> = registry.spawn_batch((0..4u32).map(|i| (i,))).collect();
+    /// assert!(registry.despawn_many(&batch[..2]).is_ok());
+    /// assert_eq!(registry.len(), 2);
+    /// let (at, _) = registry.despawn_many(&[batch[2], batch[0], batch[3]]).unwrap_err();
+    /// assert_eq!(at, 1);
+    /// assert!(registry.is_alive(batch[3]));
+    /// assert!(!registry.is_alive(batch[2]));
+    /// ```
+    pub fn despawn_many(&mut self, entities: &[Entity]) -> Result<(), (usize, EcsError)> {
+        let mut freed = 0;
+        let mut failure = None;
+        for &entity in entities {
+            if let Err(error) = self.allocator.free(entity) {
+                failure = Some((freed, error));
+                break;
+            }
+            freed += 1;
+        }
+        if self.has_hierarchy {
+            for &entity in &entities[..freed] {
+                crate::hierarchy::unlink(self, entity);
+            }
+        }
+        self.pools.remove_entities(&entities[..freed]);
+        failure.map_or(Ok(()), Err)
     }
 
     /// `true` when `entity` is alive in this registry.
@@ -742,6 +805,18 @@ impl Registry {
     /// The pool of `T` (read-only); `None` before `T` is first used.
     pub fn pool<T: Component>(&self) -> Option<&SparseSet<T>> {
         self.pools.get::<T>()
+    }
+
+    /// The pool of `T` (created if missing), borrowed for many inserts,
+    /// removals and lookups with the type looked up once; see [`PoolMut`].
+    pub fn pool_mut<T: Component>(&mut self) -> PoolMut<'_, T> {
+        let Registry {
+            allocator, pools, ..
+        } = self;
+        PoolMut {
+            allocator,
+            pool: pools.get_or_create::<T>(),
+        }
     }
 
     /// Number of entities with a `T`.

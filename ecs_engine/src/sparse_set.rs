@@ -39,7 +39,7 @@ impl SparseIndex {
     }
 
     /// The slot of `index`, its page allocated if missing.
-    #[inline]
+    #[inline(always)]
     fn slot_mut(&mut self, index: u32) -> &mut u32 {
         let index = index as usize;
         let page_number = index / PAGE_LEN;
@@ -100,18 +100,132 @@ pub struct SparseSet<T> {
 
 /// What views need to join this set with a driving set by position without
 /// comparing every handle on every pass: who the set is, how often its
-/// structure changed, and where the driver's whole run last sat in it.
+/// structure changed, which dense positions changed lately, and where the
+/// driver's whole run last sat in it.
+///
+/// The change log lets a view re-check only what changed since a cached
+/// check: a structural change costs in proportion to the positions it
+/// wrote, not to the size of the join.
 #[derive(Debug)]
 pub(crate) struct RunInfo {
     /// Unique among all sets of the process; never 0.
     pub(crate) id: u64,
     /// Bumped by every structural change (an entity added or removed).
     pub(crate) revision: u64,
+    /// The dense positions written by the structural changes after
+    /// revision `log_from`, as ranges in revision order.
+    log: Vec<Change>,
+    /// Every change after this revision is in `log`.
+    log_from: u64,
     /// The last whole-run lookups against a few drivers, one slot per
     /// driver id modulo [`RUN_CACHE_SLOTS`] (a set joined with several
     /// drivers, like `C` with `D` in one system and with `E` in another,
     /// keeps a result for each).
     pub(crate) cache: Mutex<[RunCache; RUN_CACHE_SLOTS]>,
+}
+
+/// Dense positions `start..end` written one after the other by the
+/// structural changes numbered `revision..revision + (end - start)`
+/// (pushes in a row share one entry), so the part written after any
+/// revision is known exactly.
+#[derive(Debug, Clone, Copy)]
+struct Change {
+    revision: u64,
+    start: u32,
+    end: u32,
+}
+
+impl Change {
+    /// The revision of the entry's last write.
+    #[inline]
+    fn last_revision(&self) -> u64 {
+        self.revision + u64::from(self.end - self.start) - 1
+    }
+}
+
+/// Entries the change log keeps at least before it forgets old ones; it
+/// keeps up to one per [`LOG_SHARE`] components when the set is larger.
+const LOG_MIN: usize = 256;
+/// See [`LOG_MIN`].
+const LOG_SHARE: usize = 64;
+
+impl RunInfo {
+    /// Records a structural change that wrote dense position `position`
+    /// of a set now holding `len` components.
+    #[inline]
+    pub(crate) fn changed(&mut self, position: usize, len: usize) {
+        self.revision += 1;
+        let position = position as u32;
+        if let Some(last) = self.log.last_mut()
+            && last.end == position
+            && last.last_revision() + 1 == self.revision
+        {
+            last.end += 1;
+            return;
+        }
+        self.log_new_entry(position, len);
+    }
+
+    /// The slow path of [`changed`](Self::changed): a new log entry, and
+    /// the oldest half of the log forgotten when it grew too long.
+    #[inline(never)]
+    fn log_new_entry(&mut self, position: u32, len: usize) {
+        self.log.push(Change {
+            revision: self.revision,
+            start: position,
+            end: position + 1,
+        });
+        if self.log.len() > LOG_MIN.max(len / LOG_SHARE) {
+            let forget = self.log.len() / 2;
+            self.log_from = self.log[forget - 1].last_revision();
+            self.log.drain(..forget);
+        }
+    }
+
+    /// Records `end - start` structural changes that appended dense
+    /// positions `start..end` one after the other (a batch of pushes), as
+    /// that many [`changed`](Self::changed) calls would.
+    pub(crate) fn pushed(&mut self, start: usize, end: usize) {
+        if start >= end {
+            return;
+        }
+        let (start, end) = (start as u32, end as u32);
+        if let Some(last) = self.log.last_mut()
+            && last.end == start
+            && last.last_revision() == self.revision
+        {
+            last.end = end;
+            self.revision += u64::from(end - start);
+            return;
+        }
+        for position in start..end {
+            self.changed(position as usize, end as usize);
+        }
+    }
+
+    /// Records a change that may have written any position (a clear).
+    pub(crate) fn changed_all(&mut self) {
+        self.revision += 1;
+        self.log.clear();
+        self.log_from = self.revision;
+    }
+
+    /// The dense position ranges written after revision `since`, or
+    /// `None` when the log no longer reaches back that far.
+    #[inline]
+    pub(crate) fn changes_since(
+        &self,
+        since: u64,
+    ) -> Option<impl Iterator<Item = std::ops::Range<usize>> + '_> {
+        if since < self.log_from || since > self.revision {
+            return None;
+        }
+        let first = self.log.partition_point(|c| c.last_revision() <= since);
+        Some(self.log[first..].iter().map(move |c| {
+            let skip = (since + 1).saturating_sub(c.revision) as usize;
+            c.start as usize + skip..c.end as usize
+        }))
+    }
 }
 
 /// Drivers remembered per set by the run cache.
@@ -133,6 +247,8 @@ impl Default for RunInfo {
         RunInfo {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             revision: 0,
+            log: Vec::new(),
+            log_from: 0,
             cache: Mutex::new([RunCache::default(); RUN_CACHE_SLOTS]),
         }
     }
@@ -292,7 +408,7 @@ impl<T> SparseSet<T> {
         *slot = len as u32;
         self.dense.push(entity);
         self.data.push(value);
-        self.runs.revision += 1;
+        self.runs.changed(len, len + 1);
         Ok(None)
     }
 
@@ -313,12 +429,38 @@ impl<T> SparseSet<T> {
         }
     }
 
+    /// Appends `value` for `entity`, which must have no component here yet
+    /// (a just-allocated entity); an occupied slot (which the registry
+    /// never leaves for a fresh entity) falls back to
+    /// [`insert`](Self::insert). Does not log the change: the caller
+    /// reports the appended positions with [`RunInfo::pushed`] through
+    /// [`pushed_since`](Self::pushed_since).
+    #[inline]
+    pub(crate) fn push_new(&mut self, entity: Entity, value: T) {
+        let len = self.dense.len();
+        let slot = self.sparse.slot_mut(entity.index());
+        if *slot != EMPTY {
+            // Logged by `insert` itself; later pushes start a new entry.
+            self.insert_live(entity, value);
+            return;
+        }
+        *slot = len as u32;
+        self.dense.push(entity);
+        self.data.push(value);
+    }
+
+    /// Logs the positions appended by [`push_new`](Self::push_new) since
+    /// the set held `start` components.
+    pub(crate) fn pushed_since(&mut self, start: usize) {
+        self.runs.pushed(start, self.dense.len());
+    }
+
     /// Removes and returns `entity`'s component; the last component moves
     /// into its place. Only this exact handle matches: a stale handle with
     /// the same index removes nothing.
     pub fn remove(&mut self, entity: Entity) -> Option<T> {
         let i = self.dense_index(entity)?;
-        self.runs.revision += 1;
+        self.runs.changed(i, self.dense.len() - 1);
         self.sparse.clear_slot(entity.index());
         self.dense.swap_remove(i);
         if let Some(&moved) = self.dense.get(i) {
@@ -335,7 +477,7 @@ impl<T> SparseSet<T> {
     /// other component is still dropped (once), then the first panic
     /// resumes.
     pub fn clear(&mut self) {
-        self.runs.revision += 1;
+        self.runs.changed_all();
         for entity in self.dense.drain(..) {
             self.sparse.clear_slot(entity.index());
         }

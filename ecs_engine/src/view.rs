@@ -81,6 +81,8 @@ struct Pass<'a, Q: QueryData, F: QueryFilter> {
     query: Q::Cursor<'a>,
     filter: F::Cursor<'a>,
     driver: Driver<'a>,
+    /// Where the driver's whole array sits in each pool, found once.
+    run: Q::Run,
     /// The driver's entities.
     entities: &'a [Entity],
     /// The entities to skip; `None` when none is disabled or the query
@@ -131,7 +133,7 @@ impl<'a, Q: QueryData, F: QueryFilter> Pass<'a, Q, F> {
     ) {
         let start = range.start;
         let entities = &self.entities[range.clone()];
-        if let Some(block) = Q::block(self.query, self.driver, range) {
+        if let Some(block) = Q::block(self.query, self.run, self.driver, range) {
             for (k, &entity) in entities.iter().enumerate() {
                 if F::matches(self.filter, entity, start + k) && enabled(entity) {
                     // SAFETY: the block covers `k`; each position once.
@@ -231,6 +233,7 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
             query,
             filter: F::cursor(&self.filter),
             driver,
+            run: Q::run(query, driver),
             entities: driver.entities,
             disabled: disabled::cursor(&self.disabled),
         }
@@ -278,17 +281,98 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
         });
     }
 
+    /// Calls `f` with the handle and the item of every matching entity, in
+    /// parallel on the current rayon pool (chunks as in
+    /// [`par_each`](Self::par_each)), and collects the `Some` results in
+    /// the driving pool's dense order: the order a serial
+    /// [`each_with_entity`](Self::each_with_entity) would see them, whatever
+    /// the thread count, so what is built from them stays deterministic.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::{Entity, Registry};
+    ///
+    /// struct Health(i32);
+    ///
+    /// let mut registry = Registry::new();
+    /// let a = registry.spawn((Health(0),));
+    /// let _b = registry.spawn((Health(5),));
+    /// let c = registry.spawn((Health(-1),));
+    /// let dead: Vec<Entity> = registry
+    ///     .view::<&Health>()
+    ///     .par_filter_map(|entity, health| (health.0 <= 0).then_some(entity));
+    /// assert_eq!(dead, vec![a, c]);
+    /// ```
+    pub fn par_filter_map<'a, T, Fun>(&'a mut self, f: Fun) -> Vec<T>
+    where
+        T: Send,
+        Fun: Fn(Entity, Q::Item<'a>) -> Option<T> + Send + Sync,
+        Q::Cursor<'a>: Send + Sync,
+        F::Cursor<'a>: Send + Sync,
+    {
+        let mut out = Vec::new();
+        self.par_filter_map_into(&mut out, f);
+        out
+    }
+
+    /// As [`par_filter_map`](Self::par_filter_map), appending to `out`
+    /// (whose memory a caller can keep from tick to tick). On a pool of
+    /// one thread the walk is serial, straight into `out`.
+    pub fn par_filter_map_into<'a, T, Fun>(&'a mut self, out: &mut Vec<T>, f: Fun)
+    where
+        T: Send,
+        Fun: Fn(Entity, Q::Item<'a>) -> Option<T> + Send + Sync,
+        Q::Cursor<'a>: Send + Sync,
+        F::Cursor<'a>: Send + Sync,
+    {
+        let pass = self.pass();
+        let len = pass.entities.len();
+        let threads = rayon::current_num_threads();
+        if threads == 1 || len <= BLOCK {
+            // SAFETY: one walk over the whole driver: each position once.
+            unsafe {
+                pass.walk(0..len, &mut |entity, item| {
+                    if let Some(value) = f(entity, item) {
+                        out.push(value);
+                    }
+                });
+            }
+            return;
+        }
+        let chunk = (len / (threads * 8)).max(BLOCK);
+        let parts: Vec<Vec<T>> = (0..len.div_ceil(chunk))
+            .into_par_iter()
+            .map(|n| {
+                let range = n * chunk..((n + 1) * chunk).min(len);
+                let mut found = Vec::new();
+                // SAFETY: chunks are disjoint, so each position is walked once.
+                unsafe {
+                    pass.walk(range, &mut |entity, item| {
+                        if let Some(value) = f(entity, item) {
+                            found.push(value);
+                        }
+                    });
+                }
+                found
+            })
+            .collect();
+        out.reserve(parts.iter().map(Vec::len).sum());
+        for part in parts {
+            out.extend(part);
+        }
+    }
+
     /// The item of `entity`, if it matches the view.
     pub fn get(&mut self, entity: Entity) -> Option<Q::Item<'_>> {
-        let pass = self.pass();
-        if !F::matches(pass.filter, entity, usize::MAX)
-            || pass.disabled.is_some_and(|d| d.contains(entity))
+        if !F::matches(F::cursor(&self.filter), entity, usize::MAX)
+            || disabled::cursor(&self.disabled).is_some_and(|d| d.contains(entity))
         {
             return None;
         }
         // SAFETY: one fetch from a fresh cursor; the item borrows `self`
         // mutably, so no other item of this view is alive meanwhile.
-        unsafe { Q::fetch(pass.query, entity, usize::MAX) }
+        unsafe { Q::fetch(Q::cursor(&mut self.query), entity, usize::MAX) }
     }
 
     /// `true` when `entity` matches the view.
@@ -334,7 +418,7 @@ impl<'a, Q: QueryData, F: QueryFilter> Iterator for ViewIter<'a, Q, F> {
             if i >= self.block_end {
                 self.block_start = i;
                 self.block_end = (i + BLOCK).min(pass.entities.len());
-                self.block = Q::block(pass.query, pass.driver, i..self.block_end);
+                self.block = Q::block(pass.query, pass.run, pass.driver, i..self.block_end);
             }
             if !F::matches(pass.filter, entity, i)
                 || pass.disabled.is_some_and(|d| d.contains(entity))

@@ -15,6 +15,8 @@ const THREADS: [usize; 2] = [1, 2];
 const SHMUP_WARM_UP: u64 = 300;
 /// Ticks run before measuring the particles (their count never changes).
 const PARTICLES_WARM_UP: u64 = 3;
+/// Ticks run before measuring the movers (their spawner fills the world).
+const MOVERS_WARM_UP: u64 = 50;
 
 /// A built and warmed-up simulation.
 fn warm(scenario: &str, scale: u32, threads: usize, warm_up: u64) -> Simulation {
@@ -34,6 +36,7 @@ fn harness_tick(c: &mut Criterion) {
     let cases = [
         ("shmup_x1", "shmup", 1, SHMUP_WARM_UP),
         ("shmup_x10", "shmup", 10, SHMUP_WARM_UP),
+        ("movers_x10", "movers", 10, MOVERS_WARM_UP),
         ("particles_1m", "particles", 1, PARTICLES_WARM_UP),
     ];
     for (label, scenario, scale, warm_up) in cases {

@@ -94,7 +94,9 @@ fn bounce(rules: Res<ParticleRules>, mut bodies: Query<(&mut Position, &mut Velo
 
 /// Replaces each particle, with probability `respawn_share` per tick
 /// (drawn from the seed, the tick and the handle), by a fresh one. Reads
-/// `Particle`; despawns and spawns through commands.
+/// `Particle` (the draw runs in parallel, the chosen collected in dense
+/// order); despawns and spawns through commands, all despawns first, so
+/// each kind is applied as one batch.
 #[derive(Debug, Default)]
 pub(crate) struct Respawn {
     /// Particles spawned so far by this system.
@@ -118,16 +120,17 @@ impl StatefulSystem for Respawn {
         let p = rules.particles;
         let threshold = (f64::from(p.respawn_share) * u64::MAX as f64) as u64;
         let salt = mix(&[rules.seed, 0x9A27, tick.number]);
-        let mut chosen = 0;
-        particles.each(|(entity, _)| {
-            let draw = scramble(salt ^ entity.to_bits());
-            if draw < threshold {
-                commands.despawn(entity);
-                let mut rng = Rng::from_values(&[salt, entity.to_bits()]);
-                commands.spawn(fresh(&mut rng, &p));
-                chosen += 1;
-            }
+        let chosen = particles.par_filter_map(|entity, _| {
+            (scramble(salt ^ entity.to_bits()) < threshold).then_some(entity)
         });
+        for &entity in &chosen {
+            commands.despawn(entity);
+        }
+        for &entity in &chosen {
+            let mut rng = Rng::from_values(&[salt, entity.to_bits()]);
+            commands.spawn(fresh(&mut rng, &p));
+        }
+        let chosen = chosen.len() as u64;
         self.spawned += chosen;
         self.despawned += chosen;
     }

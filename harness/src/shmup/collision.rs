@@ -4,6 +4,13 @@
 //! side (the many) is tested against the players' bodies in its 3 × 3
 //! neighbouring cells.
 //!
+//! In parallel on the engine's pool: the bodies are gathered (in dense
+//! order) and given their cells in parallel; the enemies' side is tested
+//! in chunks of consecutive bodies, each chunk writing its own bodies'
+//! damage and listing what it did to the players' side; the lists are
+//! then added up on one thread. Adding up and taking the lowest hitter
+//! do not depend on order, so the result is the same on any thread count.
+//!
 //! Hostile: a player's ship or missile against an enemy or an enemy
 //! missile; two missiles never collide. Each body of a touching pair takes
 //! the other's `Damage`. The results do not depend on the order bodies are
@@ -11,6 +18,7 @@
 //! number.
 
 use ecs_engine::Entity;
+use rayon::prelude::*;
 use scheduler::{Query, Res, StatefulSystem, SystemParam};
 
 use super::Rules;
@@ -76,28 +84,27 @@ impl StatefulSystem for Collision {
 
     fn run(&mut self, (rules, mut bodies, mut hits): <Self::Params as SystemParam>::Item<'_>) {
         self.bodies.clear();
-        bodies.each(|(entity, p, c, faction, damage, missile)| {
-            self.bodies.push(Body {
-                entity,
-                x: p.x,
-                y: p.y,
-                radius: c.radius,
-                faction: *faction,
-                missile: missile.is_some(),
-                damage: damage.0,
-            });
-        });
+        bodies.par_filter_map_into(
+            &mut self.bodies,
+            |entity, (_, p, c, faction, damage, missile)| {
+                Some(Body {
+                    entity,
+                    x: p.x,
+                    y: p.y,
+                    radius: c.radius,
+                    faction: *faction,
+                    missile: missile.is_some(),
+                    damage: damage.0,
+                })
+            },
+        );
         let arena = rules.shmup.arena;
         let grid = Grid::new(&self.bodies, arena.width, arena.height, arena.margin);
         self.sort_into_cells(&grid);
         self.taken.clear();
         self.taken.resize(self.bodies.len(), (0, None));
-        for i in 0..self.bodies.len() {
-            if self.bodies[i].faction == Faction::Enemy {
-                self.test_neighbours(&grid, i);
-            }
-        }
-        hits.each(|h| *h = Hits::default());
+        self.test_enemies(&grid);
+        hits.par_each(|h| *h = Hits::default());
         for (body, &(damage, by)) in self.bodies.iter().zip(&self.taken) {
             if damage != 0
                 && let Some(h) = hits.get(body.entity)
@@ -109,13 +116,26 @@ impl StatefulSystem for Collision {
     }
 }
 
+/// Fewest bodies per parallel task when testing the enemies' side.
+const CHUNK: usize = 256;
+
+/// What one chunk of the enemies' side did: hits dealt to the players'
+/// side (body, damage, hitter) and its pair counts.
+#[derive(Debug, Default)]
+struct ChunkHits {
+    dealt: Vec<(u32, i32, Faction)>,
+    pairs_tested: u64,
+    contacts: u64,
+}
+
 impl Collision {
     /// Sorts the players' side by cell (enemies' side bodies are left
-    /// out of `order`).
+    /// out of `order`); the cells are computed in parallel.
     fn sort_into_cells(&mut self, grid: &Grid) {
-        self.cell_of.clear();
-        self.cell_of
-            .extend(self.bodies.iter().map(|b| grid.cell(b.x, b.y)));
+        self.bodies
+            .par_iter()
+            .map(|b| grid.cell(b.x, b.y))
+            .collect_into_vec(&mut self.cell_of);
         self.starts.clear();
         self.starts.resize(grid.cells() + 1, 0);
         let players_side = |b: &Body| b.faction != Faction::Enemy;
@@ -141,27 +161,79 @@ impl Collision {
         }
     }
 
+    /// Tests every enemy-side body against the players' side, in parallel
+    /// chunks, and adds the players' side's damage up afterwards.
+    fn test_enemies(&mut self, grid: &Grid) {
+        let cells = Cells {
+            grid,
+            bodies: &self.bodies,
+            cell_of: &self.cell_of,
+            starts: &self.starts,
+            order: &self.order,
+        };
+        // A few chunks per thread (one on a one-thread pool).
+        let threads = rayon::current_num_threads();
+        let chunk = if threads == 1 {
+            self.taken.len().max(1)
+        } else {
+            (self.taken.len() / (threads * 4)).max(CHUNK)
+        };
+        let chunks: Vec<ChunkHits> = self
+            .taken
+            .par_chunks_mut(chunk)
+            .enumerate()
+            .map(|(n, taken)| {
+                let mut out = ChunkHits::default();
+                for (k, own) in taken.iter_mut().enumerate() {
+                    let i = n * chunk + k;
+                    if cells.bodies[i].faction == Faction::Enemy {
+                        cells.test_neighbours(i, own, &mut out);
+                    }
+                }
+                out
+            })
+            .collect();
+        for chunk in chunks {
+            self.pairs_tested += chunk.pairs_tested;
+            self.contacts += chunk.contacts;
+            for (j, damage, by) in chunk.dealt {
+                hit(&mut self.taken[j as usize], damage, by);
+            }
+        }
+    }
+}
+
+/// The grid with the players' side sorted into it, shared by the tasks.
+struct Cells<'a> {
+    grid: &'a Grid,
+    bodies: &'a [Body],
+    cell_of: &'a [u32],
+    starts: &'a [u32],
+    order: &'a [u32],
+}
+
+impl Cells<'_> {
     /// Tests enemy-side body `i` against the players' side in its 3 × 3
-    /// cells.
-    fn test_neighbours(&mut self, grid: &Grid, i: usize) {
+    /// cells: its own damage goes to `own`, what it deals to `out`.
+    fn test_neighbours(&self, i: usize, own: &mut (i32, Option<u8>), out: &mut ChunkHits) {
+        let grid = self.grid;
         let a = self.bodies[i];
         let (col, row) = grid.coords(self.cell_of[i]);
         for r in row.saturating_sub(1)..=(row + 1).min(grid.rows - 1) {
             for c in col.saturating_sub(1)..=(col + 1).min(grid.cols - 1) {
                 let cell = (r * grid.cols + c) as usize;
                 let run = self.starts[cell] as usize..self.starts[cell + 1] as usize;
-                for k in run {
-                    let j = self.order[k] as usize;
-                    let b = self.bodies[j];
-                    self.pairs_tested += 1;
+                for &j in &self.order[run] {
+                    let b = self.bodies[j as usize];
+                    out.pairs_tested += 1;
                     if !hostile(&a, &b) {
                         continue;
                     }
                     let reach = a.radius + b.radius;
                     if (a.x - b.x).powi(2) + (a.y - b.y).powi(2) < reach * reach {
-                        self.contacts += 1;
-                        hit(&mut self.taken[i], b.damage, b.faction);
-                        hit(&mut self.taken[j], a.damage, a.faction);
+                        out.contacts += 1;
+                        hit(own, b.damage, b.faction);
+                        out.dealt.push((j, a.damage, a.faction));
                     }
                 }
             }
