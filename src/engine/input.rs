@@ -358,13 +358,31 @@ pub(crate) trait InputPump: Send {
 
 impl<T: Send + Sync + 'static> InputPump for InputChannel<T> {
     fn deliver(&mut self, registry: &mut Registry, tick: u64) {
-        while let Some(message) = self.queue.try_pop() {
+        // Take messages until every stamped producer is through `tick`
+        // (waiting for them), then what is already queued, but stop at the
+        // first message about a later tick: the rest stays in the bounded
+        // queue, so a producer that runs ahead is held back by it instead
+        // of piling values up here (and this tick sorts only a few).
+        loop {
+            let message = if self.waiting(tick) {
+                match self.queue.pop_blocking() {
+                    Ok(message) => message,
+                    Err(_) => break,
+                }
+            } else {
+                match self.queue.try_pop() {
+                    Some(message) => message,
+                    None => break,
+                }
+            };
+            let ahead = match message {
+                Message::Value { tick: Some(at), .. } => at > tick,
+                Message::Through { tick: through, .. } => through > tick,
+                _ => false,
+            };
             self.receive(message, tick);
-        }
-        while self.waiting(tick) {
-            match self.queue.pop_blocking() {
-                Ok(message) => self.receive(message, tick),
-                Err(_) => break,
+            if ahead && !self.waiting(tick) {
+                break;
             }
         }
         if self.pending.is_empty() {
