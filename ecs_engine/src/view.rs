@@ -21,7 +21,7 @@ use crate::{Component, EcsError, Entity, SparseSet};
 /// visits every entity that has all required components and passes the
 /// filter exactly once. Entities with the [`Disabled`] marker are skipped
 /// unless the query or filter names `Disabled` (see
-/// [`Registry::disable`]).
+/// [`Registry::disable`](crate::Registry::disable)).
 ///
 /// # Borrows
 ///
