@@ -11,6 +11,10 @@
 //! over a rayon pool. Each pool sits behind its own lock, so a
 //! [`RegistryCell`] can be shared by parallel systems that touch disjoint
 //! types.
+//! A system's `Query<Q, F>` parameter (in the `scheduler` crate) is such a
+//! [`View`], opened on the [`RegistryCell`] the scheduler lends for one wave,
+//! after the schedule checked that no system of the same wave writes what it
+//! reads.
 //!
 //! # Examples
 //!
