@@ -17,13 +17,17 @@
 //! `ComponentId`, so component types registered at run time (for the C API:
 //! name, size, alignment, drop function) can be stored in the same table
 //! beside the typed [`SparseSet`]s.
+//!
+//! Here: the table (`Pools`), the `ErasedPool` trait its pools implement and
+//! the lock helpers (`try_read`, `try_write`, which resources use too); the
+//! component ids and infos are in `component.rs`.
 
 use std::any::{Any, TypeId};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::Hasher;
 
-pub(crate) use crate::type_id_map::{TypeIdHasher, TypeIdMap};
+use crate::type_id_map::{TypeIdHasher, TypeIdMap};
 use parking_lot::{
     MappedRwLockReadGuard, MappedRwLockWriteGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
 };
