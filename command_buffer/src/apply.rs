@@ -18,6 +18,9 @@
 //! reserved spawn handles cancelled, and the buffer is empty and reusable
 //! (its reserve topped up as after any apply). Later buffers are untouched:
 //! still recorded, not applied.
+//!
+//! `CommandBuffer` methods here: `apply`, `apply_strict`, `apply_with`,
+//! `try_apply` and `try_apply_with`.
 
 use std::any::Any;
 use std::borrow::Cow;

@@ -1,5 +1,11 @@
 //! The command buffer: recording structural changes without touching the
 //! registry.
+//!
+//! `CommandBuffer` methods here: construction (`new`, `with_policy`), recording
+//! (`spawn`, `despawn`, `insert`, `remove`, their raw and resource forms, `push`)
+//! and `len`/`is_empty`/`clear`; applying is in `apply.rs`, the reserve in
+//! `reserve.rs`, and the hierarchy, disable and lane commands in
+//! `hierarchy.rs`, `disabled.rs` and `lanes.rs`.
 
 use std::marker::PhantomData;
 
@@ -10,8 +16,8 @@ use crate::command::{
     Custom, Despawn, Insert, InsertBundle, InsertRaw, InsertResource, Remove, RemoveById,
     RemoveResource, Spawn,
 };
-use crate::queue::Queues;
 use crate::reserve::Reserve;
+use crate::storage::Queues;
 
 /// Structural changes (spawn, despawn, insert, remove, resource changes and
 /// custom closures) recorded by one system while systems run in parallel,

@@ -17,8 +17,8 @@ use ecs_engine::{
 };
 
 use crate::apply::ApplyCtx;
-use crate::queue::Command;
 use crate::report::Outcome;
+use crate::storage::Command;
 use crate::{CommandKind, SkippedCommand, is_placeholder};
 
 /// Spawn of a bundle. Its handle is not stored: the `k`-th spawn of a batch

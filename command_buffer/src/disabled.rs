@@ -1,4 +1,6 @@
 //! Disabling and enabling entities through a command buffer.
+//!
+//! `CommandBuffer` methods here: `disable` and `enable`.
 
 use ecs_engine::{Disabled, Entity};
 

@@ -6,12 +6,15 @@
 //! [`Insert`](CommandKind::Insert) of [`ChildOf`], detaching as a
 //! [`Remove`](CommandKind::Remove) of `ChildOf` (a no-op for a root), and
 //! a recursive despawn as one [`Despawn`](CommandKind::Despawn).
+//!
+//! `CommandBuffer` methods here: `set_parent`, `remove_parent` and
+//! `despawn_recursive`.
 
 use ecs_engine::{ChildOf, Entity};
 
 use crate::apply::ApplyCtx;
-use crate::queue::Command;
 use crate::report::Outcome;
+use crate::storage::Command;
 use crate::{CommandBuffer, CommandKind, SkippedCommand};
 
 /// `Registry::set_parent`, deferred.

@@ -1,4 +1,6 @@
 //! Spawn lanes: real entity handles for every spawn of a wave; see [`SpawnLanes`].
+//!
+//! `CommandBuffer` methods here: `has_open_lane`.
 
 use ecs_engine::{IndexLane, Registry};
 

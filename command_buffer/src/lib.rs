@@ -108,9 +108,9 @@ mod hierarchy;
 mod lanes;
 mod placeholder;
 mod policy;
-mod queue;
 mod report;
 mod reserve;
+mod storage;
 
 pub use apply::{ApplyMode, CommandPanic, apply_all, apply_all_with};
 pub use buffer::CommandBuffer;

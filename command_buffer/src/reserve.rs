@@ -37,6 +37,9 @@
 //! - A dropped buffer gives its reserved handles to the ledger; the next
 //!   apply, prepare or release of any buffer on that registry cancels them,
 //!   sorted, so the free queue order does not depend on drop order.
+//!
+//! `CommandBuffer` methods here: `reserve_entities`, `prepare`, `release`,
+//! `reserved_len`, `policy` and `set_policy`.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};

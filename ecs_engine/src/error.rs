@@ -3,7 +3,7 @@
 use std::alloc::Layout;
 use std::borrow::Cow;
 
-use crate::{ComponentId, Entity};
+use crate::{Access, ComponentId, Entity};
 
 /// Everything a registry operation can refuse. Each variant names the entity,
 /// the component or resource type, and what was expected; the registry is
@@ -148,22 +148,4 @@ pub enum EcsError {
         /// The refused parent.
         parent: Entity,
     },
-}
-
-/// How a component pool or a resource is accessed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Access {
-    /// Shared access: any number of readers at once.
-    Read,
-    /// Exclusive access: one writer and no reader.
-    Write,
-}
-
-impl std::fmt::Display for Access {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Access::Read => "for reading",
-            Access::Write => "for writing",
-        })
-    }
 }

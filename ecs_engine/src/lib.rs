@@ -11,6 +11,10 @@
 //! over a rayon pool. Each pool sits behind its own lock, so a
 //! [`RegistryCell`] can be shared by parallel systems that touch disjoint
 //! types.
+//! A system's `Query<Q, F>` parameter (in the `scheduler` crate) is such a
+//! [`View`], opened on the [`RegistryCell`] the scheduler lends for one wave,
+//! after the schedule checked that no system of the same wave writes what it
+//! reads.
 //!
 //! # Examples
 //!
@@ -102,9 +106,11 @@
 //! [`ComponentDescriptor::with_drop`]) are `unsafe fn`s with a `# Safety`
 //! contract.
 
+mod access;
 mod blob_pool;
 mod bundle;
 mod cell;
+mod component;
 mod descriptor;
 mod disabled;
 mod entity;
@@ -125,17 +131,18 @@ mod type_id_map;
 mod unwind;
 mod view;
 
+pub use access::Access;
 pub use bundle::{Bundle, SpawnBatch};
 pub use cell::RegistryCell;
+pub use component::{Component, ComponentAccess, ComponentId, ComponentInfo, ComponentKey};
 pub use descriptor::{ComponentDescriptor, DropFn};
 pub use disabled::Disabled;
 pub use entity::{Entity, EntityAllocator};
-pub use error::{Access, EcsError};
+pub use error::EcsError;
 pub use hierarchy::{BreadthFirst, ChildOf, Children, DepthFirst};
 pub use lanes::IndexLane;
 pub use panic_message::panic_message;
 pub use pool_mut::PoolMut;
-pub use pools::{Component, ComponentAccess, ComponentId, ComponentInfo, ComponentKey};
 pub use query::{QueryData, QueryFilter, ReadOnlyQueryData, With, Without};
 pub use raw_value::{RawArena, RawComponent, RawSlot};
 pub use raw_view::{RawChunk, RawView};

@@ -17,200 +17,26 @@
 //! `ComponentId`, so component types registered at run time (for the C API:
 //! name, size, alignment, drop function) can be stored in the same table
 //! beside the typed [`SparseSet`]s.
+//!
+//! Here: the table (`Pools`), the `ErasedPool` trait its pools implement and
+//! the lock helpers (`try_read`, `try_write`, which resources use too); the
+//! component ids and infos are in `component.rs`.
 
-use std::alloc::Layout;
-use std::any::{Any, TypeId, type_name};
+use std::any::{Any, TypeId};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::Hasher;
 
-pub(crate) use crate::type_id_map::{TypeIdHasher, TypeIdMap};
+use crate::type_id_map::{TypeIdHasher, TypeIdMap};
 use parking_lot::{
     MappedRwLockReadGuard, MappedRwLockWriteGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
 };
 
 use crate::blob_pool::BlobPool;
 use crate::unwind::FirstPanic;
-use crate::{Access, ComponentDescriptor, DropFn, EcsError, Entity, Registry, SparseSet};
-
-/// A component: any `'static + Send + Sync` type. Implemented for every such
-/// type; nothing to derive.
-pub trait Component: Send + Sync + 'static {}
-
-impl<T: Send + Sync + 'static> Component for T {}
-
-/// The registry-local number of a component type: the position of its pool
-/// in the registry. Ids are handed out in order of first use (or of
-/// [`Registry::register_runtime`]), starting at 0, so they differ between
-/// registries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ComponentId(u32);
-
-impl ComponentId {
-    /// The id as an index, `0..registry.component_types()`.
-    #[inline]
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
-
-    /// The id as a plain number (what the C API hands out).
-    #[inline]
-    pub const fn to_u32(self) -> u32 {
-        self.0
-    }
-
-    /// The id with number `raw`. Any number is accepted: an id that names no
-    /// component of a registry is refused by that registry's operations
-    /// ([`EcsError::UnknownComponent`]), never misread.
-    #[inline]
-    pub const fn from_u32(raw: u32) -> Self {
-        ComponentId(raw)
-    }
-}
-
-impl std::fmt::Display for ComponentId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "#{}", self.0)
-    }
-}
-
-/// What the registry knows of a component type: its name, its Rust
-/// `TypeId` (none for a run-time component), its layout and, for a run-time
-/// component, its destructor.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ComponentInfo {
-    name: Cow<'static, str>,
-    type_id: Option<TypeId>,
-    layout: Layout,
-    drop: Option<DropFn>,
-}
-
-impl ComponentInfo {
-    /// The info of the Rust type `T` (allocates nothing).
-    pub fn of<T: Component>() -> Self {
-        ComponentInfo {
-            name: Cow::Borrowed(type_name::<T>()),
-            type_id: Some(TypeId::of::<T>()),
-            layout: Layout::new::<T>(),
-            drop: None,
-        }
-    }
-
-    /// The info of a run-time component described by `descriptor`.
-    pub(crate) fn runtime(descriptor: ComponentDescriptor) -> Self {
-        let (name, layout, drop) = descriptor.into_parts();
-        ComponentInfo {
-            name: Cow::Owned(name),
-            type_id: None,
-            layout,
-            drop,
-        }
-    }
-
-    /// The type's name: `std::any::type_name` for a Rust type, the
-    /// registered name for a run-time component.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The name as an owned value for an error message: free for a Rust
-    /// type (a borrowed `&'static str`), a copy for a run-time name.
-    pub(crate) fn name_cow(&self) -> Cow<'static, str> {
-        self.name.clone()
-    }
-
-    /// The Rust `TypeId`; `None` for a type registered at run time.
-    pub fn type_id(&self) -> Option<TypeId> {
-        self.type_id
-    }
-
-    /// `true` for a component registered at run time
-    /// ([`Registry::register_runtime`]).
-    pub fn is_runtime(&self) -> bool {
-        self.type_id.is_none()
-    }
-
-    /// Size and alignment of one component, in bytes.
-    pub fn layout(&self) -> Layout {
-        self.layout
-    }
-
-    /// Bytes from one stored value to the next in a column: the size
-    /// rounded up to the alignment (equal to the size for every C type).
-    pub fn stride(&self) -> usize {
-        self.layout.pad_to_align().size()
-    }
-
-    /// The destructor of a run-time component, if it has one. `None` for a
-    /// Rust type (its pool drops its values) and for a run-time component
-    /// of plain bytes.
-    pub fn drop_fn(&self) -> Option<&DropFn> {
-        self.drop.as_ref()
-    }
-}
-
-/// What a component access is about: a Rust type, or a component
-/// registered at run time (known only by its id in one registry).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ComponentKey {
-    /// A Rust type.
-    Type(TypeId),
-    /// A run-time component of the registry the access is used with.
-    Runtime(ComponentId),
-}
-
-impl From<TypeId> for ComponentKey {
-    fn from(type_id: TypeId) -> Self {
-        ComponentKey::Type(type_id)
-    }
-}
-
-impl From<ComponentId> for ComponentKey {
-    fn from(id: ComponentId) -> Self {
-        ComponentKey::Runtime(id)
-    }
-}
-
-/// One component type that a query, filter or system borrows, and how:
-/// what the scheduler needs to order systems and to check a system's
-/// declaration.
-#[derive(Debug, Clone)]
-pub struct ComponentAccess {
-    /// Which component: a Rust type or a run-time id.
-    pub key: ComponentKey,
-    /// The component's name (a borrowed type name for a Rust type, so
-    /// making the access allocates nothing).
-    pub name: Cow<'static, str>,
-    /// Read or write.
-    pub access: Access,
-    /// Creates the type's pool in a registry if missing and returns its id;
-    /// `None` for a run-time component, whose pool exists from its
-    /// registration.
-    pub register: Option<fn(&mut Registry) -> ComponentId>,
-}
-
-impl ComponentAccess {
-    /// `access` to the Rust type `T`.
-    pub fn of<T: Component>(access: Access) -> Self {
-        ComponentAccess {
-            key: ComponentKey::Type(TypeId::of::<T>()),
-            name: Cow::Borrowed(type_name::<T>()),
-            access,
-            register: Some(Registry::register::<T>),
-        }
-    }
-
-    /// `access` to the run-time component `id`, named `name` in messages
-    /// (pass the registered name, [`ComponentInfo::name`]).
-    pub fn runtime(id: ComponentId, name: impl Into<Cow<'static, str>>, access: Access) -> Self {
-        ComponentAccess {
-            key: ComponentKey::Runtime(id),
-            name: name.into(),
-            access,
-            register: None,
-        }
-    }
-}
+use crate::{
+    Access, Component, ComponentDescriptor, ComponentId, ComponentInfo, EcsError, Entity, SparseSet,
+};
 
 /// The operations the registry needs on a pool without knowing its type:
 /// implemented by the typed [`SparseSet`]s and by the untyped `BlobPool`s of
@@ -464,7 +290,7 @@ impl Pools {
     #[cold]
     #[inline(never)]
     fn register_new<T: Component>(&mut self) -> ComponentId {
-        let id = ComponentId(self.slots.len() as u32);
+        let id = ComponentId::from_u32(self.slots.len() as u32);
         self.slots.push(PoolSlot {
             info: ComponentInfo::of::<T>(),
             cell: RwLock::new(Box::new(SparseSet::<T>::new())),
@@ -492,8 +318,9 @@ impl Pools {
                 name: descriptor.name().to_owned(),
             });
         }
-        let id =
-            ComponentId(u32::try_from(self.slots.len()).expect("fewer than 2^32 component types"));
+        let id = ComponentId::from_u32(
+            u32::try_from(self.slots.len()).expect("fewer than 2^32 component types"),
+        );
         let name = descriptor.name().to_owned();
         let info = ComponentInfo::runtime(descriptor);
         let pool = BlobPool::new(info.layout(), info.drop_fn().cloned());

@@ -103,29 +103,31 @@
 #![forbid(unsafe_code)]
 
 mod access;
+mod builder;
 mod condition;
 mod context;
 mod error;
 mod events;
-mod executor;
 mod explain;
 mod graph;
 mod names;
 mod param;
 mod schedule;
 mod system;
+mod tick;
 
 pub use access::{ResourceAccess, SubjectKind, SystemAccess, short_name};
+pub use builder::{MAX_THREADS, ScheduleBuilder, SetConfig, SystemConfig, SystemId};
 pub use condition::{Condition, FunctionCondition, IntoCondition};
 pub use context::SystemContext;
 pub use error::{BuildError, CycleEdge, RunError, SystemError};
 pub use events::{EventAccess, EventCommands, EventIter, EventReader, EventWriter, Events};
-pub use executor::{Schedule, SystemRun, WaveTiming};
 pub use explain::Explain;
 pub use graph::{EdgeReason, Policy, Rule};
 pub use param::{Commands, Local, LocalState, Query, Res, ResMut, SystemParam};
-pub use schedule::{MAX_THREADS, ScheduleBuilder, SetConfig, SystemConfig, SystemId};
+pub use schedule::{Schedule, SystemRun, WaveTiming};
 pub use system::{
     DeclaredSystem, ExclusiveSystem, FunctionSystem, IntoSystem, IsExclusive, IsStateful, IsSystem,
-    Stateful, StatefulSystem, System, SystemOutput, Tick,
+    Stateful, StatefulSystem, System, SystemOutput,
 };
+pub use tick::Tick;

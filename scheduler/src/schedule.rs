@@ -1,579 +1,764 @@
-//! Building a schedule: systems, names, constraints, the DAG.
+//! The frozen schedule and its executor: waves run in parallel on a rayon
+//! pool, each system's commands applied between waves in registration
+//! order.
 
-use std::borrow::Cow;
-use std::time::Duration;
+use std::ops::Range;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
-use command_buffer::{ApplyReport, CommandBuffer, ReservePolicy, SkippedCommand};
-use ecs_engine::Registry;
+use command_buffer::{ApplyMode, ApplyReport, CommandBuffer, SpawnLanes};
+use ecs_engine::{Registry, RegistryCell, panic_message};
+use rayon::prelude::*;
+use tracing::Dispatch;
 
-use crate::condition::{SharedCondition, share};
-use crate::graph::{Dag, Node, SetNode};
-use crate::names::{self, NameSource};
-use crate::{BuildError, IntoCondition, IntoSystem, Policy, System, SystemAccess};
+use crate::builder::{Failure, Slot};
+use crate::events::EventHooks;
+use crate::graph::Dag;
+use crate::{RunError, SystemContext, SystemId, Tick};
 
-/// The most threads a schedule's pool takes: a larger request is a
-/// [`BuildError::TooManyThreads`] before any thread starts.
-pub const MAX_THREADS: usize = 1024;
-
-/// A system's number: its position in registration order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SystemId(pub(crate) usize);
-
-impl SystemId {
-    /// The registration index (0 for the first system added).
-    pub fn index(self) -> usize {
-        self.0
-    }
+/// Time spent by one wave in the last tick.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct WaveTiming {
+    /// From the wave's start to the end of its last system (commands not
+    /// included).
+    pub wall: Duration,
+    /// Thread time the pool sat idle at the wave's barrier:
+    /// `wall x threads - sum of the wave's system times` (0 if negative).
+    pub idle: Duration,
+    /// Time spent applying the wave's command buffers.
+    pub apply: Duration,
 }
 
-struct Entry {
-    system: Box<dyn System>,
-    name: Option<Cow<'static, str>>,
-    before: Vec<String>,
-    after: Vec<String>,
-    reserve: Option<ReservePolicy>,
-    strict: Option<bool>,
-    conditions: Vec<SharedCondition>,
-    sets: Vec<String>,
+/// One run of one system, as the scheduler measured it: see
+/// [`Schedule::last_runs`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SystemRun {
+    /// The system.
+    pub system: SystemId,
+    /// The number of the tick it ran in.
+    pub tick: u64,
+    /// Index of the pool's worker thread that ran it (`0..threads`), or
+    /// `None` when it ran on another thread.
+    pub worker: Option<usize>,
+    /// When it started (its run conditions included).
+    pub start: Instant,
+    /// How long it ran.
+    pub duration: Duration,
 }
 
-/// A system set's configuration: constraints and run conditions that
-/// apply to every member.
-#[derive(Default)]
-struct SetEntry {
-    name: String,
-    before: Vec<String>,
-    after: Vec<String>,
-    conditions: Vec<SharedCondition>,
+/// A built schedule: systems in waves, a thread pool, and the timings of
+/// the last tick.
+pub struct Schedule {
+    /// Systems sorted by (wave, registration order).
+    pub(crate) slots: Vec<Slot>,
+    /// Slot position of each system id.
+    pub(crate) position: Vec<usize>,
+    /// Slot ranges of the waves, in order.
+    pub(crate) wave_ranges: Vec<Range<usize>>,
+    pub(crate) dag: Dag,
+    pool: rayon::ThreadPool,
+    wave_timings: Vec<WaveTiming>,
+    /// A tick has found every declared resource in the registry.
+    resources_checked: bool,
+    /// The startup systems, each a wave of its own, until they have run.
+    startup: Vec<Slot>,
+    /// What happens between waves besides the commands (boxed: a
+    /// schedule stays small to move).
+    between: Box<Between>,
 }
 
-/// Collects systems and their constraints; [`build`](Self::build) checks
-/// them and freezes the schedule.
-#[derive(Default)]
-pub struct ScheduleBuilder {
-    entries: Vec<Entry>,
-    startup: Vec<Box<dyn System>>,
-    sets: Vec<SetEntry>,
-    policy: Policy,
-    threads: Option<usize>,
-    strict: bool,
+/// The executor's state for the work between waves.
+struct Between {
+    /// The fresh-index lanes of the running wave's command buffers.
+    lanes: SpawnLanes,
+    /// Every system's apply report of the last tick, merged.
+    tick_report: ApplyReport,
+    /// Ages the event channels and merges the writers' buffers.
+    events: EventHooks,
 }
 
-impl std::fmt::Debug for ScheduleBuilder {
+impl std::fmt::Debug for Schedule {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ScheduleBuilder")
-            .field("systems", &self.entries.len())
-            .field("policy", &self.policy)
-            .field("threads", &self.threads)
-            .field("strict", &self.strict)
+        f.debug_struct("Schedule")
+            .field("systems", &self.slots.len())
+            .field("waves", &self.wave_ranges.len())
+            .field("threads", &self.threads())
             .finish()
     }
 }
 
-/// The system just added to a [`ScheduleBuilder`], to name it and
-/// constrain its order.
-#[derive(Debug)]
-pub struct SystemConfig<'b> {
-    builder: &'b mut ScheduleBuilder,
-    index: usize,
-}
-
-impl SystemConfig<'_> {
-    fn entry(&mut self) -> &mut Entry {
-        &mut self.builder.entries[self.index]
-    }
-
-    /// Names the system. Chosen names must be unique. Default: its
-    /// function or type name, with as much of the module path as tells it
-    /// apart from the other systems (`update`, or `physics::update` beside
-    /// a `render::update`), and a numbered suffix (`setup::{{closure}}#2`)
-    /// for systems of the same path.
-    pub fn named(&mut self, name: impl Into<Cow<'static, str>>) -> &mut Self {
-        self.entry().name = Some(name.into());
-        self
-    }
-
-    /// The system runs before the one named `name`, in an earlier wave.
-    pub fn before(&mut self, name: impl Into<String>) -> &mut Self {
-        self.entry().before.push(name.into());
-        self
-    }
-
-    /// The system runs after the one named `name`, in a later wave.
-    pub fn after(&mut self, name: impl Into<String>) -> &mut Self {
-        self.entry().after.push(name.into());
-        self
-    }
-
-    /// How many entity handles the system's command buffer keeps reserved
-    /// between applies (default [`ReservePolicy::default`]: at least 64).
-    /// A tuning knob only: spawns past the reserve still get real handles,
-    /// from the buffer's [spawn lane](command_buffer::SpawnLanes) for the
-    /// wave (fresh slots created after the wave, the gaps between lanes
-    /// reused later). A system that spawns many entities every tick can
-    /// raise the minimum to keep its ids packed.
-    pub fn reserve(&mut self, policy: ReservePolicy) -> &mut Self {
-        self.entry().reserve = Some(policy);
-        self
-    }
-
-    /// Strict commands for this system (overriding the schedule's
-    /// [`strict_commands`](ScheduleBuilder::strict_commands)): a command of
-    /// its buffer that is skipped at apply (its target not alive) stops the
-    /// tick with [`RunError::CommandSkipped`](crate::RunError::CommandSkipped)
-    /// naming the system and the command. The commands before it stay
-    /// applied, it and the rest of that buffer are dropped, the other
-    /// systems of the wave are applied, later waves do not run.
-    pub fn strict_commands(&mut self, strict: bool) -> &mut Self {
-        self.entry().strict = Some(strict);
-        self
-    }
-
-    /// The system's id (its registration index).
-    pub fn id(&self) -> SystemId {
-        SystemId(self.index)
-    }
-
-    /// Runs the system only on ticks where `condition` (a function of
-    /// system parameters, usually `Res<R>`, returning `bool`) is `true`;
-    /// evaluated right before the system would run, each tick. A skipped
-    /// system records nothing. The condition's access is added to the
-    /// system's, so it is ordered like the system. Several conditions must
-    /// all hold.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ecs_engine::Registry;
-    /// use scheduler::{Query, Res, Schedule, Tick};
-    ///
-    /// struct Paused(bool);
-    /// struct Position(f32);
-    ///
-    /// fn running(paused: Res<Paused>) -> bool {
-    ///     !paused.0
-    /// }
-    /// fn movement(mut q: Query<&mut Position>) {
-    ///     q.each(|p| p.0 += 1.0);
-    /// }
-    ///
-    /// let mut registry = Registry::new();
-    /// registry.insert_resource(Paused(false));
-    /// let ship = registry.spawn((Position(0.0),));
-    /// let mut builder = Schedule::builder();
-    /// builder.add(movement).run_if(running);
-    /// let mut schedule = builder.build(&mut registry).unwrap();
-    /// schedule.run(&mut registry, Tick::default()).unwrap();
-    /// registry.insert_resource(Paused(true));
-    /// schedule.run(&mut registry, Tick::default()).unwrap();
-    /// assert_eq!(registry.get::<Position>(ship).unwrap().0, 1.0);
-    /// ```
-    pub fn run_if<M>(&mut self, condition: impl IntoCondition<M>) -> &mut Self {
-        let condition = share(condition.into_condition());
-        self.entry().conditions.push(condition);
-        self
-    }
-
-    /// Puts the system in the set named `set` (see
-    /// [`ScheduleBuilder::set`]): the set's constraints and run conditions
-    /// apply to it, and `before`/`after` of other systems may name the set.
-    pub fn in_set(&mut self, set: impl Into<String>) -> &mut Self {
-        self.entry().sets.push(set.into());
-        self
-    }
-}
-
-/// A system set being configured: see [`ScheduleBuilder::set`].
-#[derive(Debug)]
-pub struct SetConfig<'b> {
-    builder: &'b mut ScheduleBuilder,
-    index: usize,
-}
-
-impl SetConfig<'_> {
-    fn entry(&mut self) -> &mut SetEntry {
-        &mut self.builder.sets[self.index]
-    }
-
-    /// Every member runs before the system or every member of the set
-    /// named `name`.
-    pub fn before(&mut self, name: impl Into<String>) -> &mut Self {
-        self.entry().before.push(name.into());
-        self
-    }
-
-    /// Every member runs after the system or every member of the set named
-    /// `name`.
-    pub fn after(&mut self, name: impl Into<String>) -> &mut Self {
-        self.entry().after.push(name.into());
-        self
-    }
-
-    /// Every member runs only on ticks where `condition` holds (evaluated
-    /// by each member right before it would run; see
-    /// [`SystemConfig::run_if`]).
-    pub fn run_if<M>(&mut self, condition: impl IntoCondition<M>) -> &mut Self {
-        let condition = share(condition.into_condition());
-        self.entry().conditions.push(condition);
-        self
-    }
-}
-
-impl std::fmt::Debug for SetEntry {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SetEntry")
-            .field("name", &self.name)
-            .finish()
-    }
-}
-
-impl std::fmt::Debug for Entry {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Entry").field("name", &self.name).finish()
-    }
-}
-
-impl ScheduleBuilder {
-    /// Adds a system (a function with system parameters, a
-    /// [`StatefulSystem`](crate::StatefulSystem) or any [`System`]); the
-    /// registration order is the order of calls.
-    pub fn add<M>(&mut self, system: impl IntoSystem<M>) -> SystemConfig<'_> {
-        self.entries.push(Entry {
-            system: Box::new(system.into_system()),
-            name: None,
-            before: Vec::new(),
-            after: Vec::new(),
-            reserve: None,
-            strict: None,
-            conditions: Vec::new(),
-            sets: Vec::new(),
-        });
-        SystemConfig {
-            index: self.entries.len() - 1,
-            builder: self,
+impl Slot {
+    /// Runs the system once (unless a run condition says no), catching a
+    /// panic; records time and failure.
+    fn run(&mut self, cell: &RegistryCell<'_>, tick: Tick) {
+        self.failure = None;
+        self.skipped = false;
+        if !self.enabled {
+            self.last_run = Duration::ZERO;
+            return;
         }
-    }
-
-    /// Adds a startup system: the startup systems run once, before the
-    /// first tick's systems, one at a time in registration order, each
-    /// followed by its commands (so a later one sees what an earlier one
-    /// spawned). For setting up the world: spawning the level, inserting
-    /// resources the tick's systems need. Named like other systems; a
-    /// failure stops that first tick with an error naming it, and the
-    /// stage is not run again.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ecs_engine::Registry;
-    /// use scheduler::{Commands, Query, Schedule, Tick};
-    ///
-    /// struct Position(f32);
-    ///
-    /// fn spawn_level(mut commands: Commands) {
-    ///     commands.spawn((Position(0.0),));
-    /// }
-    /// fn movement(mut q: Query<&mut Position>) {
-    ///     q.each(|p| p.0 += 1.0);
-    /// }
-    ///
-    /// let mut registry = Registry::new();
-    /// let mut builder = Schedule::builder();
-    /// builder.add_startup(spawn_level);
-    /// builder.add(movement);
-    /// let mut schedule = builder.build(&mut registry).unwrap();
-    /// for _ in 0..3 {
-    ///     schedule.run(&mut registry, Tick::default()).unwrap();
-    /// }
-    /// assert_eq!(registry.view::<&Position>().iter().next().unwrap().0, 3.0);
-    /// ```
-    pub fn add_startup<M>(&mut self, system: impl IntoSystem<M>) -> &mut Self {
-        self.startup.push(Box::new(system.into_system()));
-        self
-    }
-
-    /// The system set named `name`, to order and condition its members as
-    /// one: plugins order against each other's sets without knowing system
-    /// names. Systems join with [`SystemConfig::in_set`]; `before`/`after`
-    /// of a system or a set may name a set (meaning every member). Calling
-    /// it again for the same name configures the same set. A name in
-    /// `before`/`after` must be a system, a set with a member, or a set
-    /// declared here (possibly empty: a plugin that is not added); anything
-    /// else is a [`BuildError::UnknownSystem`], so a typo is caught.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ecs_engine::Registry;
-    /// use scheduler::{Query, Schedule};
-    ///
-    /// struct Position(f32);
-    /// struct Velocity(f32);
-    ///
-    /// fn draw(_q: Query<&Position>) {}
-    /// fn integrate(mut q: Query<(&mut Position, &Velocity)>) {
-    ///     q.each(|(p, v)| p.0 += v.0);
-    /// }
-    /// fn damp(mut q: Query<&mut Velocity>) {
-    ///     q.each(|v| v.0 *= 0.9);
-    /// }
-    ///
-    /// let mut builder = Schedule::builder();
-    /// builder.set("physics").before("render");
-    /// builder.add(draw).in_set("render");
-    /// builder.add(integrate).in_set("physics");
-    /// builder.add(damp).in_set("physics");
-    /// let schedule = builder.build(&mut Registry::new()).unwrap();
-    /// let order: Vec<String> = schedule.waves().concat().iter().map(|(_, n)| n.to_string()).collect();
-    /// assert_eq!(order, ["integrate", "damp", "draw"]);
-    /// ```
-    pub fn set(&mut self, name: impl Into<String>) -> SetConfig<'_> {
-        let name = name.into();
-        let index = match self.sets.iter().position(|s| s.name == name) {
-            Some(index) => index,
-            None => {
-                self.sets.push(SetEntry {
-                    name,
-                    ..SetEntry::default()
-                });
-                self.sets.len() - 1
+        let _span = tracing::info_span!("system", name = %self.name).entered();
+        let start = Instant::now();
+        let ctx = SystemContext::new(&self.name, &self.access, cell, &mut self.buffer, tick)
+            .with_system_id(self.id);
+        let system = &mut self.system;
+        let conditions = &self.conditions;
+        let skipped = &mut self.skipped;
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            for condition in conditions {
+                if !condition.lock().evaluate(&ctx)? {
+                    *skipped = true;
+                    return Ok(());
+                }
             }
+            system.run(&ctx)
+        }));
+        self.last_run = if self.skipped {
+            Duration::ZERO
+        } else {
+            start.elapsed()
         };
-        SetConfig {
-            builder: self,
-            index,
+        if !self.skipped {
+            self.record(tick, start);
+        }
+        self.failure = match outcome {
+            Ok(Ok(())) => None,
+            Ok(Err(error)) => Some(Failure::Error(error)),
+            Err(payload) => Some(Failure::Panic(panic_message(&*payload))),
+        };
+    }
+
+    /// Keeps the record of a run that just ended.
+    fn record(&mut self, tick: Tick, start: Instant) {
+        self.last = Some(SystemRun {
+            system: self.id,
+            tick: tick.number,
+            worker: rayon::current_thread_index(),
+            start,
+            duration: self.last_run,
+        });
+    }
+
+    /// Runs an exclusive system with the whole registry (its run
+    /// conditions first, over a shared view of it).
+    fn run_exclusive(&mut self, registry: &mut Registry, tick: Tick) {
+        self.failure = None;
+        self.skipped = false;
+        if !self.enabled {
+            self.last_run = Duration::ZERO;
+            return;
+        }
+        let start = Instant::now();
+        let mut run = true;
+        if !self.conditions.is_empty() {
+            let cell = registry.cell();
+            let ctx = SystemContext::new(&self.name, &self.access, &cell, &mut self.buffer, tick);
+            for condition in &self.conditions {
+                match catch_unwind(AssertUnwindSafe(|| condition.lock().evaluate(&ctx))) {
+                    Ok(Ok(true)) => {}
+                    Ok(Ok(false)) => run = false,
+                    Ok(Err(error)) => self.failure = Some(Failure::Error(error)),
+                    Err(payload) => self.failure = Some(Failure::Panic(panic_message(&*payload))),
+                }
+                if !run || self.failure.is_some() {
+                    break;
+                }
+            }
+        }
+        if !run || self.failure.is_some() {
+            self.skipped = !run;
+            self.last_run = Duration::ZERO;
+            return;
+        }
+        let (system, name) = (&mut self.system, self.name.as_str());
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            system.run_exclusive(name, registry, tick)
+        }));
+        self.last_run = start.elapsed();
+        self.record(tick, start);
+        self.failure = match outcome {
+            Ok(Ok(())) => None,
+            Ok(Err(error)) => Some(Failure::Error(error)),
+            Err(payload) => Some(Failure::Panic(panic_message(&*payload))),
+        };
+    }
+}
+
+impl Schedule {
+    pub(crate) fn new(mut slots: Vec<Slot>, dag: Dag, pool: rayon::ThreadPool) -> Schedule {
+        let mut wave_of = vec![0; slots.len()];
+        for (k, wave) in dag.waves.iter().enumerate() {
+            for &i in wave {
+                wave_of[i] = k;
+            }
+        }
+        slots.sort_by_key(|slot| (wave_of[slot.id.0], slot.id));
+        let mut position = vec![0; slots.len()];
+        for (p, slot) in slots.iter().enumerate() {
+            position[slot.id.0] = p;
+        }
+        let mut wave_ranges = Vec::with_capacity(dag.waves.len());
+        let mut start = 0;
+        for wave in &dag.waves {
+            wave_ranges.push(start..start + wave.len());
+            start += wave.len();
+        }
+        let wave_timings = vec![WaveTiming::default(); wave_ranges.len()];
+        let events = EventHooks::new(
+            wave_ranges
+                .iter()
+                .map(|range| slots[range.clone()].iter().map(|s| &s.access).collect()),
+        );
+        Schedule {
+            slots,
+            position,
+            wave_ranges,
+            dag,
+            pool,
+            wave_timings,
+            between: Box::new(Between {
+                lanes: SpawnLanes::new(),
+                tick_report: ApplyReport::default(),
+                events,
+            }),
+            resources_checked: false,
+            startup: Vec::new(),
         }
     }
 
-    /// How conflicts that the explicit constraints leave unordered are
-    /// ordered (default [`Policy::RegistrationOrder`]).
-    pub fn policy(&mut self, policy: Policy) -> &mut Self {
-        self.policy = policy;
-        self
+    pub(crate) fn set_startup(&mut self, startup: Vec<Slot>) {
+        self.startup = startup;
     }
 
-    /// Strict commands for every system that does not choose for itself
-    /// (default `false`: a skipped command is counted and reported, see
-    /// [`Schedule::command_report`](crate::Schedule::command_report)); see
-    /// [`SystemConfig::strict_commands`].
-    pub fn strict_commands(&mut self, strict: bool) -> &mut Self {
-        self.strict = strict;
-        self
+    /// Runs the startup systems once, one at a time in registration order,
+    /// each followed by its commands; then drops them.
+    fn run_startup(&mut self, registry: &mut Registry, tick: Tick) -> Result<(), RunError> {
+        let mut startup = std::mem::take(&mut self.startup);
+        check_resources(&startup, registry, tick)?;
+        let ranges: Vec<Range<usize>> = (0..startup.len()).map(|i| i..i + 1).collect();
+        let mut timings = vec![WaveTiming::default(); startup.len()];
+        let threads = self.threads();
+        let between = &mut *self.between;
+        self.pool.install(|| {
+            run_waves(
+                &mut startup,
+                &ranges,
+                &mut timings,
+                between,
+                registry,
+                Pass {
+                    tick,
+                    threads,
+                    stage: Stage::Startup,
+                    dispatch: listening_dispatch().as_ref(),
+                },
+            )
+        })
     }
 
-    /// Threads of the schedule's rayon pool (default: one per core, as
-    /// [`std::thread::available_parallelism`] reports, at most
-    /// [`MAX_THREADS`]). 0 and more than [`MAX_THREADS`] are refused by
-    /// [`build`](Self::build), before any thread starts.
-    pub fn threads(&mut self, threads: usize) -> &mut Self {
-        self.threads = Some(threads);
-        self
+    /// A builder for a new schedule.
+    pub fn builder() -> crate::ScheduleBuilder {
+        crate::ScheduleBuilder::default()
     }
 
-    /// Checks the systems, builds the DAG and its waves, creates the pool of
-    /// every declared component type in `registry`, and starts the thread
-    /// pool.
+    /// Threads in the schedule's pool.
+    pub fn threads(&self) -> usize {
+        self.pool.current_num_threads()
+    }
+
+    /// Runs every wave once: each wave's enabled systems in parallel (a
+    /// single-system wave inline), then each system's command buffer
+    /// applied to `registry` in registration order, then the next wave. The
+    /// whole tick runs as one job on the pool, so systems may use `par_each`
+    /// on it; no lock is held across a parallel call (views use try-locks
+    /// only). Allocates nothing once warm, except the one boxed job rayon
+    /// makes to carry the tick onto the pool.
+    ///
+    /// # Spans
+    ///
+    /// Each system run is a [`tracing`] span `system` (field `name`) and
+    /// each wave's apply a span `apply` (field `wave`, from 0), at the
+    /// `INFO` level, on the worker thread that ran it. They go to the
+    /// subscriber that is the default on the thread calling `run` (a
+    /// scoped one too: it is carried onto the pool's threads for the
+    /// tick). Without any subscriber in the process they cost a few
+    /// relaxed atomic loads each. (With one scoped subscriber as the only
+    /// dispatcher of the process, `tracing` decides whether a span site is
+    /// on from the default of the thread that reaches it first: a program
+    /// that ticks other schedules without a subscriber at the same time
+    /// keeps a second dispatcher registered, as the harness does.)
     ///
     /// # Errors
     ///
-    /// [`BuildError::DuplicateName`], [`BuildError::ParamClash`],
-    /// [`BuildError::UnknownSystem`] or [`BuildError::Cycle`], each naming
-    /// the systems involved; [`BuildError::ZeroThreads`] or
-    /// [`BuildError::TooManyThreads`] for a thread count outside
-    /// `1..=MAX_THREADS`; [`BuildError::ThreadPool`] when the operating
-    /// system refuses the threads.
+    /// [`RunError::MissingResource`], before any system runs, when a
+    /// system declares a resource the registry lacks (checked until a tick
+    /// has found them all).
+    /// [`RunError::System`] or [`RunError::Panic`] for the first failing
+    /// system (in registration order) of the first wave with a failure. The
+    /// other systems of that wave finish and their commands are applied;
+    /// the failing system's commands are discarded; later waves do not run.
+    /// [`RunError::CommandSkipped`] when a system with
+    /// [strict commands](crate::SystemConfig::strict_commands) had a
+    /// command skipped at apply (the same rules, except that its commands
+    /// before the skipped one stay applied).
+    /// The registry stays consistent and the schedule usable. Without strict
+    /// commands, skipped commands are counted in
+    /// [`command_report`](Self::command_report), never an error.
+    ///
+    /// [`RunError::CommandPanic`] when a command panics while a buffer is
+    /// applied between waves, naming the system whose buffer it was and the
+    /// command's index: the commands before it stay applied, the rest of
+    /// that buffer is dropped, the wave's other buffers are still applied
+    /// (in registration order), and later waves do not run. Every buffer is
+    /// empty when `run` returns, so nothing recorded in one tick is ever
+    /// applied in another.
+    pub fn run(&mut self, registry: &mut Registry, tick: Tick) -> Result<(), RunError> {
+        if !self.startup.is_empty() {
+            self.run_startup(registry, tick)?;
+        }
+        if !self.resources_checked {
+            let by_registration: Vec<&Slot> =
+                self.position.iter().map(|&p| &self.slots[p]).collect();
+            check_resources(by_registration, registry, tick)?;
+            self.resources_checked = true;
+        }
+        let threads = self.threads();
+        let Schedule {
+            slots,
+            wave_ranges,
+            pool,
+            wave_timings,
+            between,
+            ..
+        } = self;
+        between.events.begin_tick(registry, tick.number);
+        between.tick_report = ApplyReport::default();
+        for slot in slots.iter_mut() {
+            slot.report = ApplyReport::default();
+        }
+        if cfg!(miri) {
+            // Under Miri the tick goes through `install`, which carries it
+            // onto the pool as one job too: rayon's `in_place_scope` sets
+            // its completion latch while the spawned closure's captured
+            // references are still protected (a rayon-internal violation
+            // of Tree Borrows, reported as soon as the caller returns
+            // first), which would hide any finding of ours.
+            let dispatch = listening_dispatch();
+            let pass = Pass {
+                tick,
+                threads,
+                stage: Stage::Tick,
+                dispatch: dispatch.as_ref(),
+            };
+            return pool
+                .install(|| run_waves(slots, wave_ranges, wave_timings, between, registry, pass));
+        }
+        // The tick runs as one job on the pool, so systems and their
+        // `par_each` run on its threads. The caller waits for it by
+        // spinning briefly, then parking until the job's end unparks it: a
+        // blocking `install` would put the caller to sleep and wake it up
+        // again on every tick, which costs more than a short tick itself.
+        let dispatch = listening_dispatch();
+        let dispatch = dispatch.as_ref();
+        let mut outcome = None;
+        let done = AtomicBool::new(false);
+        let caller = std::thread::current();
+        pool.in_place_scope(|scope| {
+            scope.spawn(|_| {
+                let _signal = DoneSignal {
+                    done: &done,
+                    caller: &caller,
+                };
+                outcome = Some(with_dispatch(dispatch, || {
+                    run_waves(
+                        slots,
+                        wave_ranges,
+                        wave_timings,
+                        between,
+                        registry,
+                        Pass {
+                            tick,
+                            threads,
+                            stage: Stage::Tick,
+                            dispatch,
+                        },
+                    )
+                }));
+            });
+            wait_for(&done);
+        });
+        outcome.expect("the tick job ran to completion")
+    }
+
+    /// The waves: for each, its systems' ids and names in registration
+    /// order.
+    pub fn waves(&self) -> Vec<Vec<(SystemId, &str)>> {
+        self.wave_ranges
+            .iter()
+            .map(|range| {
+                self.slots[range.clone()]
+                    .iter()
+                    .map(|s| (s.id, s.name.as_str()))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Number of systems.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// `true` when the schedule has no system.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    pub(crate) fn slot(&self, id: SystemId) -> &Slot {
+        &self.slots[self.position[id.0]]
+    }
+
+    /// The id of the system named `name`.
+    pub fn system_id(&self, name: &str) -> Option<SystemId> {
+        self.slots.iter().find(|s| s.name == name).map(|s| s.id)
+    }
+
+    /// The name of system `id`.
     ///
     /// # Panics
     ///
-    /// When the operating system refuses to start the pool's threads.
-    pub fn build(self, registry: &mut Registry) -> Result<crate::Schedule, BuildError> {
-        match self.threads {
-            Some(0) => return Err(BuildError::ZeroThreads),
-            Some(threads) if threads > MAX_THREADS => {
-                return Err(BuildError::TooManyThreads {
-                    threads,
-                    max: MAX_THREADS,
-                });
-            }
-            _ => {}
-        }
-        let sources: Vec<NameSource> = self
-            .entries
-            .iter()
-            .map(|e| match (&e.name, e.system.type_path()) {
-                (Some(name), _) => NameSource::Chosen(name.clone().into_owned()),
-                (None, Some(path)) => NameSource::Path(path.into_owned()),
-                (None, None) => NameSource::Chosen(e.system.default_name().into_owned()),
-            })
-            .collect();
-        let names = names::assign(&sources)?;
-        // Each member takes its sets' conditions.
-        let mut entries = self.entries;
-        for entry in &mut entries {
-            for set in &self.sets {
-                if entry.sets.contains(&set.name) {
-                    entry.conditions.extend(set.conditions.iter().cloned());
-                }
-            }
-        }
-        let accesses: Vec<SystemAccess> = entries
-            .iter()
-            .map(|e| {
-                let mut access = e.system.access();
-                for condition in &e.conditions {
-                    access.merge(&condition.lock().access());
-                }
-                access
-            })
-            .collect();
-        for (name, access) in names.iter().zip(&accesses) {
-            if let Some(clash) = access.clashes().first() {
-                return Err(BuildError::ParamClash {
-                    system: name.clone(),
-                    name: clash.clone(),
-                });
-            }
-        }
-        let nodes: Vec<Node<'_>> = entries
-            .iter()
-            .zip(&names)
-            .zip(&accesses)
-            .map(|((entry, name), access)| Node {
-                name,
-                access,
-                before: &entry.before,
-                after: &entry.after,
-                sets: &entry.sets,
-            })
-            .collect();
-        let sets: Vec<SetNode<'_>> = self
-            .sets
-            .iter()
-            .map(|set| SetNode {
-                name: &set.name,
-                before: &set.before,
-                after: &set.after,
-            })
-            .collect();
-        let dag = Dag::build(&nodes, &sets, self.policy)?;
-        for (index, access) in accesses.iter().enumerate() {
-            access.register_pools(registry);
-            access.register_readers(registry, index);
-        }
-        let threads = self
-            .threads
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-            .min(MAX_THREADS);
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("ecs-worker-{i}"))
-            .build()
-            .map_err(|error| BuildError::ThreadPool {
-                threads,
-                message: error.to_string(),
+    /// When `id` is not from this schedule.
+    #[track_caller]
+    pub fn name(&self, id: SystemId) -> &str {
+        &self.slot(id).name
+    }
+
+    /// The state of system `id` as type `S`: a
+    /// [`StatefulSystem`](crate::StatefulSystem) struct, or the closure of
+    /// a function system. `None` when `id` is unknown or `S` is not its type.
+    pub fn state<S: 'static>(&self, id: SystemId) -> Option<&S> {
+        let position = *self.position.get(id.0)?;
+        self.slots[position].system.state().downcast_ref()
+    }
+
+    /// Enables or disables the system named `name`. A disabled system keeps
+    /// its place and its edges; it just does not run (and records no
+    /// commands).
+    ///
+    /// # Errors
+    ///
+    /// [`RunError::UnknownSystem`] when no system has that name.
+    pub fn set_enabled(&mut self, name: &str, enabled: bool) -> Result<(), RunError> {
+        let slot = self
+            .slots
+            .iter_mut()
+            .find(|s| s.name == name)
+            .ok_or_else(|| RunError::UnknownSystem {
+                name: name.to_owned(),
             })?;
-        let strict = self.strict;
-        let startup_sources: Vec<NameSource> = self
-            .startup
-            .iter()
-            .map(|system| match system.type_path() {
-                Some(path) => NameSource::Path(path.into_owned()),
-                None => NameSource::Chosen(system.default_name().into_owned()),
-            })
-            .collect();
-        let startup: Vec<Slot> = names::assign(&startup_sources)?
-            .into_iter()
-            .zip(self.startup)
-            .enumerate()
-            .map(|(index, (name, system))| {
-                let access = system.access();
-                let mut buffer = CommandBuffer::new();
-                if access.commands() {
-                    buffer.prepare(registry);
-                }
-                access.register_pools(registry);
-                Slot {
-                    id: SystemId(index),
-                    name,
-                    access,
-                    system,
-                    buffer,
-                    strict,
-                    report: ApplyReport::default(),
-                    enabled: true,
-                    last_run: Duration::ZERO,
-                    failure: None,
-                    conditions: Vec::new(),
-                    skipped: false,
-                    last: None,
-                }
-            })
-            .collect();
-        let slots = entries
-            .into_iter()
-            .zip(names)
-            .zip(accesses)
-            .enumerate()
-            .map(|(index, ((entry, name), access))| {
-                let mut buffer = match entry.reserve {
-                    Some(policy) => CommandBuffer::with_policy(policy),
-                    None => CommandBuffer::new(),
-                };
-                if access.commands() {
-                    buffer.prepare(registry);
-                }
-                Slot {
-                    id: SystemId(index),
-                    name,
-                    access,
-                    system: entry.system,
-                    buffer,
-                    strict: entry.strict.unwrap_or(strict),
-                    report: ApplyReport::default(),
-                    enabled: true,
-                    last_run: Duration::ZERO,
-                    failure: None,
-                    conditions: entry.conditions,
-                    skipped: false,
-                    last: None,
-                }
-            })
-            .collect();
-        let mut schedule = crate::Schedule::new(slots, dag, pool);
-        schedule.set_startup(startup);
-        Ok(schedule)
+        slot.enabled = enabled;
+        Ok(())
+    }
+
+    /// `true` when system `name` exists and is enabled.
+    pub fn is_enabled(&self, name: &str) -> bool {
+        self.slots.iter().any(|s| s.name == name && s.enabled)
+    }
+
+    /// How long each system ran in the last tick, by registration order:
+    /// `(id, name, time)`; zero for a disabled system or one in a wave the
+    /// tick did not reach.
+    pub fn system_timings(&self) -> impl Iterator<Item = (SystemId, &str, Duration)> {
+        self.position.iter().map(|&p| {
+            let slot = &self.slots[p];
+            (slot.id, slot.name.as_str(), slot.last_run)
+        })
+    }
+
+    /// What the command buffers' applies did in the last tick, all systems
+    /// together: commands applied, skipped (target not alive) and no-ops by
+    /// kind, and the first few skipped commands
+    /// ([`ApplyReport::skips`]), each with its system's registration index
+    /// as [`buffer`](command_buffer::SkippedCommand::buffer). Empty before
+    /// the first tick; covers the waves the tick reached.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use command_buffer::CommandKind;
+    /// use ecs_engine::{Entity, Registry};
+    /// use scheduler::{Commands, Query, Schedule, Tick};
+    ///
+    /// struct Doomed;
+    /// // Two despawns of the same entity: the second is skipped.
+    /// fn twice(mut commands: Commands, mut q: Query<(Entity, &Doomed)>) {
+    ///     for (e, _) in q.iter() {
+    ///         commands.despawn(e);
+    ///         commands.despawn(e);
+    ///     }
+    /// }
+    /// let mut registry = Registry::new();
+    /// let e = registry.spawn((Doomed,));
+    /// let mut builder = Schedule::builder();
+    /// builder.add(twice);
+    /// let mut schedule = builder.build(&mut registry).unwrap();
+    /// schedule.run(&mut registry, Tick::default()).unwrap();
+    /// let report = schedule.command_report();
+    /// assert_eq!(report.applied(CommandKind::Despawn), 1);
+    /// assert_eq!(report.skipped(CommandKind::Despawn), 1);
+    /// let skip = report.first_skip().unwrap();
+    /// assert_eq!((skip.buffer, skip.index, skip.entity), (0, 1, e));
+    /// ```
+    pub fn command_report(&self) -> &ApplyReport {
+        &self.between.tick_report
+    }
+
+    /// Each system's apply report of the last tick, by registration
+    /// order: `(id, name, report)`; an empty report for a system that
+    /// declared no commands, did not run, or was not reached. Skipped
+    /// commands there carry buffer 0.
+    pub fn system_command_reports(&self) -> impl Iterator<Item = (SystemId, &str, &ApplyReport)> {
+        self.position.iter().map(|&p| {
+            let slot = &self.slots[p];
+            (slot.id, slot.name.as_str(), &slot.report)
+        })
+    }
+
+    /// The last run of each system that has run, by registration order:
+    /// its tick, worker thread, start and duration, measured by the
+    /// scheduler (so a caller need not wrap systems to time them). A
+    /// system skipped by a run condition, disabled, or in a wave the tick
+    /// did not reach keeps the record of an earlier tick: compare
+    /// [`SystemRun::tick`].
+    pub fn last_runs(&self) -> impl Iterator<Item = SystemRun> + '_ {
+        self.position.iter().filter_map(|&p| self.slots[p].last)
+    }
+
+    /// The timings of each wave in the last tick.
+    pub fn wave_timings(&self) -> &[WaveTiming] {
+        &self.wave_timings
     }
 }
 
-/// Why a system's last run failed.
-#[derive(Debug)]
-pub(crate) enum Failure {
-    Error(crate::SystemError),
-    Panic(String),
-    /// A strict system's command was skipped at apply.
-    Skipped(Box<SkippedCommand>),
-    /// A command of the system's buffer panicked while applied.
-    CommandPanic(command_buffer::CommandPanic),
+/// Sets `done` and wakes the caller when the tick job ends, even by
+/// unwinding.
+struct DoneSignal<'a> {
+    done: &'a AtomicBool,
+    caller: &'a std::thread::Thread,
 }
 
-/// A system with everything the executor keeps for it.
-pub(crate) struct Slot {
-    pub(crate) id: SystemId,
-    pub(crate) name: String,
-    pub(crate) access: SystemAccess,
-    pub(crate) system: Box<dyn System>,
-    pub(crate) buffer: CommandBuffer,
-    /// A skipped command stops the tick.
-    pub(crate) strict: bool,
-    /// What the last tick's apply of `buffer` did.
-    pub(crate) report: ApplyReport,
-    pub(crate) enabled: bool,
-    pub(crate) last_run: Duration,
-    pub(crate) failure: Option<Failure>,
-    /// Run conditions: its own, then its sets'.
-    pub(crate) conditions: Vec<SharedCondition>,
-    /// A run condition skipped the last run.
-    pub(crate) skipped: bool,
-    /// The last run that happened.
-    pub(crate) last: Option<crate::SystemRun>,
+impl Drop for DoneSignal<'_> {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::Release);
+        self.caller.unpark();
+    }
+}
+
+/// How long the caller spins (yielding its core) before parking.
+const SPIN: Duration = Duration::from_micros(50);
+
+/// Waits for `done`: spins briefly (a short tick ends before a sleep would
+/// pay off), then sleeps until [`DoneSignal`] unparks this thread. The
+/// unpark comes after `done` is set, and a token left by an unpark that
+/// comes before the `park` makes it return at once, so no wake-up is lost;
+/// the loop absorbs spurious wake-ups.
+fn wait_for(done: &AtomicBool) {
+    let start = Instant::now();
+    while !done.load(Ordering::Acquire) {
+        if start.elapsed() < SPIN {
+            std::thread::yield_now();
+        } else {
+            std::thread::park();
+        }
+    }
+}
+
+/// The command buffer of a system that declared commands.
+fn commands_of(slot: &mut Slot) -> Option<&mut CommandBuffer> {
+    slot.access.commands().then_some(&mut slot.buffer)
+}
+
+/// Every resource the `slots` declare must be in `registry`: the first
+/// missing one (by slot order) is the error.
+fn check_resources<'a>(
+    slots: impl IntoIterator<Item = &'a Slot>,
+    registry: &Registry,
+    tick: Tick,
+) -> Result<(), RunError> {
+    for slot in slots {
+        if let Some(missing) = slot
+            .access
+            .resources()
+            .iter()
+            .find(|r| !r.is_present(registry))
+        {
+            return Err(RunError::MissingResource {
+                tick: tick.number,
+                system: slot.name.clone(),
+                resource: crate::short_name(missing.name),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Which waves [`run_waves`] runs: the schedule's, or the startup
+/// systems' (one each, not in the schedule's event hooks' waves).
+#[derive(Clone, Copy)]
+enum Stage {
+    Tick,
+    Startup,
+}
+
+/// The `tracing` dispatcher of the calling thread (its scoped default, or
+/// the global one), or `None` when no subscriber was ever set in the
+/// process: then the spans cost one relaxed load each and nothing is
+/// carried to the workers.
+fn listening_dispatch() -> Option<Dispatch> {
+    tracing::dispatcher::has_been_set().then(|| tracing::dispatcher::get_default(Dispatch::clone))
+}
+
+/// Runs `f` with `dispatch` as the thread's default, so the spans of a
+/// worker thread reach the subscriber of the thread that called
+/// [`Schedule::run`].
+fn with_dispatch<R>(dispatch: Option<&Dispatch>, f: impl FnOnce() -> R) -> R {
+    match dispatch {
+        Some(dispatch) => tracing::dispatcher::with_default(dispatch, f),
+        None => f(),
+    }
+}
+
+/// What one call of [`run_waves`] runs under.
+#[derive(Clone, Copy)]
+struct Pass<'d> {
+    tick: Tick,
+    /// Threads of the pool (for the idle figures).
+    threads: usize,
+    stage: Stage,
+    /// The caller's `tracing` dispatcher, carried onto the workers.
+    dispatch: Option<&'d Dispatch>,
+}
+
+/// One tick: every wave, then its commands. See [`Schedule::run`].
+fn run_waves(
+    slots: &mut [Slot],
+    wave_ranges: &[Range<usize>],
+    wave_timings: &mut [WaveTiming],
+    between: &mut Between,
+    registry: &mut Registry,
+    pass: Pass<'_>,
+) -> Result<(), RunError> {
+    let Pass {
+        tick,
+        threads,
+        stage,
+        dispatch,
+    } = pass;
+    for (wave_index, (range, timing)) in wave_ranges.iter().zip(wave_timings.iter_mut()).enumerate()
+    {
+        let wave = &mut slots[range.clone()];
+        // Spawns past a buffer's reserve take fresh indices from the
+        // buffer's lane: real handles, the same on any thread count.
+        between.lanes.open(registry, wave, commands_of);
+        let start = Instant::now();
+        match &mut *wave {
+            // An exclusive system conflicts with every other: always alone.
+            [single] if single.access.is_exclusive() => single.run_exclusive(registry, tick),
+            [single] => single.run(&registry.cell(), tick),
+            many => {
+                let cell = registry.cell();
+                many.par_iter_mut()
+                    .for_each(|slot| with_dispatch(dispatch, || slot.run(&cell, tick)));
+            }
+        }
+        timing.wall = start.elapsed();
+        let busy: Duration = wave.iter().map(|s| s.last_run).sum();
+        timing.idle = (timing.wall * threads as u32).saturating_sub(busy);
+        let apply_span = tracing::info_span!("apply", wave = wave_index).entered();
+        let apply_start = Instant::now();
+        // The events the wave's writers sent, in registration order, before
+        // its commands.
+        let failed: Vec<usize> = wave
+            .iter()
+            .filter(|slot| slot.failure.is_some())
+            .map(|slot| slot.id.0)
+            .collect();
+        match stage {
+            Stage::Tick => between.events.flush(registry, wave_index, &failed),
+            Stage::Startup => between.events.flush_all(registry, &failed),
+        }
+        // Refused handles (past the live-entity limit) are reported as
+        // skipped spawns by the apply.
+        let _refused = between.lanes.close(registry, wave, commands_of);
+        let mut first_failure = None;
+        for slot in wave.iter_mut() {
+            match slot.failure.take() {
+                // A system that declared no commands cannot have recorded
+                // any (its context refuses the buffer): nothing to apply,
+                // and no reserve of handles to keep topped up for it.
+                None if !slot.access.commands() => {}
+                // A panic while applying is caught like a system's, and the
+                // buffer is empty afterwards either way (nothing of this
+                // tick is left for the next one); the wave's other buffers
+                // are still applied, in registration order.
+                None => {
+                    let mode = if slot.strict {
+                        ApplyMode::Strict
+                    } else {
+                        ApplyMode::Lenient
+                    };
+                    match slot.buffer.try_apply_with(registry, mode) {
+                        Ok(Ok(report)) => slot.report = report,
+                        Ok(Err(error)) => {
+                            slot.report = *error.report;
+                            let command = Box::new(command_buffer::SkippedCommand {
+                                buffer: slot.id.0,
+                                ..error.skipped
+                            });
+                            first_failure
+                                .get_or_insert((slot.name.clone(), Failure::Skipped(command)));
+                        }
+                        Err(panic) => {
+                            slot.report = ApplyReport::default();
+                            first_failure
+                                .get_or_insert((slot.name.clone(), Failure::CommandPanic(panic)));
+                        }
+                    }
+                    between.tick_report.merge(&slot.report, slot.id.0);
+                }
+                Some(failure) => {
+                    slot.buffer.clear();
+                    first_failure.get_or_insert((slot.name.clone(), failure));
+                }
+            }
+        }
+        timing.apply = apply_start.elapsed();
+        drop(apply_span);
+        if let Some((system, failure)) = first_failure {
+            return Err(match failure {
+                Failure::Error(source) => RunError::System {
+                    tick: tick.number,
+                    source,
+                },
+                Failure::Panic(message) => RunError::Panic {
+                    tick: tick.number,
+                    system,
+                    message,
+                },
+                Failure::Skipped(command) => RunError::CommandSkipped {
+                    tick: tick.number,
+                    system,
+                    command,
+                },
+                Failure::CommandPanic(panic) => RunError::CommandPanic {
+                    tick: tick.number,
+                    system,
+                    command: panic.index,
+                    message: panic.message,
+                },
+            });
+        }
+    }
+    Ok(())
 }
