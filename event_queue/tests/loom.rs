@@ -93,6 +93,7 @@ fn a_timed_out_consumer_never_swallows_a_wake_up_or_an_event() {
             Ok(event) => delivered.push(event),
             Err(PopTimeoutError::Timeout(_)) => {}
             Err(PopTimeoutError::Closed) => panic!("the queue was never closed"),
+            Err(other) => panic!("unexpected: {other}"),
         }
         delivered.extend(queue.drain());
         delivered.sort_unstable();
