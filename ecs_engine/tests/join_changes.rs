@@ -166,7 +166,11 @@ fn run(ops: &[Op]) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 2 } else { 64 }))]
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 2 } else { 64 },
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn joins_match_the_model_after_any_changes(ops in prop::collection::vec(op(), 0..200)) {
