@@ -12,6 +12,10 @@
 //! - a slot whose generation has reached the limit is retired for good instead
 //!   of wrapping around to a generation an old handle might still carry.
 
+mod allocator_state;
+
+pub use allocator_state::{AllocatorState, AllocatorStateError};
+
 use std::collections::VecDeque;
 use std::fmt;
 use std::num::NonZeroU32;

@@ -137,7 +137,7 @@ pub use cell::RegistryCell;
 pub use component::{Component, ComponentAccess, ComponentId, ComponentInfo, ComponentKey};
 pub use descriptor::{ComponentDescriptor, DropFn};
 pub use disabled::Disabled;
-pub use entity::{Entity, EntityAllocator};
+pub use entity::{AllocatorState, AllocatorStateError, Entity, EntityAllocator};
 pub use error::EcsError;
 pub use hierarchy::{BreadthFirst, ChildOf, Children, DepthFirst};
 pub use lanes::IndexLane;
