@@ -1,0 +1,163 @@
+//! [`SnapshotError`]: everything registering, saving or loading can refuse.
+
+use ecs_engine::AllocatorStateError;
+
+/// What a snapshot entry holds: a component type or a resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    /// A section of component values, one per entity.
+    Component,
+    /// One resource value.
+    Resource,
+}
+
+impl std::fmt::Display for EntryKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            EntryKind::Component => "component",
+            EntryKind::Resource => "resource",
+        })
+    }
+}
+
+/// Why registering, saving or loading a snapshot failed. A failed load
+/// leaves the registry untouched: every check runs before anything in it
+/// changes.
+///
+/// Entries are numbered from 0 in the order of the snapshot's
+/// `components` (or `resources`) list; items from 0 in the order of a
+/// section's entities.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SnapshotError {
+    /// [`Snapshots::register`](crate::Snapshots::register) (or a sibling)
+    /// was given a name already in use for the same kind of entry.
+    #[error("{kind} name `{name}` is already registered")]
+    DuplicateName {
+        /// Component or resource.
+        kind: EntryKind,
+        /// The name.
+        name: String,
+    },
+    /// The Rust type is already registered, under another name.
+    #[error("{kind} type `{type_name}` is already registered as `{name}`")]
+    DuplicateType {
+        /// Component or resource.
+        kind: EntryKind,
+        /// The Rust type's name.
+        type_name: &'static str,
+        /// The name it was registered under.
+        name: String,
+    },
+    /// The snapshot was written by another version of the format.
+    #[error("snapshot format version {found}, but this build reads version {expected}")]
+    Version {
+        /// The version in the input.
+        found: u32,
+        /// [`FORMAT_VERSION`](crate::FORMAT_VERSION).
+        expected: u32,
+    },
+    /// The readable input is not JSON of a snapshot (truncated, corrupt
+    /// or of another shape); the message gives the line and column.
+    #[error("snapshot (JSON): {source}")]
+    Json {
+        /// serde_json's error, with its line and column.
+        #[from]
+        source: serde_json::Error,
+    },
+    /// The compact input is not a postcard snapshot (truncated or
+    /// corrupt); postcard reports no position.
+    #[error("snapshot (postcard): {source}")]
+    Postcard {
+        /// postcard's error.
+        #[from]
+        source: postcard::Error,
+    },
+    /// The compact input goes on after the snapshot's end.
+    #[error("snapshot (postcard): {count} bytes left after the end of the snapshot at byte {offset}")]
+    TrailingBytes {
+        /// Where the snapshot ended.
+        offset: usize,
+        /// The bytes after it.
+        count: usize,
+    },
+    /// An entry names a type nothing registered under that name.
+    #[error("{kind} entry {entry}: unknown name `{name}` (register it before loading)")]
+    UnknownName {
+        /// Component or resource.
+        kind: EntryKind,
+        /// The name in the input.
+        name: String,
+        /// The entry's position.
+        entry: usize,
+    },
+    /// Two entries name the same type.
+    #[error("{kind} entry {entry}: `{name}` appears twice (first at entry {first})")]
+    DuplicateEntry {
+        /// Component or resource.
+        kind: EntryKind,
+        /// The name.
+        name: String,
+        /// The first entry with it.
+        first: usize,
+        /// The second.
+        entry: usize,
+    },
+    /// An entry's values do not decode as the registered type (or, when
+    /// saving, do not encode).
+    #[error("{kind} `{name}` (entry {entry}): its values do not fit the registered type: {message}")]
+    Value {
+        /// Component or resource.
+        kind: EntryKind,
+        /// The name.
+        name: String,
+        /// The entry's position.
+        entry: usize,
+        /// The format's message (JSON: the path inside the values).
+        message: String,
+    },
+    /// A component entry has not one value per entity.
+    #[error("component `{name}` (entry {entry}): {values} values for {entities} entities")]
+    CountMismatch {
+        /// The component's name.
+        name: String,
+        /// The entry's position.
+        entry: usize,
+        /// Values given.
+        values: usize,
+        /// Entities given.
+        entities: usize,
+    },
+    /// A component entry names a slot that holds no live entity in the
+    /// snapshot's allocator state.
+    #[error("component `{name}` (entry {entry}), item {item}: slot {index} holds no live entity")]
+    DeadEntity {
+        /// The component's name.
+        name: String,
+        /// The entry's position.
+        entry: usize,
+        /// The item's position in the entry.
+        item: usize,
+        /// The slot index.
+        index: u32,
+    },
+    /// A component entry names the same entity twice.
+    #[error("component `{name}` (entry {entry}), item {item}: slot {index} is listed twice")]
+    DuplicateEntity {
+        /// The component's name.
+        name: String,
+        /// The entry's position.
+        entry: usize,
+        /// The item's position in the entry.
+        item: usize,
+        /// The slot index.
+        index: u32,
+    },
+    /// The entity allocator's state is inconsistent.
+    #[error("snapshot entities: {source}")]
+    Allocator {
+        /// What is wrong, naming the slot.
+        #[from]
+        source: AllocatorStateError,
+    },
+}

@@ -1,0 +1,706 @@
+//! [`Snapshots`]: the registered types, and save and load.
+
+use std::any::{Any, TypeId, type_name};
+use std::collections::HashMap;
+
+use ecs_engine::{Component, Disabled, Entity, EntityAllocator, Registry, SparseSet};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::document::{
+    Codec, ComponentEntry, Document, FORMAT_VERSION, Header, IndexList, JsonCodec, PostcardCodec,
+    ResourceEntry,
+};
+use crate::{EntryKind, SnapshotError};
+
+/// The two formats, both written through serde.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// JSON, pretty-printed: readable and diffable; floats must be finite
+    /// (JSON has no NaN or infinity).
+    Json,
+    /// postcard: compact binary (varints, floats as their 4 or 8 bytes).
+    Postcard,
+}
+
+/// A component entry being loaded, checked and waiting for the swap.
+trait Staged {
+    /// Inserts the values; cannot fail (every entity was checked alive in
+    /// the allocator that is now the registry's).
+    fn apply(self: Box<Self>, registry: &mut Registry);
+}
+
+struct StagedComponents<T>(Vec<(Entity, T)>);
+
+impl<T: Component> Staged for StagedComponents<T> {
+    fn apply(self: Box<Self>, registry: &mut Registry) {
+        let (_, result) = registry.insert_many(&mut self.0.into_iter());
+        if result.is_err() {
+            unreachable!("every entity of a staged entry was checked alive before the swap");
+        }
+    }
+}
+
+/// A registered component type: its save and load, for each codec.
+trait ComponentCodec: Send + Sync {
+    fn name(&self) -> &str;
+    fn rust_type(&self) -> TypeId;
+    fn type_name(&self) -> &'static str;
+    /// The slots of the pool's entities and the encoded values, in dense
+    /// order; `None` when the registry has no such pool or it is empty.
+    fn save_json(&self, registry: &Registry) -> Option<Result<(Vec<u32>, serde_json::Value), String>>;
+    fn save_postcard(
+        &self,
+        registry: &Registry,
+    ) -> Option<Result<(Vec<u32>, crate::document::Bytes), String>>;
+    fn load_json(
+        &self,
+        entities: Vec<Entity>,
+        values: &serde_json::Value,
+    ) -> Result<Box<dyn Staged>, LoadFailure>;
+    fn load_postcard(
+        &self,
+        entities: Vec<Entity>,
+        values: &crate::document::Bytes,
+    ) -> Result<Box<dyn Staged>, LoadFailure>;
+}
+
+/// Why an entry's values did not load.
+enum LoadFailure {
+    Decode(String),
+    Count { values: usize, entities: usize },
+}
+
+/// A component type stored as `S`, converted by two functions.
+struct Typed<T, S> {
+    name: String,
+    to: fn(&T) -> S,
+    from: fn(S) -> T,
+}
+
+impl<T: Component, S: Serialize + DeserializeOwned + 'static> Typed<T, S> {
+    fn save<C: Codec>(&self, registry: &Registry) -> Option<Result<(Vec<u32>, C::Value), String>> {
+        let pool = registry.pool::<T>()?;
+        if pool.is_empty() {
+            return None;
+        }
+        let slots = pool.entities().iter().map(|e| e.index()).collect();
+        let values = if TypeId::of::<T>() == TypeId::of::<S>() {
+            // Stored as itself: encode the dense slice without a copy.
+            let any: &dyn Any = pool;
+            let same = any
+                .downcast_ref::<SparseSet<S>>()
+                .expect("T and S are the same type");
+            C::encode(same.components())
+        } else {
+            let converted: Vec<S> = pool.components().iter().map(self.to).collect();
+            C::encode(&converted)
+        };
+        Some(values.map(|v| (slots, v)))
+    }
+
+    fn load<C: Codec>(
+        &self,
+        entities: Vec<Entity>,
+        values: &C::Value,
+    ) -> Result<Box<dyn Staged>, LoadFailure> {
+        let values: Vec<S> = C::decode(values).map_err(LoadFailure::Decode)?;
+        if values.len() != entities.len() {
+            return Err(LoadFailure::Count {
+                values: values.len(),
+                entities: entities.len(),
+            });
+        }
+        let from = self.from;
+        let items = entities.into_iter().zip(values.into_iter().map(from));
+        Ok(Box::new(StagedComponents::<T>(items.collect())))
+    }
+}
+
+impl<T: Component, S: Serialize + DeserializeOwned + 'static> ComponentCodec for Typed<T, S> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn rust_type(&self) -> TypeId {
+        TypeId::of::<T>()
+    }
+    fn type_name(&self) -> &'static str {
+        type_name::<T>()
+    }
+    fn save_json(&self, registry: &Registry) -> Option<Result<(Vec<u32>, serde_json::Value), String>> {
+        self.save::<JsonCodec>(registry)
+    }
+    fn save_postcard(
+        &self,
+        registry: &Registry,
+    ) -> Option<Result<(Vec<u32>, crate::document::Bytes), String>> {
+        self.save::<PostcardCodec>(registry)
+    }
+    fn load_json(
+        &self,
+        entities: Vec<Entity>,
+        values: &serde_json::Value,
+    ) -> Result<Box<dyn Staged>, LoadFailure> {
+        self.load::<JsonCodec>(entities, values)
+    }
+    fn load_postcard(
+        &self,
+        entities: Vec<Entity>,
+        values: &crate::document::Bytes,
+    ) -> Result<Box<dyn Staged>, LoadFailure> {
+        self.load::<PostcardCodec>(entities, values)
+    }
+}
+
+/// A resource loaded and waiting for the swap.
+type StagedResource = Box<dyn FnOnce(&mut Registry)>;
+
+/// A registered resource type.
+trait ResourceCodec: Send + Sync {
+    fn name(&self) -> &str;
+    fn rust_type(&self) -> TypeId;
+    fn save_json(&self, registry: &Registry) -> Option<Result<serde_json::Value, String>>;
+    fn save_postcard(&self, registry: &Registry) -> Option<Result<crate::document::Bytes, String>>;
+    fn load_json(&self, value: &serde_json::Value) -> Result<StagedResource, String>;
+    fn load_postcard(&self, value: &crate::document::Bytes) -> Result<StagedResource, String>;
+    fn remove(&self, registry: &mut Registry);
+}
+
+struct TypedResource<R> {
+    name: String,
+    _type: std::marker::PhantomData<fn() -> R>,
+}
+
+impl<R: Send + Sync + Serialize + DeserializeOwned + 'static> TypedResource<R> {
+    fn load<C: Codec>(value: &C::Value) -> Result<StagedResource, String> {
+        let value: R = C::decode(value)?;
+        Ok(Box::new(move |registry: &mut Registry| {
+            registry.insert_resource(value);
+        }))
+    }
+}
+
+impl<R: Send + Sync + Serialize + DeserializeOwned + 'static> ResourceCodec for TypedResource<R> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn rust_type(&self) -> TypeId {
+        TypeId::of::<R>()
+    }
+    fn save_json(&self, registry: &Registry) -> Option<Result<serde_json::Value, String>> {
+        registry.resource::<R>().map(JsonCodec::encode)
+    }
+    fn save_postcard(&self, registry: &Registry) -> Option<Result<crate::document::Bytes, String>> {
+        registry.resource::<R>().map(PostcardCodec::encode)
+    }
+    fn load_json(&self, value: &serde_json::Value) -> Result<StagedResource, String> {
+        Self::load::<JsonCodec>(value)
+    }
+    fn load_postcard(&self, value: &crate::document::Bytes) -> Result<StagedResource, String> {
+        Self::load::<PostcardCodec>(value)
+    }
+    fn remove(&self, registry: &mut Registry) {
+        registry.remove_resource::<R>();
+    }
+}
+
+/// The types a snapshot holds, each under a stable name, and the save and
+/// load of a [`Registry`] in either [`Format`].
+///
+/// What a snapshot holds:
+///
+/// - the entity allocator's exact state ([`ecs_engine::AllocatorState`]):
+///   every slot's generation, the live and reserved slots, the free queue
+///   in order, the limits, so handles, generations and the next spawn's
+///   handle come back exactly;
+/// - every registered component type's pool, in its dense order (so views
+///   visit entities in the same order after a load);
+/// - every registered resource present in the registry.
+///
+/// Components and resources of unregistered types are not saved. Loading
+/// replaces every entity (unregistered components are dropped with
+/// them), inserts the saved components, replaces the registered resources
+/// (removing those the snapshot does not have) and keeps unregistered
+/// resources as they are.
+///
+/// The [`Disabled`] marker round-trips once [`register_disabled`](Self::register_disabled)
+/// is called. The hierarchy's `ChildOf` and `Children` are not saved:
+/// re-link loaded entities with [`Registry::set_parent`].
+///
+/// # Examples
+///
+/// ```
+/// use ecs_engine::Registry;
+/// use ecs_snapshot::{Format, Snapshots};
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// struct Position { x: f32, y: f32 }
+/// #[derive(Debug, PartialEq, Serialize, Deserialize)]
+/// struct Score(u32);
+///
+/// let mut snapshots = Snapshots::new();
+/// snapshots.register::<Position>("Position")?.register_resource::<Score>("Score")?;
+///
+/// let mut registry = Registry::new();
+/// let a = registry.spawn((Position { x: 1.0, y: 2.0 },));
+/// let b = registry.spawn((Position { x: 3.0, y: 4.0 },));
+/// registry.despawn(a)?;
+/// registry.insert_resource(Score(7));
+///
+/// let bytes = snapshots.save(&registry, Format::Postcard)?;
+/// let mut loaded = Registry::new();
+/// snapshots.load(&mut loaded, &bytes, Format::Postcard)?;
+/// assert_eq!(loaded.get::<Position>(b), Some(&Position { x: 3.0, y: 4.0 }));
+/// assert!(!loaded.is_alive(a));
+/// assert_eq!(loaded.resource::<Score>(), Some(&Score(7)));
+/// // The next spawn reuses the same slot with the same generation.
+/// assert_eq!(loaded.spawn(()), registry.spawn(()));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Default)]
+pub struct Snapshots {
+    components: Vec<Box<dyn ComponentCodec>>,
+    component_names: HashMap<String, usize>,
+    resources: Vec<Box<dyn ResourceCodec>>,
+    resource_names: HashMap<String, usize>,
+}
+
+impl std::fmt::Debug for Snapshots {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Snapshots")
+            .field(
+                "components",
+                &self.components.iter().map(|c| c.name()).collect::<Vec<_>>(),
+            )
+            .field(
+                "resources",
+                &self.resources.iter().map(|r| r.name()).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+impl Snapshots {
+    /// No registered type: a snapshot then holds only the entities.
+    pub fn new() -> Snapshots {
+        Snapshots::default()
+    }
+
+    /// Registers component type `T` under `name`, stored as itself.
+    ///
+    /// # Errors
+    ///
+    /// [`SnapshotError::DuplicateName`] when a component is already
+    /// registered under `name`, [`SnapshotError::DuplicateType`] when `T`
+    /// is already registered; nothing changes then.
+    pub fn register<T>(&mut self, name: &str) -> Result<&mut Snapshots, SnapshotError>
+    where
+        T: Component + Serialize + DeserializeOwned,
+    {
+        // Stored as itself: `Typed::save` encodes the pool's slice and
+        // never calls `to`.
+        self.register_component(Typed::<T, T> {
+            name: name.to_owned(),
+            to: |_| unreachable!("a type stored as itself is encoded from the pool's slice"),
+            from: |value| value,
+        })
+    }
+
+    /// Registers component type `T` under `name`, stored as `S`: `to`
+    /// converts a value for saving, `from` back when loading. For types
+    /// that do not implement serde's traits (a foreign type, a marker).
+    ///
+    /// # Errors
+    ///
+    /// As [`register`](Self::register).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_snapshot::Snapshots;
+    ///
+    /// // A type without serde's traits, stored as its inner value.
+    /// let mut snapshots = Snapshots::new();
+    /// snapshots.register_with::<std::num::Wrapping<u8>, u8>("Wrapping", |w| w.0, std::num::Wrapping)?;
+    /// # Ok::<(), ecs_snapshot::SnapshotError>(())
+    /// ```
+    pub fn register_with<T, S>(
+        &mut self,
+        name: &str,
+        to: fn(&T) -> S,
+        from: fn(S) -> T,
+    ) -> Result<&mut Snapshots, SnapshotError>
+    where
+        T: Component,
+        S: Serialize + DeserializeOwned + 'static,
+    {
+        self.register_component(Typed::<T, S> {
+            name: name.to_owned(),
+            to,
+            from,
+        })
+    }
+
+    /// Registers the [`Disabled`] marker under the name `"Disabled"`, so
+    /// disabled entities stay disabled through a save and load.
+    ///
+    /// # Errors
+    ///
+    /// As [`register`](Self::register).
+    pub fn register_disabled(&mut self) -> Result<&mut Snapshots, SnapshotError> {
+        self.register_with::<Disabled, ()>("Disabled", |_| (), |()| Disabled)
+    }
+
+    fn register_component(
+        &mut self,
+        codec: impl ComponentCodec + 'static,
+    ) -> Result<&mut Snapshots, SnapshotError> {
+        if self.component_names.contains_key(codec.name()) {
+            return Err(SnapshotError::DuplicateName {
+                kind: EntryKind::Component,
+                name: codec.name().to_owned(),
+            });
+        }
+        if let Some(other) = self
+            .components
+            .iter()
+            .find(|c| c.rust_type() == codec.rust_type())
+        {
+            return Err(SnapshotError::DuplicateType {
+                kind: EntryKind::Component,
+                type_name: codec.type_name(),
+                name: other.name().to_owned(),
+            });
+        }
+        self.component_names
+            .insert(codec.name().to_owned(), self.components.len());
+        self.components.push(Box::new(codec));
+        Ok(self)
+    }
+
+    /// Registers resource type `R` under `name`.
+    ///
+    /// # Errors
+    ///
+    /// [`SnapshotError::DuplicateName`] when a resource is already
+    /// registered under `name`, [`SnapshotError::DuplicateType`] when `R`
+    /// is already registered; nothing changes then.
+    pub fn register_resource<R>(&mut self, name: &str) -> Result<&mut Snapshots, SnapshotError>
+    where
+        R: Send + Sync + Serialize + DeserializeOwned + 'static,
+    {
+        if self.resource_names.contains_key(name) {
+            return Err(SnapshotError::DuplicateName {
+                kind: EntryKind::Resource,
+                name: name.to_owned(),
+            });
+        }
+        if let Some(other) = self
+            .resources
+            .iter()
+            .find(|r| r.rust_type() == TypeId::of::<R>())
+        {
+            return Err(SnapshotError::DuplicateType {
+                kind: EntryKind::Resource,
+                type_name: type_name::<R>(),
+                name: other.name().to_owned(),
+            });
+        }
+        self.resource_names
+            .insert(name.to_owned(), self.resources.len());
+        self.resources.push(Box::new(TypedResource::<R> {
+            name: name.to_owned(),
+            _type: std::marker::PhantomData,
+        }));
+        Ok(self)
+    }
+
+    /// The registered component names, in registration order.
+    pub fn component_names(&self) -> impl Iterator<Item = &str> {
+        self.components.iter().map(|c| c.name())
+    }
+
+    /// The registered resource names, in registration order.
+    pub fn resource_names(&self) -> impl Iterator<Item = &str> {
+        self.resources.iter().map(|r| r.name())
+    }
+
+    /// Saves `registry` in `format`: the allocator's state, every
+    /// registered component's non-empty pool (in registration order) and
+    /// every registered resource present.
+    ///
+    /// # Errors
+    ///
+    /// [`SnapshotError::Value`] when a value does not encode (in JSON: a
+    /// map with non-string keys, for example);
+    /// [`SnapshotError::Json`] or [`SnapshotError::Postcard`] when the
+    /// document does not.
+    pub fn save(&self, registry: &Registry, format: Format) -> Result<Vec<u8>, SnapshotError> {
+        match format {
+            Format::Json => {
+                let document = self.document(
+                    registry,
+                    |c, r| c.save_json(r),
+                    |c, r| c.save_json(r),
+                )?;
+                Ok(serde_json::to_vec_pretty(&document)?)
+            }
+            Format::Postcard => {
+                let document = self.document(
+                    registry,
+                    |c, r| c.save_postcard(r),
+                    |c, r| c.save_postcard(r),
+                )?;
+                Ok(postcard::to_allocvec(&document)?)
+            }
+        }
+    }
+
+    fn document<V>(
+        &self,
+        registry: &Registry,
+        component: impl Fn(&dyn ComponentCodec, &Registry) -> Option<Result<(Vec<u32>, V), String>>,
+        resource: impl Fn(&dyn ResourceCodec, &Registry) -> Option<Result<V, String>>,
+    ) -> Result<Document<V>, SnapshotError> {
+        let mut components = Vec::new();
+        for codec in &self.components {
+            if let Some(saved) = component(codec.as_ref(), registry) {
+                let (slots, values) = saved.map_err(|message| SnapshotError::Value {
+                    kind: EntryKind::Component,
+                    name: codec.name().to_owned(),
+                    entry: components.len(),
+                    message,
+                })?;
+                components.push(ComponentEntry {
+                    name: codec.name().to_owned(),
+                    entities: IndexList(slots),
+                    values,
+                });
+            }
+        }
+        let mut resources = Vec::new();
+        for codec in &self.resources {
+            if let Some(saved) = resource(codec.as_ref(), registry) {
+                let value = saved.map_err(|message| SnapshotError::Value {
+                    kind: EntryKind::Resource,
+                    name: codec.name().to_owned(),
+                    entry: resources.len(),
+                    message,
+                })?;
+                resources.push(ResourceEntry {
+                    name: codec.name().to_owned(),
+                    value,
+                });
+            }
+        }
+        Ok(Document {
+            version: FORMAT_VERSION,
+            entities: registry.entities().export_state().into(),
+            components,
+            resources,
+        })
+    }
+
+    /// Loads a snapshot saved by [`save`](Self::save) in `format` into
+    /// `registry`: every entity is replaced by the snapshot's (same
+    /// handles, same free queue), the saved components are inserted in
+    /// their saved order, the registered resources replaced (those absent
+    /// from the snapshot removed); unregistered resources stay.
+    ///
+    /// Everything is decoded and checked before the registry changes: on
+    /// any error it is exactly as before.
+    ///
+    /// # Errors
+    ///
+    /// - [`SnapshotError::Version`]: the snapshot's format version is not
+    ///   [`FORMAT_VERSION`](crate::FORMAT_VERSION);
+    /// - [`SnapshotError::Json`] (with line and column) or
+    ///   [`SnapshotError::Postcard`], [`SnapshotError::TrailingBytes`]:
+    ///   truncated or corrupt input;
+    /// - [`SnapshotError::UnknownName`], [`SnapshotError::DuplicateEntry`]:
+    ///   an entry names a type not registered, or twice;
+    /// - [`SnapshotError::Value`], [`SnapshotError::CountMismatch`]: an
+    ///   entry's values do not decode as its type, or not one per entity;
+    /// - [`SnapshotError::DeadEntity`], [`SnapshotError::DuplicateEntity`],
+    ///   [`SnapshotError::Allocator`]: the entities are inconsistent.
+    pub fn load(
+        &self,
+        registry: &mut Registry,
+        bytes: &[u8],
+        format: Format,
+    ) -> Result<(), SnapshotError> {
+        let staged = match format {
+            Format::Json => {
+                let header: Header = serde_json::from_slice(bytes)?;
+                check_version(header.version)?;
+                let document: Document<serde_json::Value> = serde_json::from_slice(bytes)?;
+                self.stage(document, |c, e, v| c.load_json(e, v), |r, v| r.load_json(v))?
+            }
+            Format::Postcard => {
+                let (version, _) = postcard::take_from_bytes::<u32>(bytes)?;
+                check_version(version)?;
+                let (document, rest) =
+                    postcard::take_from_bytes::<Document<crate::document::Bytes>>(bytes)?;
+                if !rest.is_empty() {
+                    return Err(SnapshotError::TrailingBytes {
+                        offset: bytes.len() - rest.len(),
+                        count: rest.len(),
+                    });
+                }
+                self.stage(
+                    document,
+                    |c, e, v| c.load_postcard(e, v),
+                    |r, v| r.load_postcard(v),
+                )?
+            }
+        };
+        // The swap: nothing below can fail.
+        let Loaded {
+            allocator,
+            components,
+            resources,
+            absent,
+        } = staged;
+        registry.replace_entities(allocator);
+        for entry in components {
+            entry.apply(registry);
+        }
+        for resource in resources {
+            resource(registry);
+        }
+        for index in absent {
+            self.resources[index].remove(registry);
+        }
+        Ok(())
+    }
+
+    fn stage<V>(
+        &self,
+        document: Document<V>,
+        component: impl Fn(&dyn ComponentCodec, Vec<Entity>, &V) -> Result<Box<dyn Staged>, LoadFailure>,
+        resource: impl Fn(&dyn ResourceCodec, &V) -> Result<StagedResource, String>,
+    ) -> Result<Loaded, SnapshotError> {
+        let allocator = EntityAllocator::from_state(document.entities.into())?;
+        let mut first_entry: HashMap<usize, usize> = HashMap::new();
+        let mut components = Vec::with_capacity(document.components.len());
+        let mut seen = Vec::new();
+        for (entry, item) in document.components.iter().enumerate() {
+            let name = &item.name;
+            let &index = self.component_names.get(name).ok_or_else(|| {
+                SnapshotError::UnknownName {
+                    kind: EntryKind::Component,
+                    name: name.clone(),
+                    entry,
+                }
+            })?;
+            if let Some(&first) = first_entry.get(&index) {
+                return Err(SnapshotError::DuplicateEntry {
+                    kind: EntryKind::Component,
+                    name: name.clone(),
+                    first,
+                    entry,
+                });
+            }
+            first_entry.insert(index, entry);
+            // Every slot alive, none twice.
+            seen.clear();
+            seen.resize(allocator.slot_count(), false);
+            let mut entities = Vec::with_capacity(item.entities.0.len());
+            for (position, &slot) in item.entities.0.iter().enumerate() {
+                let entity = allocator
+                    .entity_at(slot)
+                    .ok_or_else(|| SnapshotError::DeadEntity {
+                        name: name.clone(),
+                        entry,
+                        item: position,
+                        index: slot,
+                    })?;
+                if std::mem::replace(&mut seen[slot as usize], true) {
+                    return Err(SnapshotError::DuplicateEntity {
+                        name: name.clone(),
+                        entry,
+                        item: position,
+                        index: slot,
+                    });
+                }
+                entities.push(entity);
+            }
+            let staged = component(self.components[index].as_ref(), entities, &item.values)
+                .map_err(|failure| match failure {
+                    LoadFailure::Decode(message) => SnapshotError::Value {
+                        kind: EntryKind::Component,
+                        name: name.clone(),
+                        entry,
+                        message,
+                    },
+                    LoadFailure::Count { values, entities } => SnapshotError::CountMismatch {
+                        name: name.clone(),
+                        entry,
+                        values,
+                        entities,
+                    },
+                })?;
+            components.push(staged);
+        }
+        let mut first_entry: HashMap<usize, usize> = HashMap::new();
+        let mut resources = Vec::with_capacity(document.resources.len());
+        for (entry, item) in document.resources.iter().enumerate() {
+            let name = &item.name;
+            let &index =
+                self.resource_names
+                    .get(name)
+                    .ok_or_else(|| SnapshotError::UnknownName {
+                        kind: EntryKind::Resource,
+                        name: name.clone(),
+                        entry,
+                    })?;
+            if let Some(&first) = first_entry.get(&index) {
+                return Err(SnapshotError::DuplicateEntry {
+                    kind: EntryKind::Resource,
+                    name: name.clone(),
+                    first,
+                    entry,
+                });
+            }
+            first_entry.insert(index, entry);
+            let staged = resource(self.resources[index].as_ref(), &item.value).map_err(|message| {
+                SnapshotError::Value {
+                    kind: EntryKind::Resource,
+                    name: name.clone(),
+                    entry,
+                    message,
+                }
+            })?;
+            resources.push(staged);
+        }
+        let absent = (0..self.resources.len())
+            .filter(|index| !first_entry.contains_key(index))
+            .collect();
+        Ok(Loaded {
+            allocator,
+            components,
+            resources,
+            absent,
+        })
+    }
+}
+
+/// Everything decoded and checked, ready for the swap.
+struct Loaded {
+    allocator: EntityAllocator,
+    components: Vec<Box<dyn Staged>>,
+    resources: Vec<StagedResource>,
+    /// Registered resources the snapshot does not have.
+    absent: Vec<usize>,
+}
+
+fn check_version(found: u32) -> Result<(), SnapshotError> {
+    if found != FORMAT_VERSION {
+        return Err(SnapshotError::Version {
+            found,
+            expected: FORMAT_VERSION,
+        });
+    }
+    Ok(())
+}
