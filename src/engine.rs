@@ -294,6 +294,48 @@ impl Engine {
         self.ticks
     }
 
+    /// Sets the number of ticks run so far, so the next [`tick`](Self::tick)
+    /// is number `ticks`: for resuming a world loaded from a snapshot
+    /// taken after that many ticks. The event channels are aged to tick
+    /// `ticks - 1` ([`Schedule::begin_events`]), as after that tick, so
+    /// the input delivered before the next tick is kept; the registry's
+    /// entities and components and the systems' own state are not
+    /// touched.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut engine = ecs_runtime::Engine::builder().build().unwrap();
+    /// engine.set_ticks(120);
+    /// assert_eq!(engine.tick().unwrap().number, 120);
+    /// assert_eq!(engine.ticks(), 121);
+    /// ```
+    pub fn set_ticks(&mut self, ticks: u64) {
+        self.ticks = ticks;
+        if let Some(last) = ticks.checked_sub(1) {
+            self.schedule.begin_events(&mut self.registry, last);
+        }
+    }
+
+    /// Gives the systems' command buffers their saved reserves (from
+    /// [`Schedule::command_reserves`] of the engine a snapshot was taken
+    /// from), after the registry's entities were replaced by the
+    /// snapshot's: so the resumed world's spawns get the handles they got
+    /// in the saved run. See [`Schedule::restore_command_reserves`].
+    ///
+    /// # Errors
+    ///
+    /// [`RestoreReservesError`](scheduler::RestoreReservesError) for an
+    /// unknown system or a handle the registry does not hold as reserved;
+    /// nothing changes then.
+    pub fn restore_command_reserves(
+        &mut self,
+        reserves: Vec<(String, command_buffer::ReserveState)>,
+    ) -> Result<(), scheduler::RestoreReservesError> {
+        self.schedule
+            .restore_command_reserves(&mut self.registry, reserves)
+    }
+
     /// The fixed step, in seconds.
     pub fn step(&self) -> f64 {
         self.step

@@ -118,3 +118,4 @@ pub use lanes::SpawnLanes;
 pub use placeholder::is_placeholder;
 pub use policy::ReservePolicy;
 pub use report::{ApplyError, ApplyReport, CommandKind, ResolvedPlaceholder, SkippedCommand};
+pub use reserve::ReserveState;

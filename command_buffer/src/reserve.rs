@@ -41,6 +41,10 @@
 //! `CommandBuffer` methods here: `reserve_entities`, `prepare`, `release`,
 //! `reserved_len`, `policy` and `set_policy`.
 
+mod state;
+
+pub use state::ReserveState;
+
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};

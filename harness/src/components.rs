@@ -3,11 +3,12 @@
 //! per second, durations in seconds.
 
 use ecs_engine::{Entity, Registry};
+use serde::{Deserialize, Serialize};
 
 use super::checksum::{Canonical, Fnv1a, component};
 
 /// Where an entity is, pixels.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Position {
     /// Horizontal, from the left edge.
     pub x: f32,
@@ -16,7 +17,7 @@ pub struct Position {
 }
 
 /// How fast it moves, pixels per second.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Velocity {
     /// Horizontal.
     pub x: f32,
@@ -25,14 +26,14 @@ pub struct Velocity {
 }
 
 /// A player's ship; `index` is the player number used by input scripts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Player {
     /// The player number, from 0.
     pub index: u8,
 }
 
 /// What a player's input asks for: a direction and the fire button.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Controls {
     /// -1 (left), 0 or 1 (right).
     pub dx: i8,
@@ -43,21 +44,21 @@ pub struct Controls {
 }
 
 /// A ship's gun: seconds until it may fire again.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Weapon {
     /// Seconds left; the gun fires at 0 or below.
     pub cooldown: f32,
 }
 
 /// An enemy's gun: seconds until its next shot.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct EnemyGun {
     /// Seconds left.
     pub cooldown: f32,
 }
 
 /// An enemy; `wave` is the wave it came with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Enemy {
     /// The wave number, from 0.
     pub wave: u32,
@@ -65,7 +66,7 @@ pub struct Enemy {
 
 /// Vertical sine motion around `base_y`: y = base_y + amplitude ×
 /// sin(2π × frequency × (t - t0) + phase), with t0 the spawn tick's time.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SineWave {
     /// The centre line, pixels.
     pub base_y: f32,
@@ -80,11 +81,11 @@ pub struct SineWave {
 }
 
 /// A missile (player's or enemy's).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Missile;
 
 /// Which side an entity fights for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Faction {
     /// Player `n`'s ship or missile.
     Player(u8),
@@ -93,22 +94,22 @@ pub enum Faction {
 }
 
 /// A collision circle, pixels.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Collider {
     /// Radius.
     pub radius: f32,
 }
 
 /// Hit points; at 0 or below the entity is dead.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Health(pub i32);
 
 /// Damage dealt to what this entity touches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Damage(pub i32);
 
 /// This tick's hits, written by collision and damage.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Hits {
     /// Damage taken this tick.
     pub damage: i32,
@@ -119,26 +120,26 @@ pub struct Hits {
 }
 
 /// Invulnerability left after losing a life, seconds.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Shield {
     /// Seconds left.
     pub seconds: f32,
 }
 
 /// Ships a player has left, this one included.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Lives(pub u8);
 
 /// A player's points.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Score(pub u32);
 
 /// Points for destroying this entity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Bounty(pub u32);
 
 /// A particle of the `particles` scenario.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Particle;
 
 impl Canonical for Position {

@@ -79,6 +79,15 @@ pub enum HarnessError {
         /// What the need is made of.
         breakdown: String,
     },
+    /// A snapshot (`--load`) could not be decoded, or belongs to another
+    /// run; or one (`--save-at`) could not be encoded.
+    #[error("snapshot {}: {message}", path.display())]
+    Snapshot {
+        /// The snapshot file.
+        path: PathBuf,
+        /// What is wrong, and where.
+        message: String,
+    },
     /// The engine refused to build or a tick failed.
     #[error(transparent)]
     Engine(#[from] EngineError),

@@ -238,9 +238,16 @@ impl Sender {
     /// A sender into the engine's input: events at their tick, watermarks
     /// as `through`, the end (`Through(u64::MAX)`) as closing. The
     /// producer closes when dropped, even when the thread unwinds, so the
-    /// engine never waits for a thread that is gone.
-    fn to_engine(mut producer: InputProducer<InputEvent>, pause: Duration) -> Sender {
+    /// engine never waits for a thread that is gone. Events of ticks before
+    /// `from_tick` are dropped: a world resumed from a snapshot taken
+    /// after `from_tick` ticks already applied them.
+    fn to_engine(
+        mut producer: InputProducer<InputEvent>,
+        pause: Duration,
+        from_tick: u64,
+    ) -> Sender {
         let sink = move |message| match message {
+            InputMessage::Event(event) if event.tick < from_tick => true,
             InputMessage::Event(event) => producer.send_at(event.tick, event).is_ok(),
             InputMessage::Through(u64::MAX) => {
                 producer.close();
@@ -385,15 +392,17 @@ pub(crate) struct InputFeed {
 impl InputFeed {
     /// Starts the thread that feeds `source` through `producer` for
     /// `players` players, pausing `pause` before each command line (to
-    /// simulate a slow producer).
+    /// simulate a slow producer), skipping the events of ticks before
+    /// `from_tick` (0 for a run from the start).
     pub(crate) fn start(
         source: &InputSource,
         seed: u64,
         players: u8,
         producer: InputProducer<InputEvent>,
         pause: Duration,
+        from_tick: u64,
     ) -> Result<InputFeed, HarnessError> {
-        let mut sender = Sender::to_engine(producer, pause);
+        let mut sender = Sender::to_engine(producer, pause, from_tick);
         let mut wait_for_end = true;
         let job: Job = match source {
             InputSource::BuiltIn => Box::new(move |s| Ok(feed_builtin(seed, players, s))),

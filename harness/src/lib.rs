@@ -57,6 +57,7 @@ mod run;
 mod scenario;
 mod shmup;
 mod simulation;
+mod snapshot;
 mod trace;
 
 pub use components::{

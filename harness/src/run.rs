@@ -1,5 +1,6 @@
 //! Running a scenario: [`RunConfig`], [`run`] and [`check_determinism`].
 
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::report::{EntityStats, Report, Samples};
@@ -11,7 +12,8 @@ use super::{HarnessError, InputSource, Scenario, Simulation, peak_resident_bytes
 pub struct RunConfig {
     /// The world.
     pub scenario: Scenario,
-    /// Ticks to run.
+    /// The tick to reach: ticks to run from the start, or from the
+    /// snapshot of [`load`](Self::load).
     pub ticks: u64,
     /// Threads of the engine's pool (at least 1).
     pub threads: usize,
@@ -28,6 +30,15 @@ pub struct RunConfig {
     /// slow producer; the world does not change with it, only the wall
     /// time (default zero).
     pub input_pause: Duration,
+    /// Save the world after this many ticks (0: before the first) to
+    /// this file (`--save-at TICK FILE`): JSON when its name ends in
+    /// `.json`, postcard otherwise.
+    pub save_at: Option<(u64, PathBuf)>,
+    /// Start from this snapshot (`--load FILE`), written by
+    /// [`save_at`](Self::save_at) for the same scenario, seed and scale,
+    /// instead of the scenario's initial world; the run goes on from the
+    /// saved tick to [`ticks`](Self::ticks).
+    pub load: Option<PathBuf>,
 }
 
 impl RunConfig {
@@ -43,6 +54,8 @@ impl RunConfig {
             inputs: InputSource::BuiltIn,
             record_spans: false,
             input_pause: Duration::ZERO,
+            save_at: None,
+            load: None,
         }
     }
 }
@@ -60,13 +73,17 @@ pub struct RunOutcome {
     pub dot: String,
 }
 
-/// Builds the scenario, runs `config.ticks` ticks and reports;
-/// `progress(n)` is called after tick `n` (from 1).
+/// Builds the scenario (or loads [`RunConfig::load`]), runs to tick
+/// `config.ticks` and reports; `progress(n)` is called after tick `n`
+/// (from 1, or from the loaded tick + 1). Saves the world on the way when
+/// [`RunConfig::save_at`] asks.
 ///
 /// # Errors
 ///
-/// What [`Simulation::new`], [`Simulation::tick`] and
-/// [`Simulation::finish`] return.
+/// What [`Simulation::new`], [`Simulation::tick`],
+/// [`Simulation::save`] and [`Simulation::finish`] return;
+/// [`HarnessError::Option`] when the tick of `save_at` is not between the
+/// start and `config.ticks`.
 ///
 /// # Examples
 ///
@@ -95,15 +112,33 @@ fn run_ticks(
     mut progress: impl FnMut(u64),
 ) -> Result<RunOutcome, HarnessError> {
     let mut simulation = Simulation::new(config)?;
-    let mut samples = Samples::new(simulation.engine(), config.ticks);
+    let start = simulation.engine().ticks();
+    let save_at = match &config.save_at {
+        Some((at, _)) if !(start..=config.ticks).contains(at) => {
+            return Err(HarnessError::Option(format!(
+                "--save-at {at} is outside the run, which goes from tick {start} to tick {}",
+                config.ticks
+            )));
+        }
+        Some((at, path)) => Some((*at, path)),
+        None => None,
+    };
+    let ticks = config.ticks - start;
+    let mut samples = Samples::new(simulation.engine(), ticks);
     let started = Instant::now();
-    for n in 1..=config.ticks {
+    for n in start..=config.ticks {
+        if let Some((_, path)) = save_at.filter(|&(at, _)| at == n) {
+            simulation.save(path)?;
+        }
+        if n == config.ticks {
+            break;
+        }
         simulation.tick()?;
         samples.record(simulation.engine());
-        progress(n);
+        progress(n + 1);
     }
     let wall = started.elapsed();
-    let report = report(config, &simulation, &samples, wall);
+    let report = report(config, ticks, &simulation, &samples, wall);
     let outcome = RunOutcome {
         report,
         spans: Vec::new(),
@@ -115,6 +150,7 @@ fn run_ticks(
 
 fn report(
     config: &RunConfig,
+    ticks: u64,
     simulation: &Simulation,
     samples: &Samples,
     wall: Duration,
@@ -129,9 +165,9 @@ fn report(
         seed: config.seed,
         scale: config.scale,
         threads: engine.threads(),
-        ticks: config.ticks,
+        ticks,
         wall_seconds: wall.as_secs_f64(),
-        ticks_per_second: config.ticks as f64 / seconds,
+        ticks_per_second: ticks as f64 / seconds,
         entities: EntityStats {
             min,
             mean: samples.alive_mean(last),

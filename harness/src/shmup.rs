@@ -41,6 +41,7 @@ use ecs_engine::Registry;
 use collision::Collision;
 use combat::{EnemyFire, Weapons};
 use flow::{Despawn, Spawns, Waves};
+pub(crate) use flow::SpawnQueue;
 use steering::Steering;
 
 use super::components::{
@@ -107,7 +108,7 @@ pub(crate) fn build(
         .add_system(Spawns::default())
         .named("spawns")
         .handle();
-    builder.add_system(Waves::default()).named("waves");
+    builder.add_system(Waves).named("waves");
     builder.add_system(Collision::default()).named("collision");
     builder.add_system(combat::damage).named("damage");
     builder.add_system(combat::score).named("score");

@@ -11,6 +11,7 @@ use super::particles::{self, Respawn};
 use super::report::PlayerStats;
 use super::scenario::ScenarioKind;
 use super::shmup::{self, ShmupSystems};
+use super::snapshot::{self, RunInfo};
 use super::{HarnessError, InputSource, RunConfig, limits};
 
 #[derive(Debug)]
@@ -44,6 +45,9 @@ pub struct Simulation {
     world: World,
     feed: Option<InputFeed>,
     initial: u64,
+    /// The run's identity, saved in snapshots (its `ticks` is set when
+    /// saving).
+    run: RunInfo,
 }
 
 impl Simulation {
@@ -70,6 +74,17 @@ impl Simulation {
             ));
         }
         limits::check(config, limits::available_memory_bytes())?;
+        let saved = match &config.load {
+            Some(path) => Some((path, snapshot::read(path)?)),
+            None => None,
+        };
+        let run = RunInfo {
+            scenario: config.scenario.name.clone(),
+            seed: config.seed,
+            scale: config.scale,
+            ticks: 0,
+            reserves: Vec::new(),
+        };
         let mut builder = Engine::builder();
         builder.threads(config.threads).step(config.scenario.step());
         let (world, queue) = match config.scenario.kind() {
@@ -88,8 +103,13 @@ impl Simulation {
                 (World::Movers(spawner), None)
             }
         };
-        let initial = builder.registry_mut().len() as u64;
-        let engine = builder.build()?;
+        let mut initial = builder.registry_mut().len() as u64;
+        let mut engine = builder.build()?;
+        let mut from_tick = 0;
+        if let Some((path, bytes)) = saved {
+            from_tick = snapshot::load(&mut engine, &bytes, path, &run, config.ticks)?;
+            initial = engine.registry().len() as u64;
+        }
         let feed = match queue {
             Some((queue, players)) => Some(InputFeed::start(
                 &config.inputs,
@@ -97,6 +117,7 @@ impl Simulation {
                 players,
                 queue,
                 config.input_pause,
+                from_tick,
             )?),
             None => None,
         };
@@ -105,7 +126,26 @@ impl Simulation {
             world,
             feed,
             initial,
+            run,
         })
+    }
+
+    /// Saves the world after the ticks run so far to `path`: JSON when
+    /// its name ends in `.json`, postcard otherwise (see
+    /// [`RunConfig::save_at`]). [`RunConfig::load`] resumes it.
+    ///
+    /// # Errors
+    ///
+    /// [`HarnessError::Snapshot`] when a value does not encode (JSON has
+    /// no NaN); [`HarnessError::WriteFile`] when the file cannot be
+    /// written.
+    pub fn save(&mut self, path: &std::path::Path) -> Result<(), HarnessError> {
+        let info = RunInfo {
+            ticks: self.engine.ticks(),
+            reserves: snapshot::reserves(&self.engine),
+            ..self.run.clone()
+        };
+        snapshot::save(&mut self.engine, info, path)
     }
 
     /// Runs one tick.
@@ -127,7 +167,8 @@ impl Simulation {
         &self.engine
     }
 
-    /// Entities spawned since the start, the initial ones included.
+    /// Entities spawned since the start (or the load), the initial (or
+    /// loaded) ones included.
     pub fn spawned(&self) -> u64 {
         let e = &self.engine;
         self.initial

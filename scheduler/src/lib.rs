@@ -112,6 +112,7 @@ mod explain;
 mod graph;
 mod names;
 mod param;
+mod reserves;
 mod schedule;
 mod system;
 mod tick;
@@ -125,6 +126,7 @@ pub use events::{EventAccess, EventCommands, EventIter, EventReader, EventWriter
 pub use explain::Explain;
 pub use graph::{EdgeReason, Policy, Rule};
 pub use param::{Commands, Local, LocalState, Query, Res, ResMut, SystemParam};
+pub use reserves::RestoreReservesError;
 pub use schedule::{Schedule, SystemRun, WaveTiming};
 pub use system::{
     DeclaredSystem, ExclusiveSystem, FunctionSystem, IntoSystem, IsExclusive, IsStateful, IsSystem,

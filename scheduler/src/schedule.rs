@@ -262,6 +262,15 @@ impl Schedule {
         crate::ScheduleBuilder::default()
     }
 
+    /// Ages every event channel the systems declare as the start of tick
+    /// `tick` would, without running anything: for a world resumed from a
+    /// snapshot after tick `tick`, so that the events sent before the
+    /// next tick are stamped and kept as in the uninterrupted run (a fresh
+    /// channel would stamp them with tick 0 and drop them at once).
+    pub fn begin_events(&mut self, registry: &mut Registry, tick: u64) {
+        self.between.events.begin_tick(registry, tick);
+    }
+
     /// Threads in the schedule's pool.
     pub fn threads(&self) -> usize {
         self.pool.current_num_threads()

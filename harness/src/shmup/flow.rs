@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 use std::f32::consts::TAU;
 
 use ecs_engine::Entity;
+use serde::{Deserialize, Serialize};
 use scheduler::{Commands, Query, Res, ResMut, StatefulSystem, SystemParam, Tick};
 
 use super::Rules;
@@ -16,7 +17,7 @@ use crate::components::{
 use crate::rng::Rng;
 
 /// One enemy the director has planned.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Planned {
     tick: u64,
     wave: u32,
@@ -28,9 +29,14 @@ pub(crate) struct Planned {
     first_shot: f32,
 }
 
-/// Enemies planned by the director, in tick order; a resource.
-#[derive(Debug, Default)]
-pub(crate) struct SpawnQueue(VecDeque<Planned>);
+/// Enemies planned by the director, in tick order, and the number of
+/// waves planned so far; a resource (kept here rather than in the
+/// director's own state so that a snapshot holds it).
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct SpawnQueue {
+    planned: VecDeque<Planned>,
+    waves: u32,
+}
 
 /// Entities to remove at the end of this tick; a resource.
 #[derive(Debug, Default)]
@@ -58,8 +64,8 @@ impl StatefulSystem for Spawns {
     ) {
         let enemies = rules.shmup.enemies;
         let x = rules.shmup.arena.width + enemies.radius;
-        while let Some(plan) = queue.0.front().copied().filter(|p| p.tick <= tick.number) {
-            queue.0.pop_front();
+        while let Some(plan) = queue.planned.front().copied().filter(|p| p.tick <= tick.number) {
+            queue.planned.pop_front();
             let enemy = commands.spawn((
                 Position { x, y: plan.y },
                 Velocity {
@@ -107,10 +113,7 @@ impl StatefulSystem for Spawns {
 /// spawns (which runs first) brings enemies in on their exact tick. Reads
 /// the rules; writes the spawn queue.
 #[derive(Debug, Default)]
-pub(crate) struct Waves {
-    /// Waves planned so far.
-    pub(crate) planned: u32,
-}
+pub(crate) struct Waves;
 
 impl StatefulSystem for Waves {
     type Params = (Tick, Res<'static, Rules>, ResMut<'static, SpawnQueue>);
@@ -120,7 +123,7 @@ impl StatefulSystem for Waves {
         let step = tick.step;
         let ticks = |seconds: f64| (seconds / step).round() as u64;
         loop {
-            let k = self.planned;
+            let k = queue.waves;
             if e.max_waves != 0 && k >= e.max_waves {
                 return;
             }
@@ -139,7 +142,7 @@ impl StatefulSystem for Waves {
                     (amplitude, frequency, rng.range(0.0, TAU))
                 });
                 let first_shot = rng.range(0.0, e.fire_interval);
-                queue.0.push_back(Planned {
+                queue.planned.push_back(Planned {
                     tick: start.saturating_add(ticks(f64::from(i) * f64::from(e.spawn_spacing))),
                     wave: k,
                     y,
@@ -148,8 +151,8 @@ impl StatefulSystem for Waves {
                     first_shot,
                 });
             }
-            queue.0.make_contiguous().sort_by_key(|p| p.tick);
-            self.planned += 1;
+            queue.planned.make_contiguous().sort_by_key(|p| p.tick);
+            queue.waves += 1;
         }
     }
 }

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Parser;
-use harness::{InputSource, MAX_THREADS, RunConfig, Scenario};
+use harness::{HarnessError, InputSource, MAX_THREADS, RunConfig, Scenario};
 
 /// Runs a game world headless on many threads and reports throughput,
 /// per-system cost, the schedule's waves and a checksum of the world.
@@ -43,6 +43,14 @@ pub(crate) struct Args {
     /// Prints the report as JSON.
     #[arg(long)]
     pub(crate) json: bool,
+    /// Saves the world after tick TICK (0: before the first) to FILE: JSON
+    /// when FILE ends in `.json`, compact postcard otherwise.
+    #[arg(long, num_args = 2, value_names = ["TICK", "FILE"])]
+    pub(crate) save_at: Option<Vec<String>>,
+    /// Starts from a snapshot written by --save-at (same scenario, seed
+    /// and scale) and runs on from its tick to --ticks.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) load: Option<PathBuf>,
 }
 
 fn threads(value: &str) -> Result<usize, String> {
@@ -63,8 +71,19 @@ fn scale(value: &str) -> Result<u32, String> {
 }
 
 impl Args {
+    /// The file of `--save-at`, if any (for checking that it can be
+    /// written before the run).
+    pub(crate) fn save_file(&self) -> Option<PathBuf> {
+        self.save_at.as_ref().map(|v| PathBuf::from(&v[1]))
+    }
+
     /// The run the options ask for.
-    pub(crate) fn config(&self, scenario: Scenario) -> RunConfig {
+    ///
+    /// # Errors
+    ///
+    /// [`HarnessError::Option`] when the tick of `--save-at` is not a
+    /// whole number.
+    pub(crate) fn config(&self, scenario: Scenario) -> Result<RunConfig, HarnessError> {
         let mut config = RunConfig::new(scenario);
         if let Some(ticks) = self.ticks {
             config.ticks = ticks;
@@ -84,6 +103,16 @@ impl Args {
             };
         }
         config.record_spans = self.trace.is_some();
-        config
+        if let Some(values) = &self.save_at {
+            let tick = values[0].parse::<u64>().map_err(|e| {
+                HarnessError::Option(format!(
+                    "--save-at {} {}: the tick is not a whole number ({e})",
+                    values[0], values[1]
+                ))
+            })?;
+            config.save_at = Some((tick, PathBuf::from(&values[1])));
+        }
+        config.load.clone_from(&self.load);
+        Ok(config)
     }
 }

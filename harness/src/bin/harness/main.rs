@@ -30,7 +30,7 @@ fn run(args: &cli::Args) -> Result<ExitCode, HarnessError> {
             args.scenario
         ));
     }
-    let config = args.config(scenario);
+    let config = args.config(scenario)?;
     output::check_files(args)?;
     if args.check_determinism {
         let bar = progress::bar(2 * config.ticks, args.json);

@@ -38,7 +38,12 @@ pub(crate) fn note(line: &str) {
 /// appending (created if missing, then removed again; an existing file is
 /// left as it is).
 pub(crate) fn check_files(args: &Args) -> Result<(), HarnessError> {
-    let outputs = [(&args.trace, "trace"), (&args.dot, "DOT file")];
+    let save = args.save_file();
+    let outputs = [
+        (&args.trace, "trace"),
+        (&args.dot, "DOT file"),
+        (&save, "snapshot"),
+    ];
     for (path, what) in outputs {
         let Some(path) = path else { continue };
         check_writable(path).map_err(|source| HarnessError::WriteFile {

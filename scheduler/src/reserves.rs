@@ -1,0 +1,104 @@
+//! The systems' command-buffer reserves as plain data, for snapshots.
+//!
+//! Each system that records commands owns a [`CommandBuffer`](command_buffer::CommandBuffer)
+//! whose reserve decides the handles of its next spawns. A world saved
+//! between ticks and resumed in a fresh engine spawns the same handles
+//! only if every buffer gets its reserve back:
+//! [`Schedule::command_reserves`] reads them all,
+//! [`Schedule::restore_command_reserves`] puts them back, by system name.
+
+use std::collections::HashSet;
+
+use command_buffer::ReserveState;
+use ecs_engine::{EcsError, Registry};
+
+use crate::Schedule;
+
+/// Why [`Schedule::restore_command_reserves`] refused the reserves;
+/// nothing changed then.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RestoreReservesError {
+    /// No system of the schedule with a command buffer has this name.
+    #[error("command reserves: no system `{system}` with commands in the schedule")]
+    UnknownSystem {
+        /// The name given.
+        system: String,
+    },
+    /// A handle is not reserved in the registry, or given twice.
+    #[error("command reserves of system `{system}`: {source}")]
+    Handle {
+        /// The system whose reserve lists it.
+        system: String,
+        /// The handle, as [`EcsError::NoSuchEntity`].
+        #[source]
+        source: EcsError,
+    },
+}
+
+impl Schedule {
+    /// The reserve of every system that declared commands, by system name,
+    /// in the order the schedule runs them (startup systems left out).
+    /// Read it between ticks, with the registry's
+    /// [`AllocatorState`](ecs_engine::AllocatorState).
+    pub fn command_reserves(&self) -> Vec<(String, ReserveState)> {
+        self.slots
+            .iter()
+            .filter(|slot| slot.access.commands())
+            .map(|slot| (slot.name.clone(), slot.buffer.reserve_state()))
+            .collect()
+    }
+
+    /// Gives each named system's command buffer its saved reserve (see
+    /// [`CommandBuffer::restore_reserve`](command_buffer::CommandBuffer::restore_reserve)),
+    /// after `registry`'s entities were replaced by a snapshot's. Systems
+    /// not named keep their buffers as they are.
+    ///
+    /// # Errors
+    ///
+    /// [`RestoreReservesError`] for an unknown system, or a handle that
+    /// `registry` does not hold as reserved or that two reserves list;
+    /// checked before any buffer changes.
+    ///
+    /// # Panics
+    ///
+    /// When a named buffer holds recorded commands (call it between
+    /// ticks).
+    pub fn restore_command_reserves(
+        &mut self,
+        registry: &mut Registry,
+        reserves: Vec<(String, ReserveState)>,
+    ) -> Result<(), RestoreReservesError> {
+        let mut targets = Vec::with_capacity(reserves.len());
+        let mut seen = HashSet::new();
+        for (system, state) in &reserves {
+            let Some(position) = self
+                .slots
+                .iter()
+                .position(|slot| slot.access.commands() && &slot.name == system)
+            else {
+                return Err(RestoreReservesError::UnknownSystem {
+                    system: system.clone(),
+                });
+            };
+            if let Some(&entity) = state
+                .handles
+                .iter()
+                .find(|&&e| !registry.entities().is_reserved(e) || !seen.insert(e))
+            {
+                return Err(RestoreReservesError::Handle {
+                    system: system.clone(),
+                    source: EcsError::NoSuchEntity { entity },
+                });
+            }
+            targets.push(position);
+        }
+        for (position, (_, state)) in targets.into_iter().zip(reserves) {
+            self.slots[position]
+                .buffer
+                .restore_reserve(registry, state)
+                .expect("every handle was checked reserved, and listed once");
+        }
+        Ok(())
+    }
+}
