@@ -23,7 +23,7 @@
 use std::num::NonZeroU32;
 
 use super::{EntityAllocator, MAX_INDEX, bit, set_bit};
-use crate::{Entity, Registry};
+use crate::Registry;
 
 /// The state of an [`EntityAllocator`] as plain vectors: what
 /// [`EntityAllocator::export_state`] returns and
@@ -268,17 +268,12 @@ impl Registry {
         self.pools.clear();
         old
     }
-
-    /// The handle the allocator gives the live slot `index`, if it is alive
-    /// (see [`EntityAllocator::entity_at`]).
-    pub fn entity_at(&self, index: u32) -> Option<Entity> {
-        self.allocator.entity_at(index)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Entity;
 
     fn churned() -> EntityAllocator {
         let mut alloc = EntityAllocator::new()
@@ -389,7 +384,7 @@ mod tests {
         assert!(registry.is_alive(a) && !registry.is_alive(b));
         assert_eq!((registry.count::<u32>(), registry.count::<u64>()), (0, 0));
         assert_eq!(registry.resource::<i8>(), Some(&5));
-        assert_eq!(registry.entity_at(a.index()), Some(a));
+        assert_eq!(registry.entities().entity_at(a.index()), Some(a));
         registry.insert(a, 4_u32).unwrap();
         assert_eq!(registry.get::<u32>(a), Some(&4));
     }
