@@ -10,8 +10,8 @@
 //! type without a type-erased serializer.
 //!
 //! Slot index lists are plain numbers in JSON; in the compact format they
-//! are differences from the previous index (zigzag varints in postcard),
-//! so a run of neighbouring slots costs a byte each.
+//! are runs of consecutive slots (start difference, length), so a pool
+//! filled in spawn order costs a few bytes for all its slots.
 
 use ecs_engine::AllocatorState;
 use serde::de::{DeserializeOwned, SeqAccess, Visitor};
@@ -55,9 +55,9 @@ impl From<AllocatorState> for Entities {
     fn from(s: AllocatorState) -> Entities {
         Entities {
             generations: s.generations,
-            alive: IndexList(s.alive),
-            reserved: IndexList(s.reserved),
-            free: IndexList(s.free),
+            alive: IndexList::from_indices(s.alive),
+            reserved: IndexList::from_indices(s.reserved),
+            free: IndexList::from_indices(s.free),
             max_live: s.max_live,
             max_generation: s.max_generation,
             retired: s.retired,
@@ -65,17 +65,29 @@ impl From<AllocatorState> for Entities {
     }
 }
 
-impl From<Entities> for AllocatorState {
-    fn from(e: Entities) -> AllocatorState {
-        AllocatorState {
-            generations: e.generations,
-            alive: e.alive.0,
-            reserved: e.reserved.0,
-            free: e.free.0,
-            max_live: e.max_live,
-            max_generation: e.max_generation,
-            retired: e.retired,
-        }
+impl Entities {
+    /// The allocator state, each list expanded after checking that it
+    /// is no longer than the slot count (so a corrupt run length cannot
+    /// make the load allocate more than the input's slots).
+    pub(crate) fn into_state(self) -> Result<AllocatorState, crate::SnapshotError> {
+        let slots = self.generations.len();
+        let expand = |list: &'static str, runs: IndexList| {
+            runs.to_indices(slots)
+                .map_err(|count| crate::SnapshotError::ListTooLong {
+                    list: list.to_owned(),
+                    count,
+                    slots,
+                })
+        };
+        Ok(AllocatorState {
+            alive: expand("entities.alive", self.alive)?,
+            reserved: expand("entities.reserved", self.reserved)?,
+            free: expand("entities.free", self.free)?,
+            generations: self.generations,
+            max_live: self.max_live,
+            max_generation: self.max_generation,
+            retired: self.retired,
+        })
     }
 }
 
@@ -95,21 +107,64 @@ pub(crate) struct ResourceEntry<V> {
     pub(crate) value: V,
 }
 
-/// Slot indices: numbers in a human-readable format, differences from the
-/// previous index otherwise.
+/// Slot indices in order, held as runs of consecutive indices
+/// (`(start, len)`, `len` at least 1): a plain list of numbers in a
+/// human-readable format; in a compact one, each run as the difference of
+/// its start from the previous run's end (zigzag) and its length, so the
+/// slots of a pool filled in spawn order cost a few bytes in all.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub(crate) struct IndexList(pub(crate) Vec<u32>);
+pub(crate) struct IndexList {
+    runs: Vec<(u32, u32)>,
+}
+
+impl IndexList {
+    /// The runs of `indices`.
+    pub(crate) fn from_indices(indices: impl IntoIterator<Item = u32>) -> IndexList {
+        let mut runs: Vec<(u32, u32)> = Vec::new();
+        for index in indices {
+            match runs.last_mut() {
+                Some((start, len))
+                    if u64::from(*start) + u64::from(*len) == u64::from(index)
+                        && *len < u32::MAX =>
+                {
+                    *len += 1
+                }
+                _ => runs.push((index, 1)),
+            }
+        }
+        IndexList { runs }
+    }
+
+    /// The number of indices.
+    pub(crate) fn count(&self) -> u64 {
+        self.runs.iter().map(|&(_, len)| u64::from(len)).sum()
+    }
+
+    /// The indices, or their count when it is above `limit`.
+    pub(crate) fn to_indices(&self, limit: usize) -> Result<Vec<u32>, u64> {
+        let count = self.count();
+        if count > limit as u64 {
+            return Err(count);
+        }
+        let mut out = Vec::with_capacity(count as usize);
+        for &(start, len) in &self.runs {
+            out.extend((0..len).map(|k| start + k));
+        }
+        Ok(out)
+    }
+}
 
 impl Serialize for IndexList {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         if serializer.is_human_readable() {
-            return self.0.serialize(serializer);
+            let indices = self.runs.iter().flat_map(|&(start, len)| (0..len).map(move |k| start + k));
+            return serializer.collect_seq(indices);
         }
-        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
-        let mut previous = 0i64;
-        for &index in &self.0 {
-            seq.serialize_element(&(i64::from(index) - previous))?;
-            previous = i64::from(index);
+        let mut seq = serializer.serialize_seq(Some(self.runs.len()))?;
+        let mut end = 0i64;
+        for &(start, len) in &self.runs {
+            seq.serialize_element(&(i64::from(start) - end, len))?;
+            end = i64::from(start) + i64::from(len);
         }
         seq.end()
     }
@@ -118,34 +173,32 @@ impl Serialize for IndexList {
 impl<'de> Deserialize<'de> for IndexList {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<IndexList, D::Error> {
         if deserializer.is_human_readable() {
-            return Vec::<u32>::deserialize(deserializer).map(IndexList);
+            return Vec::<u32>::deserialize(deserializer).map(IndexList::from_indices);
         }
-        struct Deltas;
-        impl<'de> Visitor<'de> for Deltas {
+        struct Runs;
+        impl<'de> Visitor<'de> for Runs {
             type Value = IndexList;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a sequence of slot index differences")
+                f.write_str("a sequence of (start difference, length) runs of slot indices")
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<IndexList, A::Error> {
                 // Capped: a corrupt length must not allocate gigabytes.
-                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 20));
-                let mut previous = 0i64;
-                while let Some(delta) = seq.next_element::<i64>()? {
-                    let index = previous
-                        .checked_add(delta)
-                        .and_then(|i| u32::try_from(i).ok())
-                        .ok_or_else(|| {
-                            serde::de::Error::custom(format!(
-                                "slot index difference {delta} after {previous} leaves the u32 range"
-                            ))
-                        })?;
-                    out.push(index);
-                    previous = i64::from(index);
+                let mut runs = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 16));
+                let mut end = 0i64;
+                while let Some((delta, len)) = seq.next_element::<(i64, u32)>()? {
+                    let start = end.checked_add(delta).filter(|s| (0..=i64::from(u32::MAX)).contains(s));
+                    let Some(start) = start.filter(|s| len > 0 && s + i64::from(len) <= i64::from(u32::MAX)) else {
+                        return Err(serde::de::Error::custom(format!(
+                            "slot run (difference {delta}, length {len}) after slot {end} leaves the slot range"
+                        )));
+                    };
+                    runs.push((start as u32, len));
+                    end = start + i64::from(len);
                 }
-                Ok(IndexList(out))
+                Ok(IndexList { runs })
             }
         }
-        deserializer.deserialize_seq(Deltas)
+        deserializer.deserialize_seq(Runs)
     }
 }
 

@@ -153,6 +153,19 @@ pub enum SnapshotError {
         /// The slot index.
         index: u32,
     },
+    /// A list of slots is longer than the snapshot's slot count (checked
+    /// before it is expanded, so a corrupt run length cannot make the
+    /// load allocate more than the slots).
+    #[error("snapshot {list}: {count} slots listed, but the snapshot has {slots} slots")]
+    ListTooLong {
+        /// Which list: `entities.alive`, `entities.reserved`,
+        /// `entities.free`, or `component `NAME` (entry N)`.
+        list: String,
+        /// Slots listed.
+        count: u64,
+        /// The snapshot's slot count.
+        slots: usize,
+    },
     /// The entity allocator's state is inconsistent.
     #[error("snapshot entities: {source}")]
     Allocator {

@@ -48,11 +48,11 @@ trait ComponentCodec: Send + Sync {
     fn type_name(&self) -> &'static str;
     /// The slots of the pool's entities and the encoded values, in dense
     /// order; `None` when the registry has no such pool or it is empty.
-    fn save_json(&self, registry: &Registry) -> Option<Result<(Vec<u32>, serde_json::Value), String>>;
+    fn save_json(&self, registry: &Registry) -> Option<Result<(IndexList, serde_json::Value), String>>;
     fn save_postcard(
         &self,
         registry: &Registry,
-    ) -> Option<Result<(Vec<u32>, crate::document::Bytes), String>>;
+    ) -> Option<Result<(IndexList, crate::document::Bytes), String>>;
     fn load_json(
         &self,
         entities: Vec<Entity>,
@@ -79,12 +79,12 @@ struct Typed<T, S> {
 }
 
 impl<T: Component, S: Serialize + DeserializeOwned + 'static> Typed<T, S> {
-    fn save<C: Codec>(&self, registry: &Registry) -> Option<Result<(Vec<u32>, C::Value), String>> {
+    fn save<C: Codec>(&self, registry: &Registry) -> Option<Result<(IndexList, C::Value), String>> {
         let pool = registry.pool::<T>()?;
         if pool.is_empty() {
             return None;
         }
-        let slots = pool.entities().iter().map(|e| e.index()).collect();
+        let slots = IndexList::from_indices(pool.entities().iter().map(|e| e.index()));
         let values = if TypeId::of::<T>() == TypeId::of::<S>() {
             // Stored as itself: encode the dense slice without a copy.
             let any: &dyn Any = pool;
@@ -127,13 +127,13 @@ impl<T: Component, S: Serialize + DeserializeOwned + 'static> ComponentCodec for
     fn type_name(&self) -> &'static str {
         type_name::<T>()
     }
-    fn save_json(&self, registry: &Registry) -> Option<Result<(Vec<u32>, serde_json::Value), String>> {
+    fn save_json(&self, registry: &Registry) -> Option<Result<(IndexList, serde_json::Value), String>> {
         self.save::<JsonCodec>(registry)
     }
     fn save_postcard(
         &self,
         registry: &Registry,
-    ) -> Option<Result<(Vec<u32>, crate::document::Bytes), String>> {
+    ) -> Option<Result<(IndexList, crate::document::Bytes), String>> {
         self.save::<PostcardCodec>(registry)
     }
     fn load_json(
@@ -460,7 +460,7 @@ impl Snapshots {
     fn document<V>(
         &self,
         registry: &Registry,
-        component: impl Fn(&dyn ComponentCodec, &Registry) -> Option<Result<(Vec<u32>, V), String>>,
+        component: impl Fn(&dyn ComponentCodec, &Registry) -> Option<Result<(IndexList, V), String>>,
         resource: impl Fn(&dyn ResourceCodec, &Registry) -> Option<Result<V, String>>,
     ) -> Result<Document<V>, SnapshotError> {
         let mut components = Vec::new();
@@ -474,7 +474,7 @@ impl Snapshots {
                 })?;
                 components.push(ComponentEntry {
                     name: codec.name().to_owned(),
-                    entities: IndexList(slots),
+                    entities: slots,
                     values,
                 });
             }
@@ -581,7 +581,7 @@ impl Snapshots {
         component: impl Fn(&dyn ComponentCodec, Vec<Entity>, &V) -> Result<Box<dyn Staged>, LoadFailure>,
         resource: impl Fn(&dyn ResourceCodec, &V) -> Result<StagedResource, String>,
     ) -> Result<Loaded, SnapshotError> {
-        let allocator = EntityAllocator::from_state(document.entities.into())?;
+        let allocator = EntityAllocator::from_state(document.entities.into_state()?)?;
         let mut first_entry: HashMap<usize, usize> = HashMap::new();
         let mut components = Vec::with_capacity(document.components.len());
         let mut seen = Vec::new();
@@ -604,10 +604,18 @@ impl Snapshots {
             }
             first_entry.insert(index, entry);
             // Every slot alive, none twice.
+            let slots = allocator.slot_count();
+            let indices = item.entities.to_indices(slots).map_err(|count| {
+                SnapshotError::ListTooLong {
+                    list: format!("component `{name}` (entry {entry})"),
+                    count,
+                    slots,
+                }
+            })?;
             seen.clear();
-            seen.resize(allocator.slot_count(), false);
-            let mut entities = Vec::with_capacity(item.entities.0.len());
-            for (position, &slot) in item.entities.0.iter().enumerate() {
+            seen.resize(slots, false);
+            let mut entities = Vec::with_capacity(indices.len());
+            for (position, slot) in indices.into_iter().enumerate() {
                 let entity = allocator
                     .entity_at(slot)
                     .ok_or_else(|| SnapshotError::DeadEntity {

@@ -214,6 +214,16 @@ fn entities_that_do_not_fit_name_the_item() {
         matches!(error, SnapshotError::DuplicateEntity { entry: 0, item: 3, index: 0, .. }),
         "{error:?}"
     );
+    let error = edited_json(|d| d["components"][0]["entities"] = json!([0, 2, 3, 4, 0, 0]));
+    assert!(
+        matches!(&error, SnapshotError::ListTooLong { list, count: 6, slots: 5 } if list == "component `Position` (entry 0)"),
+        "{error:?}"
+    );
+    let error = edited_json(|d| d["entities"]["free"] = json!([1, 1, 1, 1, 1, 1]));
+    assert!(
+        matches!(&error, SnapshotError::ListTooLong { list, count: 6, slots: 5 } if list == "entities.free"),
+        "{error:?}"
+    );
     let error = edited_json(|d| {
         let entry = d["components"][0].clone();
         d["components"].as_array_mut().unwrap().push(entry);
