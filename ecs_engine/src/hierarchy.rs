@@ -38,6 +38,10 @@
 //! access to either ([`EcsError::ReadOnlyComponent`]): swapping two
 //! `&mut ChildOf` would break the lists.
 
+mod state;
+
+pub use state::{HierarchyState, HierarchyStateError};
+
 use std::any::{Any, TypeId};
 use std::collections::VecDeque;
 

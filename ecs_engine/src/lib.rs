@@ -139,7 +139,9 @@ pub use descriptor::{ComponentDescriptor, DropFn};
 pub use disabled::Disabled;
 pub use entity::{AllocatorState, AllocatorStateError, Entity, EntityAllocator};
 pub use error::EcsError;
-pub use hierarchy::{BreadthFirst, ChildOf, Children, DepthFirst};
+pub use hierarchy::{
+    BreadthFirst, ChildOf, Children, DepthFirst, HierarchyState, HierarchyStateError,
+};
 pub use lanes::IndexLane;
 pub use panic_message::panic_message;
 pub use pool_mut::PoolMut;
