@@ -13,7 +13,7 @@
 //! are runs of consecutive slots (start difference, length), so a pool
 //! filled in spawn order costs a few bytes for all its slots.
 
-use ecs_engine::AllocatorState;
+use ecs_engine::{AllocatorState, Entity, HierarchyState};
 use serde::de::{DeserializeOwned, SeqAccess, Visitor};
 use serde::ser::SerializeSeq;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -37,6 +37,55 @@ pub(crate) struct Document<V> {
     pub(crate) entities: Entities,
     pub(crate) components: Vec<ComponentEntry<V>>,
     pub(crate) resources: Vec<ResourceEntry<V>>,
+    /// Present when the hierarchy is registered and not empty.
+    pub(crate) hierarchy: Option<Hierarchy>,
+}
+
+/// [`HierarchyState`] in serde form: handles as their
+/// [`Entity::to_bits`] values.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct Hierarchy {
+    /// `(child, parent)`, in the `ChildOf` pool's order.
+    links: Vec<(u64, u64)>,
+    /// `(parent, children)`, in the `Children` pool's order.
+    lists: Vec<(u64, Vec<u64>)>,
+}
+
+impl From<HierarchyState> for Hierarchy {
+    fn from(state: HierarchyState) -> Hierarchy {
+        Hierarchy {
+            links: state
+                .links
+                .iter()
+                .map(|(c, p)| (c.to_bits(), p.to_bits()))
+                .collect(),
+            lists: state
+                .lists
+                .iter()
+                .map(|(p, list)| (p.to_bits(), list.iter().map(|e| e.to_bits()).collect()))
+                .collect(),
+        }
+    }
+}
+
+impl From<Hierarchy> for HierarchyState {
+    /// Bits that are no handle become [`Entity::NULL`], which
+    /// [`HierarchyState::check`] reports as not alive.
+    fn from(doc: Hierarchy) -> HierarchyState {
+        let entity = |bits: u64| Entity::from_bits(bits).unwrap_or(Entity::NULL);
+        HierarchyState {
+            links: doc
+                .links
+                .into_iter()
+                .map(|(c, p)| (entity(c), entity(p)))
+                .collect(),
+            lists: doc
+                .lists
+                .into_iter()
+                .map(|(p, list)| (entity(p), list.into_iter().map(entity).collect()))
+                .collect(),
+        }
+    }
 }
 
 /// [`AllocatorState`] in serde form.

@@ -1,6 +1,6 @@
 //! [`SnapshotError`]: everything registering, saving or loading can refuse.
 
-use ecs_engine::AllocatorStateError;
+use ecs_engine::{AllocatorStateError, HierarchyStateError};
 
 /// What a snapshot entry holds: a component type or a resource.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,6 +165,17 @@ pub enum SnapshotError {
         count: u64,
         /// The snapshot's slot count.
         slots: usize,
+    },
+    /// The snapshot holds parent/child links, but the hierarchy is not
+    /// registered ([`Snapshots::register_hierarchy`](crate::Snapshots::register_hierarchy)).
+    #[error("the snapshot holds a hierarchy (ChildOf, Children): call register_hierarchy before loading")]
+    HierarchyNotRegistered,
+    /// The parent/child links are inconsistent.
+    #[error("snapshot {source}")]
+    Hierarchy {
+        /// What is wrong, naming the entity.
+        #[from]
+        source: HierarchyStateError,
     },
     /// The entity allocator's state is inconsistent.
     #[error("snapshot entities: {source}")]

@@ -3,7 +3,9 @@
 use std::any::{Any, TypeId, type_name};
 use std::collections::HashMap;
 
-use ecs_engine::{Component, Disabled, Entity, EntityAllocator, Registry, SparseSet};
+use ecs_engine::{
+    Component, Disabled, Entity, EntityAllocator, HierarchyState, Registry, SparseSet,
+};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -224,8 +226,8 @@ impl<R: Send + Sync + Serialize + DeserializeOwned + 'static> ResourceCodec for 
 /// resources as they are.
 ///
 /// The [`Disabled`] marker round-trips once [`register_disabled`](Self::register_disabled)
-/// is called. The hierarchy's `ChildOf` and `Children` are not saved:
-/// re-link loaded entities with [`Registry::set_parent`].
+/// is called, the hierarchy's `ChildOf` and `Children` once
+/// [`register_hierarchy`](Self::register_hierarchy) is.
 ///
 /// # Examples
 ///
@@ -264,6 +266,7 @@ pub struct Snapshots {
     component_names: HashMap<String, usize>,
     resources: Vec<Box<dyn ResourceCodec>>,
     resource_names: HashMap<String, usize>,
+    hierarchy: bool,
 }
 
 impl std::fmt::Debug for Snapshots {
@@ -277,6 +280,7 @@ impl std::fmt::Debug for Snapshots {
                 "resources",
                 &self.resources.iter().map(|r| r.name()).collect::<Vec<_>>(),
             )
+            .field("hierarchy", &self.hierarchy)
             .finish()
     }
 }
@@ -350,6 +354,16 @@ impl Snapshots {
     /// As [`register`](Self::register).
     pub fn register_disabled(&mut self) -> Result<&mut Snapshots, SnapshotError> {
         self.register_with::<Disabled, ()>("Disabled", |_| (), |()| Disabled)
+    }
+
+    /// Saves and loads the hierarchy: every [`ChildOf`](ecs_engine::ChildOf)
+    /// link and [`Children`](ecs_engine::Children) list, in their pools'
+    /// order, so parents, children, child order and views over either type
+    /// come back exactly ([`Registry::export_hierarchy`]). Calling it again
+    /// changes nothing.
+    pub fn register_hierarchy(&mut self) -> &mut Snapshots {
+        self.hierarchy = true;
+        self
     }
 
     fn register_component(
@@ -494,11 +508,15 @@ impl Snapshots {
                 });
             }
         }
+        let hierarchy = Some(registry.export_hierarchy())
+            .filter(|h| self.hierarchy && !h.links.is_empty())
+            .map(Into::into);
         Ok(Document {
             version: FORMAT_VERSION,
             entities: registry.entities().export_state().into(),
             components,
             resources,
+            hierarchy,
         })
     }
 
@@ -523,7 +541,11 @@ impl Snapshots {
     /// - [`SnapshotError::Value`], [`SnapshotError::CountMismatch`]: an
     ///   entry's values do not decode as its type, or not one per entity;
     /// - [`SnapshotError::DeadEntity`], [`SnapshotError::DuplicateEntity`],
-    ///   [`SnapshotError::Allocator`]: the entities are inconsistent.
+    ///   [`SnapshotError::ListTooLong`], [`SnapshotError::Allocator`]: the
+    ///   entities are inconsistent;
+    /// - [`SnapshotError::HierarchyNotRegistered`],
+    ///   [`SnapshotError::Hierarchy`]: the snapshot has parent/child links
+    ///   but the hierarchy is not registered, or they are inconsistent.
     pub fn load(
         &self,
         registry: &mut Registry,
@@ -561,10 +583,16 @@ impl Snapshots {
             components,
             resources,
             absent,
+            hierarchy,
         } = staged;
         registry.replace_entities(allocator);
         for entry in components {
             entry.apply(registry);
+        }
+        if let Some(hierarchy) = hierarchy {
+            registry
+                .restore_hierarchy(hierarchy)
+                .expect("the hierarchy was checked against the loaded entities");
         }
         for resource in resources {
             resource(registry);
@@ -685,11 +713,21 @@ impl Snapshots {
         let absent = (0..self.resources.len())
             .filter(|index| !first_entry.contains_key(index))
             .collect();
+        let hierarchy = match document.hierarchy {
+            Some(_) if !self.hierarchy => return Err(SnapshotError::HierarchyNotRegistered),
+            Some(doc) => {
+                let state = HierarchyState::from(doc);
+                state.check(&allocator)?;
+                Some(state)
+            }
+            None => None,
+        };
         Ok(Loaded {
             allocator,
             components,
             resources,
             absent,
+            hierarchy,
         })
     }
 }
@@ -701,6 +739,8 @@ struct Loaded {
     resources: Vec<StagedResource>,
     /// Registered resources the snapshot does not have.
     absent: Vec<usize>,
+    /// The checked links, when the snapshot has them.
+    hierarchy: Option<HierarchyState>,
 }
 
 fn check_version(found: u32) -> Result<(), SnapshotError> {

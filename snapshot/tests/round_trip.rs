@@ -292,3 +292,30 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn the_hierarchy_round_trips_when_registered() {
+    let mut snapshots = snapshots();
+    snapshots.register_hierarchy();
+    for format in FORMATS {
+        let (mut original, e) = world();
+        original.set_parent(e[4], e[0]).unwrap();
+        original.set_parent(e[5], e[4]).unwrap();
+        original.set_parent(e[6], e[0]).unwrap();
+        original.set_parent(e[4], e[3]).unwrap();
+        original.set_parent(e[4], e[0]).unwrap(); // last in e[0]'s list again
+        let bytes = snapshots.save(&original, format).unwrap();
+        let mut loaded = Registry::new();
+        snapshots.load(&mut loaded, &bytes, format).unwrap();
+        assert_same_world(&original, &loaded);
+        assert_eq!(loaded.export_hierarchy(), original.export_hierarchy());
+        assert_eq!(loaded.children(e[0]), [e[6], e[4]]);
+        assert_eq!(loaded.root(e[5]), Some(e[0]));
+        let subtree: Vec<Entity> = loaded.depth_first(e[0]).collect();
+        assert_eq!(subtree, original.depth_first(e[0]).collect::<Vec<_>>());
+        // The links stay consistent through later changes.
+        loaded.despawn_recursive(e[4]).unwrap();
+        assert!(!loaded.is_alive(e[5]));
+        assert_eq!(loaded.children(e[0]), [e[6]]);
+    }
+}
