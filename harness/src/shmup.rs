@@ -40,8 +40,8 @@ use ecs_engine::Registry;
 
 use collision::Collision;
 use combat::{EnemyFire, Weapons};
-use flow::{Despawn, Spawns, Waves};
 pub(crate) use flow::SpawnQueue;
+use flow::{Despawn, Spawns, Waves};
 use steering::Steering;
 
 use super::components::{

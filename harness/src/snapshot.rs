@@ -178,7 +178,12 @@ pub(crate) fn load(
             path,
             format!(
                 "taken from scenario `{}` with seed {} and scale {}, but this run is scenario `{}` with seed {} and scale {}",
-                info.scenario, info.seed, info.scale, expected.scenario, expected.seed, expected.scale
+                info.scenario,
+                info.seed,
+                info.scale,
+                expected.scenario,
+                expected.seed,
+                expected.scale
             ),
         ));
     }
@@ -200,13 +205,22 @@ pub(crate) fn load(
                 Entity::from_bits(bits).ok_or_else(|| {
                     snapshot_error(
                         path,
-                        format!("reserve of system `{}`: {bits:#x} is not an entity handle", saved.system),
+                        format!(
+                            "reserve of system `{}`: {bits:#x} is not an entity handle",
+                            saved.system
+                        ),
                     )
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
         let last_spawns = usize::try_from(saved.last_spawns).unwrap_or(usize::MAX);
-        reserves.push((saved.system.clone(), ReserveState { handles, last_spawns }));
+        reserves.push((
+            saved.system.clone(),
+            ReserveState {
+                handles,
+                last_spawns,
+            },
+        ));
     }
     let registry = engine.registry_mut();
     snapshots

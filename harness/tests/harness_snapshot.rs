@@ -115,7 +115,11 @@ fn bad_snapshots_and_options_are_named() {
     );
     // Another seed.
     let output = harness(&[&small[..], &["--seed", "3", "--load", p]].concat());
-    assert!(stderr(&output).contains("with seed 3"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("with seed 3"),
+        "{}",
+        stderr(&output)
+    );
     // Taken after the tick to reach.
     let output = harness(&[&small[..], &["--ticks", "5", "--load", p]].concat());
     assert_eq!(

@@ -79,7 +79,13 @@ fn save_and_load(c: &mut Criterion) {
     let mut group = c.benchmark_group("save_1m");
     group.sample_size(10);
     group.bench_function("snapshot", |b| {
-        b.iter(|| black_box(snapshots.save(black_box(&registry), Format::Postcard).unwrap()))
+        b.iter(|| {
+            black_box(
+                snapshots
+                    .save(black_box(&registry), Format::Postcard)
+                    .unwrap(),
+            )
+        })
     });
     group.bench_function("vecs", |b| {
         b.iter(|| black_box(postcard::to_allocvec(black_box(&plain)).unwrap()))

@@ -206,7 +206,10 @@ impl IndexList {
 impl Serialize for IndexList {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         if serializer.is_human_readable() {
-            let indices = self.runs.iter().flat_map(|&(start, len)| (0..len).map(move |k| start + k));
+            let indices = self
+                .runs
+                .iter()
+                .flat_map(|&(start, len)| (0..len).map(move |k| start + k));
             return serializer.collect_seq(indices);
         }
         let mut seq = serializer.serialize_seq(Some(self.runs.len()))?;
@@ -235,8 +238,12 @@ impl<'de> Deserialize<'de> for IndexList {
                 let mut runs = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 16));
                 let mut end = 0i64;
                 while let Some((delta, len)) = seq.next_element::<(i64, u32)>()? {
-                    let start = end.checked_add(delta).filter(|s| (0..=i64::from(u32::MAX)).contains(s));
-                    let Some(start) = start.filter(|s| len > 0 && s + i64::from(len) <= i64::from(u32::MAX)) else {
+                    let start = end
+                        .checked_add(delta)
+                        .filter(|s| (0..=i64::from(u32::MAX)).contains(s));
+                    let Some(start) =
+                        start.filter(|s| len > 0 && s + i64::from(len) <= i64::from(u32::MAX))
+                    else {
                         return Err(serde::de::Error::custom(format!(
                             "slot run (difference {delta}, length {len}) after slot {end} leaves the slot range"
                         )));

@@ -74,7 +74,9 @@ pub enum SnapshotError {
         source: postcard::Error,
     },
     /// The compact input goes on after the snapshot's end.
-    #[error("snapshot (postcard): {count} bytes left after the end of the snapshot at byte {offset}")]
+    #[error(
+        "snapshot (postcard): {count} bytes left after the end of the snapshot at byte {offset}"
+    )]
     TrailingBytes {
         /// Where the snapshot ended.
         offset: usize,
@@ -105,7 +107,9 @@ pub enum SnapshotError {
     },
     /// An entry's values do not decode as the registered type (or, when
     /// saving, do not encode).
-    #[error("{kind} `{name}` (entry {entry}): its values do not fit the registered type: {message}")]
+    #[error(
+        "{kind} `{name}` (entry {entry}): its values do not fit the registered type: {message}"
+    )]
     Value {
         /// Component or resource.
         kind: EntryKind,
@@ -168,7 +172,9 @@ pub enum SnapshotError {
     },
     /// The snapshot holds parent/child links, but the hierarchy is not
     /// registered ([`Snapshots::register_hierarchy`](crate::Snapshots::register_hierarchy)).
-    #[error("the snapshot holds a hierarchy (ChildOf, Children): call register_hierarchy before loading")]
+    #[error(
+        "the snapshot holds a hierarchy (ChildOf, Children): call register_hierarchy before loading"
+    )]
     HierarchyNotRegistered,
     /// The parent/child links are inconsistent.
     #[error("snapshot {source}")]

@@ -50,7 +50,10 @@ trait ComponentCodec: Send + Sync {
     fn type_name(&self) -> &'static str;
     /// The slots of the pool's entities and the encoded values, in dense
     /// order; `None` when the registry has no such pool or it is empty.
-    fn save_json(&self, registry: &Registry) -> Option<Result<(IndexList, serde_json::Value), String>>;
+    fn save_json(
+        &self,
+        registry: &Registry,
+    ) -> Option<Result<(IndexList, serde_json::Value), String>>;
     fn save_postcard(
         &self,
         registry: &Registry,
@@ -129,7 +132,10 @@ impl<T: Component, S: Serialize + DeserializeOwned + 'static> ComponentCodec for
     fn type_name(&self) -> &'static str {
         type_name::<T>()
     }
-    fn save_json(&self, registry: &Registry) -> Option<Result<(IndexList, serde_json::Value), String>> {
+    fn save_json(
+        &self,
+        registry: &Registry,
+    ) -> Option<Result<(IndexList, serde_json::Value), String>> {
         self.save::<JsonCodec>(registry)
     }
     fn save_postcard(
@@ -453,11 +459,8 @@ impl Snapshots {
     pub fn save(&self, registry: &Registry, format: Format) -> Result<Vec<u8>, SnapshotError> {
         match format {
             Format::Json => {
-                let document = self.document(
-                    registry,
-                    |c, r| c.save_json(r),
-                    |c, r| c.save_json(r),
-                )?;
+                let document =
+                    self.document(registry, |c, r| c.save_json(r), |c, r| c.save_json(r))?;
                 Ok(serde_json::to_vec_pretty(&document)?)
             }
             Format::Postcard => {
@@ -615,13 +618,14 @@ impl Snapshots {
         let mut seen = Vec::new();
         for (entry, item) in document.components.iter().enumerate() {
             let name = &item.name;
-            let &index = self.component_names.get(name).ok_or_else(|| {
-                SnapshotError::UnknownName {
-                    kind: EntryKind::Component,
-                    name: name.clone(),
-                    entry,
-                }
-            })?;
+            let &index =
+                self.component_names
+                    .get(name)
+                    .ok_or_else(|| SnapshotError::UnknownName {
+                        kind: EntryKind::Component,
+                        name: name.clone(),
+                        entry,
+                    })?;
             if let Some(&first) = first_entry.get(&index) {
                 return Err(SnapshotError::DuplicateEntry {
                     kind: EntryKind::Component,
@@ -633,25 +637,27 @@ impl Snapshots {
             first_entry.insert(index, entry);
             // Every slot alive, none twice.
             let slots = allocator.slot_count();
-            let indices = item.entities.to_indices(slots).map_err(|count| {
-                SnapshotError::ListTooLong {
-                    list: format!("component `{name}` (entry {entry})"),
-                    count,
-                    slots,
-                }
-            })?;
+            let indices =
+                item.entities
+                    .to_indices(slots)
+                    .map_err(|count| SnapshotError::ListTooLong {
+                        list: format!("component `{name}` (entry {entry})"),
+                        count,
+                        slots,
+                    })?;
             seen.clear();
             seen.resize(slots, false);
             let mut entities = Vec::with_capacity(indices.len());
             for (position, slot) in indices.into_iter().enumerate() {
-                let entity = allocator
-                    .entity_at(slot)
-                    .ok_or_else(|| SnapshotError::DeadEntity {
-                        name: name.clone(),
-                        entry,
-                        item: position,
-                        index: slot,
-                    })?;
+                let entity =
+                    allocator
+                        .entity_at(slot)
+                        .ok_or_else(|| SnapshotError::DeadEntity {
+                            name: name.clone(),
+                            entry,
+                            item: position,
+                            index: slot,
+                        })?;
                 if std::mem::replace(&mut seen[slot as usize], true) {
                     return Err(SnapshotError::DuplicateEntity {
                         name: name.clone(),
@@ -700,14 +706,15 @@ impl Snapshots {
                 });
             }
             first_entry.insert(index, entry);
-            let staged = resource(self.resources[index].as_ref(), &item.value).map_err(|message| {
-                SnapshotError::Value {
-                    kind: EntryKind::Resource,
-                    name: name.clone(),
-                    entry,
-                    message,
-                }
-            })?;
+            let staged =
+                resource(self.resources[index].as_ref(), &item.value).map_err(|message| {
+                    SnapshotError::Value {
+                        kind: EntryKind::Resource,
+                        name: name.clone(),
+                        entry,
+                        message,
+                    }
+                })?;
             resources.push(staged);
         }
         let absent = (0..self.resources.len())

@@ -50,7 +50,13 @@ fn target() -> Registry {
     registry
 }
 
-fn contents(registry: &Registry) -> (ecs_engine::AllocatorState, Vec<(Entity, Position)>, Option<u64>) {
+fn contents(
+    registry: &Registry,
+) -> (
+    ecs_engine::AllocatorState,
+    Vec<(Entity, Position)>,
+    Option<u64>,
+) {
     let pool = registry.pool::<Position>().unwrap();
     (
         registry.entities().export_state(),
@@ -71,7 +77,11 @@ fn failed_load(snapshots: &Snapshots, bytes: &[u8], format: Format) -> SnapshotE
     let error = snapshots
         .load(&mut registry, bytes, format)
         .expect_err("the load must fail");
-    assert_eq!(contents(&registry), before, "a failed load changed the registry ({error})");
+    assert_eq!(
+        contents(&registry),
+        before,
+        "a failed load changed the registry ({error})"
+    );
     error
 }
 
@@ -81,7 +91,11 @@ fn edited_json(edit: impl FnOnce(&mut Value)) -> SnapshotError {
     let bytes = snapshots.save(&source(), Format::Json).unwrap();
     let mut document: Value = serde_json::from_slice(&bytes).unwrap();
     edit(&mut document);
-    failed_load(&snapshots, &serde_json::to_vec(&document).unwrap(), Format::Json)
+    failed_load(
+        &snapshots,
+        &serde_json::to_vec(&document).unwrap(),
+        Format::Json,
+    )
 }
 
 #[test]
@@ -133,7 +147,12 @@ fn truncated_json_names_line_and_column() {
     };
     assert!(source.is_eof());
     assert!(source.line() > 1 && source.column() > 0);
-    assert!(error.to_string().contains(&format!("line {}", source.line())), "{error}");
+    assert!(
+        error
+            .to_string()
+            .contains(&format!("line {}", source.line())),
+        "{error}"
+    );
     // Not JSON at all.
     let error = failed_load(&snapshots, b"\x00\x01garbage", Format::Json);
     assert!(matches!(error, SnapshotError::Json { .. }), "{error:?}");
@@ -165,7 +184,13 @@ fn truncated_or_padded_postcard() {
 fn version_mismatch_names_found_and_expected() {
     let error = edited_json(|d| d["version"] = json!(7));
     assert!(
-        matches!(error, SnapshotError::Version { found: 7, expected: FORMAT_VERSION }),
+        matches!(
+            error,
+            SnapshotError::Version {
+                found: 7,
+                expected: FORMAT_VERSION
+            }
+        ),
         "{error:?}"
     );
     assert_eq!(
@@ -178,7 +203,13 @@ fn version_mismatch_names_found_and_expected() {
     bytes[0] = 2;
     let error = failed_load(&snapshots, &bytes, Format::Postcard);
     assert!(
-        matches!(error, SnapshotError::Version { found: 2, expected: 1 }),
+        matches!(
+            error,
+            SnapshotError::Version {
+                found: 2,
+                expected: 1
+            }
+        ),
         "{error:?}"
     );
 }
@@ -204,7 +235,15 @@ fn entities_that_do_not_fit_name_the_item() {
         d["components"][0]["entities"].as_array_mut().unwrap().pop();
     });
     assert!(
-        matches!(error, SnapshotError::CountMismatch { entry: 0, values: 4, entities: 3, .. }),
+        matches!(
+            error,
+            SnapshotError::CountMismatch {
+                entry: 0,
+                values: 4,
+                entities: 3,
+                ..
+            }
+        ),
         "{error:?}"
     );
     // Slot 1 is free in the source.
@@ -215,7 +254,15 @@ fn entities_that_do_not_fit_name_the_item() {
     );
     let error = edited_json(|d| d["components"][0]["entities"][3] = json!(0));
     assert!(
-        matches!(error, SnapshotError::DuplicateEntity { entry: 0, item: 3, index: 0, .. }),
+        matches!(
+            error,
+            SnapshotError::DuplicateEntity {
+                entry: 0,
+                item: 3,
+                index: 0,
+                ..
+            }
+        ),
         "{error:?}"
     );
     let error = edited_json(|d| d["components"][0]["entities"] = json!([0, 2, 3, 4, 0, 0]));
@@ -233,7 +280,15 @@ fn entities_that_do_not_fit_name_the_item() {
         d["components"].as_array_mut().unwrap().push(entry);
     });
     assert!(
-        matches!(error, SnapshotError::DuplicateEntry { kind: EntryKind::Component, first: 0, entry: 1, .. }),
+        matches!(
+            error,
+            SnapshotError::DuplicateEntry {
+                kind: EntryKind::Component,
+                first: 0,
+                entry: 1,
+                ..
+            }
+        ),
         "{error:?}"
     );
 }
@@ -242,12 +297,22 @@ fn entities_that_do_not_fit_name_the_item() {
 fn inconsistent_allocator_state() {
     let error = edited_json(|d| d["entities"]["generations"][3] = json!(0));
     assert!(
-        matches!(error, SnapshotError::Allocator { source: AllocatorStateError::ZeroGeneration { index: 3 } }),
+        matches!(
+            error,
+            SnapshotError::Allocator {
+                source: AllocatorStateError::ZeroGeneration { index: 3 }
+            }
+        ),
         "{error:?}"
     );
     let error = edited_json(|d| d["entities"]["free"] = json!([1, 1]));
     assert!(
-        matches!(error, SnapshotError::Allocator { source: AllocatorStateError::DuplicateSlot { index: 1, .. } }),
+        matches!(
+            error,
+            SnapshotError::Allocator {
+                source: AllocatorStateError::DuplicateSlot { index: 1, .. }
+            }
+        ),
         "{error:?}"
     );
     assert!(error.to_string().contains("slot 1"), "{error}");
@@ -263,7 +328,10 @@ fn an_unregistered_or_broken_hierarchy() {
     for format in [Format::Json, Format::Postcard] {
         let bytes = with.save(&world, format).unwrap();
         let error = failed_load(&snapshots(), &bytes, format);
-        assert!(matches!(error, SnapshotError::HierarchyNotRegistered), "{error:?}");
+        assert!(
+            matches!(error, SnapshotError::HierarchyNotRegistered),
+            "{error:?}"
+        );
     }
     let bytes = with.save(&world, Format::Json).unwrap();
     let mut document: Value = serde_json::from_slice(&bytes).unwrap();
@@ -280,18 +348,39 @@ fn an_unregistered_or_broken_hierarchy() {
 fn duplicate_registrations_are_refused() {
     let mut s = snapshots();
     let error = s.register::<Extra>("Position").unwrap_err();
-    assert!(matches!(error, SnapshotError::DuplicateName { kind: EntryKind::Component, .. }));
+    assert!(matches!(
+        error,
+        SnapshotError::DuplicateName {
+            kind: EntryKind::Component,
+            ..
+        }
+    ));
     let error = s.register::<Position>("Pos").unwrap_err();
     assert!(
         matches!(&error, SnapshotError::DuplicateType { name, .. } if name == "Position"),
         "{error:?}"
     );
     let error = s.register_resource::<u64>("Other").unwrap_err();
-    assert!(matches!(error, SnapshotError::DuplicateType { kind: EntryKind::Resource, .. }));
+    assert!(matches!(
+        error,
+        SnapshotError::DuplicateType {
+            kind: EntryKind::Resource,
+            ..
+        }
+    ));
     let error = s.register_resource::<u8>("Score").unwrap_err();
-    assert!(matches!(error, SnapshotError::DuplicateName { kind: EntryKind::Resource, .. }));
+    assert!(matches!(
+        error,
+        SnapshotError::DuplicateName {
+            kind: EntryKind::Resource,
+            ..
+        }
+    ));
     // A resource may share a component's name.
     s.register_resource::<Position>("Position").unwrap();
     assert_eq!(s.component_names().collect::<Vec<_>>(), ["Position"]);
-    assert_eq!(s.resource_names().collect::<Vec<_>>(), ["Score", "Position"]);
+    assert_eq!(
+        s.resource_names().collect::<Vec<_>>(),
+        ["Score", "Position"]
+    );
 }

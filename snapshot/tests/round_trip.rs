@@ -162,7 +162,13 @@ fn load_replaces_what_was_there() {
         let bytes = snapshots.save(&original, format).unwrap();
         let mut target = Registry::new();
         for i in 0..30 {
-            target.spawn((Position { x: i as f32, y: 0.0 }, Tag::Rock));
+            target.spawn((
+                Position {
+                    x: i as f32,
+                    y: 0.0,
+                },
+                Tag::Rock,
+            ));
         }
         target.insert_resource(7_u64);
         target.insert_resource(Scratch(1));

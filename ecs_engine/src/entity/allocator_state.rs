@@ -160,8 +160,11 @@ impl EntityAllocator {
     ///
     /// # Errors
     ///
-    /// [`AllocatorStateError`] naming the first inconsistency (see the
-    /// [module docs](self) for what is checked); nothing is built then.
+    /// [`AllocatorStateError`] naming the first inconsistency; nothing is
+    /// built then. Checked: every generation is at least 1, as is
+    /// `max_generation`; the live, reserved and free slots are distinct
+    /// indices below the slot count; the slots in none of them number
+    /// `retired`; live and reserved together are at most `max_live`.
     pub fn from_state(state: AllocatorState) -> Result<EntityAllocator, AllocatorStateError> {
         let AllocatorState {
             generations,

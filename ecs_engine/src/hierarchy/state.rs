@@ -237,7 +237,11 @@ mod tests {
         );
         assert_eq!(
             state.lists,
-            [(e[0], vec![e[4], e[1]]), (e[3], vec![e[2]]), (e[4], vec![e[5]])]
+            [
+                (e[0], vec![e[4], e[1]]),
+                (e[3], vec![e[2]]),
+                (e[4], vec![e[5]])
+            ]
         );
         let mut copy = Registry::new();
         copy.replace_entities(registry.entities().clone());

@@ -6,8 +6,8 @@ use std::collections::VecDeque;
 use std::f32::consts::TAU;
 
 use ecs_engine::Entity;
-use serde::{Deserialize, Serialize};
 use scheduler::{Commands, Query, Res, ResMut, StatefulSystem, SystemParam, Tick};
+use serde::{Deserialize, Serialize};
 
 use super::Rules;
 use crate::components::{
@@ -64,7 +64,12 @@ impl StatefulSystem for Spawns {
     ) {
         let enemies = rules.shmup.enemies;
         let x = rules.shmup.arena.width + enemies.radius;
-        while let Some(plan) = queue.planned.front().copied().filter(|p| p.tick <= tick.number) {
+        while let Some(plan) = queue
+            .planned
+            .front()
+            .copied()
+            .filter(|p| p.tick <= tick.number)
+        {
             queue.planned.pop_front();
             let enemy = commands.spawn((
                 Position { x, y: plan.y },
