@@ -12,7 +12,7 @@ struct Age(u64);
 /// despawns the oldest once five are alive.
 fn churn(tick: Tick, mut commands: Commands, mut ages: Query<(Entity, &Age)>) {
     commands.spawn((Age(tick.number),));
-    if tick.number % 3 == 0 {
+    if tick.number.is_multiple_of(3) {
         commands.spawn((Age(tick.number + 100),));
     }
     let mut all: Vec<(Entity, u64)> = Vec::new();
