@@ -14,6 +14,12 @@
 //!   entities, per-system cost, waves, peak memory and the world checksum;
 //!   [`chrome_trace`] draws the run for Perfetto.
 //!
+//! A run can save its world after a tick and a later process resume it
+//! ([`RunConfig::save_at`], [`RunConfig::load`]; `--save-at TICK FILE`,
+//! `--load FILE`): the resumed run reaches the same checksum as an
+//! uninterrupted one, through [`ecs_snapshot`] and the engine's command
+//! reserves and tick count.
+//!
 //! # Determinism
 //!
 //! The world after N ticks is bit-identical whatever the thread count and

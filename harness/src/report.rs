@@ -22,7 +22,8 @@ pub struct Report {
     pub scale: u32,
     /// Threads of the engine's pool.
     pub threads: usize,
-    /// Ticks run.
+    /// Ticks run (by this process: from the loaded tick with
+    /// [`RunConfig::load`](crate::RunConfig::load)).
     pub ticks: u64,
     /// Wall-clock seconds for all ticks (setup and checksum excluded).
     pub wall_seconds: f64,

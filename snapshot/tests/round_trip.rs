@@ -244,6 +244,8 @@ enum Op {
     Insert(usize, f32),
     Remove(usize),
     Disable(usize),
+    SetParent(usize, usize),
+    DespawnRecursive(usize),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -253,17 +255,20 @@ fn op() -> impl Strategy<Value = Op> {
         (any::<usize>(), -1e3f32..1e3).prop_map(|(i, x)| Op::Insert(i, x)),
         any::<usize>().prop_map(Op::Remove),
         any::<usize>().prop_map(Op::Disable),
+        (any::<usize>(), any::<usize>()).prop_map(|(c, p)| Op::SetParent(c, p)),
+        any::<usize>().prop_map(Op::DespawnRecursive),
     ]
 }
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
 
-    /// Random worlds round-trip exactly in both formats, and go on
-    /// identically after the load.
+    /// Random worlds (with parents and children) round-trip exactly in
+    /// both formats, and go on identically after the load.
     #[test]
     fn random_worlds_round_trip(ops in prop::collection::vec(op(), 0..80), after in prop::collection::vec(op(), 0..20)) {
-        let snapshots = snapshots();
+        let mut snapshots = snapshots();
+        snapshots.register_hierarchy();
         let apply = |registry: &mut Registry, handles: &mut Vec<Entity>, ops: &[Op]| {
             for op in ops {
                 let pick = |i: usize| handles.get(i % handles.len().max(1)).copied();
@@ -279,6 +284,12 @@ proptest! {
                     Op::Insert(i, x) => { if let Some(e) = pick(i) { let _ = registry.insert(e, Velocity { x, y: x }); } }
                     Op::Remove(i) => { if let Some(e) = pick(i) { let _ = registry.remove::<Position>(e); } }
                     Op::Disable(i) => { if let Some(e) = pick(i) { let _ = registry.disable(e); } }
+                    Op::SetParent(c, p) => {
+                        if let (Some(c), Some(p)) = (pick(c), pick(p)) {
+                            let _ = registry.set_parent(c, p);
+                        }
+                    }
+                    Op::DespawnRecursive(i) => { if let Some(e) = pick(i) { let _ = registry.despawn_recursive(e); } }
                 }
             }
         };
@@ -290,11 +301,13 @@ proptest! {
             let mut loaded = Registry::new();
             snapshots.load(&mut loaded, &bytes, format).unwrap();
             assert_same_world(&original, &loaded);
+            prop_assert_eq!(loaded.export_hierarchy(), original.export_hierarchy());
             let mut loaded_handles = handles.clone();
             apply(&mut original, &mut handles, &after);
             apply(&mut loaded, &mut loaded_handles, &after);
             prop_assert_eq!(&handles, &loaded_handles);
             assert_same_world(&original, &loaded);
+            prop_assert_eq!(loaded.export_hierarchy(), original.export_hierarchy());
         }
     }
 }
