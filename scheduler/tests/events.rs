@@ -220,3 +220,50 @@ fn a_failing_writer_sends_nothing() {
         ]
     );
 }
+
+#[test]
+fn the_event_iterator_walks_every_chunk_with_an_exact_size() {
+    /// Checks `iter` against `chunks` (order, `len`, `size_hint` at every
+    /// step) and keeps what it saw.
+    #[derive(Default)]
+    struct Walk(Vec<Ping>);
+    impl StatefulSystem for Walk {
+        type Params = EventReader<'static, Ping>;
+        fn run(&mut self, pings: EventReader<'_, Ping>) {
+            let by_chunks: Vec<Ping> = pings.chunks().flatten().copied().collect();
+            let mut iter = pings.iter();
+            assert_eq!(iter.len(), pings.len());
+            let mut by_for = Vec::new();
+            while let Some(&ping) = iter.next() {
+                by_for.push(ping);
+                let left = by_chunks.len() - by_for.len();
+                assert_eq!(iter.size_hint(), (left, Some(left)));
+            }
+            assert_eq!(iter.next(), None);
+            assert_eq!(by_for, by_chunks);
+            assert_eq!(pings.iter().fold(0, |n, _| n + 1), pings.len());
+            self.0.extend(by_for);
+        }
+    }
+    let mut registry = Registry::new();
+    let mut builder = Schedule::builder();
+    let walk = builder.add(Walk::default()).named("walk").id();
+    for id in 0..3 {
+        builder.add(Sender { id, count: id * 2 }).named(format!("s{id}"));
+    }
+    let mut schedule = builder.build(&mut registry).unwrap();
+    // Sent between ticks too: their own chunks, before the writers'.
+    Events::send_to(&mut registry, Ping { from: 9, n: 0 });
+    Events::send_to(&mut registry, Ping { from: 9, n: 1 });
+    for number in 0..3 {
+        schedule.run(&mut registry, tick(number)).unwrap();
+    }
+    let per_tick: Vec<Ping> = (1..3)
+        .flat_map(|from| (0..from * 2).map(move |n| Ping { from, n }))
+        .collect();
+    let mut expected = vec![Ping { from: 9, n: 0 }, Ping { from: 9, n: 1 }];
+    for _ in 0..3 {
+        expected.extend(&per_tick);
+    }
+    assert_eq!(schedule.state::<Walk>(walk).unwrap().0, expected);
+}
