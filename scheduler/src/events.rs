@@ -56,9 +56,11 @@ use crate::{ResourceAccess, SystemAccess, SystemContext, SystemError, SystemPara
 /// tick, earlier than the window, so a channel whose readers keep up holds
 /// about one tick of events (and reuses their buffers). Events are stored
 /// in chunks, each writer's buffer moved in whole at the merge, never
-/// copied. A reader sees the events
-/// as they are when it runs: a system that fails after reading still has
-/// its cursor moved.
+/// copied. A reader sees the events as they are when it runs; its cursor
+/// moves when its wave ends, and only if the system succeeded: a system
+/// that fails (returns an error or panics) after reading sees the same
+/// events again the next time it runs (within the window), so nothing is
+/// lost to a failure.
 ///
 /// # Examples
 ///
@@ -112,6 +114,9 @@ pub struct Events<T> {
     spare: Mutex<Vec<Vec<T>>>,
     /// Each reader's cursor, by system index (0: has read nothing).
     cursors: Mutex<Vec<u64>>,
+    /// Reads of the running wave, committed when it ends unless their
+    /// system failed: `(system index, cursor after the read)`.
+    reads: Mutex<Vec<(usize, u64)>>,
     missed: AtomicU64,
 }
 
@@ -160,6 +165,7 @@ impl<T> Events<T> {
             pending: Mutex::new(Vec::new()),
             spare: Mutex::new(Vec::new()),
             cursors: Mutex::new(Vec::new()),
+            reads: Mutex::new(Vec::new()),
             missed: AtomicU64::new(0),
         }
     }
@@ -253,6 +259,7 @@ impl<T> Events<T> {
     /// registration order, except those of the `failed` systems (dropped,
     /// like their commands).
     fn flush(&mut self, failed: &[usize]) {
+        self.commit_reads(failed);
         let mut pending = std::mem::take(self.pending.get_mut());
         if pending.is_empty() {
             return;
@@ -283,20 +290,40 @@ impl<T> Events<T> {
         }
     }
 
-    /// The events system `system` has not seen, moving its cursor past
-    /// them: `(first sequence, end sequence, missed)`.
+    /// The events system `system` has not seen: `(first sequence, end
+    /// sequence, missed)`. The cursor stays where it is until the read is
+    /// committed ([`commit_reads`](Self::commit_reads)).
     fn read_for(&self, system: usize) -> (u64, u64, u64) {
-        let end = self.sent;
-        let mut cursors = self.cursors.lock();
-        if cursors.len() <= system {
-            cursors.resize(system + 1, 0);
-        }
-        let cursor = std::mem::replace(&mut cursors[system], end);
+        let cursor = self.cursors.lock().get(system).copied().unwrap_or(0);
         let missed = self.start.saturating_sub(cursor);
-        if missed > 0 {
-            self.missed.fetch_add(missed, Ordering::Relaxed);
+        (cursor.max(self.start), self.sent, missed)
+    }
+
+    /// Moves the cursors of the reads of the wave that ended, except those
+    /// of the `failed` systems (they read the same events again next
+    /// time), and counts what each committed reader missed.
+    fn commit_reads(&mut self, failed: &[usize]) {
+        let reads = self.reads.get_mut();
+        if reads.is_empty() {
+            return;
         }
-        (cursor.max(self.start), end, missed)
+        let cursors = self.cursors.get_mut();
+        for (system, end) in reads.drain(..) {
+            if failed.contains(&system) {
+                continue;
+            }
+            if cursors.len() <= system {
+                cursors.resize(system + 1, 0);
+            }
+            let cursor = &mut cursors[system];
+            if *cursor >= end {
+                // A second reader of the same type in the same system.
+                continue;
+            }
+            let missed = self.start.saturating_sub(*cursor);
+            *self.missed.get_mut() += missed;
+            *cursor = end;
+        }
     }
 }
 
@@ -528,6 +555,15 @@ pub struct EventReader<'s, T: Send + Sync + 'static> {
     from: u64,
     to: u64,
     missed: u64,
+    system: usize,
+}
+
+impl<T: Send + Sync + 'static> Drop for EventReader<'_, T> {
+    /// Hands the read back, to be committed when the wave ends if the
+    /// system succeeds (see [`Events`]).
+    fn drop(&mut self) {
+        self.events.reads.lock().push((self.system, self.to));
+    }
 }
 
 impl<T: Send + Sync + 'static> std::fmt::Debug for EventReader<'_, T> {
@@ -636,12 +672,14 @@ impl<T: Send + Sync + 'static> SystemParam for EventReader<'_, T> {
 
     fn fetch<'s>(ctx: &'s SystemContext<'_>) -> Result<Self::Item<'s>, SystemError> {
         let events = ctx.events::<T>(Access::Read)?;
-        let (from, to, missed) = events.read_for(ctx.system_index());
+        let system = ctx.system_index();
+        let (from, to, missed) = events.read_for(system);
         Ok(EventReader {
             events,
             from,
             to,
             missed,
+            system,
         })
     }
 }
@@ -674,7 +712,8 @@ impl EventCommands for CommandBuffer {
 }
 
 /// The event hooks of a schedule: every event type's `begin_tick`, and per
-/// wave the `flush` of the types its systems write.
+/// wave the `flush` of the types its systems write or read (merging the
+/// writers' buffers, committing the readers' cursors).
 #[derive(Debug, Default)]
 pub(crate) struct EventHooks {
     begin: Vec<(TypeId, BeginTick)>,
@@ -683,7 +722,8 @@ pub(crate) struct EventHooks {
 
 /// Ages one channel at the start of a tick.
 type BeginTick = fn(&mut Registry, u64);
-/// Merges one channel's writer buffers, dropping the failed systems'.
+/// Merges one channel's writer buffers and commits its readers' cursors,
+/// except the failed systems' (their events dropped, their cursors kept).
 type Flush = fn(&mut Registry, &[usize]);
 
 impl EventHooks {
@@ -698,9 +738,7 @@ impl EventHooks {
                     if !hooks.begin.iter().any(|&(id, _)| id == event.type_id) {
                         hooks.begin.push((event.type_id, event.begin_tick));
                     }
-                    if event.access == Access::Write
-                        && !flushes.iter().any(|&(id, _)| id == event.type_id)
-                    {
+                    if !flushes.iter().any(|&(id, _)| id == event.type_id) {
                         flushes.push((event.type_id, event.flush));
                     }
                 }

@@ -267,3 +267,68 @@ fn the_event_iterator_walks_every_chunk_with_an_exact_size() {
     }
     assert_eq!(schedule.state::<Walk>(walk).unwrap().0, expected);
 }
+
+/// How [`Picky`] ends its next run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Ending {
+    Succeed,
+    Fail,
+    Panic,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("picky refused its events")]
+struct Refused;
+
+/// What [`picky`] does next, and what each of its successful runs saw.
+#[derive(Debug)]
+struct Picky {
+    ending: Ending,
+    runs: Vec<Vec<Ping>>,
+}
+
+/// Reads every ping, then ends as told: a failed run must not move its
+/// cursor, so the next run sees the same events again.
+fn picky(pings: EventReader<'_, Ping>, mut state: ResMut<'_, Picky>) -> Result<(), Refused> {
+    let seen: Vec<Ping> = pings.iter().copied().collect();
+    match state.ending {
+        Ending::Succeed => {
+            state.runs.push(seen);
+            Ok(())
+        }
+        Ending::Fail => Err(Refused),
+        Ending::Panic => panic!("picky panics after reading {} events", seen.len()),
+    }
+}
+
+#[test]
+fn a_reader_that_fails_or_panics_keeps_its_cursor() {
+    for ending in [Ending::Fail, Ending::Panic] {
+        let mut registry = Registry::new();
+        registry.insert_resource(Picky {
+            ending: Ending::Succeed,
+            runs: Vec::new(),
+        });
+        let mut builder = Schedule::builder();
+        builder.add(Sender { id: 0, count: 2 }).named("sender");
+        builder.add(picky);
+        let mut schedule = builder.build(&mut registry).unwrap();
+        let set = |registry: &mut Registry, ending| {
+            registry.resource_mut::<Picky>().unwrap().ending = ending;
+        };
+        schedule.run(&mut registry, tick(0)).unwrap();
+        // Ticks 1 and 2 fail after reading: their events stay unread.
+        set(&mut registry, ending);
+        assert!(schedule.run(&mut registry, tick(1)).is_err(), "{ending:?}");
+        assert!(schedule.run(&mut registry, tick(2)).is_err(), "{ending:?}");
+        set(&mut registry, Ending::Succeed);
+        schedule.run(&mut registry, tick(3)).unwrap();
+        schedule.run(&mut registry, tick(4)).unwrap();
+        let two = vec![Ping { from: 0, n: 0 }, Ping { from: 0, n: 1 }];
+        let six: Vec<Ping> = two.iter().cycle().take(6).copied().collect();
+        let runs = &registry.resource::<Picky>().unwrap().runs;
+        assert_eq!(runs, &[two.clone(), six, two], "{ending:?}");
+        let events = registry.resource::<Events<Ping>>().unwrap();
+        assert_eq!((events.sent(), events.missed()), (10, 0), "{ending:?}");
+    }
+}
