@@ -51,7 +51,12 @@ use crate::{ResourceAccess, SystemAccess, SystemContext, SystemError, SystemPara
 /// of that window when it runs again. Older events are dropped at the start
 /// of a tick; a reader that had not seen them counts them as
 /// [missed](EventReader::missed), and the channel keeps the total
-/// ([`Events::missed`]): never silently lost. Events that every reader
+/// ([`Events::missed`]): never silently lost. The window applies to every
+/// channel a schedule knows: those its systems declare, and those created
+/// through [`Events::channel`] (which [`Events::send_to`], command
+/// buffers' [`send_event`](EventCommands::send_event) and the engine's
+/// input use), read by a system or not; in a channel no reader system
+/// declares, every event dropped by age counts as missed. Events that every reader
 /// system of the schedule has seen are dropped at the start of the next
 /// tick, earlier than the window, so a channel whose readers keep up holds
 /// about one tick of events (and reuses their buffers). Events are stored
@@ -114,6 +119,9 @@ pub struct Events<T> {
     spare: Mutex<Vec<Vec<T>>>,
     /// Each reader's cursor, by system index (0: has read nothing).
     cursors: Mutex<Vec<u64>>,
+    /// `true` once in the registry's list of channels that schedules age
+    /// ([`Events::channel`]).
+    listed: bool,
     /// Reads of the running wave, committed when it ends unless their
     /// system failed: `(system index, cursor after the read)`.
     reads: Mutex<Vec<(usize, u64)>>,
@@ -165,6 +173,7 @@ impl<T> Events<T> {
             pending: Mutex::new(Vec::new()),
             spare: Mutex::new(Vec::new()),
             cursors: Mutex::new(Vec::new()),
+            listed: false,
             reads: Mutex::new(Vec::new()),
             missed: AtomicU64::new(0),
         }
@@ -192,7 +201,8 @@ impl<T> Events<T> {
 
     /// Events that readers missed because they were dropped (older than
     /// the retention window) before those readers ran, summed over the
-    /// readers.
+    /// readers; in a channel with no reader system, every event dropped
+    /// (by age: all of them, sooner or later).
     pub fn missed(&self) -> u64 {
         self.missed.load(Ordering::Relaxed)
     }
@@ -249,6 +259,10 @@ impl<T> Events<T> {
                 break;
             }
             let mut chunk = self.chunks.pop_front().expect("a front chunk");
+            if self.readers.is_empty() {
+                // Nobody will ever count these: count them now.
+                *self.missed.get_mut() += chunk.events.len() as u64;
+            }
             self.start = chunk.end();
             chunk.events.clear();
             self.spare.get_mut().push(chunk.events);
@@ -285,6 +299,15 @@ impl<T> Events<T> {
     /// Registers reader system `system`: events it has not seen are kept
     /// (within the retention window).
     fn add_reader(&mut self, system: usize) {
+        if self.readers.is_empty() {
+            // What was dropped before there was a reader is counted
+            // already (in `begin_tick`): start the first readers after it.
+            let cursors = self.cursors.get_mut();
+            if cursors.len() <= system {
+                cursors.resize(system + 1, 0);
+            }
+            cursors[system] = cursors[system].max(self.start);
+        }
         if !self.readers.contains(&system) {
             self.readers.push(system);
         }
@@ -329,17 +352,68 @@ impl<T> Events<T> {
 
 impl<T: Send + Sync + 'static> Events<T> {
     /// Sends `value` on `registry`'s channel of `T` (creating it if
-    /// needed), from outside a tick.
+    /// needed, see [`channel`](Self::channel)), from outside a tick.
     pub fn send_to(registry: &mut Registry, value: T) {
-        if let Some(events) = registry.resource_mut::<Events<T>>() {
-            events.send(value);
-            return;
+        Self::channel(registry).send(value);
+    }
+
+    /// `registry`'s channel of `T`, created (with the default retention)
+    /// if missing, and listed in the registry so that every
+    /// [`Schedule`](crate::Schedule) run on it ages it at the start of each
+    /// tick, whether or not any system declares `T` (see [`Events`] on the
+    /// retention window). A channel inserted as a plain resource and
+    /// declared by no system is aged only once it went through here.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    /// use scheduler::{Events, Schedule, Tick};
+    ///
+    /// struct Unheard(u32);
+    /// let mut registry = Registry::new();
+    /// let mut schedule = Schedule::builder().build(&mut registry).unwrap();
+    /// for number in 0..20 {
+    ///     Events::channel(&mut registry).send(Unheard(1));
+    ///     schedule.run(&mut registry, Tick { number, ..Tick::default() }).unwrap();
+    /// }
+    /// // No system reads `Unheard`: only the window is kept, the rest
+    /// // dropped and counted.
+    /// let events = registry.resource::<Events<Unheard>>().unwrap();
+    /// assert_eq!((events.sent(), events.len() as u64, events.missed()), (20, 7, 13));
+    /// ```
+    pub fn channel(registry: &mut Registry) -> &mut Events<T> {
+        if !registry.contains_resource::<Events<T>>() {
+            registry.insert_resource(Events::<T>::new());
         }
-        let mut events = Events::new();
-        events.send(value);
-        registry.insert_resource(events);
+        let listed = registry
+            .resource::<Events<T>>()
+            .is_some_and(|events| events.listed);
+        if !listed {
+            let begin: BeginTick = |registry, tick| {
+                if let Some(events) = registry.resource_mut::<Events<T>>() {
+                    events.begin_tick(tick);
+                }
+            };
+            match registry.resource_mut::<EventChannels>() {
+                Some(channels) => channels.0.push((TypeId::of::<T>(), begin)),
+                None => {
+                    registry.insert_resource(EventChannels(vec![(TypeId::of::<T>(), begin)]));
+                }
+            }
+        }
+        let events = registry
+            .resource_mut::<Events<T>>()
+            .expect("inserted above");
+        events.listed = true;
+        events
     }
 }
+
+/// The event channels of a registry that schedules age each tick besides
+/// those their systems declare ([`Events::channel`]): a resource.
+#[derive(Debug, Default)]
+struct EventChannels(Vec<(TypeId, BeginTick)>);
 
 /// The events a reader sees: a slice iterator over one chunk at a time, so
 /// the loop over a chunk is as tight as over a `Vec`. Exact size.
@@ -472,9 +546,7 @@ impl EventAccess {
             access,
             reads: access == Access::Read,
             register: |registry| {
-                if !registry.contains_resource::<Events<T>>() {
-                    registry.insert_resource(Events::<T>::new());
-                }
+                Events::<T>::channel(registry);
             },
             add_reader: |registry, system| {
                 if let Some(events) = registry.resource_mut::<Events<T>>() {
@@ -748,10 +820,24 @@ impl EventHooks {
         hooks
     }
 
-    /// Ages every channel at the start of tick `tick`.
+    /// Ages every channel at the start of tick `tick`: those the systems
+    /// declare, then the other channels listed in the registry
+    /// ([`Events::channel`]).
     pub(crate) fn begin_tick(&self, registry: &mut Registry, tick: u64) {
         for &(_, begin) in &self.begin {
             begin(registry, tick);
+        }
+        let listed = registry.resource::<EventChannels>().map_or(0, |c| c.0.len());
+        for at in 0..listed {
+            let Some(&(type_id, begin)) = registry
+                .resource::<EventChannels>()
+                .and_then(|channels| channels.0.get(at))
+            else {
+                break;
+            };
+            if !self.begin.iter().any(|&(id, _)| id == type_id) {
+                begin(registry, tick);
+            }
         }
     }
 

@@ -332,3 +332,58 @@ fn a_reader_that_fails_or_panics_keeps_its_cursor() {
         assert_eq!((events.sent(), events.missed()), (10, 0), "{ending:?}");
     }
 }
+
+#[test]
+fn channels_nobody_reads_are_aged_and_their_drops_counted() {
+    /// Declared by a writer only.
+    #[derive(Debug)]
+    struct Shout;
+    /// Declared by no system: sent from outside only.
+    #[derive(Debug, PartialEq)]
+    struct Whisper(u64);
+    fn shout(mut shouts: EventWriter<'_, Shout>) {
+        shouts.send(Shout);
+        shouts.send(Shout);
+    }
+    let mut registry = Registry::new();
+    let mut builder = Schedule::builder();
+    builder.add(shout);
+    let mut schedule = builder.build(&mut registry).unwrap();
+    let ticks = 50;
+    for number in 0..ticks {
+        Events::send_to(&mut registry, Whisper(number));
+        schedule.run(&mut registry, tick(number)).unwrap();
+        let whispers = registry.resource::<Events<Whisper>>().unwrap();
+        let shouts = registry.resource::<Events<Shout>>().unwrap();
+        // At most the window (plus the tick being sent) is retained.
+        let window = Events::<Whisper>::DEFAULT_RETENTION as usize + 1;
+        assert!(whispers.len() <= window, "{} whispers", whispers.len());
+        assert!(shouts.len() <= 2 * window, "{} shouts", shouts.len());
+        // Every event is retained or counted as dropped.
+        assert_eq!(whispers.missed() + whispers.len() as u64, whispers.sent());
+        assert_eq!(shouts.missed() + shouts.len() as u64, shouts.sent());
+    }
+    let whispers = registry.resource::<Events<Whisper>>().unwrap();
+    assert_eq!(whispers.sent(), ticks);
+    assert!(whispers.missed() >= ticks - 9);
+
+    // A reader that comes later sees what is retained, and the drops
+    // counted before it are not counted again.
+    let (missed, retained) = (whispers.missed(), whispers.len());
+    let log = std::sync::Arc::new(Mutex::new(Vec::new()));
+    let seen = std::sync::Arc::clone(&log);
+    let mut builder = Schedule::builder();
+    builder.add(move |whispers: EventReader<'_, Whisper>| {
+        seen.lock().extend(whispers.iter().map(|w| w.0));
+    });
+    let mut schedule = builder.build(&mut registry).unwrap();
+    schedule.run(&mut registry, tick(ticks)).unwrap();
+    // The tick ages the channel once more before the reader runs.
+    let seen = log.lock().len() as u64;
+    assert!(seen > 0 && seen <= retained as u64);
+    assert_eq!(*log.lock(), (ticks - seen..ticks).collect::<Vec<_>>());
+    let whispers = registry.resource::<Events<Whisper>>().unwrap();
+    // Every whisper was seen or counted missed, exactly once.
+    assert_eq!(whispers.missed() + seen, ticks);
+    assert_eq!(whispers.missed() - missed, retained as u64 - seen);
+}

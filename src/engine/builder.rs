@@ -200,9 +200,7 @@ impl EngineBuilder {
             self.inputs.push(Box::new(InputChannel::<T>::new(capacity)));
             self.inputs.len() - 1
         });
-        if !self.registry.contains_resource::<scheduler::Events<T>>() {
-            self.registry.insert_resource(scheduler::Events::<T>::new());
-        }
+        scheduler::Events::<T>::channel(&mut self.registry);
         self.inputs[position]
             .as_any_mut()
             .downcast_mut()

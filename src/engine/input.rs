@@ -394,12 +394,7 @@ impl<T: Send + Sync + 'static> InputPump for InputChannel<T> {
             return;
         }
         self.stats.delivered += due as u64;
-        if !registry.contains_resource::<Events<T>>() {
-            registry.insert_resource(Events::<T>::new());
-        }
-        let events = registry
-            .resource_mut::<Events<T>>()
-            .expect("inserted above");
+        let events = Events::<T>::channel(registry);
         for (_, value) in self.pending.drain(..due) {
             events.send(value);
         }
