@@ -147,7 +147,7 @@ macro_rules! bundle_tuple {
                 // panicking `Drop` does not stop the other removals.
                 let mut panic = FirstPanic::default();
                 $(
-                    if let Some(old) = registry.pools.get_mut::<$name>().and_then(|p| p.remove(entity)) {
+                    if let Some(old) = crate::hierarchy::remove_component::<$name>(registry, entity) {
                         panic.run(move || drop(old));
                     }
                 )*
