@@ -39,8 +39,8 @@ use std::panic::AssertUnwindSafe;
 use ecs_engine::{EcsError, Entity};
 
 use crate::apply::ApplyCtx;
-use crate::{CommandKind, SkippedCommand};
 use crate::command::Despawn;
+use crate::{CommandKind, SkippedCommand};
 
 /// One recorded command, applied by value.
 pub(crate) trait Command: Send + 'static {
@@ -226,10 +226,14 @@ impl Queues {
             any.downcast_mut::<Queue<C>>()
         }) {
             queue.items.push_back(command);
-        } else if let Some(queue) = self.queues.get_mut(self.previous as usize).and_then(|queue| {
-            let any: &mut dyn Any = queue.as_mut();
-            any.downcast_mut::<Queue<C>>()
-        }) {
+        } else if let Some(queue) = self
+            .queues
+            .get_mut(self.previous as usize)
+            .and_then(|queue| {
+                let any: &mut dyn Any = queue.as_mut();
+                any.downcast_mut::<Queue<C>>()
+            })
+        {
             queue.items.push_back(command);
             std::mem::swap(&mut self.last, &mut self.previous);
         } else {

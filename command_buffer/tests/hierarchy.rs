@@ -269,6 +269,9 @@ fn generic_commands_on_hierarchy_components_keep_the_lists_consistent() {
     commands.remove_by_id(p, children);
     commands.apply(&mut registry);
     assert_eq!(registry.parent(c2), None);
-    assert_eq!(registry.count::<ChildOf>() + registry.count::<Children>(), 0);
+    assert_eq!(
+        registry.count::<ChildOf>() + registry.count::<Children>(),
+        0
+    );
     assert_consistent(&registry);
 }

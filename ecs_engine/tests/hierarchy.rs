@@ -453,7 +453,10 @@ fn remove_bundle_and_remove_by_id_of_hierarchy_components_detach() {
     assert_consistent(&registry);
     registry.remove_bundle::<(Children,)>(q).unwrap();
     assert_eq!(registry.parent(p), None);
-    assert_eq!(registry.count::<ChildOf>() + registry.count::<Children>(), 0);
+    assert_eq!(
+        registry.count::<ChildOf>() + registry.count::<Children>(),
+        0
+    );
     assert_consistent(&registry);
 }
 

@@ -827,7 +827,9 @@ impl EventHooks {
         for &(_, begin) in &self.begin {
             begin(registry, tick);
         }
-        let listed = registry.resource::<EventChannels>().map_or(0, |c| c.0.len());
+        let listed = registry
+            .resource::<EventChannels>()
+            .map_or(0, |c| c.0.len());
         for at in 0..listed {
             let Some(&(type_id, begin)) = registry
                 .resource::<EventChannels>()

@@ -249,7 +249,9 @@ fn the_event_iterator_walks_every_chunk_with_an_exact_size() {
     let mut builder = Schedule::builder();
     let walk = builder.add(Walk::default()).named("walk").id();
     for id in 0..3 {
-        builder.add(Sender { id, count: id * 2 }).named(format!("s{id}"));
+        builder
+            .add(Sender { id, count: id * 2 })
+            .named(format!("s{id}"));
     }
     let mut schedule = builder.build(&mut registry).unwrap();
     // Sent between ticks too: their own chunks, before the writers'.
