@@ -77,7 +77,10 @@ impl<B: Bundle> Command for Spawn<B> {
         Ok(())
     }
 
-    const SPAWN: bool = true;
+    fn groups_spawns() -> bool {
+        // A bundle with a hierarchy value is refused: one by one, in order.
+        !B::names_hierarchy()
+    }
 
     fn apply_spawns(
         queue: &mut VecDeque<Self>,

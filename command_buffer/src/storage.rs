@@ -75,14 +75,18 @@ pub(crate) trait Command: Send + 'static {
         Ok(())
     }
 
-    /// `true` for the spawn commands, whose runs
+    /// `true` for the spawn commands whose runs
     /// [`apply_spawns`](Self::apply_spawns) can apply grouped with the
-    /// spawn runs of other bundle types around them.
-    const SPAWN: bool = false;
+    /// spawn runs of other bundle types around them (those the registry
+    /// never refuses on a reserved handle).
+    fn groups_spawns() -> bool {
+        false
+    }
 
     /// Applies the oldest `handles.len()` commands of `queue`, spawns whose
     /// reserved handles are `handles` (checked to be reserved), as one
-    /// batch. Only called when [`SPAWN`](Self::SPAWN) is `true`.
+    /// batch. Only called when [`groups_spawns`](Self::groups_spawns) is
+    /// `true`.
     ///
     /// # Errors
     ///
@@ -105,7 +109,8 @@ pub(crate) trait Command: Send + 'static {
 trait ErasedQueue: Any + Send {
     /// Applies the oldest `len` commands.
     fn apply_run(&mut self, len: u32, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand>;
-    /// `true` when the queue holds spawn commands ([`Command::SPAWN`]).
+    /// `true` when the queue holds spawn commands that can be grouped
+    /// ([`Command::groups_spawns`]).
     fn is_spawn(&self) -> bool;
     /// [`Command::apply_spawns`] on this queue.
     fn apply_spawns(
@@ -135,7 +140,7 @@ impl<C: Command> ErasedQueue for Queue<C> {
     }
 
     fn is_spawn(&self) -> bool {
-        C::SPAWN
+        C::groups_spawns()
     }
 
     fn apply_spawns(

@@ -160,6 +160,17 @@ pub(crate) fn remove_typed<T: Component>(registry: &mut Registry, entity: Entity
     value.downcast().ok().map(|value| *value)
 }
 
+/// The error for a bundle `B` that holds a [`ChildOf`] or [`Children`]
+/// value (one taken out by [`Registry::remove`]), which no spawn or insert
+/// accepts: links change only through [`Registry::set_parent`] and its
+/// kin. `None` for any other bundle (folded to a constant per `B`).
+#[inline(always)]
+pub(crate) fn refuse_bundle<B: crate::Bundle>() -> Option<EcsError> {
+    B::names_hierarchy().then(|| EcsError::ReadOnlyComponent {
+        component: std::any::type_name::<B>().into(),
+    })
+}
+
 /// Takes `entity`'s `T` out of its pool, through [`remove_typed`] for a
 /// hierarchy type (so the lists stay consistent): the removal of
 /// [`Registry::remove_bundle`]. `entity` is alive.

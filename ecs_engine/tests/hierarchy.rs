@@ -501,3 +501,52 @@ fn pool_mut_insert_and_get_mut_refuse_hierarchy_components() {
     );
     assert_consistent(&registry);
 }
+
+#[test]
+fn bundles_holding_hierarchy_values_are_refused_everywhere() {
+    let mut registry = Registry::new();
+    let [p, c, d] = spawn_n(&mut registry);
+    registry.set_parent(c, p).unwrap();
+    registry.set_parent(d, p).unwrap();
+    let taken = registry.remove::<ChildOf>(c).unwrap();
+    let refused = |error: &EcsError| matches!(error, EcsError::ReadOnlyComponent { .. });
+    let (len, slots) = (registry.len(), registry.entities().slot_count());
+    let taken = {
+        // try_spawn refuses before allocating anything.
+        let error = registry.try_spawn((1_u32, taken)).unwrap_err();
+        assert!(refused(&error), "{error}");
+        registry.remove::<ChildOf>(d).unwrap()
+    };
+    assert_eq!(
+        (registry.len(), registry.entities().slot_count()),
+        (len, slots)
+    );
+    let error = registry.insert_bundle(c, (2_u32, taken)).unwrap_err();
+    assert!(refused(&error));
+    assert_eq!(registry.get::<u32>(c), None);
+    // Reserved handles are given back, not left reserved forever.
+    registry.set_parent(c, p).unwrap();
+    let children = registry.remove::<Children>(p).unwrap();
+    let mut reserved = Vec::new();
+    registry.reserve_entities(3, &mut reserved).unwrap();
+    let error = registry
+        .spawn_reserved(reserved[0], (children,))
+        .unwrap_err();
+    assert!(refused(&error));
+    assert!(!registry.entities().is_reserved(reserved[0]));
+    registry.set_parent(c, p).unwrap();
+    let owned = registry.remove::<ChildOf>(c).unwrap();
+    let mut bundles = [(owned,)].into_iter();
+    let (at, error) = registry
+        .spawn_reserved_batch(&reserved[1..], &mut bundles)
+        .unwrap_err();
+    assert!(at == 0 && refused(&error));
+    assert!(bundles.next().is_none(), "the refused bundle was taken");
+    assert!(!registry.entities().is_reserved(reserved[1]));
+    assert!(registry.entities().is_reserved(reserved[2]));
+    assert_eq!(
+        registry.count::<ChildOf>() + registry.count::<Children>(),
+        0
+    );
+    assert_consistent(&registry);
+}

@@ -245,7 +245,9 @@ impl Registry {
     /// # Errors
     ///
     /// [`EcsError::NoSuchEntity`] when `entity` is not alive (the bundle is
-    /// dropped).
+    /// dropped); [`EcsError::ReadOnlyComponent`] when it holds a
+    /// [`ChildOf`](crate::ChildOf) or [`Children`](crate::Children) value
+    /// (dropped, nothing changes).
     ///
     /// # Panics
     ///
@@ -253,6 +255,9 @@ impl Registry {
     /// is inserted first, and every replaced value dropped exactly once;
     /// then the first panic resumes.
     pub fn insert_bundle<B: Bundle>(&mut self, entity: Entity, bundle: B) -> Result<(), EcsError> {
+        if let Some(error) = crate::hierarchy::refuse_bundle::<B>() {
+            return Err(error);
+        }
         self.check_alive(entity)?;
         bundle.insert_into(self, entity);
         Ok(())
