@@ -389,3 +389,21 @@ fn channels_nobody_reads_are_aged_and_their_drops_counted() {
     assert_eq!(whispers.missed() + seen, ticks);
     assert_eq!(whispers.missed() - missed, retained as u64 - seen);
 }
+
+#[test]
+fn events_sent_by_a_startup_system_of_a_type_no_tick_system_uses_are_kept() {
+    #[derive(Debug, PartialEq)]
+    struct LevelLoaded(u32);
+    fn load(mut loaded: EventWriter<'_, LevelLoaded>) {
+        loaded.send(LevelLoaded(1));
+    }
+    let mut registry = Registry::new();
+    let mut builder = Schedule::builder();
+    builder.add_startup(load);
+    builder.add(Sender { id: 0, count: 1 }).named("sender");
+    let mut schedule = builder.build(&mut registry).unwrap();
+    schedule.run(&mut registry, tick(0)).unwrap();
+    let events = registry.resource::<Events<LevelLoaded>>().unwrap();
+    assert_eq!(events.iter().collect::<Vec<_>>(), [&LevelLoaded(1)]);
+    assert_eq!(events.sent(), 1);
+}
