@@ -10,6 +10,16 @@
 //! - `drain_per_tick`: `TICK_EVENTS` events pushed, then taken by one `drain`
 //!   call, as a system does each tick; a plain `Vec` push + drain is the
 //!   baseline.
+//! - `producers/N` (N = 1, 2, 4, 8): `SCALING_EVENTS` events in all, split
+//!   over N producer threads, one consumer sleeping until events arrive
+//!   (`EventQueue::drain_blocking`, the mutex queue's swap, one `recv` per
+//!   event for crossbeam's lock-free channel): how each queue holds up as
+//!   contention grows.
+//! - `tick_consumer/N`: the same producers, and a consumer that never
+//!   sleeps: once per "tick" it takes whatever is queued without waiting
+//!   (`EventQueue::drain`, the mutex queue's swap, crossbeam's `try_iter`),
+//!   then does a tick's worth of other work (`TICK_WORK` spins) before it
+//!   looks again, as a game loop's input system does.
 //!
 //! Run with `cargo bench --bench event_queue`.
 
@@ -196,5 +206,172 @@ fn bench_drain_per_tick(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_event_queue, bench_drain_per_tick);
+/// Events per iteration of the `producers` and `tick_consumer` groups, split
+/// evenly over the producers.
+const SCALING_EVENTS: u64 = 400_000;
+/// Busy-work iterations of one simulated tick in `tick_consumer`.
+const TICK_WORK: u64 = 2_000;
+
+/// Producer counts of the scaling groups.
+const PRODUCER_COUNTS: [usize; 4] = [1, 2, 4, 8];
+
+/// How the consumer of a scaling run takes events.
+#[derive(Clone, Copy, PartialEq)]
+enum Consumer {
+    /// Sleeps until events arrive, then takes them.
+    Blocking,
+    /// Takes what is queued without waiting, then does a tick of other work.
+    PerTick,
+}
+
+/// A tick's worth of other work for the `PerTick` consumer.
+fn tick_work() {
+    let mut x = 0u64;
+    for i in 0..TICK_WORK {
+        x = black_box(x.wrapping_add(i));
+    }
+    black_box(x);
+}
+
+/// `producers` threads push `SCALING_EVENTS` events in all through
+/// `push`; `take` is called on this thread until it has returned them all,
+/// each call adding what it took to `(count, checksum)`.
+fn run_scaling<Q: Sync>(
+    queue: &Q,
+    producers: usize,
+    push: fn(&Q, u64),
+    mut take: impl FnMut(&Q, &mut (u64, u64)),
+) -> u64 {
+    let per_producer = SCALING_EVENTS / producers as u64;
+    thread::scope(|scope| {
+        for producer in 0..producers {
+            scope.spawn(move || {
+                for seq in 0..per_producer {
+                    push(queue, event(producer, seq));
+                }
+            });
+        }
+        let total = per_producer * producers as u64;
+        let mut got = (0u64, 0u64);
+        while got.0 < total {
+            take(queue, &mut got);
+        }
+        got.1
+    })
+}
+
+fn scaling_event_queue(producers: usize, consumer: Consumer) -> u64 {
+    let queue = EventQueue::new();
+    run_scaling(
+        &queue,
+        producers,
+        |q, e| q.push(e).expect("queue is open"),
+        |q, got| {
+            let batch = match consumer {
+                Consumer::Blocking => q.drain_blocking().expect("queue is open"),
+                Consumer::PerTick => {
+                    tick_work();
+                    q.drain()
+                }
+            };
+            got.0 += batch.len() as u64;
+            got.1 = batch.fold(got.1, u64::wrapping_add);
+        },
+    )
+}
+
+fn scaling_mutex_swap(producers: usize, consumer: Consumer) -> u64 {
+    let queue = (Mutex::new(VecDeque::new()), Condvar::new());
+    let mut batch = VecDeque::new();
+    run_scaling(
+        &queue,
+        producers,
+        |(q, not_empty), e| {
+            q.lock().push_back(e);
+            not_empty.notify_one();
+        },
+        |(q, not_empty), got| {
+            if consumer == Consumer::PerTick {
+                tick_work();
+            }
+            {
+                let mut guard = q.lock();
+                while consumer == Consumer::Blocking && guard.is_empty() {
+                    not_empty.wait(&mut guard);
+                }
+                std::mem::swap(&mut *guard, &mut batch);
+            }
+            got.0 += batch.len() as u64;
+            got.1 = batch.drain(..).fold(got.1, u64::wrapping_add);
+        },
+    )
+}
+
+fn scaling_crossbeam(producers: usize, consumer: Consumer) -> u64 {
+    let (sender, receiver) = crossbeam_channel::unbounded();
+    run_scaling(
+        &(sender, receiver),
+        producers,
+        |(s, _), e| s.send(e).expect("receiver alive"),
+        |(_, r), got| match consumer {
+            Consumer::Blocking => {
+                got.0 += 1;
+                got.1 = got.1.wrapping_add(r.recv().expect("senders alive"));
+            }
+            Consumer::PerTick => {
+                tick_work();
+                for e in r.try_iter() {
+                    got.0 += 1;
+                    got.1 = got.1.wrapping_add(e);
+                }
+            }
+        },
+    )
+}
+
+/// One scaling contender: its name and a run for a producer count.
+type ScalingContender = (&'static str, fn(usize, Consumer) -> u64);
+
+fn bench_scaling(c: &mut Criterion) {
+    let contenders: [ScalingContender; 3] = [
+        ("EventQueue", scaling_event_queue),
+        ("mutex_vecdeque_swap", scaling_mutex_swap),
+        ("crossbeam_channel_unbounded", scaling_crossbeam),
+    ];
+    for (group_name, consumer) in [
+        ("producers", Consumer::Blocking),
+        ("tick_consumer", Consumer::PerTick),
+    ] {
+        let mut group = c.benchmark_group(group_name);
+        group
+            .sample_size(10)
+            .warm_up_time(Duration::from_millis(500))
+            .measurement_time(Duration::from_secs(2));
+        for producers in PRODUCER_COUNTS {
+            let per_producer = SCALING_EVENTS / producers as u64;
+            let expected = (0..producers)
+                .flat_map(|p| (0..per_producer).map(move |s| event(p, s)))
+                .fold(0, u64::wrapping_add);
+            group.throughput(Throughput::Elements(per_producer * producers as u64));
+            for (name, run) in contenders {
+                assert_eq!(
+                    run(producers, consumer),
+                    expected,
+                    "{name} lost or duplicated an event"
+                );
+                group.bench_function(format!("{name}/{producers}"), |b| {
+                    b.iter(|| black_box(run(producers, consumer)))
+                });
+            }
+        }
+        group.finish();
+    }
+}
+
+criterion_group!(
+    benches,
+    bench_event_queue,
+    bench_drain_per_tick,
+    bench_scaling
+);
 criterion_main!(benches);

@@ -45,13 +45,8 @@ fn run(threads: usize, pause: fn(u32) -> Duration) -> Vec<(u64, char, u32)> {
     for producer in producers {
         producer.join().unwrap();
     }
-    assert_eq!(
-        engine.input_stats::<(char, u32)>(),
-        Some(InputStats {
-            delivered: 16,
-            late: 0
-        })
-    );
+    let stats: InputStats = engine.input_stats::<(char, u32)>().unwrap();
+    assert_eq!((stats.delivered, stats.late), (16, 0));
     std::mem::take(&mut engine.registry_mut().resource_mut::<Seen>().unwrap().0)
 }
 
@@ -115,4 +110,87 @@ fn as_soon_as_possible_input_lands_in_the_next_tick() {
         engine.registry().resource::<Seen>().unwrap().0,
         [(1, 's', 1), (1, 's', 2)]
     );
+}
+
+#[test]
+fn a_producer_far_ahead_is_held_back_by_its_queue_not_piled_up_in_the_engine() {
+    const TICKS: u64 = 5_000;
+    const PER_TICK: u32 = 3;
+    let mut builder = Engine::builder();
+    builder.insert_resource(Seen::default());
+    builder.add_system(record);
+    let mut producer = builder.bounded_input_producer::<(char, u32)>(4);
+    let mut engine = builder.build().unwrap();
+    // As fast as it can: it would be thousands of ticks ahead if the
+    // engine took everything queued.
+    let thread = std::thread::spawn(move || {
+        for tick in 0..TICKS {
+            for k in 0..PER_TICK {
+                producer.send_at(tick, ('p', k)).unwrap();
+            }
+        }
+    });
+    engine.run(TICKS).unwrap();
+    thread.join().unwrap();
+    let stats = engine.input_stats::<(char, u32)>().unwrap();
+    assert_eq!(stats.delivered, TICKS * u64::from(PER_TICK));
+    assert_eq!(stats.late, 0);
+    // At most the first value of the next tick is held between ticks.
+    assert!(
+        stats.max_pending <= 1,
+        "the engine held {} values waiting for later ticks",
+        stats.max_pending
+    );
+    let seen = &engine.registry().resource::<Seen>().unwrap().0;
+    assert_eq!(seen.len() as u64, TICKS * u64::from(PER_TICK));
+    assert!(
+        seen.iter()
+            .enumerate()
+            .all(|(i, &(tick, _, k))| tick == i as u64 / 3 && k == i as u32 % 3)
+    );
+}
+
+#[test]
+fn a_fast_producer_is_held_back_while_the_engine_waits_for_a_slow_one() {
+    const TICKS: u64 = 2_000;
+    let mut builder = Engine::builder();
+    builder.insert_resource(Seen::default());
+    builder.add_system(record);
+    let mut fast = builder.bounded_input_producer::<(char, u32)>(4);
+    let mut slow = builder.bounded_input_producer::<(char, u32)>(4);
+    let mut engine = builder.build().unwrap();
+    let threads = [
+        std::thread::spawn(move || {
+            for tick in 0..TICKS {
+                fast.send_at(tick, ('f', tick as u32)).unwrap();
+            }
+        }),
+        std::thread::spawn(move || {
+            for tick in 0..TICKS {
+                // The engine waits for this one now and then.
+                if tick % 100 == 0 {
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                slow.send_at(tick, ('s', tick as u32)).unwrap();
+            }
+        }),
+    ];
+    engine.run(TICKS).unwrap();
+    for thread in threads {
+        thread.join().unwrap();
+    }
+    let stats = engine.input_stats::<(char, u32)>().unwrap();
+    assert_eq!((stats.delivered, stats.late), (2 * TICKS, 0));
+    // At most one value per producer waits between ticks, however far
+    // ahead the fast one got while the engine waited for the slow one.
+    assert!(
+        stats.max_pending <= 2,
+        "the engine held {} values waiting for later ticks",
+        stats.max_pending
+    );
+    let seen = &engine.registry().resource::<Seen>().unwrap().0;
+    let expected: Vec<(u64, char, u32)> = (0..TICKS)
+        .flat_map(|t| [(t, 'f', t as u32), (t, 's', t as u32)])
+        .collect();
+    assert_eq!(seen, &expected);
 }

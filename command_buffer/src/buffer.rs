@@ -31,7 +31,11 @@ use crate::storage::Queues;
 /// command type; only [`push`](Self::push) boxes its closure. Values of
 /// components registered at run time ([`insert_raw`](Self::insert_raw))
 /// are copied into a byte arena of the buffer, aligned, reused from apply
-/// to apply.
+/// to apply. Spawns of several bundle types recorded in turn, with reserved
+/// handles, are applied one batch per bundle type: same handles, components
+/// and report; only the order of those entities in a pool their bundle
+/// types share (the order a view visits them in) follows the types, the
+/// same on any thread count.
 ///
 /// A buffer is meant to be kept and reused: applying it empties it but
 /// keeps its capacity, so after warm-up it records and applies without

@@ -76,6 +76,20 @@ impl<B: Bundle> Command for Spawn<B> {
         }
         Ok(())
     }
+
+    fn groups_spawns() -> bool {
+        // A bundle with a hierarchy value is refused: one by one, in order.
+        !B::names_hierarchy()
+    }
+
+    fn apply_spawns(
+        queue: &mut VecDeque<Self>,
+        handles: &[Entity],
+        ctx: &mut ApplyCtx<'_>,
+    ) -> Result<(), (usize, EcsError)> {
+        let mut bundles = queue.drain(..handles.len()).map(|spawn| spawn.bundle);
+        ctx.registry.spawn_reserved_batch(handles, &mut bundles)
+    }
 }
 
 /// Despawns handed to the registry at once by a run of despawns.

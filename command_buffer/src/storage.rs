@@ -20,6 +20,15 @@
 //! - Apply walks the runs in order and pops each queue from the front, so
 //!   commands run in recording order, each exactly once; whatever is left
 //!   after an error or a panic is dropped by `discard`.
+//! - The one exception to recording order: consecutive spawn runs of
+//!   different bundle types (a parent's spawn, its child's, the next
+//!   parent's, ...), whose handles are all still reserved, are applied
+//!   grouped by bundle type, one batch per type. Each spawn still lands on
+//!   the handle it was given and no spawn of such a group can be skipped,
+//!   so handles, components, counts and reports are as in recording order;
+//!   only the order of those entities inside a pool that two of the
+//!   bundle types share differs (a view's visiting order), and it depends
+//!   only on what was recorded, never on threads.
 //! - Queues are never removed, and emptying one keeps its capacity.
 
 use ecs_engine::TypeIdMap;
@@ -27,9 +36,11 @@ use std::any::{Any, TypeId};
 use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
 
-use crate::SkippedCommand;
+use ecs_engine::{EcsError, Entity};
+
 use crate::apply::ApplyCtx;
 use crate::command::Despawn;
+use crate::{CommandKind, SkippedCommand};
 
 /// One recorded command, applied by value.
 pub(crate) trait Command: Send + 'static {
@@ -63,12 +74,50 @@ pub(crate) trait Command: Send + 'static {
         }
         Ok(())
     }
+
+    /// `true` for the spawn commands whose runs
+    /// [`apply_spawns`](Self::apply_spawns) can apply grouped with the
+    /// spawn runs of other bundle types around them (those the registry
+    /// never refuses on a reserved handle).
+    fn groups_spawns() -> bool {
+        false
+    }
+
+    /// Applies the oldest `handles.len()` commands of `queue`, spawns whose
+    /// reserved handles are `handles` (checked to be reserved), as one
+    /// batch. Only called when [`groups_spawns`](Self::groups_spawns) is
+    /// `true`.
+    ///
+    /// # Errors
+    ///
+    /// `Err((k, error))` when `handles[k]` could not be activated: the
+    /// spawns before it are applied, it and the rest dropped.
+    fn apply_spawns(
+        queue: &mut VecDeque<Self>,
+        handles: &[Entity],
+        ctx: &mut ApplyCtx<'_>,
+    ) -> Result<(), (usize, EcsError)>
+    where
+        Self: Sized,
+    {
+        let _ = (queue, handles, ctx);
+        unreachable!("apply_spawns is only called on spawn commands")
+    }
 }
 
 /// The commands of one type, oldest first, behind a type-erased interface.
 trait ErasedQueue: Any + Send {
     /// Applies the oldest `len` commands.
     fn apply_run(&mut self, len: u32, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand>;
+    /// `true` when the queue holds spawn commands that can be grouped
+    /// ([`Command::groups_spawns`]).
+    fn is_spawn(&self) -> bool;
+    /// [`Command::apply_spawns`] on this queue.
+    fn apply_spawns(
+        &mut self,
+        handles: &[Entity],
+        ctx: &mut ApplyCtx<'_>,
+    ) -> Result<(), (usize, EcsError)>;
     /// Drops every command left.
     fn discard(&mut self);
 }
@@ -90,6 +139,18 @@ impl<C: Command> ErasedQueue for Queue<C> {
         C::apply_run(&mut self.items, len as usize, ctx)
     }
 
+    fn is_spawn(&self) -> bool {
+        C::groups_spawns()
+    }
+
+    fn apply_spawns(
+        &mut self,
+        handles: &[Entity],
+        ctx: &mut ApplyCtx<'_>,
+    ) -> Result<(), (usize, EcsError)> {
+        C::apply_spawns(&mut self.items, handles, ctx)
+    }
+
     fn discard(&mut self) {
         self.items.clear();
     }
@@ -105,6 +166,11 @@ struct Run {
 /// The run queue number of the despawn queue, which has its own field.
 const DESPAWNS: u32 = u32::MAX;
 
+/// The most bundle types one group of interleaved spawn runs applies
+/// together (see [`Queues::apply_spawn_group`]); a longer mix is split
+/// into groups.
+const GROUP_TYPES: usize = 8;
+
 /// Every queue of a buffer and the order of its commands.
 pub(crate) struct Queues {
     /// Despawns, the one non-generic command, skip the type lookup.
@@ -113,8 +179,16 @@ pub(crate) struct Queues {
     lookup: TypeIdMap<u32>,
     /// The queue of the last push, checked before the map.
     last: u32,
+    /// The queue of the last push of another type than `last`, checked
+    /// next: two command types recorded in turn (a parent's spawn and its
+    /// child's) skip the map.
+    previous: u32,
     order: Vec<Run>,
     len: usize,
+    /// The handles of one bundle type's spawns in a group (see
+    /// [`apply_spawn_group`](Self::apply_spawn_group)); kept for its
+    /// capacity.
+    group_handles: Vec<Entity>,
 }
 
 impl std::fmt::Debug for Queues {
@@ -134,8 +208,10 @@ impl Queues {
             queues: Vec::new(),
             lookup: TypeIdMap::default(),
             last: 0,
+            previous: 0,
             order: Vec::new(),
             len: 0,
+            group_handles: Vec::new(),
         }
     }
 
@@ -155,6 +231,16 @@ impl Queues {
             any.downcast_mut::<Queue<C>>()
         }) {
             queue.items.push_back(command);
+        } else if let Some(queue) = self
+            .queues
+            .get_mut(self.previous as usize)
+            .and_then(|queue| {
+                let any: &mut dyn Any = queue.as_mut();
+                any.downcast_mut::<Queue<C>>()
+            })
+        {
+            queue.items.push_back(command);
+            std::mem::swap(&mut self.last, &mut self.previous);
         } else {
             self.push_new_type(command);
         }
@@ -179,7 +265,10 @@ impl Queues {
                 queue
             }
         };
-        self.last = queue;
+        if queue != self.last {
+            self.previous = self.last;
+            self.last = queue;
+        }
         let any: &mut dyn Any = self.queues[queue as usize].as_mut();
         any.downcast_mut::<Queue<C>>()
             .expect("a queue's type matches its key")
@@ -206,14 +295,95 @@ impl Queues {
     /// Applies every command in recording order; stops at the first error
     /// (strict mode), leaving the rest for [`discard`](Self::discard).
     pub(crate) fn apply(&mut self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
-        for run in &self.order {
+        let mut at = 0;
+        while at < self.order.len() {
+            let run = self.order[at];
             if run.queue == DESPAWNS {
                 self.despawns.apply_run(run.len, ctx)?;
-            } else {
-                self.queues[run.queue as usize].apply_run(run.len, ctx)?;
+                at += 1;
+                continue;
             }
+            if self.queues[run.queue as usize].is_spawn() {
+                let end = self.spawn_group_end(at);
+                if end - at > 1 && self.apply_spawn_group(at, end, ctx) {
+                    at = end;
+                    continue;
+                }
+            }
+            self.queues[run.queue as usize].apply_run(run.len, ctx)?;
+            at += 1;
         }
         Ok(())
+    }
+
+    /// The end of the group of spawn runs that starts at run `start` (a
+    /// spawn run): the runs after it while they are spawn runs, of at most
+    /// [`GROUP_TYPES`] bundle types.
+    fn spawn_group_end(&self, start: usize) -> usize {
+        let mut types = [DESPAWNS; GROUP_TYPES];
+        let mut distinct = 0;
+        let mut end = start;
+        for run in &self.order[start..] {
+            if run.queue == DESPAWNS || !self.queues[run.queue as usize].is_spawn() {
+                break;
+            }
+            if !types[..distinct].contains(&run.queue) {
+                if distinct == GROUP_TYPES {
+                    break;
+                }
+                types[distinct] = run.queue;
+                distinct += 1;
+            }
+            end += 1;
+        }
+        end
+    }
+
+    /// Applies the spawn runs `start..end` grouped by bundle type: each
+    /// type's spawns as one batch, in the order the types first appear.
+    /// Returns `false`, having applied nothing, unless every one of these
+    /// spawns has a handle that is still reserved (no placeholder, nothing
+    /// cancelled): then no spawn of the group can be skipped, and each
+    /// spawn puts its bundle on its own reserved entity, so the grouping
+    /// changes no handle, no component, no count and no report; it only
+    /// changes the order of the group's entities inside a pool that two of
+    /// its bundle types share (the one a view visits them in), an order
+    /// that depends only on what was recorded, never on threads.
+    fn apply_spawn_group(&mut self, start: usize, end: usize, ctx: &mut ApplyCtx<'_>) -> bool {
+        let runs = &self.order[start..end];
+        let total: usize = runs.iter().map(|run| run.len as usize).sum();
+        let reserved = ctx.next_reserved_spawns(total);
+        let allocator = ctx.registry.entities();
+        if reserved.len() < total || !reserved.iter().all(|&e| allocator.is_reserved(e)) {
+            return false;
+        }
+        for (i, first) in runs.iter().enumerate() {
+            // Each type once, at its first run.
+            if runs[..i].iter().any(|run| run.queue == first.queue) {
+                continue;
+            }
+            self.group_handles.clear();
+            let mut offset = 0;
+            for run in runs {
+                let len = run.len as usize;
+                if run.queue == first.queue {
+                    self.group_handles
+                        .extend_from_slice(&reserved[offset..offset + len]);
+                }
+                offset += len;
+            }
+            let queue = &mut self.queues[first.queue as usize];
+            if let Err((k, reason)) = queue.apply_spawns(&self.group_handles, ctx) {
+                // Checked above: every handle is reserved and activated
+                // once, so a refusal is a broken invariant.
+                unreachable!(
+                    "spawn of {:?} refused inside a checked group: {reason}",
+                    self.group_handles[k]
+                );
+            }
+        }
+        ctx.applied_run(CommandKind::Spawn, total);
+        true
     }
 
     /// Drops every command not yet applied; keeps every capacity.

@@ -239,3 +239,62 @@ proptest! {
         prop_assert_eq!(registry.len(), direct.len());
     }
 }
+
+#[test]
+fn generic_commands_on_hierarchy_components_keep_the_lists_consistent() {
+    let mut registry = Registry::new();
+    let [p, c1, c2, c3] = [(); 4].map(|()| registry.spawn(()));
+    for c in [c1, c2, c3] {
+        registry.set_parent(c, p).unwrap();
+    }
+    let child_of = registry.component_id::<ChildOf>().unwrap();
+    let children = registry.component_id::<Children>().unwrap();
+    let taken = registry.remove::<ChildOf>(c3).unwrap();
+    let mut commands = CommandBuffer::new();
+    commands.remove_by_id(c1, child_of);
+    // An owned ChildOf, taken out by `remove`, cannot be inserted.
+    commands.insert(c3, taken);
+    let report = commands.apply(&mut registry);
+    assert_eq!(report.applied(CommandKind::RemoveById), 1);
+    assert_eq!(report.skipped(CommandKind::Insert), 1);
+    assert_eq!(
+        report.first_skip().map(|s| s.reason.clone()),
+        Some(ecs_engine::EcsError::ReadOnlyComponent {
+            component: std::any::type_name::<ChildOf>().into()
+        })
+    );
+    assert_eq!(registry.children(p), [c2]);
+    assert_eq!(registry.parent(c3), None);
+    assert_consistent(&registry);
+    commands.remove_by_id(p, children);
+    commands.apply(&mut registry);
+    assert_eq!(registry.parent(c2), None);
+    assert_eq!(
+        registry.count::<ChildOf>() + registry.count::<Children>(),
+        0
+    );
+    assert_consistent(&registry);
+}
+
+#[test]
+fn a_spawned_bundle_holding_a_hierarchy_value_is_skipped_and_its_handle_given_back() {
+    let mut registry = Registry::new();
+    let [p, c] = [(); 2].map(|()| registry.spawn(()));
+    registry.set_parent(c, p).unwrap();
+    let taken = registry.remove::<ChildOf>(c).unwrap();
+    let mut commands = CommandBuffer::new();
+    commands.reserve_entities(&mut registry, 8).unwrap();
+    let a = commands.spawn((1_u32,));
+    let refused = commands.spawn((2_u32, taken));
+    let b = commands.spawn((3_u32,));
+    let report = commands.apply(&mut registry);
+    assert_eq!(report.applied(CommandKind::Spawn), 2);
+    assert_eq!(report.skipped(CommandKind::Spawn), 1);
+    let skip = report.first_skip().unwrap();
+    assert_eq!((skip.index, skip.entity), (1, refused));
+    assert!(registry.is_alive(a) && registry.is_alive(b) && !registry.is_alive(refused));
+    assert!(!registry.entities().is_reserved(refused));
+    assert_eq!(registry.get::<u32>(b), Some(&3));
+    assert_eq!(registry.count::<ChildOf>(), 0);
+    assert_consistent(&registry);
+}

@@ -148,3 +148,107 @@ fn dead_targets_inside_insert_remove_and_despawn_runs_are_skipped_in_place() {
     );
     assert_eq!(error.report.total_applied(), 2);
 }
+
+/// Parent/child style: two bundle types recorded interleaved, the second
+/// storing the first's handle, sharing `Health`.
+fn record_pairs(commands: &mut CommandBuffer, pairs: u32) -> Vec<(Entity, Entity)> {
+    (0..pairs)
+        .map(|i| {
+            let parent = commands.spawn((Health(i), Speed(i)));
+            let child = commands.spawn((Health(1000 + i), Tracked(Arc::new(AtomicUsize::new(0)))));
+            commands.insert(child, Speed(2000 + i));
+            commands.despawn(child);
+            let kept = commands.spawn((Health(3000 + i), Speed(parent.index())));
+            (parent, kept)
+        })
+        .collect()
+}
+
+#[test]
+fn interleaved_spawns_of_several_bundle_types_keep_handles_components_and_reports() {
+    let mut registry = Registry::new();
+    let mut commands = reserved_buffer(&mut registry, 64);
+    let mut spawned = Vec::new();
+    for i in 0..16u32 {
+        let parent = commands.spawn((Health(i), Speed(i)));
+        let child = commands.spawn((Health(100 + i), Speed(parent.index())));
+        spawned.push((parent, child));
+    }
+    let report = commands.apply(&mut registry);
+    assert_eq!(report.applied(CommandKind::Spawn), 32);
+    assert_eq!(report.total_applied(), 32);
+    for (i, &(parent, child)) in spawned.iter().enumerate() {
+        let i = i as u32;
+        assert_eq!(registry.get::<Health>(parent), Some(&Health(i)));
+        assert_eq!(registry.get::<Speed>(parent), Some(&Speed(i)));
+        assert_eq!(registry.get::<Health>(child), Some(&Health(100 + i)));
+        assert_eq!(registry.get::<Speed>(child), Some(&Speed(parent.index())));
+    }
+    assert_eq!(registry.len(), 32);
+
+    // The same, with other commands between the groups.
+    let mut commands = reserved_buffer(&mut registry, 64);
+    let pairs = record_pairs(&mut commands, 8);
+    let report = commands.apply(&mut registry);
+    assert_eq!(report.applied(CommandKind::Spawn), 24);
+    assert_eq!(report.applied(CommandKind::Despawn), 8);
+    assert_eq!(report.applied(CommandKind::Insert), 8);
+    for (i, &(parent, kept)) in pairs.iter().enumerate() {
+        let i = i as u32;
+        assert_eq!(registry.get::<Speed>(parent), Some(&Speed(i)));
+        assert_eq!(registry.get::<Health>(kept), Some(&Health(3000 + i)));
+        assert_eq!(registry.get::<Speed>(kept), Some(&Speed(parent.index())));
+    }
+    assert_eq!(registry.len(), 32 + 16);
+}
+
+#[test]
+fn a_cancelled_handle_in_interleaved_spawns_is_skipped_at_its_own_index() {
+    let mut registry = Registry::new();
+    let mut commands = reserved_buffer(&mut registry, 8);
+    let a = commands.spawn((Health(0),));
+    let b = commands.spawn((Speed(1),));
+    let c = commands.spawn((Health(2),));
+    let d = commands.spawn((Speed(3),));
+    registry.cancel_reserved(c).unwrap();
+    let report = commands.apply(&mut registry);
+    assert_eq!(report.applied(CommandKind::Spawn), 3);
+    let skip = report.first_skip().unwrap();
+    assert_eq!((skip.index, skip.entity), (2, c));
+    assert!(registry.is_alive(a) && registry.is_alive(b) && registry.is_alive(d));
+
+    let mut commands = reserved_buffer(&mut registry, 8);
+    let a = commands.spawn((Health(0),));
+    let b = commands.spawn((Speed(1),));
+    let c = commands.spawn((Health(2),));
+    registry.cancel_reserved(b).unwrap();
+    let error = commands.apply_strict(&mut registry).unwrap_err();
+    assert_eq!((error.skipped.index, error.skipped.entity), (1, b));
+    assert!(registry.is_alive(a) && !registry.is_alive(c));
+}
+
+#[test]
+fn interleaved_spawns_past_the_reserve_resolve_their_placeholders_in_order() {
+    let mut registry = Registry::new();
+    let mut commands = reserved_buffer(&mut registry, 3);
+    let spawned: Vec<Entity> = (0..6u32)
+        .map(|i| {
+            if i % 2 == 0 {
+                commands.spawn((Health(i),))
+            } else {
+                commands.spawn((Speed(i),))
+            }
+        })
+        .collect();
+    assert!(is_placeholder(spawned[3]) && !is_placeholder(spawned[2]));
+    let report = commands.apply(&mut registry);
+    assert_eq!(report.applied(CommandKind::Spawn), 6);
+    for (i, &e) in spawned.iter().enumerate() {
+        let e = report.resolve(0, e).unwrap_or(e);
+        if i % 2 == 0 {
+            assert_eq!(registry.get::<Health>(e), Some(&Health(i as u32)));
+        } else {
+            assert_eq!(registry.get::<Speed>(e), Some(&Speed(i as u32)));
+        }
+    }
+}

@@ -22,6 +22,14 @@ pub trait Bundle: sealed::Sealed + Send + Sync + 'static {
     #[doc(hidden)]
     fn insert_into(self, registry: &mut Registry, entity: Entity);
 
+    /// `true` when the bundle holds a [`ChildOf`](crate::ChildOf) or
+    /// [`Children`](crate::Children) value, which the registry refuses to
+    /// insert outside its hierarchy methods.
+    #[doc(hidden)]
+    fn names_hierarchy() -> bool {
+        false
+    }
+
     #[doc(hidden)]
     fn reserve(registry: &mut Registry, additional: usize);
 
@@ -65,6 +73,10 @@ macro_rules! bundle_tuple {
                 panic.resume();
             }
 
+            fn names_hierarchy() -> bool {
+                false $(|| crate::hierarchy::is_hierarchy::<$name>())*
+            }
+
             #[allow(unused_variables, reason = "the empty tuple uses none of its arguments")]
             fn reserve(registry: &mut Registry, additional: usize) {
                 $( registry.pools.get_or_create::<$name>().reserve(additional); )*
@@ -75,6 +87,9 @@ macro_rules! bundle_tuple {
                 registry: &mut Registry,
                 bundles: &mut Iter,
             ) -> Result<(), EcsError> {
+                if let Some(error) = crate::hierarchy::refuse_bundle::<Self>() {
+                    return Err(error);
+                }
                 let ids = [$(registry.pools.register::<$name>()),*];
                 let Registry { allocator, pools, .. } = registry;
                 let Some([$($pool),*]) = pools.disjoint_mut(ids) else {
@@ -111,6 +126,15 @@ macro_rules! bundle_tuple {
                 entities: &[Entity],
                 bundles: &mut Iter,
             ) -> Result<(), (usize, EcsError)> {
+                if let Some(error) = crate::hierarchy::refuse_bundle::<Self>() {
+                    // The first spawn is refused: its bundle dropped, its
+                    // handle given back.
+                    let _ = bundles.next();
+                    if let Some(&entity) = entities.first() {
+                        let _ = registry.allocator.cancel(entity);
+                    }
+                    return Err((0, error));
+                }
                 let ids = [$(registry.pools.register::<$name>()),*];
                 let Registry { allocator, pools, .. } = registry;
                 let Some([$($pool),*]) = pools.disjoint_mut(ids) else {
@@ -147,7 +171,7 @@ macro_rules! bundle_tuple {
                 // panicking `Drop` does not stop the other removals.
                 let mut panic = FirstPanic::default();
                 $(
-                    if let Some(old) = registry.pools.get_mut::<$name>().and_then(|p| p.remove(entity)) {
+                    if let Some(old) = crate::hierarchy::remove_component::<$name>(registry, entity) {
                         panic.run(move || drop(old));
                     }
                 )*
@@ -181,7 +205,8 @@ bundle_tuple!(A a, B b, C c, D d, E e, F f, G g, H h, I i, J j, K k, L l);
 ///
 /// Advancing it, or dropping it, panics when the live-entity limit is
 /// reached (the entities spawned before stay alive; the rest of the batch
-/// is dropped).
+/// is dropped), or when the bundles hold a [`ChildOf`](crate::ChildOf) or
+/// [`Children`](crate::Children) value (nothing is spawned).
 pub struct SpawnBatch<'r, B: Bundle, I: Iterator<Item = B>> {
     pub(crate) registry: &'r mut Registry,
     pub(crate) bundles: I,

@@ -30,13 +30,16 @@
 //! they change through [`Registry::set_parent`],
 //! [`Registry::remove_parent`], [`Registry::despawn`] (which detaches the
 //! children of the despawned entity) and [`Registry::despawn_recursive`].
-//! The typed [`Registry::remove`] and [`Registry::remove_many`] (and so the
-//! command buffer's `remove`) of `ChildOf` detach the child, and of
-//! `Children` detach every child, as `remove_parent` would.
-//! [`Registry::remove_bundle`] and [`Registry::remove_by_id`] do not know
-//! the hierarchy: do not name either type in them. Views refuse `&mut`
-//! access to either ([`EcsError::ReadOnlyComponent`]): swapping two
-//! `&mut ChildOf` would break the lists.
+//! Every removal path keeps the lists consistent: [`Registry::remove`],
+//! [`Registry::remove_many`], [`Registry::remove_bundle`] and
+//! [`Registry::remove_by_id`] (and so the command buffer's `remove`,
+//! `remove_bundle` and `remove_by_id`) of `ChildOf` detach the child, and
+//! of `Children` detach every child, as `remove_parent` would. Views
+//! refuse `&mut` access to either ([`EcsError::ReadOnlyComponent`]):
+//! swapping two `&mut ChildOf` would break the lists; so does
+//! [`PoolMut`](crate::PoolMut), which holds one pool and cannot reach the
+//! other list: its `insert` and `remove` of either type are refused with
+//! that error, and its `get_mut` gives `None`.
 
 mod state;
 
@@ -159,6 +162,28 @@ pub(crate) fn remove_typed<T: Component>(registry: &mut Registry, entity: Entity
         Box::new(children)
     };
     value.downcast().ok().map(|value| *value)
+}
+
+/// The error for a bundle `B` that holds a [`ChildOf`] or [`Children`]
+/// value (one taken out by [`Registry::remove`]), which no spawn or insert
+/// accepts: links change only through [`Registry::set_parent`] and its
+/// kin. `None` for any other bundle (folded to a constant per `B`).
+#[inline(always)]
+pub(crate) fn refuse_bundle<B: crate::Bundle>() -> Option<EcsError> {
+    B::names_hierarchy().then(|| EcsError::ReadOnlyComponent {
+        component: std::any::type_name::<B>().into(),
+    })
+}
+
+/// Takes `entity`'s `T` out of its pool, through [`remove_typed`] for a
+/// hierarchy type (so the lists stay consistent): the removal of
+/// [`Registry::remove_bundle`]. `entity` is alive.
+#[inline(always)]
+pub(crate) fn remove_component<T: Component>(registry: &mut Registry, entity: Entity) -> Option<T> {
+    if is_hierarchy::<T>() {
+        return remove_typed(registry, entity);
+    }
+    registry.pools.get_mut::<T>()?.remove(entity)
 }
 
 impl Registry {

@@ -49,6 +49,13 @@ impl<T> std::fmt::Debug for PoolMut<'_, T> {
 impl<T: Component> PoolMut<'_, T> {
     #[inline]
     fn check_alive(&self, entity: Entity) -> Result<(), EcsError> {
+        if crate::hierarchy::is_hierarchy::<T>() {
+            // Changing one side of a parent/child link through this pool
+            // alone would leave the other side's list dangling.
+            return Err(EcsError::ReadOnlyComponent {
+                component: std::any::type_name::<T>().into(),
+            });
+        }
         if self.allocator.is_alive(entity) {
             Ok(())
         } else {
@@ -61,7 +68,9 @@ impl<T: Component> PoolMut<'_, T> {
     /// # Errors
     ///
     /// [`EcsError::NoSuchEntity`] when `entity` is not alive (`value` is
-    /// dropped).
+    /// dropped); [`EcsError::ReadOnlyComponent`] for
+    /// [`ChildOf`](crate::ChildOf) and [`Children`](crate::Children), which
+    /// change only through the registry's hierarchy methods.
     #[inline]
     pub fn insert(&mut self, entity: Entity, value: T) -> Result<Option<T>, EcsError> {
         self.check_alive(entity)?;
@@ -73,7 +82,12 @@ impl<T: Component> PoolMut<'_, T> {
     /// # Errors
     ///
     /// [`EcsError::NoSuchEntity`] when `entity` is not alive;
-    /// [`EcsError::MissingComponent`] when it has no `T`.
+    /// [`EcsError::MissingComponent`] when it has no `T`;
+    /// [`EcsError::ReadOnlyComponent`] for [`ChildOf`](crate::ChildOf) and
+    /// [`Children`](crate::Children) (use [`Registry::remove`], which keeps
+    /// the other side's list consistent).
+    ///
+    /// [`Registry::remove`]: crate::Registry::remove
     #[inline]
     pub fn remove(&mut self, entity: Entity) -> Result<T, EcsError> {
         self.check_alive(entity)?;
@@ -92,9 +106,13 @@ impl<T: Component> PoolMut<'_, T> {
     }
 
     /// `entity`'s component, mutable; `None` when it has none or is not
-    /// alive.
+    /// alive, and always for [`ChildOf`](crate::ChildOf) and
+    /// [`Children`](crate::Children) (read-only, as in views).
     #[inline]
     pub fn get_mut(&mut self, entity: Entity) -> Option<&mut T> {
+        if crate::hierarchy::is_hierarchy::<T>() {
+            return None;
+        }
         self.pool.get_mut(entity)
     }
 

@@ -105,8 +105,9 @@ impl Registry {
     ///
     /// # Panics
     ///
-    /// When the live-entity limit is reached; [`try_spawn`](Self::try_spawn)
-    /// returns the error instead.
+    /// When the live-entity limit is reached, or `bundle` holds a
+    /// [`ChildOf`](crate::ChildOf) or [`Children`](crate::Children) value;
+    /// [`try_spawn`](Self::try_spawn) returns the error instead.
     #[track_caller]
     pub fn spawn<B: Bundle>(&mut self, bundle: B) -> Entity {
         self.try_spawn(bundle)
@@ -128,9 +129,15 @@ impl Registry {
     /// # Errors
     ///
     /// [`EcsError::TooManyEntities`] when the live-entity limit is reached;
-    /// the bundle is dropped and the registry is unchanged.
+    /// [`EcsError::ReadOnlyComponent`] when `bundle` holds a
+    /// [`ChildOf`](crate::ChildOf) or [`Children`](crate::Children) value
+    /// (links change only through [`set_parent`](Self::set_parent) and its
+    /// kin). Either way the bundle is dropped and the registry is unchanged.
     #[inline]
     pub fn try_spawn<B: Bundle>(&mut self, bundle: B) -> Result<Entity, EcsError> {
+        if let Some(error) = crate::hierarchy::refuse_bundle::<B>() {
+            return Err(error);
+        }
         let entity = self.allocator.allocate()?;
         bundle.insert_into(self, entity);
         Ok(entity)
@@ -228,9 +235,15 @@ impl Registry {
     /// # Errors
     ///
     /// [`EcsError::NoSuchEntity`] when `entity` is not reserved (the bundle
-    /// is dropped).
+    /// is dropped); [`EcsError::ReadOnlyComponent`] when `bundle` holds a
+    /// [`ChildOf`](crate::ChildOf) or [`Children`](crate::Children) value
+    /// (the bundle is dropped and the reserved handle given back).
     #[inline]
     pub fn spawn_reserved<B: Bundle>(&mut self, entity: Entity, bundle: B) -> Result<(), EcsError> {
+        if let Some(error) = crate::hierarchy::refuse_bundle::<B>() {
+            let _ = self.allocator.cancel(entity);
+            return Err(error);
+        }
         self.allocator.activate(entity)?;
         bundle.insert_into(self, entity);
         Ok(())
@@ -247,7 +260,10 @@ impl Registry {
     /// `(k, error)` when `entities[k]` is not reserved
     /// ([`EcsError::NoSuchEntity`]): the entities before it are alive, its
     /// bundle was dropped, and the later entities are untouched, their
-    /// bundles still in `bundles`.
+    /// bundles still in `bundles`; `(0, EcsError::ReadOnlyComponent)` when
+    /// `B` holds a [`ChildOf`](crate::ChildOf) or
+    /// [`Children`](crate::Children) value: the first bundle is dropped and
+    /// its handle given back, the rest untouched.
     ///
     /// # Examples
     ///

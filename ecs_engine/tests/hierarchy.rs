@@ -425,3 +425,128 @@ fn disable_and_enable_a_subtree() {
         Err(EcsError::NoSuchEntity { entity: a1 })
     );
 }
+
+#[test]
+fn remove_bundle_and_remove_by_id_of_hierarchy_components_detach() {
+    let mut registry = Registry::new();
+    let [p, c1, c2, c3, q] = spawn_n(&mut registry);
+    registry.insert(c1, 7_u32).unwrap();
+    for c in [c1, c2, c3] {
+        registry.set_parent(c, p).unwrap();
+    }
+    registry.set_parent(p, q).unwrap();
+    // A bundle naming ChildOf beside a plain component.
+    registry.remove_bundle::<(u32, ChildOf)>(c1).unwrap();
+    assert_eq!((registry.parent(c1), registry.get::<u32>(c1)), (None, None));
+    assert_eq!(registry.children(p), [c2, c3]);
+    assert_consistent(&registry);
+    // By id: ChildOf detaches one child, Children every child.
+    let child_of = registry.component_id::<ChildOf>().unwrap();
+    let children = registry.component_id::<Children>().unwrap();
+    assert_eq!(registry.remove_by_id(c2, child_of), Ok(true));
+    assert_eq!(registry.remove_by_id(c2, child_of), Ok(false));
+    assert_eq!(registry.children(p), [c3]);
+    assert_consistent(&registry);
+    assert_eq!(registry.remove_by_id(p, children), Ok(true));
+    assert_eq!(registry.parent(c3), None);
+    assert_eq!(registry.parent(p), Some(q));
+    assert_consistent(&registry);
+    registry.remove_bundle::<(Children,)>(q).unwrap();
+    assert_eq!(registry.parent(p), None);
+    assert_eq!(
+        registry.count::<ChildOf>() + registry.count::<Children>(),
+        0
+    );
+    assert_consistent(&registry);
+}
+
+#[test]
+fn pool_mut_insert_and_get_mut_refuse_hierarchy_components() {
+    let mut registry = Registry::new();
+    let [p, c, d] = spawn_n(&mut registry);
+    registry.set_parent(c, p).unwrap();
+    registry.set_parent(d, p).unwrap();
+    let read_only = |name: &str| EcsError::ReadOnlyComponent {
+        component: name.to_owned().into(),
+    };
+    let child_of = std::any::type_name::<ChildOf>();
+    let children = std::any::type_name::<Children>();
+    {
+        let mut pool = registry.pool_mut::<ChildOf>();
+        assert_eq!(pool.remove(c), Err(read_only(child_of)));
+        assert!(pool.get_mut(c).is_none());
+        assert_eq!(pool.get(c).map(ChildOf::parent), Some(p));
+    }
+    assert_eq!(
+        registry.pool_mut::<Children>().remove(p),
+        Err(read_only(children))
+    );
+    assert!(registry.pool_mut::<Children>().get_mut(p).is_none());
+    // An owned value taken out by `remove` cannot be put back elsewhere.
+    let taken = registry.remove::<ChildOf>(c).unwrap();
+    assert_eq!(taken.parent(), p);
+    let error = registry.try_insert(d, taken).err().unwrap();
+    assert_eq!(error.error, read_only(child_of));
+    let taken = error.value;
+    assert_eq!(
+        registry.pool_mut::<ChildOf>().insert(c, taken),
+        Err(read_only(child_of))
+    );
+    let taken = registry.remove::<Children>(p).unwrap();
+    assert_eq!(registry.insert(c, taken), Err(read_only(children)));
+    assert!(registry.get_mut::<ChildOf>(d).is_none());
+    assert_eq!(
+        registry.component_mut::<Children>(p).err(),
+        Some(read_only(children))
+    );
+    assert_consistent(&registry);
+}
+
+#[test]
+fn bundles_holding_hierarchy_values_are_refused_everywhere() {
+    let mut registry = Registry::new();
+    let [p, c, d] = spawn_n(&mut registry);
+    registry.set_parent(c, p).unwrap();
+    registry.set_parent(d, p).unwrap();
+    let taken = registry.remove::<ChildOf>(c).unwrap();
+    let refused = |error: &EcsError| matches!(error, EcsError::ReadOnlyComponent { .. });
+    let (len, slots) = (registry.len(), registry.entities().slot_count());
+    let taken = {
+        // try_spawn refuses before allocating anything.
+        let error = registry.try_spawn((1_u32, taken)).unwrap_err();
+        assert!(refused(&error), "{error}");
+        registry.remove::<ChildOf>(d).unwrap()
+    };
+    assert_eq!(
+        (registry.len(), registry.entities().slot_count()),
+        (len, slots)
+    );
+    let error = registry.insert_bundle(c, (2_u32, taken)).unwrap_err();
+    assert!(refused(&error));
+    assert_eq!(registry.get::<u32>(c), None);
+    // Reserved handles are given back, not left reserved forever.
+    registry.set_parent(c, p).unwrap();
+    let children = registry.remove::<Children>(p).unwrap();
+    let mut reserved = Vec::new();
+    registry.reserve_entities(3, &mut reserved).unwrap();
+    let error = registry
+        .spawn_reserved(reserved[0], (children,))
+        .unwrap_err();
+    assert!(refused(&error));
+    assert!(!registry.entities().is_reserved(reserved[0]));
+    registry.set_parent(c, p).unwrap();
+    let owned = registry.remove::<ChildOf>(c).unwrap();
+    let mut bundles = [(owned,)].into_iter();
+    let (at, error) = registry
+        .spawn_reserved_batch(&reserved[1..], &mut bundles)
+        .unwrap_err();
+    assert!(at == 0 && refused(&error));
+    assert!(bundles.next().is_none(), "the refused bundle was taken");
+    assert!(!registry.entities().is_reserved(reserved[1]));
+    assert!(registry.entities().is_reserved(reserved[2]));
+    assert_eq!(
+        registry.count::<ChildOf>() + registry.count::<Children>(),
+        0
+    );
+    assert_consistent(&registry);
+}

@@ -51,14 +51,21 @@ use crate::{ResourceAccess, SystemAccess, SystemContext, SystemError, SystemPara
 /// of that window when it runs again. Older events are dropped at the start
 /// of a tick; a reader that had not seen them counts them as
 /// [missed](EventReader::missed), and the channel keeps the total
-/// ([`Events::missed`]): never silently lost. Events that every reader
+/// ([`Events::missed`]): never silently lost. The window applies to every
+/// channel a schedule knows: those its systems declare, and those created
+/// through [`Events::channel`] (which [`Events::send_to`], command
+/// buffers' [`send_event`](EventCommands::send_event) and the engine's
+/// input use), read by a system or not; in a channel no reader system
+/// declares, every event dropped by age counts as missed. Events that every reader
 /// system of the schedule has seen are dropped at the start of the next
 /// tick, earlier than the window, so a channel whose readers keep up holds
 /// about one tick of events (and reuses their buffers). Events are stored
 /// in chunks, each writer's buffer moved in whole at the merge, never
-/// copied. A reader sees the events
-/// as they are when it runs: a system that fails after reading still has
-/// its cursor moved.
+/// copied. A reader sees the events as they are when it runs; its cursor
+/// moves when its wave ends, and only if the system succeeded: a system
+/// that fails (returns an error or panics) after reading sees the same
+/// events again the next time it runs (within the window), so nothing is
+/// lost to a failure.
 ///
 /// # Examples
 ///
@@ -112,6 +119,12 @@ pub struct Events<T> {
     spare: Mutex<Vec<Vec<T>>>,
     /// Each reader's cursor, by system index (0: has read nothing).
     cursors: Mutex<Vec<u64>>,
+    /// `true` once in the registry's list of channels that schedules age
+    /// ([`Events::channel`]).
+    listed: bool,
+    /// Reads of the running wave, committed when it ends unless their
+    /// system failed: `(system index, cursor after the read)`.
+    reads: Mutex<Vec<(usize, u64)>>,
     missed: AtomicU64,
 }
 
@@ -160,6 +173,8 @@ impl<T> Events<T> {
             pending: Mutex::new(Vec::new()),
             spare: Mutex::new(Vec::new()),
             cursors: Mutex::new(Vec::new()),
+            listed: false,
+            reads: Mutex::new(Vec::new()),
             missed: AtomicU64::new(0),
         }
     }
@@ -186,7 +201,8 @@ impl<T> Events<T> {
 
     /// Events that readers missed because they were dropped (older than
     /// the retention window) before those readers ran, summed over the
-    /// readers.
+    /// readers; in a channel with no reader system, every event dropped
+    /// (by age: all of them, sooner or later).
     pub fn missed(&self) -> u64 {
         self.missed.load(Ordering::Relaxed)
     }
@@ -203,6 +219,7 @@ impl<T> Events<T> {
             chunks: self.chunks.iter(),
             from,
             to,
+            current_end: from,
         }
     }
 
@@ -242,6 +259,10 @@ impl<T> Events<T> {
                 break;
             }
             let mut chunk = self.chunks.pop_front().expect("a front chunk");
+            if self.readers.is_empty() {
+                // Nobody will ever count these: count them now.
+                *self.missed.get_mut() += chunk.events.len() as u64;
+            }
             self.start = chunk.end();
             chunk.events.clear();
             self.spare.get_mut().push(chunk.events);
@@ -252,6 +273,7 @@ impl<T> Events<T> {
     /// registration order, except those of the `failed` systems (dropped,
     /// like their commands).
     fn flush(&mut self, failed: &[usize]) {
+        self.commit_reads(failed);
         let mut pending = std::mem::take(self.pending.get_mut());
         if pending.is_empty() {
             return;
@@ -277,69 +299,173 @@ impl<T> Events<T> {
     /// Registers reader system `system`: events it has not seen are kept
     /// (within the retention window).
     fn add_reader(&mut self, system: usize) {
+        if self.readers.is_empty() {
+            // What was dropped before there was a reader is counted
+            // already (in `begin_tick`): start the first readers after it.
+            let cursors = self.cursors.get_mut();
+            if cursors.len() <= system {
+                cursors.resize(system + 1, 0);
+            }
+            cursors[system] = cursors[system].max(self.start);
+        }
         if !self.readers.contains(&system) {
             self.readers.push(system);
         }
     }
 
-    /// The events system `system` has not seen, moving its cursor past
-    /// them: `(first sequence, end sequence, missed)`.
+    /// The events system `system` has not seen: `(first sequence, end
+    /// sequence, missed)`. The cursor stays where it is until the read is
+    /// committed ([`commit_reads`](Self::commit_reads)).
     fn read_for(&self, system: usize) -> (u64, u64, u64) {
-        let end = self.sent;
-        let mut cursors = self.cursors.lock();
-        if cursors.len() <= system {
-            cursors.resize(system + 1, 0);
-        }
-        let cursor = std::mem::replace(&mut cursors[system], end);
+        let cursor = self.cursors.lock().get(system).copied().unwrap_or(0);
         let missed = self.start.saturating_sub(cursor);
-        if missed > 0 {
-            self.missed.fetch_add(missed, Ordering::Relaxed);
+        (cursor.max(self.start), self.sent, missed)
+    }
+
+    /// Moves the cursors of the reads of the wave that ended, except those
+    /// of the `failed` systems (they read the same events again next
+    /// time), and counts what each committed reader missed.
+    fn commit_reads(&mut self, failed: &[usize]) {
+        let reads = self.reads.get_mut();
+        if reads.is_empty() {
+            return;
         }
-        (cursor.max(self.start), end, missed)
+        let cursors = self.cursors.get_mut();
+        for (system, end) in reads.drain(..) {
+            if failed.contains(&system) {
+                continue;
+            }
+            if cursors.len() <= system {
+                cursors.resize(system + 1, 0);
+            }
+            let cursor = &mut cursors[system];
+            if *cursor >= end {
+                // A second reader of the same type in the same system.
+                continue;
+            }
+            let missed = self.start.saturating_sub(*cursor);
+            *self.missed.get_mut() += missed;
+            *cursor = end;
+        }
     }
 }
 
 impl<T: Send + Sync + 'static> Events<T> {
     /// Sends `value` on `registry`'s channel of `T` (creating it if
-    /// needed), from outside a tick.
+    /// needed, see [`channel`](Self::channel)), from outside a tick.
     pub fn send_to(registry: &mut Registry, value: T) {
-        if let Some(events) = registry.resource_mut::<Events<T>>() {
-            events.send(value);
-            return;
+        Self::channel(registry).send(value);
+    }
+
+    /// `registry`'s channel of `T`, created (with the default retention)
+    /// if missing, and listed in the registry so that every
+    /// [`Schedule`](crate::Schedule) run on it ages it at the start of each
+    /// tick, whether or not any system declares `T` (see [`Events`] on the
+    /// retention window). A channel inserted as a plain resource and
+    /// declared by no system is aged only once it went through here.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    /// use scheduler::{Events, Schedule, Tick};
+    ///
+    /// struct Unheard(u32);
+    /// let mut registry = Registry::new();
+    /// let mut schedule = Schedule::builder().build(&mut registry).unwrap();
+    /// for number in 0..20 {
+    ///     Events::channel(&mut registry).send(Unheard(1));
+    ///     schedule.run(&mut registry, Tick { number, ..Tick::default() }).unwrap();
+    /// }
+    /// // No system reads `Unheard`: only the window is kept, the rest
+    /// // dropped and counted.
+    /// let events = registry.resource::<Events<Unheard>>().unwrap();
+    /// assert_eq!((events.sent(), events.len() as u64, events.missed()), (20, 7, 13));
+    /// ```
+    pub fn channel(registry: &mut Registry) -> &mut Events<T> {
+        if !registry.contains_resource::<Events<T>>() {
+            registry.insert_resource(Events::<T>::new());
         }
-        let mut events = Events::new();
-        events.send(value);
-        registry.insert_resource(events);
+        let listed = registry
+            .resource::<Events<T>>()
+            .is_some_and(|events| events.listed);
+        if !listed {
+            let begin: BeginTick = |registry, tick| {
+                if let Some(events) = registry.resource_mut::<Events<T>>() {
+                    events.begin_tick(tick);
+                }
+            };
+            match registry.resource_mut::<EventChannels>() {
+                Some(channels) => channels.0.push((TypeId::of::<T>(), begin)),
+                None => {
+                    registry.insert_resource(EventChannels(vec![(TypeId::of::<T>(), begin)]));
+                }
+            }
+        }
+        let events = registry
+            .resource_mut::<Events<T>>()
+            .expect("inserted above");
+        events.listed = true;
+        events
     }
 }
 
+/// The event channels of a registry that schedules age each tick besides
+/// those their systems declare ([`Events::channel`]): a resource.
+#[derive(Debug, Default)]
+struct EventChannels(Vec<(TypeId, BeginTick)>);
+
 /// The events a reader sees: a slice iterator over one chunk at a time, so
-/// the loop over a chunk is as tight as over a `Vec`.
+/// the loop over a chunk is as tight as over a `Vec`. Exact size.
 #[derive(Debug)]
 pub struct EventIter<'a, T> {
     current: std::slice::Iter<'a, T>,
     chunks: std::collections::vec_deque::Iter<'a, Chunk<T>>,
+    /// Sequence number of the first event in range.
+    from: u64,
+    /// Sequence number after the last event in range.
+    to: u64,
+    /// Sequence number after the last event of `current`.
+    current_end: u64,
+}
+
+/// The part in `from..to` of the next chunk of `chunks` that has events in
+/// range, with the sequence number after it; `None` at the end. A free
+/// function over the chunk iterator alone (not `&mut EventIter`), so a
+/// `for` loop keeps the current slice iterator in registers.
+#[cold]
+fn next_slice<'a, T>(
+    chunks: &mut std::collections::vec_deque::Iter<'a, Chunk<T>>,
     from: u64,
     to: u64,
+) -> Option<(&'a [T], u64)> {
+    for chunk in chunks.by_ref() {
+        if chunk.end() <= from {
+            continue;
+        }
+        if chunk.start >= to {
+            return None;
+        }
+        let first = from.saturating_sub(chunk.start) as usize;
+        let end = to.min(chunk.end());
+        let last = (end - chunk.start) as usize;
+        return Some((&chunk.events[first..last], end));
+    }
+    None
 }
 
 impl<'a, T> EventIter<'a, T> {
-    /// Moves to the next chunk with events in range; `false` at the end.
-    #[cold]
+    /// Moves to the next slice with events in range; `false` at the end.
+    #[inline]
     fn next_chunk(&mut self) -> bool {
-        for chunk in self.chunks.by_ref() {
-            if chunk.end() <= self.from {
-                continue;
+        match next_slice(&mut self.chunks, self.from, self.to) {
+            Some((slice, end)) => {
+                self.current = slice.iter();
+                self.current_end = end;
+                true
             }
-            if chunk.start >= self.to {
-                break;
-            }
-            let first = self.from.saturating_sub(chunk.start) as usize;
-            let last = (self.to.min(chunk.end()) - chunk.start) as usize;
-            self.current = chunk.events[first..last].iter();
-            return true;
+            None => false,
         }
-        false
     }
 }
 
@@ -358,6 +484,13 @@ impl<'a, T> Iterator for EventIter<'a, T> {
         }
     }
 
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let len = self.len();
+        (len, Some(len))
+    }
+
+    #[inline]
     fn fold<B, F: FnMut(B, &'a T) -> B>(mut self, init: B, mut f: F) -> B {
         let mut acc = init;
         loop {
@@ -368,6 +501,15 @@ impl<'a, T> Iterator for EventIter<'a, T> {
         }
     }
 }
+
+impl<T> ExactSizeIterator for EventIter<'_, T> {
+    #[inline]
+    fn len(&self) -> usize {
+        self.current.len() + self.to.saturating_sub(self.current_end) as usize
+    }
+}
+
+impl<T> std::iter::FusedIterator for EventIter<'_, T> {}
 
 /// What a system declares about event type `T`: read or write, and how the
 /// scheduler creates, ages and flushes the channel.
@@ -404,9 +546,7 @@ impl EventAccess {
             access,
             reads: access == Access::Read,
             register: |registry| {
-                if !registry.contains_resource::<Events<T>>() {
-                    registry.insert_resource(Events::<T>::new());
-                }
+                Events::<T>::channel(registry);
             },
             add_reader: |registry, system| {
                 if let Some(events) = registry.resource_mut::<Events<T>>() {
@@ -487,6 +627,15 @@ pub struct EventReader<'s, T: Send + Sync + 'static> {
     from: u64,
     to: u64,
     missed: u64,
+    system: usize,
+}
+
+impl<T: Send + Sync + 'static> Drop for EventReader<'_, T> {
+    /// Hands the read back, to be committed when the wave ends if the
+    /// system succeeds (see [`Events`]).
+    fn drop(&mut self) {
+        self.events.reads.lock().push((self.system, self.to));
+    }
 }
 
 impl<T: Send + Sync + 'static> std::fmt::Debug for EventReader<'_, T> {
@@ -500,10 +649,10 @@ impl<T: Send + Sync + 'static> std::fmt::Debug for EventReader<'_, T> {
 }
 
 impl<T: Send + Sync + 'static> EventReader<'_, T> {
-    /// The new events, oldest first. Adapters that iterate internally
-    /// (`sum`, `fold`, `for_each`, `map(..).sum()`) run one slice at a
-    /// time; a `for` loop over many events is faster over
-    /// [`chunks`](Self::chunks).
+    /// The new events, oldest first, with an exact size. A `for` loop over
+    /// it runs one slice at a time and is about as fast as over a `Vec`
+    /// (see `BENCHMARKS.md`); adapters that iterate internally (`sum`,
+    /// `fold`, `for_each`) run a plain loop per slice.
     pub fn iter(&self) -> EventIter<'_, T> {
         self.events.range(self.from, self.to)
     }
@@ -595,12 +744,14 @@ impl<T: Send + Sync + 'static> SystemParam for EventReader<'_, T> {
 
     fn fetch<'s>(ctx: &'s SystemContext<'_>) -> Result<Self::Item<'s>, SystemError> {
         let events = ctx.events::<T>(Access::Read)?;
-        let (from, to, missed) = events.read_for(ctx.system_index());
+        let system = ctx.system_index();
+        let (from, to, missed) = events.read_for(system);
         Ok(EventReader {
             events,
             from,
             to,
             missed,
+            system,
         })
     }
 }
@@ -633,7 +784,8 @@ impl EventCommands for CommandBuffer {
 }
 
 /// The event hooks of a schedule: every event type's `begin_tick`, and per
-/// wave the `flush` of the types its systems write.
+/// wave the `flush` of the types its systems write or read (merging the
+/// writers' buffers, committing the readers' cursors).
 #[derive(Debug, Default)]
 pub(crate) struct EventHooks {
     begin: Vec<(TypeId, BeginTick)>,
@@ -642,7 +794,8 @@ pub(crate) struct EventHooks {
 
 /// Ages one channel at the start of a tick.
 type BeginTick = fn(&mut Registry, u64);
-/// Merges one channel's writer buffers, dropping the failed systems'.
+/// Merges one channel's writer buffers and commits its readers' cursors,
+/// except the failed systems' (their events dropped, their cursors kept).
 type Flush = fn(&mut Registry, &[usize]);
 
 impl EventHooks {
@@ -657,9 +810,7 @@ impl EventHooks {
                     if !hooks.begin.iter().any(|&(id, _)| id == event.type_id) {
                         hooks.begin.push((event.type_id, event.begin_tick));
                     }
-                    if event.access == Access::Write
-                        && !flushes.iter().any(|&(id, _)| id == event.type_id)
-                    {
+                    if !flushes.iter().any(|&(id, _)| id == event.type_id) {
                         flushes.push((event.type_id, event.flush));
                     }
                 }
@@ -669,10 +820,26 @@ impl EventHooks {
         hooks
     }
 
-    /// Ages every channel at the start of tick `tick`.
+    /// Ages every channel at the start of tick `tick`: those the systems
+    /// declare, then the other channels listed in the registry
+    /// ([`Events::channel`]).
     pub(crate) fn begin_tick(&self, registry: &mut Registry, tick: u64) {
         for &(_, begin) in &self.begin {
             begin(registry, tick);
+        }
+        let listed = registry
+            .resource::<EventChannels>()
+            .map_or(0, |c| c.0.len());
+        for at in 0..listed {
+            let Some(&(type_id, begin)) = registry
+                .resource::<EventChannels>()
+                .and_then(|channels| channels.0.get(at))
+            else {
+                break;
+            };
+            if !self.begin.iter().any(|&(id, _)| id == type_id) {
+                begin(registry, tick);
+            }
         }
     }
 

@@ -695,7 +695,15 @@ fn run_waves(
             .collect();
         match stage {
             Stage::Tick => between.events.flush(registry, wave_index, &failed),
-            Stage::Startup => between.events.flush_all(registry, &failed),
+            Stage::Startup => {
+                between.events.flush_all(registry, &failed);
+                // A type only startup systems use is in no wave's hooks.
+                for slot in wave.iter() {
+                    for event in slot.access.events() {
+                        (event.flush)(registry, &failed);
+                    }
+                }
+            }
         }
         // Refused handles (past the live-entity limit) are reported as
         // skipped spawns by the apply.

@@ -220,3 +220,190 @@ fn a_failing_writer_sends_nothing() {
         ]
     );
 }
+
+#[test]
+fn the_event_iterator_walks_every_chunk_with_an_exact_size() {
+    /// Checks `iter` against `chunks` (order, `len`, `size_hint` at every
+    /// step) and keeps what it saw.
+    #[derive(Default)]
+    struct Walk(Vec<Ping>);
+    impl StatefulSystem for Walk {
+        type Params = EventReader<'static, Ping>;
+        fn run(&mut self, pings: EventReader<'_, Ping>) {
+            let by_chunks: Vec<Ping> = pings.chunks().flatten().copied().collect();
+            let mut iter = pings.iter();
+            assert_eq!(iter.len(), pings.len());
+            let mut by_for = Vec::new();
+            while let Some(&ping) = iter.next() {
+                by_for.push(ping);
+                let left = by_chunks.len() - by_for.len();
+                assert_eq!(iter.size_hint(), (left, Some(left)));
+            }
+            assert_eq!(iter.next(), None);
+            assert_eq!(by_for, by_chunks);
+            assert_eq!(pings.iter().fold(0, |n, _| n + 1), pings.len());
+            self.0.extend(by_for);
+        }
+    }
+    let mut registry = Registry::new();
+    let mut builder = Schedule::builder();
+    let walk = builder.add(Walk::default()).named("walk").id();
+    for id in 0..3 {
+        builder
+            .add(Sender { id, count: id * 2 })
+            .named(format!("s{id}"));
+    }
+    let mut schedule = builder.build(&mut registry).unwrap();
+    // Sent between ticks too: their own chunks, before the writers'.
+    Events::send_to(&mut registry, Ping { from: 9, n: 0 });
+    Events::send_to(&mut registry, Ping { from: 9, n: 1 });
+    for number in 0..3 {
+        schedule.run(&mut registry, tick(number)).unwrap();
+    }
+    let per_tick: Vec<Ping> = (1..3)
+        .flat_map(|from| (0..from * 2).map(move |n| Ping { from, n }))
+        .collect();
+    let mut expected = vec![Ping { from: 9, n: 0 }, Ping { from: 9, n: 1 }];
+    for _ in 0..3 {
+        expected.extend(&per_tick);
+    }
+    assert_eq!(schedule.state::<Walk>(walk).unwrap().0, expected);
+}
+
+/// How [`Picky`] ends its next run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Ending {
+    Succeed,
+    Fail,
+    Panic,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("picky refused its events")]
+struct Refused;
+
+/// What [`picky`] does next, and what each of its successful runs saw.
+#[derive(Debug)]
+struct Picky {
+    ending: Ending,
+    runs: Vec<Vec<Ping>>,
+}
+
+/// Reads every ping, then ends as told: a failed run must not move its
+/// cursor, so the next run sees the same events again.
+fn picky(pings: EventReader<'_, Ping>, mut state: ResMut<'_, Picky>) -> Result<(), Refused> {
+    let seen: Vec<Ping> = pings.iter().copied().collect();
+    match state.ending {
+        Ending::Succeed => {
+            state.runs.push(seen);
+            Ok(())
+        }
+        Ending::Fail => Err(Refused),
+        Ending::Panic => panic!("picky panics after reading {} events", seen.len()),
+    }
+}
+
+#[test]
+fn a_reader_that_fails_or_panics_keeps_its_cursor() {
+    for ending in [Ending::Fail, Ending::Panic] {
+        let mut registry = Registry::new();
+        registry.insert_resource(Picky {
+            ending: Ending::Succeed,
+            runs: Vec::new(),
+        });
+        let mut builder = Schedule::builder();
+        builder.add(Sender { id: 0, count: 2 }).named("sender");
+        builder.add(picky);
+        let mut schedule = builder.build(&mut registry).unwrap();
+        let set = |registry: &mut Registry, ending| {
+            registry.resource_mut::<Picky>().unwrap().ending = ending;
+        };
+        schedule.run(&mut registry, tick(0)).unwrap();
+        // Ticks 1 and 2 fail after reading: their events stay unread.
+        set(&mut registry, ending);
+        assert!(schedule.run(&mut registry, tick(1)).is_err(), "{ending:?}");
+        assert!(schedule.run(&mut registry, tick(2)).is_err(), "{ending:?}");
+        set(&mut registry, Ending::Succeed);
+        schedule.run(&mut registry, tick(3)).unwrap();
+        schedule.run(&mut registry, tick(4)).unwrap();
+        let two = vec![Ping { from: 0, n: 0 }, Ping { from: 0, n: 1 }];
+        let six: Vec<Ping> = two.iter().cycle().take(6).copied().collect();
+        let runs = &registry.resource::<Picky>().unwrap().runs;
+        assert_eq!(runs, &[two.clone(), six, two], "{ending:?}");
+        let events = registry.resource::<Events<Ping>>().unwrap();
+        assert_eq!((events.sent(), events.missed()), (10, 0), "{ending:?}");
+    }
+}
+
+#[test]
+fn channels_nobody_reads_are_aged_and_their_drops_counted() {
+    /// Declared by a writer only.
+    #[derive(Debug)]
+    struct Shout;
+    /// Declared by no system: sent from outside only.
+    #[derive(Debug, PartialEq)]
+    struct Whisper(u64);
+    fn shout(mut shouts: EventWriter<'_, Shout>) {
+        shouts.send(Shout);
+        shouts.send(Shout);
+    }
+    let mut registry = Registry::new();
+    let mut builder = Schedule::builder();
+    builder.add(shout);
+    let mut schedule = builder.build(&mut registry).unwrap();
+    let ticks = 50;
+    for number in 0..ticks {
+        Events::send_to(&mut registry, Whisper(number));
+        schedule.run(&mut registry, tick(number)).unwrap();
+        let whispers = registry.resource::<Events<Whisper>>().unwrap();
+        let shouts = registry.resource::<Events<Shout>>().unwrap();
+        // At most the window (plus the tick being sent) is retained.
+        let window = Events::<Whisper>::DEFAULT_RETENTION as usize + 1;
+        assert!(whispers.len() <= window, "{} whispers", whispers.len());
+        assert!(shouts.len() <= 2 * window, "{} shouts", shouts.len());
+        // Every event is retained or counted as dropped.
+        assert_eq!(whispers.missed() + whispers.len() as u64, whispers.sent());
+        assert_eq!(shouts.missed() + shouts.len() as u64, shouts.sent());
+    }
+    let whispers = registry.resource::<Events<Whisper>>().unwrap();
+    assert_eq!(whispers.sent(), ticks);
+    assert!(whispers.missed() >= ticks - 9);
+
+    // A reader that comes later sees what is retained, and the drops
+    // counted before it are not counted again.
+    let (missed, retained) = (whispers.missed(), whispers.len());
+    let log = std::sync::Arc::new(Mutex::new(Vec::new()));
+    let seen = std::sync::Arc::clone(&log);
+    let mut builder = Schedule::builder();
+    builder.add(move |whispers: EventReader<'_, Whisper>| {
+        seen.lock().extend(whispers.iter().map(|w| w.0));
+    });
+    let mut schedule = builder.build(&mut registry).unwrap();
+    schedule.run(&mut registry, tick(ticks)).unwrap();
+    // The tick ages the channel once more before the reader runs.
+    let seen = log.lock().len() as u64;
+    assert!(seen > 0 && seen <= retained as u64);
+    assert_eq!(*log.lock(), (ticks - seen..ticks).collect::<Vec<_>>());
+    let whispers = registry.resource::<Events<Whisper>>().unwrap();
+    // Every whisper was seen or counted missed, exactly once.
+    assert_eq!(whispers.missed() + seen, ticks);
+    assert_eq!(whispers.missed() - missed, retained as u64 - seen);
+}
+
+#[test]
+fn events_sent_by_a_startup_system_of_a_type_no_tick_system_uses_are_kept() {
+    #[derive(Debug, PartialEq)]
+    struct LevelLoaded(u32);
+    fn load(mut loaded: EventWriter<'_, LevelLoaded>) {
+        loaded.send(LevelLoaded(1));
+    }
+    let mut registry = Registry::new();
+    let mut builder = Schedule::builder();
+    builder.add_startup(load);
+    builder.add(Sender { id: 0, count: 1 }).named("sender");
+    let mut schedule = builder.build(&mut registry).unwrap();
+    schedule.run(&mut registry, tick(0)).unwrap();
+    let events = registry.resource::<Events<LevelLoaded>>().unwrap();
+    assert_eq!(events.iter().collect::<Vec<_>>(), [&LevelLoaded(1)]);
+    assert_eq!(events.sent(), 1);
+}

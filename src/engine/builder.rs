@@ -186,23 +186,18 @@ impl EngineBuilder {
         queue
     }
 
-    /// The engine's input channel of `T`, created (with `capacity`) on
-    /// first use, with its [`Events<T>`](scheduler::Events) channel.
-    fn input_channel<T: Send + Sync + 'static>(
-        &mut self,
-        capacity: Option<usize>,
-    ) -> &mut InputChannel<T> {
+    /// The engine's input channel of `T`, created on first use, with its
+    /// [`Events<T>`](scheduler::Events) channel.
+    fn input_channel<T: Send + Sync + 'static>(&mut self) -> &mut InputChannel<T> {
         let position = self
             .inputs
             .iter()
             .position(|pump| pump.input_type() == std::any::TypeId::of::<T>());
         let position = position.unwrap_or_else(|| {
-            self.inputs.push(Box::new(InputChannel::<T>::new(capacity)));
+            self.inputs.push(Box::new(InputChannel::<T>::new()));
             self.inputs.len() - 1
         });
-        if !self.registry.contains_resource::<scheduler::Events<T>>() {
-            self.registry.insert_resource(scheduler::Events::<T>::new());
-        }
+        scheduler::Events::<T>::channel(&mut self.registry);
         self.inputs[position]
             .as_any_mut()
             .downcast_mut()
@@ -215,16 +210,16 @@ impl EngineBuilder {
     /// tick, in (tick, producer, sequence) order, whatever the threads'
     /// timing. Before each tick the engine waits until every producer of
     /// `T` has sent everything for it (see [`InputProducer`]). Producers
-    /// are numbered in creation order. The channel is unbounded unless the
-    /// first producer of `T` came from
-    /// [`bounded_input_producer`](Self::bounded_input_producer).
+    /// are numbered in creation order. Each producer has its own queue,
+    /// unbounded for this one (see
+    /// [`bounded_input_producer`](Self::bounded_input_producer)).
     pub fn input_producer<T: Send + Sync + 'static>(&mut self) -> InputProducer<T> {
-        self.input_channel::<T>(None).producer()
+        self.input_channel::<T>().producer(None)
     }
 
-    /// As [`input_producer`](Self::input_producer), but the channel of `T`
-    /// (if this call creates it) holds at most `capacity` messages, so a
-    /// producer that runs ahead waits for the engine.
+    /// As [`input_producer`](Self::input_producer), but this producer's
+    /// queue holds at most `capacity` messages, so a producer that runs
+    /// ahead waits for the engine.
     ///
     /// # Panics
     ///
@@ -234,7 +229,7 @@ impl EngineBuilder {
         &mut self,
         capacity: usize,
     ) -> InputProducer<T> {
-        self.input_channel::<T>(Some(capacity)).producer()
+        self.input_channel::<T>().producer(Some(capacity))
     }
 
     /// A sender of "as soon as possible" input of type `T`: the engine
@@ -242,7 +237,7 @@ impl EngineBuilder {
     /// waits for it. **Not deterministic**: which tick a value lands in
     /// depends on thread timing (see [`InputSender`]).
     pub fn input_sender<T: Send + Sync + 'static>(&mut self) -> InputSender<T> {
-        self.input_channel::<T>(None).sender()
+        self.input_channel::<T>().sender()
     }
 
     /// Adds a system (a function of system parameters, a

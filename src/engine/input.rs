@@ -246,6 +246,13 @@ pub struct InputStats {
     /// from a producer used against its protocol); delivered at the next
     /// tick instead, never dropped.
     pub late: u64,
+    /// The most values the engine held after a delivery, waiting for a
+    /// later tick, over its life. Delivery takes from each producer's
+    /// queue up to its first message about a later tick, so a producer
+    /// running ahead is held back by its (bounded) queue instead of piling
+    /// values up in the engine: at most one value per tick-stamped
+    /// producer, however far ahead it runs.
+    pub max_pending: u64,
 }
 
 /// What a producer is to the engine.
@@ -263,27 +270,40 @@ struct ProducerState {
 type Pending<T> = ((u64, u32, u64), T);
 
 /// The engine side of one input type.
+///
+/// Each producer and sender has its own queue (`queues[id]`), so the engine
+/// can wait for one producer's watermark without taking the messages of
+/// another that runs ahead: delivery takes from each queue at most one
+/// message about a later tick, and the rest stays in that producer's
+/// queue, holding it back when the queue is bounded.
 pub(crate) struct InputChannel<T> {
-    queue: EventQueue<Message<T>>,
+    queues: Vec<EventQueue<Message<T>>>,
     producers: Vec<ProducerState>,
     pending: Vec<Pending<T>>,
     stats: InputStats,
 }
 
 impl<T: Send + Sync + 'static> InputChannel<T> {
-    pub(crate) fn new(capacity: Option<usize>) -> Self {
+    pub(crate) fn new() -> Self {
         InputChannel {
-            queue: capacity.map_or_else(EventQueue::new, EventQueue::bounded),
+            queues: Vec::new(),
             producers: Vec::new(),
             pending: Vec::new(),
             stats: InputStats::default(),
         }
     }
 
-    pub(crate) fn producer(&mut self) -> InputProducer<T> {
-        let id = self.add(true);
+    /// A new producer whose queue holds at most `capacity` messages
+    /// (`None`: unbounded).
+    ///
+    /// # Panics
+    ///
+    /// When `capacity` is `Some(0)`.
+    #[track_caller]
+    pub(crate) fn producer(&mut self, capacity: Option<usize>) -> InputProducer<T> {
+        let id = self.add(true, capacity);
         InputProducer {
-            queue: self.queue.clone(),
+            queue: self.queues[id as usize].clone(),
             id,
             through: None,
             closed: false,
@@ -291,14 +311,17 @@ impl<T: Send + Sync + 'static> InputChannel<T> {
     }
 
     pub(crate) fn sender(&mut self) -> InputSender<T> {
-        let id = self.add(false);
+        let id = self.add(false, None);
         InputSender {
-            queue: self.queue.clone(),
+            queue: self.queues[id as usize].clone(),
             id,
         }
     }
 
-    fn add(&mut self, stamped: bool) -> u32 {
+    #[track_caller]
+    fn add(&mut self, stamped: bool, capacity: Option<usize>) -> u32 {
+        self.queues
+            .push(capacity.map_or_else(EventQueue::new, EventQueue::bounded));
         self.producers.push(ProducerState {
             stamped,
             ..ProducerState::default()
@@ -334,10 +357,45 @@ impl<T: Send + Sync + 'static> InputChannel<T> {
         }
     }
 
-    fn waiting(&self, tick: u64) -> bool {
-        self.producers
-            .iter()
-            .any(|p| p.stamped && !p.closed && p.through.is_none_or(|t| t < tick))
+    /// `true` while producer `producer` may still send values for `tick`.
+    fn waiting_for(&self, producer: usize, tick: u64) -> bool {
+        let p = &self.producers[producer];
+        p.stamped && !p.closed && p.through.is_none_or(|t| t < tick)
+    }
+
+    /// Takes producer `producer`'s messages: waiting (sleeping) while it
+    /// may still send values for `tick`, then what it has queued, up to
+    /// and including its first message about a later tick (the rest stays
+    /// in its queue).
+    fn take_from(&mut self, producer: usize, tick: u64) {
+        loop {
+            let message = if self.waiting_for(producer, tick) {
+                match self.queues[producer].pop_blocking() {
+                    Ok(message) => message,
+                    Err(_) => {
+                        // Closed by the engine with nothing left.
+                        self.producers[producer].closed = true;
+                        break;
+                    }
+                }
+            } else {
+                match self.queues[producer].try_pop() {
+                    Some(message) => message,
+                    None => break,
+                }
+            };
+            let ahead = match message {
+                Message::Value { tick: Some(at), .. } => at > tick,
+                Message::Through { tick: through, .. } => through > tick,
+                _ => false,
+            };
+            self.receive(message, tick);
+            if ahead {
+                // Its values for `tick` came before this (one queue per
+                // producer, in order): nothing more to wait for.
+                break;
+            }
+        }
     }
 }
 
@@ -358,31 +416,22 @@ pub(crate) trait InputPump: Send {
 
 impl<T: Send + Sync + 'static> InputPump for InputChannel<T> {
     fn deliver(&mut self, registry: &mut Registry, tick: u64) {
-        // Take messages until every stamped producer is through `tick`
-        // (waiting for them), then what is already queued, but stop at the
-        // first message about a later tick: the rest stays in the bounded
-        // queue, so a producer that runs ahead is held back by it instead
-        // of piling values up here (and this tick sorts only a few).
-        loop {
-            let message = if self.waiting(tick) {
-                match self.queue.pop_blocking() {
-                    Ok(message) => message,
-                    Err(_) => break,
-                }
+        // Take each producer's messages until it is through `tick`
+        // (waiting for it), then what it has already queued, but stop at
+        // its first message about a later tick: the rest stays in its
+        // queue, so a producer that runs ahead is held back by its bounded
+        // queue instead of piling values up here (at most one value per
+        // producer is held between ticks, and this tick sorts only a few),
+        // even while the engine waits for a slower one. An "as soon as
+        // possible" sender's queue is taken as it is at this moment.
+        for producer in 0..self.producers.len() {
+            if self.producers[producer].stamped {
+                self.take_from(producer, tick);
             } else {
-                match self.queue.try_pop() {
-                    Some(message) => message,
-                    None => break,
+                let queue = self.queues[producer].clone();
+                for message in queue.drain() {
+                    self.receive(message, tick);
                 }
-            };
-            let ahead = match message {
-                Message::Value { tick: Some(at), .. } => at > tick,
-                Message::Through { tick: through, .. } => through > tick,
-                _ => false,
-            };
-            self.receive(message, tick);
-            if ahead && !self.waiting(tick) {
-                break;
             }
         }
         if self.pending.is_empty() {
@@ -390,23 +439,22 @@ impl<T: Send + Sync + 'static> InputPump for InputChannel<T> {
         }
         self.pending.sort_unstable_by_key(|&(key, _)| key);
         let due = self.pending.partition_point(|&((at, _, _), _)| at <= tick);
+        let held = (self.pending.len() - due) as u64;
+        self.stats.max_pending = self.stats.max_pending.max(held);
         if due == 0 {
             return;
         }
         self.stats.delivered += due as u64;
-        if !registry.contains_resource::<Events<T>>() {
-            registry.insert_resource(Events::<T>::new());
-        }
-        let events = registry
-            .resource_mut::<Events<T>>()
-            .expect("inserted above");
+        let events = Events::<T>::channel(registry);
         for (_, value) in self.pending.drain(..due) {
             events.send(value);
         }
     }
 
     fn close(&self) {
-        self.queue.close();
+        for queue in &self.queues {
+            queue.close();
+        }
     }
 
     fn stats(&self) -> InputStats {

@@ -64,13 +64,19 @@ impl Registry {
     /// # Errors
     ///
     /// [`EcsError::NoSuchEntity`] when `entity` is not alive (`value` is
-    /// dropped).
+    /// dropped); [`EcsError::ReadOnlyComponent`] for a
+    /// [`ChildOf`](crate::ChildOf) or [`Children`](crate::Children) value
+    /// (one taken out by [`remove`](Self::remove)): links change only
+    /// through [`set_parent`](Self::set_parent) and its kin.
     #[inline]
     pub fn insert<T: Component>(
         &mut self,
         entity: Entity,
         value: T,
     ) -> Result<Option<T>, EcsError> {
+        if crate::hierarchy::is_hierarchy::<T>() {
+            return Err(read_only::<T>());
+        }
         self.check_alive(entity)?;
         Ok(self.pools.get_or_create::<T>().insert_live(entity, value))
     }
@@ -80,13 +86,19 @@ impl Registry {
     /// # Errors
     ///
     /// [`EcsError::ComponentExists`] when `entity` already has a `T`, or
-    /// [`EcsError::NoSuchEntity`] when it is not alive; either way `value`
-    /// comes back in the error and nothing changes.
+    /// [`EcsError::NoSuchEntity`] when it is not alive, or
+    /// [`EcsError::ReadOnlyComponent`] for [`ChildOf`](crate::ChildOf) and
+    /// [`Children`](crate::Children) (as [`insert`](Self::insert)); either
+    /// way `value` comes back in the error and nothing changes.
     pub fn try_insert<T: Component>(
         &mut self,
         entity: Entity,
         value: T,
     ) -> Result<&mut T, InsertError<T>> {
+        if crate::hierarchy::is_hierarchy::<T>() {
+            let error = read_only::<T>();
+            return Err(InsertError { error, value });
+        }
         if let Err(error) = self.check_alive(entity) {
             return Err(InsertError { error, value });
         }
@@ -107,7 +119,9 @@ impl Registry {
     /// the pool looked up once; stops at the first entity that is not
     /// alive. Returns how many were inserted, and what stopped it: the
     /// [`InsertError`] of that entity, with its value; the items after it
-    /// are still in `items`.
+    /// are still in `items`. [`ChildOf`](crate::ChildOf) and
+    /// [`Children`](crate::Children) values are refused at the first item
+    /// ([`EcsError::ReadOnlyComponent`], as [`insert`](Self::insert)).
     ///
     /// # Panics
     ///
@@ -143,6 +157,10 @@ impl Registry {
         let Some((entity, value)) = items.next() else {
             return (0, Ok(()));
         };
+        if crate::hierarchy::is_hierarchy::<T>() {
+            let error = read_only::<T>();
+            return (0, Err(InsertError { error, value }));
+        }
         if !allocator.is_alive(entity) {
             return (0, dead(entity, value));
         }
@@ -227,7 +245,9 @@ impl Registry {
     /// # Errors
     ///
     /// [`EcsError::NoSuchEntity`] when `entity` is not alive (the bundle is
-    /// dropped).
+    /// dropped); [`EcsError::ReadOnlyComponent`] when it holds a
+    /// [`ChildOf`](crate::ChildOf) or [`Children`](crate::Children) value
+    /// (dropped, nothing changes).
     ///
     /// # Panics
     ///
@@ -235,6 +255,9 @@ impl Registry {
     /// is inserted first, and every replaced value dropped exactly once;
     /// then the first panic resumes.
     pub fn insert_bundle<B: Bundle>(&mut self, entity: Entity, bundle: B) -> Result<(), EcsError> {
+        if let Some(error) = crate::hierarchy::refuse_bundle::<B>() {
+            return Err(error);
+        }
         self.check_alive(entity)?;
         bundle.insert_into(self, entity);
         Ok(())
@@ -261,7 +284,10 @@ impl Registry {
             .ok_or_else(|| missing::<T>(entity))
     }
 
-    /// Removes (and drops) every component of `B` that `entity` has.
+    /// Removes (and drops) every component of `B` that `entity` has. A
+    /// [`ChildOf`](crate::ChildOf) or [`Children`](crate::Children) in `B`
+    /// is removed as by [`remove`](Self::remove): the child, or every
+    /// child, is detached, so the hierarchy stays consistent.
     ///
     /// # Errors
     ///
@@ -279,7 +305,9 @@ impl Registry {
     }
 
     /// Removes (and drops) `entity`'s component of type `id`; `true` if it
-    /// had one.
+    /// had one. Removing [`ChildOf`](crate::ChildOf) or
+    /// [`Children`](crate::Children) by id detaches the child, or every
+    /// child, as [`remove`](Self::remove) does.
     ///
     /// # Errors
     ///
@@ -290,6 +318,15 @@ impl Registry {
     /// When the value's `Drop` panics, after it has left its pool.
     pub fn remove_by_id(&mut self, entity: Entity, id: ComponentId) -> Result<bool, EcsError> {
         self.check_alive(entity)?;
+        if self.has_hierarchy {
+            use crate::{ChildOf, Children};
+            if self.pools.id_of::<ChildOf>() == Some(id) {
+                return Ok(crate::hierarchy::remove_typed::<ChildOf>(self, entity).is_some());
+            }
+            if self.pools.id_of::<Children>() == Some(id) {
+                return Ok(crate::hierarchy::remove_typed::<Children>(self, entity).is_some());
+            }
+        }
         Ok(self.pools.remove_by_id(id, entity))
     }
 
@@ -400,9 +437,14 @@ impl Registry {
         self.pools.get::<T>()?.get(entity)
     }
 
-    /// `entity`'s `T`, mutable; `None` when it has none or is not alive.
+    /// `entity`'s `T`, mutable; `None` when it has none or is not alive,
+    /// and always for [`ChildOf`](crate::ChildOf) and
+    /// [`Children`](crate::Children), which are read-only (as in views).
     #[inline]
     pub fn get_mut<T: Component>(&mut self, entity: Entity) -> Option<&mut T> {
+        if crate::hierarchy::is_hierarchy::<T>() {
+            return None;
+        }
         self.pools.get_mut::<T>()?.get_mut(entity)
     }
 
@@ -421,8 +463,12 @@ impl Registry {
     ///
     /// # Errors
     ///
-    /// As [`component`](Self::component).
+    /// As [`component`](Self::component); [`EcsError::ReadOnlyComponent`]
+    /// for [`ChildOf`](crate::ChildOf) and [`Children`](crate::Children).
     pub fn component_mut<T: Component>(&mut self, entity: Entity) -> Result<&mut T, EcsError> {
+        if crate::hierarchy::is_hierarchy::<T>() {
+            return Err(read_only::<T>());
+        }
         self.check_alive(entity)?;
         self.get_mut(entity).ok_or_else(|| missing::<T>(entity))
     }
@@ -452,5 +498,13 @@ impl Registry {
     /// Number of entities with component type `id`.
     pub fn count_id(&self, id: ComponentId) -> usize {
         self.pools.len_by_id(id)
+    }
+}
+
+/// The error for `&mut` access to, or an insert of, a hierarchy component
+/// `T` outside the hierarchy methods.
+fn read_only<T: Component>() -> EcsError {
+    EcsError::ReadOnlyComponent {
+        component: type_name::<T>().into(),
     }
 }
