@@ -50,6 +50,11 @@ pub(crate) trait ErasedPool: Any + Send + Sync {
     fn len(&self) -> usize;
     fn clear(&mut self);
     fn heap_bytes(&self) -> usize;
+    /// The owners, in dense order.
+    fn entities(&self) -> &[Entity];
+    /// Reorders the pool: position `i` takes what position `order[i]`
+    /// held (`order`, a permutation, is left as the identity).
+    fn apply_order(&mut self, order: &mut [u32]);
 }
 
 impl<T: Component> ErasedPool for SparseSet<T> {
@@ -71,6 +76,12 @@ impl<T: Component> ErasedPool for SparseSet<T> {
     fn heap_bytes(&self) -> usize {
         SparseSet::heap_bytes(self)
     }
+    fn entities(&self) -> &[Entity] {
+        SparseSet::entities(self)
+    }
+    fn apply_order(&mut self, order: &mut [u32]) {
+        SparseSet::apply_order(self, order)
+    }
 }
 
 impl ErasedPool for BlobPool {
@@ -91,6 +102,12 @@ impl ErasedPool for BlobPool {
     }
     fn heap_bytes(&self) -> usize {
         BlobPool::heap_bytes(self)
+    }
+    fn entities(&self) -> &[Entity] {
+        BlobPool::entities(self)
+    }
+    fn apply_order(&mut self, order: &mut [u32]) {
+        BlobPool::apply_order(self, order)
     }
 }
 
@@ -420,6 +437,11 @@ impl Pools {
 
     pub(crate) fn len(&self) -> usize {
         self.slots.len()
+    }
+
+    /// Every pool, type-erased, in [`ComponentId`] order.
+    pub(crate) fn erased_mut(&mut self) -> impl Iterator<Item = &mut dyn ErasedPool> {
+        self.slots.iter_mut().map(|slot| &mut **slot.cell.get_mut())
     }
 
     /// `T`'s pool, read without its lock (see `PoolSlot::peek`).

@@ -492,6 +492,23 @@ impl<T> SparseSet<T> {
         }
     }
 
+    /// Reorders the set: position `i` takes the entity and component that
+    /// position `order[i]` held (`order`, a permutation of `0..len`, is
+    /// left as the identity). Values are swapped, never cloned or dropped;
+    /// the sparse index is rebuilt and the change is logged as a clear
+    /// (views check their cached runs again).
+    pub(crate) fn apply_order(&mut self, order: &mut [u32]) {
+        debug_assert_eq!(order.len(), self.dense.len());
+        crate::sort::apply_order(order, |a, b| {
+            self.dense.swap(a, b);
+            self.data.swap(a, b);
+        });
+        for (i, entity) in self.dense.iter().enumerate() {
+            self.sparse.set(entity.index(), i);
+        }
+        self.runs.changed_all();
+    }
+
     /// Reserves room for `additional` more components in the dense arrays.
     pub fn reserve(&mut self, additional: usize) {
         self.dense.reserve(additional);
