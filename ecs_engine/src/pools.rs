@@ -138,7 +138,7 @@ pub(crate) struct Pools {
     /// A direct-mapped front for `by_type`: a type's slot is fixed by its
     /// `TypeId` (a constant at each call site), so most lookups are one load
     /// and one compare. Types whose slot is taken are found in `by_type`.
-    fast: Box<[Option<(TypeId, ComponentId)>; FAST_SLOTS]>,
+    fast: [Option<(TypeId, ComponentId)>; FAST_SLOTS],
     /// Run-time components by registered name.
     by_name: HashMap<String, ComponentId>,
 }
@@ -159,7 +159,7 @@ impl Default for Pools {
         Pools {
             slots: Vec::new(),
             by_type: TypeIdMap::default(),
-            fast: Box::new([None; FAST_SLOTS]),
+            fast: [None; FAST_SLOTS],
             by_name: HashMap::new(),
         }
     }

@@ -26,8 +26,12 @@ const EMPTY: u32 = u32::MAX;
 /// A paged map from entity index to dense position.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct SparseIndex {
-    pages: Vec<Option<Box<[u32]>>>,
+    /// Fixed-size pages: the slot's offset in a page needs no bounds check.
+    pages: Vec<Option<Box<Page>>>,
 }
+
+/// One page of the sparse array.
+type Page = [u32; PAGE_LEN];
 
 impl SparseIndex {
     #[inline]
@@ -46,7 +50,7 @@ impl SparseIndex {
         if page_number >= self.pages.len() {
             self.pages.resize_with(page_number + 1, || None);
         }
-        let page = self.pages[page_number].get_or_insert_with(|| vec![EMPTY; PAGE_LEN].into());
+        let page = self.pages[page_number].get_or_insert_with(new_page);
         &mut page[index % PAGE_LEN]
     }
 
@@ -65,8 +69,17 @@ impl SparseIndex {
 
     pub(crate) fn heap_bytes(&self) -> usize {
         let pages = self.pages.iter().flatten().count();
-        self.pages.capacity() * std::mem::size_of::<Option<Box<[u32]>>>() + pages * PAGE_LEN * 4
+        self.pages.capacity() * std::mem::size_of::<Option<Box<Page>>>() + pages * PAGE_LEN * 4
     }
+}
+
+/// A page of empty slots, allocated on the heap directly.
+#[cold]
+fn new_page() -> Box<Page> {
+    vec![EMPTY; PAGE_LEN]
+        .into_boxed_slice()
+        .try_into()
+        .expect("PAGE_LEN slots")
 }
 
 /// The components of one type, packed densely, with O(1) lookup by entity.
@@ -328,7 +341,8 @@ impl<T> SparseSet<T> {
     /// exact handle matches: a stale handle with the same index does not.
     #[inline]
     pub fn dense_index(&self, entity: Entity) -> Option<usize> {
-        Self::locate(&self.dense, &self.sparse, entity, usize::MAX)
+        let i = self.sparse.get(entity.index())?;
+        (self.dense.get(i) == Some(&entity)).then_some(i)
     }
 
     /// Like [`dense_index`](Self::dense_index), trying position `hint` first:
@@ -349,14 +363,20 @@ impl<T> SparseSet<T> {
     /// are compared).
     #[inline]
     pub fn get(&self, entity: Entity) -> Option<&T> {
-        self.dense_index(entity).map(|i| &self.data[i])
+        // The owner and the value are read side by side (no dependency
+        // between the two loads), the owner compared after.
+        let i = self.sparse.get(entity.index())?;
+        let (owner, value) = (self.dense.get(i)?, self.data.get(i)?);
+        (*owner == entity).then_some(value)
     }
 
     /// `entity`'s component, mutable. Only this exact handle matches
     /// (generations are compared).
     #[inline]
     pub fn get_mut(&mut self, entity: Entity) -> Option<&mut T> {
-        self.dense_index(entity).map(|i| &mut self.data[i])
+        let i = self.sparse.get(entity.index())?;
+        let (owner, value) = (self.dense.get(i)?, self.data.get_mut(i)?);
+        (*owner == entity).then_some(value)
     }
 
     /// Stores `value` for `entity`. Returns the value it replaces when
