@@ -59,6 +59,26 @@ impl SparseIndex {
         *self.slot_mut(index) = dense as u32;
     }
 
+    /// Maps the `count` indices from `first` to the dense positions from
+    /// `dense`, in order, page by page.
+    fn fill(&mut self, first: u32, count: u32, dense: usize) {
+        let (mut index, end) = (first as usize, first as usize + count as usize);
+        let mut position = dense as u32;
+        while index < end {
+            let (page_number, low) = (index / PAGE_LEN, index % PAGE_LEN);
+            let high = PAGE_LEN.min(low + (end - index));
+            if page_number >= self.pages.len() {
+                self.pages.resize_with(page_number + 1, || None);
+            }
+            let page = self.pages[page_number].get_or_insert_with(new_page);
+            for slot in &mut page[low..high] {
+                *slot = position;
+                position += 1;
+            }
+            index += high - low;
+        }
+    }
+
     #[inline]
     pub(crate) fn clear_slot(&mut self, index: u32) {
         let index = index as usize;
@@ -211,9 +231,13 @@ impl RunInfo {
             self.revision += u64::from(end - start);
             return;
         }
-        for position in start..end {
-            self.changed(position as usize, end as usize);
+        // One new entry, as that many `changed` calls would leave it.
+        self.revision += 1;
+        self.log_new_entry(start, end as usize);
+        if let Some(last) = self.log.last_mut() {
+            last.end = end;
         }
+        self.revision += u64::from(end - start - 1);
     }
 
     /// Records a change that may have written any position (a clear).
@@ -467,6 +491,30 @@ impl<T> SparseSet<T> {
         *slot = len as u32;
         self.dense.push(entity);
         self.data.push(value);
+    }
+
+    /// Appends `value` with no owner yet (the dense arrays are uneven
+    /// until [`adopt_fresh`](Self::adopt_fresh) gives the pending values
+    /// their owners; nothing may read the set in between).
+    #[inline]
+    pub(crate) fn push_pending(&mut self, value: T) {
+        self.data.push(value);
+    }
+
+    /// Gives the first `count` values pushed by
+    /// [`push_pending`](Self::push_pending) the owners with indices
+    /// `first..first + count` and generation 1 (fresh slots, which no pool
+    /// holds), drops any pending value past them, and logs the appended
+    /// positions.
+    pub(crate) fn adopt_fresh(&mut self, first: u32, count: u32) {
+        let start = self.dense.len();
+        debug_assert!(self.data.len() >= start + count as usize);
+        self.data.truncate(start + count as usize);
+        self.dense.extend(
+            (first..first + count).map(|index| Entity::new(index, std::num::NonZeroU32::MIN)),
+        );
+        self.sparse.fill(first, count, start);
+        self.runs.pushed(start, self.dense.len());
     }
 
     /// Logs the positions appended by [`push_new`](Self::push_new) since
