@@ -79,6 +79,16 @@ impl SparseIndex {
         }
     }
 
+    /// [`set`](Self::set) for an index whose page exists (an index stored
+    /// in the set); does nothing otherwise, never allocates.
+    #[inline]
+    fn set_present(&mut self, index: u32, dense: usize) {
+        let index = index as usize;
+        if let Some(Some(page)) = self.pages.get_mut(index / PAGE_LEN) {
+            page[index % PAGE_LEN] = dense as u32;
+        }
+    }
+
     #[inline]
     pub(crate) fn clear_slot(&mut self, index: u32) {
         let index = index as usize;
@@ -526,13 +536,15 @@ impl<T> SparseSet<T> {
     /// Removes and returns `entity`'s component; the last component moves
     /// into its place. Only this exact handle matches: a stale handle with
     /// the same index removes nothing.
+    #[inline]
     pub fn remove(&mut self, entity: Entity) -> Option<T> {
         let i = self.dense_index(entity)?;
         self.runs.changed(i, self.dense.len() - 1);
         self.sparse.clear_slot(entity.index());
         self.dense.swap_remove(i);
         if let Some(&moved) = self.dense.get(i) {
-            self.sparse.set(moved.index(), i);
+            // The moved entity is stored here: its page exists.
+            self.sparse.set_present(moved.index(), i);
         }
         Some(self.data.swap_remove(i))
     }
