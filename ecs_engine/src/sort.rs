@@ -147,7 +147,13 @@ mod tests {
 
     #[test]
     fn apply_order_moves_each_value_once() {
-        let order_of = [vec![], vec![0], vec![2, 0, 1], vec![3, 2, 1, 0, 4], vec![1, 0, 3, 4, 2]];
+        let order_of = [
+            vec![],
+            vec![0],
+            vec![2, 0, 1],
+            vec![3, 2, 1, 0, 4],
+            vec![1, 0, 3, 4, 2],
+        ];
         for order in order_of {
             let mut values: Vec<u32> = (0..order.len() as u32).map(|v| v * 10).collect();
             let expected: Vec<u32> = order.iter().map(|&i| values[i as usize]).collect();

@@ -35,10 +35,12 @@ fn interleaved() -> Registry {
 }
 
 type Pairs = BTreeMap<(u32, u32), (u32, u32)>;
+/// The `(A, B)` join: entity bits to values.
+type Named = BTreeMap<(u32, u32), (u32, String)>;
 
 /// What the views `(Entity, &C, &D)` and `(Entity, &C, &E)` yield, keyed by
 /// entity bits, and what `(Entity, &A, &B)` yields.
-fn joins(registry: &Registry) -> (Pairs, Pairs, BTreeMap<(u32, u32), (u32, String)>) {
+fn joins(registry: &Registry) -> (Pairs, Pairs, Named) {
     let key = |e: Entity| (e.index(), e.generation());
     let cd = registry
         .view::<(Entity, &C, &D)>()
@@ -101,10 +103,16 @@ fn sorting_keeps_every_pair_and_groups_archetypes() {
 #[test]
 fn views_cached_before_the_sort_stay_exact() {
     let mut registry = interleaved();
-    registry.view_mut::<(&mut C, &D)>().each(|(c, d)| c.0 += d.0);
+    registry
+        .view_mut::<(&mut C, &D)>()
+        .each(|(c, d)| c.0 += d.0);
     registry.sort_pools();
-    registry.view_mut::<(&mut C, &D)>().each(|(c, d)| c.0 += d.0);
-    registry.view_mut::<(&mut C, &E)>().each(|(c, e)| c.0 += 10 * e.0);
+    registry
+        .view_mut::<(&mut C, &D)>()
+        .each(|(c, d)| c.0 += d.0);
+    registry
+        .view_mut::<(&mut C, &E)>()
+        .each(|(c, e)| c.0 += 10 * e.0);
     let order: Vec<Entity> = registry.pool::<C>().unwrap().entities().to_vec();
     registry.sort_pools();
     assert_eq!(registry.pool::<C>().unwrap().entities(), &order[..]);

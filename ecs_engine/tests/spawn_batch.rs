@@ -88,11 +88,14 @@ fn fresh_ranges_match_single_spawns() {
         }
         // The sparse slots point at the right values; views join them.
         let mut seen = 0;
-        batch.view::<(Entity, &A, &B)>().iter().for_each(|(e, a, b)| {
-            assert_eq!(single.get::<A>(e), Some(a));
-            assert_eq!(single.get::<B>(e), Some(b));
-            seen += 1;
-        });
+        batch
+            .view::<(Entity, &A, &B)>()
+            .iter()
+            .for_each(|(e, a, b)| {
+                assert_eq!(single.get::<A>(e), Some(a));
+                assert_eq!(single.get::<B>(e), Some(b));
+                seen += 1;
+            });
         assert_eq!(seen, 5000);
     }
 }
