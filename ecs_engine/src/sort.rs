@@ -123,11 +123,52 @@ impl Registry {
         for rank in &mut ranks {
             *rank = gray_rank(*rank);
         }
+        let mut order = Vec::new();
+        if words == 1 {
+            // Up to 64 pools (the usual case): every entity's place in the
+            // one global order is found by one sort of the entities, then
+            // each pool sorts its own by that place, a `u64` with the
+            // dense position beside it.
+            let key = |index: u32| (ranks[index as usize], index);
+            if self
+                .pools
+                .erased_mut()
+                .all(|pool| pool.entities().is_sorted_by_key(|e| key(e.index())))
+            {
+                return;
+            }
+            let mut everyone: Vec<u32> = (0..=max_index)
+                .filter(|&index| ranks[index as usize] != gray_rank(0))
+                .collect();
+            everyone.sort_unstable_by_key(|&index| key(index));
+            let mut place = vec![0u32; max_index as usize + 1];
+            for (at, &index) in everyone.iter().enumerate() {
+                place[index as usize] = at as u32;
+            }
+            let mut keyed: Vec<u64> = Vec::new();
+            for pool in self.pools.erased_mut() {
+                let entities = pool.entities();
+                if entities.is_sorted_by_key(|e| place[e.index() as usize]) {
+                    continue;
+                }
+                keyed.clear();
+                keyed.extend(
+                    entities
+                        .iter()
+                        .zip(0u32..)
+                        .map(|(e, i)| u64::from(place[e.index() as usize]) << 32 | u64::from(i)),
+                );
+                keyed.sort_unstable();
+                order.clear();
+                order.extend(keyed.iter().map(|&key| key as u32));
+                pool.apply_order(&mut order);
+            }
+            return;
+        }
         let key = |index: u32| {
             let at = index as usize * words;
             (&ranks[at..at + words], index)
         };
-        let mut order = Vec::new();
         for pool in self.pools.erased_mut() {
             let entities = pool.entities();
             if entities.is_sorted_by_key(|e| key(e.index())) {

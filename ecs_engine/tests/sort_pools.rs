@@ -5,7 +5,7 @@
 use std::alloc::Layout;
 use std::collections::BTreeMap;
 
-use ecs_engine::{ComponentDescriptor, Entity, Registry};
+use ecs_engine::{ComponentDescriptor, ComponentId, Entity, Registry};
 
 #[derive(Debug, Clone, PartialEq)]
 struct A(u32);
@@ -161,5 +161,44 @@ fn runtime_pools_move_their_bytes() {
         let ptr = registry.get_raw(e, id).unwrap();
         // SAFETY: the pool holds a u64 for `e`, aligned.
         assert_eq!(unsafe { *ptr.cast::<u64>().as_ptr() }, value);
+    }
+}
+
+/// With more than 64 pools the signature takes several words: pairs are
+/// kept, and shared entities end in the same relative order everywhere.
+#[test]
+fn more_than_64_pools_sort_too() {
+    let mut registry = interleaved();
+    let markers: Vec<ComponentId> = (0..64)
+        .map(|k| {
+            registry
+                .register_runtime(ComponentDescriptor::new(
+                    format!("m{k}"),
+                    Layout::new::<u8>(),
+                ))
+                .unwrap()
+        })
+        .collect();
+    let owners: Vec<Entity> = registry.pool::<D>().unwrap().entities().to_vec();
+    for (k, &e) in owners.iter().enumerate() {
+        let value = k as u8;
+        // SAFETY: a valid u8 for a u8 component, moved in on Ok.
+        unsafe { registry.insert_raw(e, markers[k % 64], (&raw const value).cast()) }.unwrap();
+    }
+    let before = joins(&registry);
+    registry.sort_pools();
+    assert_eq!(joins(&registry), before);
+    let c = registry.pool::<C>().unwrap().entities();
+    let d = registry.pool::<D>().unwrap().entities();
+    let in_c: Vec<Entity> = c.iter().copied().filter(|e| d.contains(e)).collect();
+    assert_eq!(in_c, d);
+    assert_eq!(
+        registry.pool::<A>().unwrap().entities(),
+        registry.pool::<B>().unwrap().entities()
+    );
+    for (k, &e) in owners.iter().enumerate() {
+        let ptr = registry.get_raw(e, markers[k % 64]).unwrap();
+        // SAFETY: the pool holds a u8 for `e`.
+        assert_eq!(unsafe { *ptr.as_ptr() }, k as u8);
     }
 }
