@@ -158,6 +158,16 @@ fn simple_iter(c: &mut Criterion) {
         })
     });
 
+    // The same world after `sort_pools`: the pools share one order again.
+    shuffled.sort_pools();
+    group.bench_function("registry_pools_in_different_order_sorted", |b| {
+        b.iter(|| {
+            shuffled
+                .view_mut::<(&mut Position, &Velocity)>()
+                .each(|(p, v)| add(&mut p.0, &v.0))
+        })
+    });
+
     // The same pass with 1% of the entities disabled: the view checks the
     // `Disabled` pool per entity (0% disabled: the `registry` case above).
     let (mut some_disabled, entities) = simple_world();

@@ -57,8 +57,15 @@ fn schedule_world(batched: bool) -> Registry {
 
 fn schedule(c: &mut Criterion) {
     let mut group = c.benchmark_group("schedule");
-    for (batched, label) in [(true, "batched"), (false, "interleaved")] {
+    for (batched, sorted, label) in [
+        (true, false, "batched"),
+        (false, false, "interleaved"),
+        (false, true, "interleaved_sorted"),
+    ] {
         let mut registry = schedule_world(batched);
+        if sorted {
+            registry.sort_pools();
+        }
         for threads in [1, 2] {
             let mut builder = Schedule::builder();
             builder.threads(threads);

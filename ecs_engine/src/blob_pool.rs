@@ -175,6 +175,31 @@ impl BlobPool {
         &self.dense
     }
 
+    /// Reorders the pool: position `i` takes the entity and value that
+    /// position `order[i]` held (`order`, a permutation of `0..len`, is
+    /// left as the identity). Values are swapped byte-wise, never dropped;
+    /// the sparse index is rebuilt and the change logged as a clear.
+    pub(crate) fn apply_order(&mut self, order: &mut [u32]) {
+        debug_assert_eq!(order.len(), self.dense.len());
+        let size = self.column.item.size();
+        crate::sort::apply_order(order, |a, b| {
+            self.dense.swap(a, b);
+            // SAFETY: `a != b` (a cycle step never swaps a position with
+            // itself) and both are below `len`, so the two values are live,
+            // in the column's allocation, and `size` bytes apart at least
+            // (the stride; for a zero-sized type nothing is touched): the
+            // ranges do not overlap. Swapping bytes moves
+            // the values without running any code.
+            unsafe {
+                std::ptr::swap_nonoverlapping(self.column.at(a), self.column.at(b), size);
+            }
+        });
+        for (i, entity) in self.dense.iter().enumerate() {
+            self.sparse.set(entity.index(), i);
+        }
+        self.runs.changed_all();
+    }
+
     /// The sparse index and run information, for raw views.
     #[inline]
     pub(crate) fn lookup_parts(&self) -> (&SparseIndex, &RunInfo) {

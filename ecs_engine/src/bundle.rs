@@ -102,21 +102,69 @@ macro_rules! bundle_tuple {
                 };
                 let additional = bundles.size_hint().0;
                 $( let $pool = typed_mut::<$name>($pool); $pool.reserve(additional); )*
-                let starts = [$($pool.len(),)* 0usize];
+                // Freed slots first (as `allocate` hands them out), one by
+                // one; then fresh slots as one range; then, if the limits
+                // cut that range, the rest one by one (which meets the
+                // limit's error).
                 let mut result = Ok(());
-                for bundle in bundles {
-                    let entity = match allocator.allocate() {
-                        Ok(entity) => entity,
-                        Err(error) => {
-                            result = Err(error);
-                            break;
-                        }
+                for phase in 0..2 {
+                    let starts = [$($pool.len(),)* 0usize];
+                    let take = if phase == 0 { allocator.free_len() } else { usize::MAX };
+                    for bundle in bundles.by_ref().take(take) {
+                        let entity = match allocator.allocate() {
+                            Ok(entity) => entity,
+                            Err(error) => {
+                                result = Err(error);
+                                break;
+                            }
+                        };
+                        let ($($name,)*) = bundle;
+                        $( $pool.push_new(entity, $name); )*
+                    }
+                    let starts = &mut starts.into_iter();
+                    $( $pool.pushed_since(starts.next().unwrap_or(0)); )*
+                    if result.is_err() || phase == 1 {
+                        break;
+                    }
+                    let Some((first, room)) = allocator.fresh_run() else {
+                        continue;
                     };
-                    let ($($name,)*) = bundle;
-                    $( $pool.push_new(entity, $name); )*
+                    // No freed slot waits: the batch takes fresh slots in
+                    // index order, so each value is written once, to its
+                    // column, and the handles, sparse slots and alive bits
+                    // are written afterwards, range by range. The guard
+                    // does that even if the bundles' iterator panics.
+                    struct Fresh<'a, $($name: Component),*> {
+                        allocator: &'a mut crate::EntityAllocator,
+                        pools: ($(&'a mut crate::SparseSet<$name>,)*),
+                        first: u32,
+                        count: u32,
+                    }
+                    impl<$($name: Component),*> Drop for Fresh<'_, $($name),*> {
+                        fn drop(&mut self) {
+                            self.allocator.allocate_fresh(self.first, self.count);
+                            let ($($pool,)*) = &mut self.pools;
+                            $( $pool.adopt_fresh(self.first, self.count); )*
+                        }
+                    }
+                    let mut fresh = Fresh {
+                        allocator: &mut *allocator,
+                        pools: ($(&mut *$pool,)*),
+                        first,
+                        count: 0,
+                    };
+                    for bundle in bundles.by_ref().take(room) {
+                        let ($($name,)*) = bundle;
+                        let ($($pool,)*) = &mut fresh.pools;
+                        $( $pool.push_pending($name); )*
+                        fresh.count += 1;
+                    }
+                    let count = fresh.count as usize;
+                    drop(fresh);
+                    if count < room {
+                        break;
+                    }
                 }
-                let starts = &mut starts.into_iter();
-                $( $pool.pushed_since(starts.next().unwrap_or(0)); )*
                 result
             }
 

@@ -508,6 +508,49 @@ impl EntityAllocator {
         Ok(Entity::new(index, self.generations[index as usize]))
     }
 
+    /// Number of freed slots waiting for reuse.
+    pub(crate) fn free_len(&self) -> usize {
+        self.free.len()
+    }
+
+    /// Where a run of fresh slots (never used) can be handed out at once,
+    /// as [`allocate_fresh`](Self::allocate_fresh) does: `Some((first,
+    /// room))`, the first fresh index and how many the limits allow, when no
+    /// freed slot is waiting (`allocate` hands those out first).
+    pub(crate) fn fresh_run(&self) -> Option<(u32, usize)> {
+        if !self.free.is_empty() {
+            return None;
+        }
+        let len = self.generations.len();
+        let by_live = self
+            .max_live
+            .saturating_sub(self.live.saturating_add(self.reserved_count));
+        let by_index = (MAX_INDEX as usize + 1).saturating_sub(len);
+        Some((len as u32, (by_live as usize).min(by_index)))
+    }
+
+    /// Makes the `count` fresh slots from `first` alive with generation 1,
+    /// as `count` [`allocate`](Self::allocate) calls would; `first` and
+    /// `count` come from [`fresh_run`](Self::fresh_run) (nothing else
+    /// allocated since, `count <= room`).
+    pub(crate) fn allocate_fresh(&mut self, first: u32, count: u32) {
+        debug_assert_eq!(first as usize, self.generations.len());
+        let end = first as usize + count as usize;
+        self.generations.resize(end, NonZeroU32::MIN);
+        let words = end.div_ceil(64);
+        self.alive.resize(words, 0);
+        self.reserved.resize(words, 0);
+        let mut index = first as usize;
+        while index < end {
+            let (word, low) = (index / 64, index % 64);
+            let high = 64.min(low + (end - index));
+            let mask = (u64::MAX >> (64 - (high - low))) << low;
+            self.alive[word] |= mask;
+            index += high - low;
+        }
+        self.live += count;
+    }
+
     /// Frees a live handle's slot: the handle and all its copies become stale.
     ///
     /// # Errors

@@ -126,6 +126,7 @@ mod raw_value;
 mod raw_view;
 mod registry;
 mod resources;
+mod sort;
 mod sparse_set;
 mod type_id_map;
 mod unwind;

@@ -50,6 +50,11 @@ pub(crate) trait ErasedPool: Any + Send + Sync {
     fn len(&self) -> usize;
     fn clear(&mut self);
     fn heap_bytes(&self) -> usize;
+    /// The owners, in dense order.
+    fn entities(&self) -> &[Entity];
+    /// Reorders the pool: position `i` takes what position `order[i]`
+    /// held (`order`, a permutation, is left as the identity).
+    fn apply_order(&mut self, order: &mut [u32]);
 }
 
 impl<T: Component> ErasedPool for SparseSet<T> {
@@ -71,6 +76,12 @@ impl<T: Component> ErasedPool for SparseSet<T> {
     fn heap_bytes(&self) -> usize {
         SparseSet::heap_bytes(self)
     }
+    fn entities(&self) -> &[Entity] {
+        SparseSet::entities(self)
+    }
+    fn apply_order(&mut self, order: &mut [u32]) {
+        SparseSet::apply_order(self, order)
+    }
 }
 
 impl ErasedPool for BlobPool {
@@ -91,6 +102,12 @@ impl ErasedPool for BlobPool {
     }
     fn heap_bytes(&self) -> usize {
         BlobPool::heap_bytes(self)
+    }
+    fn entities(&self) -> &[Entity] {
+        BlobPool::entities(self)
+    }
+    fn apply_order(&mut self, order: &mut [u32]) {
+        BlobPool::apply_order(self, order)
     }
 }
 
@@ -121,7 +138,7 @@ pub(crate) struct Pools {
     /// A direct-mapped front for `by_type`: a type's slot is fixed by its
     /// `TypeId` (a constant at each call site), so most lookups are one load
     /// and one compare. Types whose slot is taken are found in `by_type`.
-    fast: Box<[Option<(TypeId, ComponentId)>; FAST_SLOTS]>,
+    fast: [Option<(TypeId, ComponentId)>; FAST_SLOTS],
     /// Run-time components by registered name.
     by_name: HashMap<String, ComponentId>,
 }
@@ -142,7 +159,7 @@ impl Default for Pools {
         Pools {
             slots: Vec::new(),
             by_type: TypeIdMap::default(),
-            fast: Box::new([None; FAST_SLOTS]),
+            fast: [None; FAST_SLOTS],
             by_name: HashMap::new(),
         }
     }
@@ -420,6 +437,11 @@ impl Pools {
 
     pub(crate) fn len(&self) -> usize {
         self.slots.len()
+    }
+
+    /// Every pool, type-erased, in [`ComponentId`] order.
+    pub(crate) fn erased_mut(&mut self) -> impl Iterator<Item = &mut dyn ErasedPool> {
+        self.slots.iter_mut().map(|slot| &mut **slot.cell.get_mut())
     }
 
     /// `T`'s pool, read without its lock (see `PoolSlot::peek`).

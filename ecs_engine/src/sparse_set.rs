@@ -26,8 +26,12 @@ const EMPTY: u32 = u32::MAX;
 /// A paged map from entity index to dense position.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct SparseIndex {
-    pages: Vec<Option<Box<[u32]>>>,
+    /// Fixed-size pages: the slot's offset in a page needs no bounds check.
+    pages: Vec<Option<Box<Page>>>,
 }
+
+/// One page of the sparse array.
+type Page = [u32; PAGE_LEN];
 
 impl SparseIndex {
     #[inline]
@@ -46,13 +50,43 @@ impl SparseIndex {
         if page_number >= self.pages.len() {
             self.pages.resize_with(page_number + 1, || None);
         }
-        let page = self.pages[page_number].get_or_insert_with(|| vec![EMPTY; PAGE_LEN].into());
+        let page = self.pages[page_number].get_or_insert_with(new_page);
         &mut page[index % PAGE_LEN]
     }
 
     #[inline]
     pub(crate) fn set(&mut self, index: u32, dense: usize) {
         *self.slot_mut(index) = dense as u32;
+    }
+
+    /// Maps the `count` indices from `first` to the dense positions from
+    /// `dense`, in order, page by page.
+    fn fill(&mut self, first: u32, count: u32, dense: usize) {
+        let (mut index, end) = (first as usize, first as usize + count as usize);
+        let mut position = dense as u32;
+        while index < end {
+            let (page_number, low) = (index / PAGE_LEN, index % PAGE_LEN);
+            let high = PAGE_LEN.min(low + (end - index));
+            if page_number >= self.pages.len() {
+                self.pages.resize_with(page_number + 1, || None);
+            }
+            let page = self.pages[page_number].get_or_insert_with(new_page);
+            for slot in &mut page[low..high] {
+                *slot = position;
+                position += 1;
+            }
+            index += high - low;
+        }
+    }
+
+    /// [`set`](Self::set) for an index whose page exists (an index stored
+    /// in the set); does nothing otherwise, never allocates.
+    #[inline]
+    fn set_present(&mut self, index: u32, dense: usize) {
+        let index = index as usize;
+        if let Some(Some(page)) = self.pages.get_mut(index / PAGE_LEN) {
+            page[index % PAGE_LEN] = dense as u32;
+        }
     }
 
     #[inline]
@@ -65,8 +99,17 @@ impl SparseIndex {
 
     pub(crate) fn heap_bytes(&self) -> usize {
         let pages = self.pages.iter().flatten().count();
-        self.pages.capacity() * std::mem::size_of::<Option<Box<[u32]>>>() + pages * PAGE_LEN * 4
+        self.pages.capacity() * std::mem::size_of::<Option<Box<Page>>>() + pages * PAGE_LEN * 4
     }
+}
+
+/// A page of empty slots, allocated on the heap directly.
+#[cold]
+fn new_page() -> Box<Page> {
+    vec![EMPTY; PAGE_LEN]
+        .into_boxed_slice()
+        .try_into()
+        .expect("PAGE_LEN slots")
 }
 
 /// The components of one type, packed densely, with O(1) lookup by entity.
@@ -198,9 +241,13 @@ impl RunInfo {
             self.revision += u64::from(end - start);
             return;
         }
-        for position in start..end {
-            self.changed(position as usize, end as usize);
+        // One new entry, as that many `changed` calls would leave it.
+        self.revision += 1;
+        self.log_new_entry(start, end as usize);
+        if let Some(last) = self.log.last_mut() {
+            last.end = end;
         }
+        self.revision += u64::from(end - start - 1);
     }
 
     /// Records a change that may have written any position (a clear).
@@ -328,7 +375,8 @@ impl<T> SparseSet<T> {
     /// exact handle matches: a stale handle with the same index does not.
     #[inline]
     pub fn dense_index(&self, entity: Entity) -> Option<usize> {
-        Self::locate(&self.dense, &self.sparse, entity, usize::MAX)
+        let i = self.sparse.get(entity.index())?;
+        (self.dense.get(i) == Some(&entity)).then_some(i)
     }
 
     /// Like [`dense_index`](Self::dense_index), trying position `hint` first:
@@ -349,14 +397,20 @@ impl<T> SparseSet<T> {
     /// are compared).
     #[inline]
     pub fn get(&self, entity: Entity) -> Option<&T> {
-        self.dense_index(entity).map(|i| &self.data[i])
+        // The owner and the value are read side by side (no dependency
+        // between the two loads), the owner compared after.
+        let i = self.sparse.get(entity.index())?;
+        let (owner, value) = (self.dense.get(i)?, self.data.get(i)?);
+        (*owner == entity).then_some(value)
     }
 
     /// `entity`'s component, mutable. Only this exact handle matches
     /// (generations are compared).
     #[inline]
     pub fn get_mut(&mut self, entity: Entity) -> Option<&mut T> {
-        self.dense_index(entity).map(|i| &mut self.data[i])
+        let i = self.sparse.get(entity.index())?;
+        let (owner, value) = (self.dense.get(i)?, self.data.get_mut(i)?);
+        (*owner == entity).then_some(value)
     }
 
     /// Stores `value` for `entity`. Returns the value it replaces when
@@ -449,6 +503,30 @@ impl<T> SparseSet<T> {
         self.data.push(value);
     }
 
+    /// Appends `value` with no owner yet (the dense arrays are uneven
+    /// until [`adopt_fresh`](Self::adopt_fresh) gives the pending values
+    /// their owners; nothing may read the set in between).
+    #[inline]
+    pub(crate) fn push_pending(&mut self, value: T) {
+        self.data.push(value);
+    }
+
+    /// Gives the first `count` values pushed by
+    /// [`push_pending`](Self::push_pending) the owners with indices
+    /// `first..first + count` and generation 1 (fresh slots, which no pool
+    /// holds), drops any pending value past them, and logs the appended
+    /// positions.
+    pub(crate) fn adopt_fresh(&mut self, first: u32, count: u32) {
+        let start = self.dense.len();
+        debug_assert!(self.data.len() >= start + count as usize);
+        self.data.truncate(start + count as usize);
+        self.dense.extend(
+            (first..first + count).map(|index| Entity::new(index, std::num::NonZeroU32::MIN)),
+        );
+        self.sparse.fill(first, count, start);
+        self.runs.pushed(start, self.dense.len());
+    }
+
     /// Logs the positions appended by [`push_new`](Self::push_new) since
     /// the set held `start` components.
     pub(crate) fn pushed_since(&mut self, start: usize) {
@@ -458,13 +536,15 @@ impl<T> SparseSet<T> {
     /// Removes and returns `entity`'s component; the last component moves
     /// into its place. Only this exact handle matches: a stale handle with
     /// the same index removes nothing.
+    #[inline]
     pub fn remove(&mut self, entity: Entity) -> Option<T> {
         let i = self.dense_index(entity)?;
         self.runs.changed(i, self.dense.len() - 1);
         self.sparse.clear_slot(entity.index());
         self.dense.swap_remove(i);
         if let Some(&moved) = self.dense.get(i) {
-            self.sparse.set(moved.index(), i);
+            // The moved entity is stored here: its page exists.
+            self.sparse.set_present(moved.index(), i);
         }
         Some(self.data.swap_remove(i))
     }
@@ -490,6 +570,23 @@ impl<T> SparseSet<T> {
         } else {
             self.data.clear();
         }
+    }
+
+    /// Reorders the set: position `i` takes the entity and component that
+    /// position `order[i]` held (`order`, a permutation of `0..len`, is
+    /// left as the identity). Values are swapped, never cloned or dropped;
+    /// the sparse index is rebuilt and the change is logged as a clear
+    /// (views check their cached runs again).
+    pub(crate) fn apply_order(&mut self, order: &mut [u32]) {
+        debug_assert_eq!(order.len(), self.dense.len());
+        crate::sort::apply_order(order, |a, b| {
+            self.dense.swap(a, b);
+            self.data.swap(a, b);
+        });
+        for (i, entity) in self.dense.iter().enumerate() {
+            self.sparse.set(entity.index(), i);
+        }
+        self.runs.changed_all();
     }
 
     /// Reserves room for `additional` more components in the dense arrays.

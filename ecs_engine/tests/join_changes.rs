@@ -1,8 +1,8 @@
 //! Joins stay exact while pools change between passes: a view re-checks a
 //! cached whole-run join only at the positions the structural changes
 //! wrote, so these tests change pools in every way a run can break
-//! (despawn, spawn, insert or remove in one pool only, clear) and compare
-//! each pass with a model.
+//! (despawn, spawn, insert or remove in one pool only, clear, a sort of
+//! every pool) and compare each pass with a model.
 
 use std::collections::BTreeMap;
 
@@ -35,6 +35,8 @@ enum Op {
     ClearB,
     /// Runs a view pass (the join is cached at this point).
     Pass,
+    /// Sorts every pool (`Registry::sort_pools`): a reorder of both.
+    Sort,
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -48,6 +50,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => any::<usize>().prop_map(Op::ReinsertA),
         1 => Just(Op::ClearB),
         4 => Just(Op::Pass),
+        1 => Just(Op::Sort),
     ]
 }
 
@@ -160,6 +163,7 @@ fn run(ops: &[Op]) {
                 }
             }
             Op::Pass => check(&mut registry, &model),
+            Op::Sort => registry.sort_pools(),
         }
     }
     check(&mut registry, &model);

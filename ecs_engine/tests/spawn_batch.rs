@@ -69,3 +69,81 @@ fn a_type_twice_keeps_the_last_value() {
     registry.spawn_batch((0..2).map(|_| ()));
     assert_eq!(registry.len(), 5);
 }
+
+/// Fresh slots are written as one range: the result is the same as single
+/// spawns in a fresh registry and after the free slots of a used one.
+#[test]
+fn fresh_ranges_match_single_spawns() {
+    let bundles = |n: u32| (0..n).map(|i| (A(i), B(i as f32)));
+    // More than one sparse page (4,096 slots) outside Miri.
+    let n = if cfg!(miri) { 300 } else { 5000 };
+    for make in [Registry::new as fn() -> Registry, used] {
+        let mut single = make();
+        let expected: Vec<Entity> = bundles(n).map(|b| single.spawn(b)).collect();
+        let mut batch = make();
+        batch.spawn_batch(bundles(n));
+        assert_eq!(pools(&batch), pools(&single));
+        assert_eq!(batch.len(), single.len());
+        for &e in &expected {
+            assert!(batch.is_alive(e));
+            assert_eq!(batch.get::<A>(e), single.get::<A>(e));
+        }
+        // The sparse slots point at the right values; views join them.
+        let mut seen = 0;
+        batch
+            .view::<(Entity, &A, &B)>()
+            .iter()
+            .for_each(|(e, a, b)| {
+                assert_eq!(single.get::<A>(e), Some(a));
+                assert_eq!(single.get::<B>(e), Some(b));
+                seen += 1;
+            });
+        assert_eq!(seen, n as usize);
+    }
+}
+
+/// A bundle iterator that panics half-way leaves the entities spawned
+/// before it alive and whole (every pool holds them, views see them), and
+/// the next batch continues after them.
+#[test]
+fn a_panicking_iterator_leaves_the_spawned_entities_whole() {
+    let mut registry = Registry::new();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        registry.spawn_batch((0..100u32).map(|i| {
+            assert!(i < 40, "the caller's iterator panics");
+            (A(i), B(i as f32))
+        }));
+    }));
+    assert!(result.is_err());
+    assert_eq!(registry.len(), 40);
+    assert_eq!(registry.count::<A>(), 40);
+    assert_eq!(registry.count::<B>(), 40);
+    let seen: Vec<u32> = registry
+        .view::<(&A, &B)>()
+        .iter()
+        .map(|(a, b)| {
+            assert_eq!(a.0 as f32, b.0);
+            a.0
+        })
+        .collect();
+    assert_eq!(seen, (0..40).collect::<Vec<_>>());
+    let next = registry.spawn((A(40), B(40.0)));
+    assert_eq!(next.index(), 40);
+    assert_eq!(registry.get::<A>(next), Some(&A(40)));
+}
+
+/// The live limit cuts a fresh range: the entities within it are spawned,
+/// then the batch panics with the limit's error; the rest is dropped.
+#[test]
+fn the_live_limit_cuts_a_fresh_range() {
+    let mut registry =
+        Registry::with_allocator(ecs_engine::EntityAllocator::new().with_max_live(25));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        registry.spawn_batch((0..100u32).map(|i| (A(i), B(i as f32))));
+    }));
+    let message = ecs_engine::panic_message(&*result.unwrap_err()).to_string();
+    assert!(message.contains("spawn_batch"), "{message}");
+    assert_eq!(registry.len(), 25);
+    assert_eq!(registry.count::<A>(), 25);
+    assert_eq!(registry.view::<(&A, &B)>().iter().count(), 25);
+}
