@@ -110,6 +110,7 @@ mod access;
 mod blob_pool;
 mod bundle;
 mod cell;
+mod change;
 mod component;
 mod descriptor;
 mod disabled;
@@ -134,6 +135,10 @@ mod view;
 pub use access::Access;
 pub use bundle::{Bundle, SpawnBatch};
 pub use cell::RegistryCell;
+pub use change::{
+    Added, CHECK_INTERVAL, Changed, ComponentRef, MAX_CHANGE_AGE, REMOVED_CAPACITY, Ref, Removed,
+    RemovedCursor, Untracked, is_newer,
+};
 pub use component::{Component, ComponentAccess, ComponentId, ComponentInfo, ComponentKey};
 pub use descriptor::{ComponentDescriptor, DropFn};
 pub use disabled::Disabled;
@@ -151,5 +156,7 @@ pub use sparse_set::{PAGE_LEN, SparseSet};
 pub use type_id_map::{TypeIdHasher, TypeIdMap};
 pub use view::{View, ViewIter};
 
+#[doc(hidden)]
+pub use change::{RefBlock, RefCursor};
 #[doc(hidden)]
 pub use query::MutCursor;

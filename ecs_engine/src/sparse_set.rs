@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::Mutex;
 
+use crate::change::{self, ChangeTicks};
 use crate::unwind::FirstPanic;
 use crate::{EcsError, Entity, InsertError};
 
@@ -96,6 +97,8 @@ pub struct SparseSet<T> {
     dense: Vec<Entity>,
     data: Vec<T>,
     runs: RunInfo,
+    /// Change ticks and removal log, when the type is tracked (`change.rs`).
+    pub(crate) changes: Option<Box<ChangeTicks>>,
 }
 
 /// What views need to join this set with a driving set by position without
@@ -261,18 +264,21 @@ impl<T> Default for SparseSet<T> {
             dense: Vec::new(),
             data: Vec::new(),
             runs: RunInfo::default(),
+            changes: None,
         }
     }
 }
 
 impl<T: Clone> Clone for SparseSet<T> {
-    /// A copy with its own identity (views do not share run caches).
+    /// A copy with its own identity (views do not share run caches) and
+    /// no change tracking.
     fn clone(&self) -> Self {
         SparseSet {
             sparse: self.sparse.clone(),
             dense: self.dense.clone(),
             data: self.data.clone(),
             runs: RunInfo::default(),
+            changes: None,
         }
     }
 }
@@ -308,9 +314,17 @@ impl<T> SparseSet<T> {
     }
 
     /// The components, mutable, in the same order as
-    /// [`entities`](Self::entities).
+    /// [`entities`](Self::entities). Marks every one changed when the
+    /// type is tracked.
     #[inline]
     pub fn components_mut(&mut self) -> &mut [T] {
+        change::ticks_marked_all(&mut self.changes);
+        &mut self.data
+    }
+
+    /// The components, mutable, marking nothing changed.
+    #[inline]
+    pub(crate) fn data_untracked(&mut self) -> &mut [T] {
         &mut self.data
     }
 
@@ -319,8 +333,10 @@ impl<T> SparseSet<T> {
         self.dense.iter().copied().zip(self.data.iter())
     }
 
-    /// `(entity, &mut component)` pairs in dense order.
+    /// `(entity, &mut component)` pairs in dense order. Marks every
+    /// component changed when the type is tracked.
     pub fn iter_mut(&mut self) -> impl ExactSizeIterator<Item = (Entity, &mut T)> {
+        change::ticks_marked_all(&mut self.changes);
         self.dense.iter().copied().zip(self.data.iter_mut())
     }
 
@@ -353,10 +369,13 @@ impl<T> SparseSet<T> {
     }
 
     /// `entity`'s component, mutable. Only this exact handle matches
-    /// (generations are compared).
+    /// (generations are compared). Marks it changed when the type is
+    /// tracked.
     #[inline]
     pub fn get_mut(&mut self, entity: Entity) -> Option<&mut T> {
-        self.dense_index(entity).map(|i| &mut self.data[i])
+        let i = self.dense_index(entity)?;
+        change::ticks_marked(&mut self.changes, i);
+        Some(&mut self.data[i])
     }
 
     /// Stores `value` for `entity`. Returns the value it replaces when
@@ -403,11 +422,13 @@ impl<T> SparseSet<T> {
                 };
                 return Err(InsertError { error, value });
             }
+            change::ticks_marked(&mut self.changes, i);
             return Ok(Some(std::mem::replace(&mut self.data[i], value)));
         }
         *slot = len as u32;
         self.dense.push(entity);
         self.data.push(value);
+        change::ticks_pushed(&mut self.changes);
         self.runs.changed(len, len + 1);
         Ok(None)
     }
@@ -447,6 +468,7 @@ impl<T> SparseSet<T> {
         *slot = len as u32;
         self.dense.push(entity);
         self.data.push(value);
+        change::ticks_pushed(&mut self.changes);
     }
 
     /// Logs the positions appended by [`push_new`](Self::push_new) since
@@ -461,6 +483,7 @@ impl<T> SparseSet<T> {
     pub fn remove(&mut self, entity: Entity) -> Option<T> {
         let i = self.dense_index(entity)?;
         self.runs.changed(i, self.dense.len() - 1);
+        change::ticks_swap_removed(&mut self.changes, i, entity);
         self.sparse.clear_slot(entity.index());
         self.dense.swap_remove(i);
         if let Some(&moved) = self.dense.get(i) {
@@ -478,6 +501,7 @@ impl<T> SparseSet<T> {
     /// resumes.
     pub fn clear(&mut self) {
         self.runs.changed_all();
+        change::ticks_cleared(&mut self.changes, &self.dense);
         for entity in self.dense.drain(..) {
             self.sparse.clear_slot(entity.index());
         }
@@ -504,6 +528,7 @@ impl<T> SparseSet<T> {
         self.sparse.heap_bytes()
             + self.dense.capacity() * std::mem::size_of::<Entity>()
             + self.data.capacity() * std::mem::size_of::<T>()
+            + change::ticks_heap_bytes(&self.changes)
     }
 
     /// Splits the set into its lookup parts and a raw pointer to the

@@ -104,6 +104,7 @@
 
 mod access;
 mod builder;
+mod change_param;
 mod condition;
 mod context;
 mod error;
@@ -117,6 +118,7 @@ mod system;
 mod tick;
 
 pub use access::{ResourceAccess, SubjectKind, SystemAccess, short_name};
+pub use change_param::{LastRun, RemovedComponents};
 pub use builder::{MAX_THREADS, ScheduleBuilder, SetConfig, SystemConfig, SystemId};
 pub use condition::{Condition, FunctionCondition, IntoCondition};
 pub use context::SystemContext;

@@ -68,6 +68,14 @@ impl std::fmt::Debug for LocalState {
 }
 
 impl LocalState {
+    /// This state's value, made with `T::default()` on first use.
+    pub(crate) fn value_or_default<T: Default + Send + 'static>(&mut self) -> &mut T {
+        self.value
+            .get_or_insert_with(|| Box::new(T::default()))
+            .downcast_mut::<T>()
+            .expect("a local slot holds the type of its parameter")
+    }
+
     /// The first `n` child states (one per element of a tuple parameter,
     /// or per parameter of a function), made empty on first use.
     pub fn children(&mut self, n: usize) -> &mut [LocalState] {
@@ -210,6 +218,16 @@ impl<Q: QueryData + 'static, F: QueryFilter + 'static> SystemParam for Query<'_,
 
     fn fetch<'s>(ctx: &'s SystemContext<'_>) -> Result<Self::Item<'s>, SystemError> {
         ctx.query_filtered::<Q, F>().map(Query)
+    }
+
+    /// Change filters and terms compare with the tick of the system's
+    /// previous run (see [`LastRun`](crate::LastRun)).
+    fn fetch_local<'s>(
+        ctx: &'s SystemContext<'_>,
+        local: &'s mut LocalState,
+    ) -> Result<Self::Item<'s>, SystemError> {
+        let since = local.value_or_default::<crate::LastRun>().start(ctx.change_tick());
+        ctx.query_since::<Q, F>(since).map(Query)
     }
 }
 
