@@ -404,7 +404,9 @@ impl Registry {
 
     /// `true` when `T`'s changes are tracked.
     pub fn is_tracking_changes<T: Component>(&self) -> bool {
-        self.pools.get::<T>().is_some_and(SparseSet::is_tracking_changes)
+        self.pools
+            .get::<T>()
+            .is_some_and(SparseSet::is_tracking_changes)
     }
 
     /// Sets how many removals of `T` the log keeps (default
@@ -563,7 +565,11 @@ impl<T> std::fmt::Debug for Removed<'_, T> {
 
 impl<'w, T> Removed<'w, T> {
     fn read(pool: Option<PoolRef<'w, T>>, cursor: &mut RemovedCursor) -> Self {
-        let Some(log) = pool.as_deref().and_then(|p| p.changes.as_deref()).map(|c| &c.removed) else {
+        let Some(log) = pool
+            .as_deref()
+            .and_then(|p| p.changes.as_deref())
+            .map(|c| &c.removed)
+        else {
             return Removed {
                 pool: None,
                 range: 0..0,
@@ -865,7 +871,11 @@ fn ref_at<T>(pool: &SparseSet<T>, i: usize, since: u32) -> ComponentRef<'_, T> {
     let (added, changed, now) = match pool.ticks() {
         Some(t) => (t.added[i], t.changed[i], t.now),
         // Untracked: always new (one tick after a `since` one tick old).
-        None => (since.wrapping_add(1), since.wrapping_add(1), since.wrapping_add(1)),
+        None => (
+            since.wrapping_add(1),
+            since.wrapping_add(1),
+            since.wrapping_add(1),
+        ),
     };
     ComponentRef {
         value: &pool.components()[i],

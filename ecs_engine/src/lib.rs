@@ -50,6 +50,19 @@
 //! with the [`Disabled`] marker ([`Registry::disable`]) keeps its components
 //! but every view skips it unless the query names `Disabled`.
 //!
+//! # Change detection
+//!
+//! Opt-in per component type ([`Registry::track_changes`]; the scheduler
+//! enables it for the types its systems ask about): the [`Added`] and
+//! [`Changed`] filters, the [`Ref`] term (`is_added()`, `is_changed()`),
+//! and the removal log ([`Registry::removed`]), all relative to a change
+//! tick (a system's last run, or one the caller saved:
+//! [`Registry::view_since`]). A tracked pool keeps two `u32` ticks per
+//! component beside its arrays; `&mut T` marks what it hands out, and
+//! [`Untracked`] opts out. Ticks compare modulo 2^32 with a clamped
+//! horizon ([`MAX_CHANGE_AGE`]). Details in the module docs of `change.rs`,
+//! reproduced on [`Added`]'s and [`Changed`]'s pages.
+//!
 //! # Components registered at run time
 //!
 //! Beside Rust types, a registry holds components described at run time by

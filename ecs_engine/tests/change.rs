@@ -192,7 +192,10 @@ fn mut_term_marks_through_blocks_and_lookups() {
 #[test]
 fn par_each_marks() {
     let (mut registry, e, since) = world(if cfg!(miri) { 40 } else { 5000 });
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
     if cfg!(miri) {
         // rayon's pool trips crossbeam-epoch under Miri's Stacked Borrows.
         registry.view_mut::<&mut A>().each(|a| a.0 += 1);
@@ -255,7 +258,11 @@ fn removals_are_logged_once_per_reader() {
     assert_eq!(first.missed(), 0);
     assert_eq!(registry.removed::<A>(&mut late).len(), 5);
     // B is not tracked: nothing logged.
-    assert!(registry.removed::<B>(&mut RemovedCursor::default()).is_empty());
+    assert!(
+        registry
+            .removed::<B>(&mut RemovedCursor::default())
+            .is_empty()
+    );
 }
 
 #[test]
@@ -430,19 +437,24 @@ proptest! {
                         model.removed.push(e);
                     }
                 },
-                Op::GetMut(i) => if let Some(e) = pick(i, &model) {
-                    if let Some(a) = registry.get_mut::<A>(e) {
+                Op::GetMut(i) => {
+                    if let Some(e) = pick(i, &model)
+                        && let Some(a) = registry.get_mut::<A>(e)
+                    {
                         a.0 = a.0.wrapping_add(1);
                         let slot = model.a.get_mut(&e).unwrap();
                         slot.value = a.0;
                         slot.changed = model.now;
                     }
-                },
-                Op::Untracked(i) => if let Some(e) = pick(i, &model) {
-                    if let Some(a) = registry.get_mut_untracked::<A>(e) {
-                        let _ = a.0;
+                }
+                Op::Untracked(i) => {
+                    // A write of the value it holds: not a change.
+                    if let Some(e) = pick(i, &model)
+                        && let Some(a) = registry.get_mut_untracked::<A>(e)
+                    {
+                        a.0 = std::hint::black_box(a.0);
                     }
-                },
+                }
                 Op::ViewWrite(m) => {
                     // Every entity with A and B is handed out (and marked).
                     registry.view_mut::<(&mut A, &B)>().each(|(a, b)| {

@@ -118,8 +118,8 @@ mod system;
 mod tick;
 
 pub use access::{ResourceAccess, SubjectKind, SystemAccess, short_name};
-pub use change_param::{LastRun, RemovedComponents};
 pub use builder::{MAX_THREADS, ScheduleBuilder, SetConfig, SystemConfig, SystemId};
+pub use change_param::{LastRun, RemovedComponents};
 pub use condition::{Condition, FunctionCondition, IntoCondition};
 pub use context::SystemContext;
 pub use error::{BuildError, CycleEdge, RunError, SystemError};
