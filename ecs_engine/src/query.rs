@@ -381,9 +381,10 @@ impl<T> std::fmt::Debug for MutCursor<'_, T> {
     }
 }
 
-// SAFETY: a `MutCursor` stands for `&'a mut [T]` split by entity; sharing it
-// across threads lets each thread build `&mut T` for distinct entities only
-// (the `QueryData::fetch` contract), which is sound when `T: Send + Sync`.
+// SAFETY: a `MutCursor` stands for `&'a mut [T]` (and its `&'a mut [u32]`
+// of ticks) split by entity; sharing it across threads lets each thread
+// build `&mut T` and store ticks for distinct entities only (the
+// `QueryData::fetch` contract), which is sound when `T: Send + Sync`.
 unsafe impl<T: Send + Sync> Send for MutCursor<'_, T> {}
 // SAFETY: see the `Send` impl above.
 unsafe impl<T: Send + Sync> Sync for MutCursor<'_, T> {}

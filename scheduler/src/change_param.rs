@@ -63,14 +63,19 @@ use crate::{LocalState, SystemAccess, SystemContext, SystemError, SystemParam};
 pub struct LastRun(Option<u32>);
 
 impl LastRun {
-    /// The `since` tick for a run at change tick `now` (the previous run's
-    /// tick, or the oldest tick for a first run, so it sees everything),
-    /// and records `now` as the last run.
-    pub fn start(&mut self, now: u32) -> u32 {
-        let since = match self.0 {
+    /// The `since` tick for a run at change tick `now`: the previous
+    /// run's tick, or the oldest tick for a first run (so it sees
+    /// everything) or one past the horizon.
+    pub fn since(&self, now: u32) -> u32 {
+        match self.0 {
             Some(last) if now.wrapping_sub(last) <= MAX_CHANGE_AGE => last,
             _ => now.wrapping_sub(MAX_CHANGE_AGE),
-        };
+        }
+    }
+
+    /// [`since`](Self::since), and records `now` as the last run.
+    pub fn start(&mut self, now: u32) -> u32 {
+        let since = self.since(now);
         self.0 = Some(now);
         since
     }

@@ -254,10 +254,12 @@ impl<Q: QueryData + 'static, F: QueryFilter + 'static> SystemParam for Query<'_,
         ctx: &'s SystemContext<'_>,
         local: &'s mut LocalState,
     ) -> Result<Self::Item<'s>, SystemError> {
-        let since = local
-            .value_or_default::<crate::LastRun>()
-            .start(ctx.change_tick());
-        ctx.query_since::<Q, F>(since).map(Query)
+        let last_run = local.value_or_default::<crate::LastRun>();
+        let now = ctx.change_tick();
+        let view = ctx.query_since::<Q, F>(last_run.since(now))?;
+        // Only a run that got its view has seen the changes.
+        last_run.start(now);
+        Ok(Query(view))
     }
 }
 
