@@ -1066,3 +1066,303 @@ impl<T: Component> QueryData for Untracked<T> {
         <&mut T as QueryData>::access(out);
     }
 }
+
+// --- RefMut<T> -----------------------------------------------------------
+
+/// A query term: `T`, writable, with its change state; unlike `&mut T`, it
+/// marks the component changed only when written through
+/// (`DerefMut`), so a pass that reads most and writes few marks only
+/// those. `is_added()` and `is_changed()` tell the state before this
+/// pass's write.
+///
+/// # Borrows
+///
+/// A write lock on `T`'s pool, as `&mut T`.
+///
+/// # Examples
+///
+/// ```
+/// use ecs_engine::{Changed, Entity, RefMut, Registry};
+///
+/// struct Health(u32);
+///
+/// let mut registry = Registry::new();
+/// registry.track_changes::<Health>();
+/// let a = registry.spawn((Health(5),));
+/// let b = registry.spawn((Health(0),));
+/// let since = registry.change_tick();
+/// registry.advance_change_tick();
+/// registry.view_mut::<RefMut<Health>>().each(|mut h| {
+///     if h.0 == 0 {
+///         h.0 = 10; // marks `b` only
+///     }
+/// });
+/// let changed: Vec<Entity> = registry
+///     .view_since::<(Entity, &Health), Changed<Health>>(since)
+///     .iter()
+///     .map(|(e, _)| e)
+///     .collect();
+/// assert_eq!(changed, vec![b]);
+/// # let _ = a;
+/// ```
+pub struct RefMut<T>(PhantomData<fn() -> T>);
+
+impl<T> std::fmt::Debug for RefMut<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RefMut<{}>", std::any::type_name::<T>())
+    }
+}
+
+/// The item of a [`RefMut<T>`] term: `&mut T` that marks the component
+/// changed on its first write (`DerefMut`), and its change state.
+pub struct ComponentMut<'a, T> {
+    value: &'a mut T,
+    /// The component's changed tick; `None` when the type is untracked.
+    tick: Option<&'a mut u32>,
+    added: u32,
+    changed: u32,
+    since: u32,
+    now: u32,
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for ComponentMut<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ComponentMut")
+            .field("value", &self.value)
+            .field("added", &self.added)
+            .field("changed", &self.changed)
+            .finish()
+    }
+}
+
+impl<T> ComponentMut<'_, T> {
+    /// `true` when the component was added after the view's `since` tick
+    /// (always `true` for an untracked type).
+    pub fn is_added(&self) -> bool {
+        is_newer(self.added, self.since, self.now)
+    }
+
+    /// `true` when the component was added or written after the view's
+    /// `since` tick, before this item was handed out (always `true` for
+    /// an untracked type).
+    pub fn is_changed(&self) -> bool {
+        is_newer(self.changed, self.since, self.now)
+    }
+
+    /// The component, writable, without marking it changed (bevy's
+    /// `bypass_change_detection`).
+    pub fn bypass_change_detection(&mut self) -> &mut T {
+        self.value
+    }
+}
+
+impl<T> Deref for ComponentMut<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.value
+    }
+}
+
+impl<T> std::ops::DerefMut for ComponentMut<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        if let Some(tick) = self.tick.as_deref_mut() {
+            *tick = self.now;
+        }
+        self.value
+    }
+}
+
+/// What a [`RefMut`] term reads per entity: the write-locked pool's parts
+/// and raw pointers to its components and ticks.
+#[doc(hidden)]
+pub struct RefMutCursor<'a, T> {
+    inner: MutCursor<'a, T>,
+    added: *const u32,
+    since: u32,
+}
+
+impl<T> std::fmt::Debug for RefMutCursor<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RefMutCursor").finish_non_exhaustive()
+    }
+}
+
+impl<T> Clone for RefMutCursor<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for RefMutCursor<'_, T> {}
+
+// SAFETY: as `MutCursor` (which this wraps): each thread builds items for
+// distinct entities only (the `QueryData::fetch` contract); the added ticks
+// are only read.
+unsafe impl<T: Send + Sync> Send for RefMutCursor<'_, T> {}
+// SAFETY: see the `Send` impl above.
+unsafe impl<T: Send + Sync> Sync for RefMutCursor<'_, T> {}
+
+/// A block of a [`RefMut`] term: its `&mut T` block and its added ticks.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct RefMutBlock<'a, T> {
+    values: *mut T,
+    changed: *mut u32,
+    added: *const u32,
+    since: u32,
+    now: u32,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+impl<T> Clone for RefMutBlock<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for RefMutBlock<'_, T> {}
+
+/// The item for raw parts at one position.
+///
+/// # Safety
+///
+/// `value` is valid for `'a` and handed out once; `changed` and `added`
+/// are null (untracked) or point to that position's ticks, valid for `'a`
+/// and not touched by anyone else meanwhile.
+#[inline(always)]
+unsafe fn item_mut<'a, T>(
+    value: *mut T,
+    changed: *mut u32,
+    added: *const u32,
+    since: u32,
+    now: u32,
+) -> ComponentMut<'a, T> {
+    let fresh = since.wrapping_add(1);
+    // SAFETY: the caller's contract.
+    unsafe {
+        let (tick, added, changed_tick, now) = if changed.is_null() {
+            (None, fresh, fresh, fresh)
+        } else {
+            let old = *changed;
+            (Some(&mut *changed), *added, old, now)
+        };
+        ComponentMut {
+            value: &mut *value,
+            tick,
+            added,
+            changed: changed_tick,
+            since,
+            now,
+        }
+    }
+}
+
+impl<T: Component> sealed::SealedQueryData for RefMut<T> {}
+
+impl<T: Component> QueryData for RefMut<T> {
+    type Item<'a> = ComponentMut<'a, T>;
+    type Borrow<'w> = (Option<MappedRwLockWriteGuard<'w, SparseSet<T>>>, u32);
+    type Cursor<'a> = Option<RefMutCursor<'a, T>>;
+    type Block<'a> = RefMutBlock<'a, T>;
+    type Run = Option<usize>;
+    const DRIVES: bool = true;
+
+    fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
+        Ok((registry.write::<T>()?, registry.since()))
+    }
+
+    #[inline]
+    fn cursor<'a>(borrow: &'a mut Self::Borrow<'_>) -> Self::Cursor<'a> {
+        let since = borrow.1;
+        let pool = borrow.0.as_deref_mut()?;
+        let added = match pool.changes.as_deref() {
+            Some(c) => c.added.as_ptr(),
+            None => std::ptr::null(),
+        };
+        Some(RefMutCursor {
+            inner: MutCursor::of(pool),
+            added,
+            since,
+        })
+    }
+
+    #[inline]
+    fn driver<'a>(cursor: Self::Cursor<'a>) -> Option<Driver<'a>> {
+        <&mut T as QueryData>::driver(cursor.map(|c| c.inner))
+    }
+
+    #[inline]
+    unsafe fn fetch<'a>(
+        cursor: Self::Cursor<'a>,
+        entity: Entity,
+        hint: usize,
+    ) -> Option<Self::Item<'a>> {
+        let c = cursor?;
+        let (dense, sparse, data, ticks, now) = c.inner.parts();
+        let i = SparseSet::<T>::locate(dense, sparse, entity, hint)?;
+        // SAFETY: `i < dense.len()`, the length of the write-locked pool's
+        // components and of its tick arrays (when present); each entity is
+        // fetched once while its item lives (the caller's contract).
+        unsafe {
+            let (changed, added) = if ticks.is_null() {
+                (ticks, c.added)
+            } else {
+                (ticks.add(i), c.added.add(i))
+            };
+            Some(item_mut(data.add(i), changed, added, c.since, now))
+        }
+    }
+
+    fn run(cursor: Self::Cursor<'_>, driver: Driver<'_>) -> Self::Run {
+        <&mut T as QueryData>::run(cursor.map(|c| c.inner), driver)
+    }
+
+    #[inline]
+    fn block<'a>(
+        cursor: Self::Cursor<'a>,
+        run: Self::Run,
+        driver: Driver<'a>,
+        range: Range<usize>,
+    ) -> Option<Self::Block<'a>> {
+        let c = cursor?;
+        let (dense, sparse, data, ticks, now) = c.inner.parts();
+        let start = block_start(dense, sparse, run, driver, range)?;
+        // SAFETY: `block_start` checked that the block lies within
+        // `dense`, whose length is that of the components and the tick
+        // arrays (when present).
+        let (values, changed, added) = unsafe {
+            if ticks.is_null() {
+                (data.add(start), ticks, c.added)
+            } else {
+                (data.add(start), ticks.add(start), c.added.add(start))
+            }
+        };
+        Some(RefMutBlock {
+            values,
+            changed,
+            added,
+            since: c.since,
+            now,
+            _borrow: PhantomData,
+        })
+    }
+
+    #[inline]
+    unsafe fn fetch_block<'a>(block: Self::Block<'a>, k: usize) -> Self::Item<'a> {
+        // SAFETY: `k` is within the block (the caller's contract), each
+        // fetched once while its item lives; the ticks, when present, are
+        // the block's.
+        unsafe {
+            let (changed, added) = if block.changed.is_null() {
+                (block.changed, block.added)
+            } else {
+                (block.changed.add(k), block.added.add(k))
+            };
+            item_mut(block.values.add(k), changed, added, block.since, block.now)
+        }
+    }
+
+    fn access(out: &mut dyn FnMut(ComponentAccess)) {
+        out(ComponentAccess::tracked::<T>(Access::Write));
+    }
+}

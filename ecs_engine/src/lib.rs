@@ -149,8 +149,8 @@ pub use access::Access;
 pub use bundle::{Bundle, SpawnBatch};
 pub use cell::RegistryCell;
 pub use change::{
-    Added, CHECK_INTERVAL, Changed, ComponentRef, MAX_CHANGE_AGE, REMOVED_CAPACITY, Ref, Removed,
-    RemovedCursor, Untracked, is_newer,
+    Added, CHECK_INTERVAL, Changed, ComponentMut, ComponentRef, MAX_CHANGE_AGE, REMOVED_CAPACITY,
+    Ref, RefMut, Removed, RemovedCursor, Untracked, is_newer,
 };
 pub use component::{Component, ComponentAccess, ComponentId, ComponentInfo, ComponentKey};
 pub use descriptor::{ComponentDescriptor, DropFn};
@@ -170,6 +170,6 @@ pub use type_id_map::{TypeIdHasher, TypeIdMap};
 pub use view::{View, ViewIter};
 
 #[doc(hidden)]
-pub use change::{RefBlock, RefCursor};
+pub use change::{RefBlock, RefCursor, RefMutBlock, RefMutCursor};
 #[doc(hidden)]
 pub use query::MutCursor;

@@ -356,6 +356,27 @@ pub struct MutCursor<'a, T> {
 }
 
 impl<'a, T> MutCursor<'a, T> {
+    /// The cursor of a write-locked pool (`change.rs`'s `RefMut`).
+    pub(crate) fn of(pool: &'a mut SparseSet<T>) -> Self {
+        let (ticks, now) = pool.changed_ptr();
+        let (dense, sparse, runs, data) = pool.parts_mut();
+        MutCursor {
+            dense,
+            sparse,
+            runs,
+            data,
+            ticks,
+            now,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Its parts: dense entities, sparse index, components, changed ticks
+    /// (null when untracked) and the current tick.
+    pub(crate) fn parts(self) -> (&'a [Entity], &'a SparseIndex, *mut T, *mut u32, u32) {
+        (self.dense, self.sparse, self.data, self.ticks, self.now)
+    }
+
     /// The same cursor, marking nothing changed (`Untracked<T>`).
     pub(crate) fn untracked(self) -> Self {
         MutCursor {

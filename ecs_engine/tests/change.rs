@@ -4,7 +4,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use ecs_engine::{
-    Added, CHECK_INTERVAL, Changed, Entity, MAX_CHANGE_AGE, Ref, Registry, RemovedCursor,
+    Added, CHECK_INTERVAL, Changed, Entity, MAX_CHANGE_AGE, Ref, RefMut, Registry, RemovedCursor,
     Untracked, is_newer,
 };
 use proptest::prelude::*;
@@ -205,6 +205,47 @@ fn par_each_marks() {
 }
 
 #[test]
+fn ref_mut_marks_on_write_only() {
+    let (mut registry, e, since) = world(1000);
+    // Misalign the second half of `B`: blocks for the first, lookups after.
+    for &entity in &e[500..] {
+        let b = registry.remove::<B>(entity).unwrap();
+        registry.insert(entity, b).unwrap();
+    }
+    registry.get_mut::<A>(e[3]).unwrap().0 = 3;
+    let mut seen_changed = Vec::new();
+    registry
+        .view_mut_since::<(Entity, RefMut<A>, &B), ()>(since)
+        .each(|(entity, mut a, b)| {
+            assert!(!a.is_added());
+            if a.is_changed() {
+                seen_changed.push(entity);
+            }
+            if b.0 % 100 == 7 {
+                a.0 += 1;
+            }
+            a.bypass_change_detection().0 += 0;
+        });
+    assert_eq!(seen_changed, vec![e[3]]);
+    let expect: Vec<Entity> = std::iter::once(e[3])
+        .chain(
+            e.iter()
+                .copied()
+                .filter(|x| registry.get::<B>(*x).unwrap().0 % 100 == 7),
+        )
+        .collect();
+    assert_eq!(sorted(changed_a(&registry, since)), sorted(expect));
+    // Untracked type: always changed, writes fine.
+    let mut plain = Registry::new();
+    plain.spawn((B(1),));
+    plain.view_mut::<RefMut<B>>().each(|mut b| {
+        assert!(b.is_changed() && b.is_added());
+        b.0 = 2;
+    });
+    assert_eq!(plain.view::<&B>().iter().next(), Some(&B(2)));
+}
+
+#[test]
 fn swap_remove_keeps_ticks_in_step() {
     let (mut registry, e, since) = world(6);
     registry.get_mut::<A>(e[5]).unwrap().0 = 50;
@@ -342,6 +383,7 @@ enum Op {
     GetMut(usize),
     Untracked(usize),
     ViewWrite(u32),
+    RefMutWrite(u32),
     Advance,
     /// Runs system `k` (compares its filters with the model).
     Run(usize),
@@ -356,6 +398,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => any::<usize>().prop_map(Op::GetMut),
         1 => any::<usize>().prop_map(Op::Untracked),
         1 => (0..4u32).prop_map(Op::ViewWrite),
+        1 => (0..4u32).prop_map(Op::RefMutWrite),
         3 => Just(Op::Advance),
         3 => (0..3usize).prop_map(Op::Run),
     ]
@@ -464,6 +507,21 @@ proptest! {
                     }
                     for (e, slot) in model.a.iter_mut() {
                         slot.value = registry.get::<A>(*e).unwrap().0;
+                    }
+                }
+                Op::RefMutWrite(m) => {
+                    // Only what is written through is marked.
+                    let mut written = Vec::new();
+                    registry.view_mut::<(Entity, RefMut<A>, &B)>().each(|(e, mut a, b)| {
+                        if b.0 % 4 == m {
+                            a.0 = a.0.wrapping_add(1);
+                            written.push((e, a.0));
+                        }
+                    });
+                    for (e, value) in written {
+                        let slot = model.a.get_mut(&e).unwrap();
+                        slot.value = value;
+                        slot.changed = model.now;
                     }
                 }
                 Op::Advance => {
