@@ -8,7 +8,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use ecs_engine::{Changed, Registry, Untracked};
+use ecs_engine::{Changed, RefMut, Registry, Untracked};
 
 /// Entities in the `simple_iter` cases.
 const ENTITIES: usize = 10_000;
@@ -79,6 +79,13 @@ fn simple_iter(c: &mut Criterion) {
             tracked
                 .view_mut::<(Untracked<Position>, &Velocity)>()
                 .each(|(p, v)| add(&mut p.0, &v.0))
+        })
+    });
+    group.bench_function("registry_tracking_on_ref_mut", |b| {
+        b.iter(|| {
+            tracked
+                .view_mut::<(RefMut<Position>, &Velocity)>()
+                .each(|(mut p, v)| add(&mut p.0, &v.0))
         })
     });
     // A reader's pass: `Changed<Position>` after every position changed.

@@ -40,7 +40,9 @@
 //! [`SparseSet::get_mut`](crate::SparseSet::get_mut),
 //! `components_mut`, `iter_mut` and a replacing insert. Code that writes
 //! without changing the value opts out with [`Untracked<T>`] (a view term)
-//! or [`Registry::get_mut_untracked`].
+//! or [`Registry::get_mut_untracked`]. Where a pass reads many and writes
+//! few, [`RefMut<T>`] marks on `DerefMut` instead (bevy's `Mut<T>`), and
+//! tells the state before the pass ([`ComponentMut::is_changed`]).
 //!
 //! # Wrap-around
 //!

@@ -58,8 +58,8 @@
 //! and the removal log ([`Registry::removed`]), all relative to a change
 //! tick (a system's last run, or one the caller saved:
 //! [`Registry::view_since`]). A tracked pool keeps two `u32` ticks per
-//! component beside its arrays; `&mut T` marks what it hands out, and
-//! [`Untracked`] opts out. Ticks compare modulo 2^32 with a clamped
+//! component beside its arrays; `&mut T` marks what it hands out,
+//! [`RefMut`] marks on write, and [`Untracked`] opts out. Ticks compare modulo 2^32 with a clamped
 //! horizon ([`MAX_CHANGE_AGE`]). Details in the module docs of `change.rs`,
 //! reproduced on [`Added`]'s and [`Changed`]'s pages.
 //!
