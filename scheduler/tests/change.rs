@@ -242,3 +242,46 @@ fn removed_components_per_system() {
         vec![vec![4], vec![0, 1, 2, 3]]
     );
 }
+
+/// `RefMut` in a system: only the components written through it are
+/// reported to a later reader; `RemovedComponents` counts what its log
+/// dropped before a skipped reader came back.
+#[test]
+fn ref_mut_marks_written_only_and_drops_are_counted() {
+    fn heal(mut q: Query<ecs_engine::RefMut<Health>>) {
+        q.each(|mut h| {
+            if h.0 == 0 {
+                h.0 = 10;
+            }
+        });
+    }
+    #[derive(Default)]
+    struct Missed(Vec<(usize, u64)>);
+    fn watch(removed: RemovedComponents<Health>, mut missed: ResMut<Missed>) {
+        missed.0.push((removed.len(), removed.missed()));
+    }
+    let (mut registry, e) = world(4);
+    registry.insert_resource(Missed::default());
+    registry.insert(e[2], Health(0)).unwrap();
+    let mut builder = Schedule::builder();
+    builder.add(heal);
+    builder.add(observer);
+    builder.add(watch).run_if(run_flag);
+    let mut schedule = builder.build(&mut registry).unwrap();
+    registry.set_removed_capacity::<Health>(2);
+    schedule.run(&mut registry, Tick::default()).unwrap();
+    registry.insert(e[1], Health(0)).unwrap();
+    registry.resource_mut::<Run>().unwrap().0 = false;
+    schedule.run(&mut registry, Tick::default()).unwrap();
+    schedule.run(&mut registry, Tick::default()).unwrap();
+    for &entity in &e[..3] {
+        registry.despawn(entity).unwrap();
+    }
+    registry.resource_mut::<Run>().unwrap().0 = true;
+    schedule.run(&mut registry, Tick::default()).unwrap();
+    let seen = &registry.resource::<Seen>().unwrap().0;
+    // First run: all; then `e[1]` (the insert and the heal); then nothing.
+    assert_eq!(seen[..3], [vec![0, 1, 2, 3], vec![1], vec![]]);
+    assert_eq!(registry.get::<Health>(e[3]), Some(&Health(3)));
+    assert_eq!(registry.resource::<Missed>().unwrap().0, [(0, 0), (2, 1)]);
+}
