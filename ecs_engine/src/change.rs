@@ -579,7 +579,8 @@ impl<'w, T> Removed<'w, T> {
             };
         };
         let (first, end) = (log.first, log.end());
-        let from = cursor.next.max(first);
+        // A cursor past the end (one from another registry) reads nothing.
+        let from = cursor.next.clamp(first, end);
         let missed = first.saturating_sub(cursor.next);
         cursor.next = end;
         Removed {

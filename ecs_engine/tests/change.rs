@@ -297,6 +297,10 @@ fn removals_are_logged_once_per_reader() {
     assert_eq!(sorted(first.iter().collect()), sorted(vec![e[2], e[3]]));
     assert_eq!(first.missed(), 0);
     assert_eq!(registry.removed::<A>(&mut late).len(), 5);
+    // A cursor from another registry, past this log's end: nothing.
+    let mut fresh = Registry::new();
+    fresh.track_changes::<A>();
+    assert!(fresh.removed::<A>(&mut early).is_empty());
     // B is not tracked: nothing logged.
     assert!(
         registry
