@@ -356,7 +356,7 @@ pub struct MutCursor<'a, T> {
 }
 
 impl<'a, T> MutCursor<'a, T> {
-    /// The cursor of a write-locked pool (`change.rs`'s `RefMut`).
+    /// The cursor of a write-locked pool.
     pub(crate) fn of(pool: &'a mut SparseSet<T>) -> Self {
         let (ticks, now) = pool.changed_ptr();
         let (dense, sparse, runs, data) = pool.parts_mut();
@@ -426,18 +426,7 @@ impl<T: Component> QueryData for &mut T {
 
     #[inline]
     fn cursor<'a>(borrow: &'a mut Self::Borrow<'_>) -> Self::Cursor<'a> {
-        let pool = borrow.as_deref_mut()?;
-        let (ticks, now) = pool.changed_ptr();
-        let (dense, sparse, runs, data) = pool.parts_mut();
-        Some(MutCursor {
-            dense,
-            sparse,
-            runs,
-            data,
-            ticks,
-            now,
-            _borrow: PhantomData,
-        })
+        Some(MutCursor::of(borrow.as_deref_mut()?))
     }
 
     #[inline]
