@@ -631,7 +631,9 @@ impl<'w, T> Removed<'w, T> {
 /// # Borrows
 ///
 /// A read lock on `T`'s pool: a query that writes `T` cannot take this
-/// filter (refused like [`With`](crate::With)).
+/// filter (refused like [`With`](crate::With); a schedule refuses such a
+/// system at build). To write the components that changed, take
+/// [`RefMut<T>`] and test [`ComponentMut::is_changed`].
 ///
 /// # Examples
 ///
