@@ -52,6 +52,10 @@ pub mod prelude {
     };
 
     pub use crate::{Engine, EngineBuilder, EngineError, InputProducer, InputSender, SystemHandle};
+
+    // Change detection (issue 15).
+    pub use ecs_engine::{Added, Changed, Ref, RefMut, Untracked};
+    pub use scheduler::RemovedComponents;
 }
 
 /// The README's examples, compiled and run as doc tests.

@@ -71,6 +71,11 @@ impl<'w> RegistryCell<'w> {
         }
     }
 
+    /// The lock-only handle (for `change.rs`).
+    pub(crate) fn locked(&self) -> Locked<'w> {
+        self.registry
+    }
+
     /// Borrows the pools of `Q` (read or write locks).
     ///
     /// # Errors

@@ -163,6 +163,11 @@ pub struct ComponentAccess {
     /// `None` for a run-time component, whose pool exists from its
     /// registration.
     pub register: Option<fn(&mut Registry) -> ComponentId>,
+    /// Starts tracking the type's changes in a registry
+    /// ([`Registry::track_changes`]): set by the change filters and terms
+    /// ([`Added`](crate::Added), [`Changed`](crate::Changed),
+    /// [`Ref`](crate::Ref)), so the scheduler enables tracking at build.
+    pub track: Option<fn(&mut Registry)>,
 }
 
 impl ComponentAccess {
@@ -173,6 +178,16 @@ impl ComponentAccess {
             name: Cow::Borrowed(type_name::<T>()),
             access,
             register: Some(Registry::register::<T>),
+            track: None,
+        }
+    }
+
+    /// `access` to the Rust type `T`, whose changes the registry must
+    /// track (a change filter or term).
+    pub fn tracked<T: Component>(access: Access) -> Self {
+        ComponentAccess {
+            track: Some(Registry::track_changes::<T>),
+            ..Self::of::<T>(access)
         }
     }
 
@@ -184,6 +199,7 @@ impl ComponentAccess {
             name: name.into(),
             access,
             register: None,
+            track: None,
         }
     }
 }

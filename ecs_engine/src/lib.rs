@@ -50,6 +50,19 @@
 //! with the [`Disabled`] marker ([`Registry::disable`]) keeps its components
 //! but every view skips it unless the query names `Disabled`.
 //!
+//! # Change detection
+//!
+//! Opt-in per component type ([`Registry::track_changes`]; the scheduler
+//! enables it for the types its systems ask about): the [`Added`] and
+//! [`Changed`] filters, the [`Ref`] term (`is_added()`, `is_changed()`),
+//! and the removal log ([`Registry::removed`]), all relative to a change
+//! tick (a system's last run, or one the caller saved:
+//! [`Registry::view_since`]). A tracked pool keeps two `u32` ticks per
+//! component beside its arrays; `&mut T` marks what it hands out,
+//! [`RefMut`] marks on write, and [`Untracked`] opts out. Ticks compare modulo 2^32 with a clamped
+//! horizon ([`MAX_CHANGE_AGE`]). Details in the module docs of `change.rs`,
+//! reproduced on [`Added`]'s and [`Changed`]'s pages.
+//!
 //! # Components registered at run time
 //!
 //! Beside Rust types, a registry holds components described at run time by
@@ -110,6 +123,7 @@ mod access;
 mod blob_pool;
 mod bundle;
 mod cell;
+mod change;
 mod component;
 mod descriptor;
 mod disabled;
@@ -135,6 +149,10 @@ mod view;
 pub use access::Access;
 pub use bundle::{Bundle, SpawnBatch};
 pub use cell::RegistryCell;
+pub use change::{
+    Added, CHECK_INTERVAL, Changed, ComponentMut, ComponentRef, MAX_CHANGE_AGE, REMOVED_CAPACITY,
+    Ref, RefMut, Removed, RemovedCursor, Untracked, is_newer,
+};
 pub use component::{Component, ComponentAccess, ComponentId, ComponentInfo, ComponentKey};
 pub use descriptor::{ComponentDescriptor, DropFn};
 pub use disabled::Disabled;
@@ -154,5 +172,7 @@ pub use sparse_set::{PAGE_LEN, SparseSet};
 pub use type_id_map::{TypeIdHasher, TypeIdMap};
 pub use view::{View, ViewIter};
 
+#[doc(hidden)]
+pub use change::{RefBlock, RefCursor, RefMutBlock, RefMutCursor};
 #[doc(hidden)]
 pub use query::MutCursor;

@@ -25,6 +25,8 @@ use crate::{Entity, SparseSet};
 #[derive(Clone, Copy)]
 pub struct Locked<'w> {
     registry: &'w Registry,
+    /// The tick change filters and terms compare with (`change.rs`).
+    since: u32,
 }
 
 impl std::fmt::Debug for Locked<'_> {
@@ -38,7 +40,8 @@ impl std::fmt::Debug for Locked<'_> {
 impl<'w> Locked<'w> {
     /// The locks of an exclusively borrowed registry: any lock may be taken.
     pub(crate) fn exclusive(registry: &'w mut Registry) -> Self {
-        Locked { registry }
+        let since = registry.change_tick().wrapping_sub(1);
+        Locked { registry, since }
     }
 
     /// The locks of a shared registry, for read-only views
@@ -47,7 +50,25 @@ impl<'w> Locked<'w> {
     /// for a write lock), so the unlocked reads of other `&Registry` users
     /// meet no writer.
     pub(crate) fn shared(registry: &'w Registry) -> Self {
-        Locked { registry }
+        let since = registry.change_tick().wrapping_sub(1);
+        Locked { registry, since }
+    }
+
+    /// The same locks, with change filters comparing with `since`.
+    pub(crate) fn with_since(self, since: u32) -> Self {
+        Locked { since, ..self }
+    }
+
+    /// The tick change filters and terms compare with: by default the one
+    /// before the current change tick.
+    pub(crate) fn since(self) -> u32 {
+        self.since
+    }
+
+    /// The registry's change tick (no lock guards it: it only advances
+    /// through `&mut Registry`).
+    pub(crate) fn change_tick(self) -> u32 {
+        self.registry.change_tick()
     }
 
     /// Read-locks `T`'s pool; `Ok(None)` when `T` has no pool.

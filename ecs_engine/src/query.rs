@@ -17,7 +17,7 @@ use crate::locked::Locked;
 use crate::sparse_set::{RUN_CACHE_SLOTS, RunCache, RunInfo, SparseIndex};
 use crate::{Access, Component, ComponentAccess, EcsError, Entity, SparseSet};
 
-mod sealed {
+pub(crate) mod sealed {
     pub trait SealedQueryData {}
     pub trait SealedQueryFilter {}
     /// Only this crate says which queries are read-only: `Registry::view`
@@ -156,7 +156,7 @@ fn run_start(
 /// [`whole_run_start`], computed once per pass), if the pool holds exactly
 /// those entities in that order there.
 #[inline]
-fn block_start(
+pub(crate) fn block_start(
     dense: &[Entity],
     sparse: &SparseIndex,
     whole: Option<usize>,
@@ -348,7 +348,42 @@ pub struct MutCursor<'a, T> {
     sparse: &'a SparseIndex,
     runs: &'a RunInfo,
     data: *mut T,
+    /// The pool's changed ticks (null when untracked), and the tick to
+    /// stamp on every fetch (`change.rs`).
+    ticks: *mut u32,
+    now: u32,
     _borrow: PhantomData<&'a mut [T]>,
+}
+
+impl<'a, T> MutCursor<'a, T> {
+    /// The cursor of a write-locked pool.
+    pub(crate) fn of(pool: &'a mut SparseSet<T>) -> Self {
+        let (ticks, now) = pool.changed_ptr();
+        let (dense, sparse, runs, data) = pool.parts_mut();
+        MutCursor {
+            dense,
+            sparse,
+            runs,
+            data,
+            ticks,
+            now,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Its parts: dense entities, sparse index, components, changed ticks
+    /// (null when untracked) and the current tick.
+    pub(crate) fn parts(self) -> (&'a [Entity], &'a SparseIndex, *mut T, *mut u32, u32) {
+        (self.dense, self.sparse, self.data, self.ticks, self.now)
+    }
+
+    /// The same cursor, marking nothing changed (`Untracked<T>`).
+    pub(crate) fn untracked(self) -> Self {
+        MutCursor {
+            ticks: std::ptr::null_mut(),
+            ..self
+        }
+    }
 }
 
 impl<T> Clone for MutCursor<'_, T> {
@@ -367,9 +402,10 @@ impl<T> std::fmt::Debug for MutCursor<'_, T> {
     }
 }
 
-// SAFETY: a `MutCursor` stands for `&'a mut [T]` split by entity; sharing it
-// across threads lets each thread build `&mut T` for distinct entities only
-// (the `QueryData::fetch` contract), which is sound when `T: Send + Sync`.
+// SAFETY: a `MutCursor` stands for `&'a mut [T]` (and its `&'a mut [u32]`
+// of ticks) split by entity; sharing it across threads lets each thread
+// build `&mut T` and store ticks for distinct entities only (the
+// `QueryData::fetch` contract), which is sound when `T: Send + Sync`.
 unsafe impl<T: Send + Sync> Send for MutCursor<'_, T> {}
 // SAFETY: see the `Send` impl above.
 unsafe impl<T: Send + Sync> Sync for MutCursor<'_, T> {}
@@ -380,7 +416,7 @@ impl<T: Component> QueryData for &mut T {
     type Item<'a> = &'a mut T;
     type Borrow<'w> = Option<MappedRwLockWriteGuard<'w, SparseSet<T>>>;
     type Cursor<'a> = Option<MutCursor<'a, T>>;
-    type Block<'a> = *mut T;
+    type Block<'a> = (*mut T, *mut u32, u32);
     type Run = Option<usize>;
     const DRIVES: bool = true;
 
@@ -390,14 +426,7 @@ impl<T: Component> QueryData for &mut T {
 
     #[inline]
     fn cursor<'a>(borrow: &'a mut Self::Borrow<'_>) -> Self::Cursor<'a> {
-        let (dense, sparse, runs, data) = borrow.as_deref_mut()?.parts_mut();
-        Some(MutCursor {
-            dense,
-            sparse,
-            runs,
-            data,
-            _borrow: PhantomData,
-        })
+        Some(MutCursor::of(borrow.as_deref_mut()?))
     }
 
     #[inline]
@@ -416,8 +445,13 @@ impl<T: Component> QueryData for &mut T {
         // SAFETY: `i < dense.len() == data.len()` (the sparse set's
         // invariant), `data` comes from the write-locked pool borrowed for
         // `'a`, and the caller fetches each entity (so each `i`) at most once
-        // while its item lives, so no two `&mut T` alias.
-        Some(unsafe { &mut *c.data.add(i) })
+        // while its item lives, so no two `&mut T` alias; the ticks array
+        // (when there is one) has the same length, and its position `i`
+        // belongs to this fetch alike.
+        unsafe {
+            crate::change::mark(c.ticks, i, c.now);
+            Some(&mut *c.data.add(i))
+        }
     }
 
     fn run(cursor: Self::Cursor<'_>, driver: Driver<'_>) -> Self::Run {
@@ -435,16 +469,28 @@ impl<T: Component> QueryData for &mut T {
         let c = cursor?;
         let start = block_start(c.dense, c.sparse, run, driver, range)?;
         // SAFETY: `block_start` checked `start + len <= dense.len()`, which
-        // equals the component count, so the offset stays in the buffer.
-        Some(unsafe { c.data.add(start) })
+        // equals the component count and the tick count, so the offsets
+        // stay in their buffers.
+        unsafe {
+            let ticks = if c.ticks.is_null() {
+                c.ticks
+            } else {
+                c.ticks.add(start)
+            };
+            Some((c.data.add(start), ticks, c.now))
+        }
     }
 
     #[inline]
     unsafe fn fetch_block<'a>(block: Self::Block<'a>, k: usize) -> Self::Item<'a> {
         // SAFETY: `k` is within the block, whose components belong to the
         // pool write-locked for `'a`; each `k` is fetched once while its
-        // item lives (the caller's contract), so no two `&mut T` alias.
-        unsafe { &mut *block.add(k) }
+        // item lives (the caller's contract), so no two `&mut T` alias;
+        // the same holds for the block's ticks, when it has them.
+        unsafe {
+            crate::change::mark(block.1, k, block.2);
+            &mut *block.0.add(k)
+        }
     }
 
     fn access(out: &mut dyn FnMut(ComponentAccess)) {

@@ -58,6 +58,8 @@ pub struct Registry {
     /// Set by the first `set_parent`: until then despawn skips the
     /// hierarchy's bookkeeping (no pool lookup).
     pub(crate) has_hierarchy: bool,
+    /// The change tick and the tracked types (`change.rs`).
+    pub(crate) change: crate::change::ChangeClock,
 }
 
 /// The value [`Registry::try_insert`] refused, with the reason.

@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::Mutex;
 
+use crate::change::{self, ChangeTicks};
 use crate::unwind::FirstPanic;
 use crate::{EcsError, Entity, InsertError};
 
@@ -139,6 +140,8 @@ pub struct SparseSet<T> {
     dense: Vec<Entity>,
     data: Vec<T>,
     runs: RunInfo,
+    /// Change ticks and removal log, when the type is tracked (`change.rs`).
+    pub(crate) changes: Option<Box<ChangeTicks>>,
 }
 
 /// What views need to join this set with a driving set by position without
@@ -308,18 +311,21 @@ impl<T> Default for SparseSet<T> {
             dense: Vec::new(),
             data: Vec::new(),
             runs: RunInfo::default(),
+            changes: None,
         }
     }
 }
 
 impl<T: Clone> Clone for SparseSet<T> {
-    /// A copy with its own identity (views do not share run caches).
+    /// A copy with its own identity (views do not share run caches) and
+    /// no change tracking.
     fn clone(&self) -> Self {
         SparseSet {
             sparse: self.sparse.clone(),
             dense: self.dense.clone(),
             data: self.data.clone(),
             runs: RunInfo::default(),
+            changes: None,
         }
     }
 }
@@ -355,9 +361,17 @@ impl<T> SparseSet<T> {
     }
 
     /// The components, mutable, in the same order as
-    /// [`entities`](Self::entities).
+    /// [`entities`](Self::entities). Marks every one changed when the
+    /// type is tracked.
     #[inline]
     pub fn components_mut(&mut self) -> &mut [T] {
+        change::ticks_marked_all(&mut self.changes);
+        &mut self.data
+    }
+
+    /// The components, mutable, marking nothing changed.
+    #[inline]
+    pub(crate) fn data_untracked(&mut self) -> &mut [T] {
         &mut self.data
     }
 
@@ -366,8 +380,10 @@ impl<T> SparseSet<T> {
         self.dense.iter().copied().zip(self.data.iter())
     }
 
-    /// `(entity, &mut component)` pairs in dense order.
+    /// `(entity, &mut component)` pairs in dense order. Marks every
+    /// component changed when the type is tracked.
     pub fn iter_mut(&mut self) -> impl ExactSizeIterator<Item = (Entity, &mut T)> {
+        change::ticks_marked_all(&mut self.changes);
         self.dense.iter().copied().zip(self.data.iter_mut())
     }
 
@@ -405,12 +421,17 @@ impl<T> SparseSet<T> {
     }
 
     /// `entity`'s component, mutable. Only this exact handle matches
-    /// (generations are compared).
+    /// (generations are compared). Marks it changed when the type is
+    /// tracked.
     #[inline]
     pub fn get_mut(&mut self, entity: Entity) -> Option<&mut T> {
         let i = self.sparse.get(entity.index())?;
         let (owner, value) = (self.dense.get(i)?, self.data.get_mut(i)?);
-        (*owner == entity).then_some(value)
+        if *owner != entity {
+            return None;
+        }
+        change::ticks_marked(&mut self.changes, i);
+        Some(value)
     }
 
     /// Stores `value` for `entity`. Returns the value it replaces when
@@ -457,11 +478,13 @@ impl<T> SparseSet<T> {
                 };
                 return Err(InsertError { error, value });
             }
+            change::ticks_marked(&mut self.changes, i);
             return Ok(Some(std::mem::replace(&mut self.data[i], value)));
         }
         *slot = len as u32;
         self.dense.push(entity);
         self.data.push(value);
+        change::ticks_pushed(&mut self.changes);
         self.runs.changed(len, len + 1);
         Ok(None)
     }
@@ -501,6 +524,7 @@ impl<T> SparseSet<T> {
         *slot = len as u32;
         self.dense.push(entity);
         self.data.push(value);
+        change::ticks_pushed(&mut self.changes);
     }
 
     /// Appends `value` with no owner yet (the dense arrays are uneven
@@ -524,6 +548,7 @@ impl<T> SparseSet<T> {
             (first..first + count).map(|index| Entity::new(index, std::num::NonZeroU32::MIN)),
         );
         self.sparse.fill(first, count, start);
+        change::ticks_pushed_n(&mut self.changes, count as usize);
         self.runs.pushed(start, self.dense.len());
     }
 
@@ -540,6 +565,7 @@ impl<T> SparseSet<T> {
     pub fn remove(&mut self, entity: Entity) -> Option<T> {
         let i = self.dense_index(entity)?;
         self.runs.changed(i, self.dense.len() - 1);
+        change::ticks_swap_removed(&mut self.changes, i, entity);
         self.sparse.clear_slot(entity.index());
         self.dense.swap_remove(i);
         if let Some(&moved) = self.dense.get(i) {
@@ -558,6 +584,7 @@ impl<T> SparseSet<T> {
     /// resumes.
     pub fn clear(&mut self) {
         self.runs.changed_all();
+        change::ticks_cleared(&mut self.changes, &self.dense);
         for entity in self.dense.drain(..) {
             self.sparse.clear_slot(entity.index());
         }
@@ -582,6 +609,7 @@ impl<T> SparseSet<T> {
         crate::sort::apply_order(order, |a, b| {
             self.dense.swap(a, b);
             self.data.swap(a, b);
+            change::ticks_swapped(&mut self.changes, a, b);
         });
         for (i, entity) in self.dense.iter().enumerate() {
             self.sparse.set(entity.index(), i);
@@ -601,6 +629,7 @@ impl<T> SparseSet<T> {
         self.sparse.heap_bytes()
             + self.dense.capacity() * std::mem::size_of::<Entity>()
             + self.data.capacity() * std::mem::size_of::<T>()
+            + change::ticks_heap_bytes(&self.changes)
     }
 
     /// Splits the set into its lookup parts and a raw pointer to the

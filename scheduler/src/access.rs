@@ -236,7 +236,11 @@ impl SystemAccess {
     /// Adds one component access (merged with an earlier one of that type).
     pub fn add_component(&mut self, new: ComponentAccess) {
         match self.components.iter_mut().find(|c| c.key == new.key) {
-            Some(old) => old.access = old.access.max(new.access),
+            Some(old) => {
+                old.access = old.access.max(new.access);
+                // Change tracking asked by any borrow of the type is kept.
+                old.track = old.track.or(new.track);
+            }
             None => self.components.push(new),
         }
     }
@@ -335,6 +339,9 @@ impl SystemAccess {
         for component in &self.components {
             if let Some(register) = component.register {
                 register(registry);
+            }
+            if let Some(track) = component.track {
+                track(registry);
             }
         }
         for event in &self.events {

@@ -182,6 +182,50 @@ impl<'a> SystemContext<'a> {
             .map_err(|e| self.registry_error(e))
     }
 
+    /// A view over `Q` with filter `F` whose change filters and terms
+    /// ([`Added`](ecs_engine::Added), [`Changed`](ecs_engine::Changed),
+    /// [`Ref`](ecs_engine::Ref)) compare with change tick `since` (a
+    /// [`Query`](crate::Query) passes the tick its system last ran at).
+    ///
+    /// # Errors
+    ///
+    /// As [`query_filtered`](Self::query_filtered).
+    pub fn query_since<Q: QueryData, F: QueryFilter>(
+        &self,
+        since: u32,
+    ) -> Result<View<'_, Q, F>, SystemError> {
+        self.check_components(|out| {
+            Q::access(out);
+            F::access(out);
+        })?;
+        self.cell
+            .view_since::<Q, F>(since)
+            .map_err(|e| self.registry_error(e))
+    }
+
+    /// The registry's change tick for this run (the same for every system
+    /// of a wave).
+    pub fn change_tick(&self) -> u32 {
+        self.cell.change_tick()
+    }
+
+    /// The entities that lost a `T` since `cursor` last read (see
+    /// [`Registry::removed`](ecs_engine::Registry::removed)).
+    ///
+    /// # Errors
+    ///
+    /// [`SystemError::Undeclared`] when the system did not declare reading
+    /// `T`; [`SystemError::Registry`] on a borrow conflict.
+    pub fn removed<T: ecs_engine::Component>(
+        &self,
+        cursor: &mut ecs_engine::RemovedCursor,
+    ) -> Result<ecs_engine::Removed<'_, T>, SystemError> {
+        self.check_components(|out| out(ComponentAccess::of::<T>(Access::Read)))?;
+        self.cell
+            .removed::<T>(cursor)
+            .map_err(|e| self.registry_error(e))
+    }
+
     /// A view over `Q`.
     ///
     /// # Errors

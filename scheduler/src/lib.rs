@@ -104,6 +104,7 @@
 
 mod access;
 mod builder;
+mod change_param;
 mod condition;
 mod context;
 mod error;
@@ -119,6 +120,7 @@ mod tick;
 
 pub use access::{ResourceAccess, SubjectKind, SystemAccess, short_name};
 pub use builder::{MAX_THREADS, ScheduleBuilder, SetConfig, SystemConfig, SystemId};
+pub use change_param::{LastRun, RemovedComponents};
 pub use condition::{Condition, FunctionCondition, IntoCondition};
 pub use context::SystemContext;
 pub use error::{BuildError, CycleEdge, RunError, SystemError};

@@ -68,6 +68,14 @@ impl std::fmt::Debug for LocalState {
 }
 
 impl LocalState {
+    /// This state's value, made with `T::default()` on first use.
+    pub(crate) fn value_or_default<T: Default + Send + 'static>(&mut self) -> &mut T {
+        self.value
+            .get_or_insert_with(|| Box::new(T::default()))
+            .downcast_mut::<T>()
+            .expect("a local slot holds the type of its parameter")
+    }
+
     /// The first `n` child states (one per element of a tuple parameter,
     /// or per parameter of a function), made empty on first use.
     pub fn children(&mut self, n: usize) -> &mut [LocalState] {
@@ -170,6 +178,34 @@ impl<T: Default + Send + 'static> SystemParam for Local<'_, T> {
 /// A `Query` is a registry [`View`] opened on the registry the scheduler
 /// lends for one wave, after the schedule checked, from the system's
 /// declared access, that no system of the same wave writes what it reads.
+///
+/// Its change filters and terms ([`Added`](ecs_engine::Added),
+/// [`Changed`](ecs_engine::Changed), [`Ref`](ecs_engine::Ref)) compare
+/// with the change tick of the system's previous run, kept per parameter
+/// (see [`LastRun`](crate::LastRun) and [`RemovedComponents`](crate::RemovedComponents)):
+/// a system skipped or disabled meanwhile still sees every change since
+/// it last ran; its first run sees everything.
+///
+/// ```
+/// use ecs_engine::{Added, Registry};
+/// use scheduler::{Query, Schedule, Tick};
+///
+/// struct Name(&'static str);
+///
+/// fn greet(mut q: Query<&Name, Added<Name>>) {
+///     q.each(|name| assert_eq!(name.0, "new"));
+/// }
+///
+/// let mut registry = Registry::new();
+/// let mut builder = Schedule::builder();
+/// builder.add(greet);
+/// let mut schedule = builder.build(&mut registry).unwrap();
+/// let e = registry.spawn((Name("new"),));
+/// schedule.run(&mut registry, Tick::default()).unwrap();
+/// // A replace is a change, not an addition: `greet` sees nothing.
+/// registry.insert(e, Name("old")).unwrap();
+/// schedule.run(&mut registry, Tick::default()).unwrap();
+/// ```
 pub struct Query<'s, Q: QueryData, F: QueryFilter = ()>(View<'s, Q, F>);
 
 impl<Q: QueryData, F: QueryFilter> std::fmt::Debug for Query<'_, Q, F> {
@@ -210,6 +246,20 @@ impl<Q: QueryData + 'static, F: QueryFilter + 'static> SystemParam for Query<'_,
 
     fn fetch<'s>(ctx: &'s SystemContext<'_>) -> Result<Self::Item<'s>, SystemError> {
         ctx.query_filtered::<Q, F>().map(Query)
+    }
+
+    /// Change filters and terms compare with the tick of the system's
+    /// previous run (see [`LastRun`](crate::LastRun)).
+    fn fetch_local<'s>(
+        ctx: &'s SystemContext<'_>,
+        local: &'s mut LocalState,
+    ) -> Result<Self::Item<'s>, SystemError> {
+        let last_run = local.value_or_default::<crate::LastRun>();
+        let now = ctx.change_tick();
+        let view = ctx.query_since::<Q, F>(last_run.since(now))?;
+        // Only a run that got its view has seen the changes.
+        last_run.start(now);
+        Ok(Query(view))
     }
 }
 

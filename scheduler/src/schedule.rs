@@ -667,6 +667,9 @@ fn run_waves(
     for (wave_index, (range, timing)) in wave_ranges.iter().zip(wave_timings.iter_mut()).enumerate()
     {
         let wave = &mut slots[range.clone()];
+        // Each wave runs at a change tick of its own, after every earlier
+        // change (`Added`/`Changed` compare with a system's last run).
+        registry.advance_change_tick();
         // Spawns past a buffer's reserve take fresh indices from the
         // buffer's lane: real handles, the same on any thread count.
         between.lanes.open(registry, wave, commands_of);
@@ -684,6 +687,9 @@ fn run_waves(
         timing.wall = start.elapsed();
         let busy: Duration = wave.iter().map(|s| s.last_run).sum();
         timing.idle = (timing.wall * threads as u32).saturating_sub(busy);
+        // The wave's commands land after the tick its systems ran at, so
+        // every system (the wave's own too) sees them on its next run.
+        registry.advance_change_tick();
         let apply_span = tracing::info_span!("apply", wave = wave_index).entered();
         let apply_start = Instant::now();
         // The events the wave's writers sent, in registration order, before
