@@ -305,10 +305,12 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
         )
     }
 
-    /// `true` when `entity` passes the filter and is not skipped as
-    /// disabled (its required components are checked by the fetch).
+    /// `true` when `entity` is alive, passes the filter and is not skipped
+    /// as disabled (its required components are checked by the fetch; a
+    /// query with none, like `Entity`, relies on the alive check).
     fn admits(&self, entity: Entity) -> bool {
-        F::matches(F::cursor(&self.filter), entity, usize::MAX)
+        self.registry.is_alive(entity)
+            && F::matches(F::cursor(&self.filter), entity, usize::MAX)
             && !disabled::cursor(&self.disabled).is_some_and(|d| d.contains(entity))
     }
 
@@ -502,10 +504,8 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
                 });
             }
         }
-        for &entity in &entities {
-            if !self.registry.is_alive(entity) {
-                return Err(EcsError::NoSuchEntity { entity });
-            }
+        if let Some(&entity) = entities.iter().find(|&&e| !self.registry.is_alive(e)) {
+            return Err(EcsError::NoSuchEntity { entity });
         }
         let admitted = entities.map(|entity| self.admits(entity));
         let cursor = Q::cursor(&mut self.query);
@@ -826,5 +826,31 @@ impl<'a, Q: QueryData, F: QueryFilter> Iterator for ViewIter<'a, Q, F> {
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         (0, Some(self.pass.entities.len() - self.next))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{chunk_len, fold_chunk_len};
+
+    fn tasks(len: usize, chunk: usize) -> usize {
+        len.div_ceil(chunk)
+    }
+
+    #[test]
+    fn parallel_chunks_follow_the_entity_and_thread_counts() {
+        assert_eq!(tasks(1_000, chunk_len(1_000, 16)), 16);
+        assert_eq!(tasks(1_000, chunk_len(1_000, 2)), 16);
+        assert_eq!(tasks(100, chunk_len(100, 16)), 2);
+        assert_eq!(tasks(1_000_000, chunk_len(1_000_000, 16)), 128);
+        assert_eq!(tasks(0, chunk_len(0, 4)), 0);
+        assert_eq!(chunk_len(10, 0), 64);
+    }
+
+    #[test]
+    fn fold_chunks_ignore_the_thread_count() {
+        assert_eq!(tasks(1_000, fold_chunk_len(1_000)), 16);
+        assert_eq!(tasks(1_000_000, fold_chunk_len(1_000_000)), 64);
+        assert_eq!(tasks(10, fold_chunk_len(10)), 1);
     }
 }
