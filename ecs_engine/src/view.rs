@@ -113,8 +113,12 @@ pub(crate) fn fold_chunk_len(len: usize) -> usize {
 
 /// `true` when neither the query nor the filter offers a pool to drive a
 /// view, so the alive entities must.
-fn needs_all<Q: QueryData, F: QueryFilter>(query: &mut Q::Borrow<'_>, filter: &F::Borrow<'_>) -> bool {
-    Q::driver(Q::cursor(query)).is_none() && F::driver(F::cursor(filter)).is_none()
+fn needs_all<Q: QueryData, F: QueryFilter>(
+    query: &mut Q::Borrow<'_>,
+    filter: &F::Borrow<'_>,
+) -> bool {
+    // A query with a required term always drives: no run-time check.
+    !Q::DRIVES && Q::driver(Q::cursor(query)).is_none() && F::driver(F::cursor(filter)).is_none()
 }
 
 /// The cursors of one pass: what each fetch reads.
@@ -240,7 +244,8 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
     pub(crate) fn new(registry: Locked<'w>) -> Result<Self, EcsError> {
         let mut query = Q::borrow(registry)?;
         let filter = F::borrow(registry)?;
-        let all = needs_all::<Q, F>(&mut query, &filter).then(|| registry.entities().iter().collect());
+        let all =
+            needs_all::<Q, F>(&mut query, &filter).then(|| registry.entities().iter().collect());
         Ok(View {
             registry,
             query,
@@ -254,7 +259,7 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
     fn filtered<G: QueryFilter>(mut self) -> Result<View<'w, Q, (F, G)>, EcsError> {
         let extra = G::borrow(self.registry)?;
         // The extra filter may offer a pool to drive the view.
-        let all = if G::driver(G::cursor(&extra)).is_some() {
+        let all = if Q::DRIVES || G::driver(G::cursor(&extra)).is_some() {
             None
         } else {
             self.all.take()

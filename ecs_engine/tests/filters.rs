@@ -145,7 +145,10 @@ fn check<Q, Fl>(
     assert_eq!(view.count(), expected.len());
     for &e in handles {
         assert_eq!(view.contains(e), expected.contains(&e), "contains({e})");
-        assert_eq!(view.get(e).map(&entity_of), expected.contains(&e).then_some(e));
+        assert_eq!(
+            view.get(e).map(&entity_of),
+            expected.contains(&e).then_some(e)
+        );
     }
 }
 
@@ -193,7 +196,16 @@ fn check_all(ops: &[Op]) {
             Without<G>,
             (),
             Or<(Without<H>, With<A>)>,
-            Or<(With<D>, With<E>, With<F>, With<A>, With<B>, With<C>, With<G>, With<H>)>,
+            Or<(
+                With<D>,
+                With<E>,
+                With<F>,
+                With<A>,
+                With<B>,
+                With<C>,
+                With<G>,
+                With<H>,
+            )>,
             Without<H>,
         ),
     >(

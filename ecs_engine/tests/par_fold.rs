@@ -26,7 +26,10 @@ fn world(n: u64) -> Registry {
     let mut registry = Registry::new();
     for i in 0..n {
         let sign = if i % 2 == 0 { 1.0 } else { -1.0 };
-        let e = registry.spawn((Value(sign / (i as f64 + 1.0) * 1e10_f64.powi((i % 5) as i32)), Index(i)));
+        let e = registry.spawn((
+            Value(sign / (i as f64 + 1.0) * 1e10_f64.powi((i % 5) as i32)),
+            Index(i),
+        ));
         if i % 7 == 0 {
             registry.insert(e, Skip).unwrap();
         }
@@ -38,11 +41,14 @@ fn world(n: u64) -> Registry {
 }
 
 fn kept(i: u64) -> bool {
-    i % 7 != 0 && i % 11 != 0
+    !i.is_multiple_of(7) && !i.is_multiple_of(11)
 }
 
 #[test]
-#[cfg_attr(miri, ignore = "starts rayon pools (crossbeam-epoch trips Stacked Borrows)")]
+#[cfg_attr(
+    miri,
+    ignore = "starts rayon pools (crossbeam-epoch trips Stacked Borrows)"
+)]
 fn par_fold_gives_the_same_bits_on_1_2_and_8_threads() {
     for n in [0, 1, 63, 64, 65, 1_000, 20_000] {
         let mut registry = world(n);
@@ -61,26 +67,45 @@ fn par_fold_gives_the_same_bits_on_1_2_and_8_threads() {
             })
             .map(|(sum, count, indices)| (sum.to_bits(), count, indices))
             .collect();
-        assert!(results.windows(2).all(|w| w[0] == w[1]), "n = {n}: {results:?}");
+        assert!(
+            results.windows(2).all(|w| w[0] == w[1]),
+            "n = {n}: {results:?}"
+        );
         let expected_count = (0..n).filter(|&i| kept(i)).count() as u64;
         let expected_indices: u64 = (0..n).filter(|&i| kept(i)).sum();
-        assert_eq!((results[0].1, results[0].2), (expected_count, expected_indices), "n = {n}");
+        assert_eq!(
+            (results[0].1, results[0].2),
+            (expected_count, expected_indices),
+            "n = {n}"
+        );
     }
 }
 
 #[test]
-#[cfg_attr(miri, ignore = "starts rayon pools (crossbeam-epoch trips Stacked Borrows)")]
+#[cfg_attr(
+    miri,
+    ignore = "starts rayon pools (crossbeam-epoch trips Stacked Borrows)"
+)]
 fn par_fold_of_an_empty_view_is_init() {
     let mut registry = Registry::new();
-    let got = registry.view_mut::<&mut Value>().par_fold(|| 7, |acc, _| acc + 1, |a, b| a + b);
+    let got = registry
+        .view_mut::<&mut Value>()
+        .par_fold(|| 7, |acc, _| acc + 1, |a, b| a + b);
     assert_eq!(got, 7);
 }
 
 #[test]
-#[cfg_attr(miri, ignore = "starts rayon pools (crossbeam-epoch trips Stacked Borrows)")]
+#[cfg_attr(
+    miri,
+    ignore = "starts rayon pools (crossbeam-epoch trips Stacked Borrows)"
+)]
 fn par_fold_collects_in_dense_order() {
     let registry = world(5_000);
-    let serial: Vec<Entity> = registry.view::<(Entity, &Value)>().iter().map(|(e, _)| e).collect();
+    let serial: Vec<Entity> = registry
+        .view::<(Entity, &Value)>()
+        .iter()
+        .map(|(e, _)| e)
+        .collect();
     for threads in [1, 2, 8] {
         let folded = pool(threads).install(|| {
             registry.view::<(Entity, &Value)>().par_fold(
@@ -100,7 +125,10 @@ fn par_fold_collects_in_dense_order() {
 }
 
 #[test]
-#[cfg_attr(miri, ignore = "starts rayon pools (crossbeam-epoch trips Stacked Borrows)")]
+#[cfg_attr(
+    miri,
+    ignore = "starts rayon pools (crossbeam-epoch trips Stacked Borrows)"
+)]
 fn par_each_init_makes_one_state_per_task_and_visits_each_entity_once() {
     let mut registry = world(3_000);
     let states = AtomicUsize::new(0);
@@ -127,7 +155,10 @@ fn par_each_init_makes_one_state_per_task_and_visits_each_entity_once() {
 }
 
 #[test]
-#[cfg_attr(miri, ignore = "starts rayon pools (crossbeam-epoch trips Stacked Borrows)")]
+#[cfg_attr(
+    miri,
+    ignore = "starts rayon pools (crossbeam-epoch trips Stacked Borrows)"
+)]
 fn a_thousand_entities_on_sixteen_threads_make_sixteen_tasks() {
     let mut registry = Registry::new();
     for i in 0..1_000 {
@@ -135,10 +166,9 @@ fn a_thousand_entities_on_sixteen_threads_make_sixteen_tasks() {
     }
     let tasks = AtomicUsize::new(0);
     pool(16).install(|| {
-        registry.view_mut::<&mut Index>().par_each_init(
-            || tasks.fetch_add(1, Ordering::Relaxed),
-            |_, i| i.0 *= 2,
-        )
+        registry
+            .view_mut::<&mut Index>()
+            .par_each_init(|| tasks.fetch_add(1, Ordering::Relaxed), |_, i| i.0 *= 2)
     });
     assert_eq!(tasks.load(Ordering::Relaxed), 16);
     let sum: u64 = registry.view::<&Index>().iter().map(|i| i.0).sum();

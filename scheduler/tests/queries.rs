@@ -37,7 +37,9 @@ fn entity_only_and_or_filtered_queries_select_the_right_entities() {
     fn players(q: Query<Entity, With<Player>>, mut seen: ResMut<Seen>) {
         seen.0 = q.iter().collect();
     }
-    fn hurt(mut q: Query<&mut Health, (Or<(With<Enemy>, With<Boss>)>, Without<Dead>)>) {
+    /// Enemies and bosses that are not dead.
+    type Targets = (Or<(With<Enemy>, With<Boss>)>, Without<Dead>);
+    fn hurt(mut q: Query<&mut Health, Targets>) {
         q.each(|h| h.0 -= 1);
     }
     let mut registry = Registry::new();
@@ -55,7 +57,10 @@ fn entity_only_and_or_filtered_queries_select_the_right_entities() {
     }
     assert_eq!(registry.resource::<Seen>().unwrap().0, [hero]);
     let health = |e| registry.get::<Health>(e).unwrap().0;
-    assert_eq!([health(hero), health(grunt), health(boss), health(corpse)], [10, 7, 7, 10]);
+    assert_eq!(
+        [health(hero), health(grunt), health(boss), health(corpse)],
+        [10, 7, 7, 10]
+    );
 }
 
 #[test]
@@ -69,7 +74,9 @@ fn has_and_with_declare_reads_so_they_wait_for_writers() {
         q.each(|_| {});
     }
     fn count_shields(q: Query<Has<Shield>>, count: Res<Counter>) {
-        count.0.store(q.iter().filter(|&h| h).count(), Ordering::SeqCst);
+        count
+            .0
+            .store(q.iter().filter(|&h| h).count(), Ordering::SeqCst);
     }
     fn read_health(q: Query<&Health, With<Player>>) {
         let _ = q.count();
@@ -89,7 +96,12 @@ fn has_and_with_declare_reads_so_they_wait_for_writers() {
     // `Has<Shield>` reads Shield: not beside its writer; `give_shields`
     // reads it (Without) and `read_health` reads nothing written.
     let waves = wave_names(&schedule);
-    let wave_of = |name: &str| waves.iter().position(|w| w.iter().any(|n| n == name)).unwrap();
+    let wave_of = |name: &str| {
+        waves
+            .iter()
+            .position(|w| w.iter().any(|n| n == name))
+            .unwrap()
+    };
     assert_ne!(wave_of("write_shields"), wave_of("count_shields"));
     assert_eq!(wave_of("read_health"), 0);
     schedule.run(&mut registry, Tick::default()).unwrap();
@@ -104,7 +116,10 @@ fn get_many_mut_in_a_system_moves_health_between_two_entities() {
     struct Pair(Entity, Entity);
     fn transfer(mut q: Query<&mut Health>, pair: Res<Pair>, mut seen: ResMut<Seen>) {
         let duplicate = q.get_many_mut([pair.0, pair.0]).map(|_| ()).unwrap_err();
-        assert!(matches!(duplicate, EcsError::DuplicateEntity { .. }), "{duplicate}");
+        assert!(
+            matches!(duplicate, EcsError::DuplicateEntity { .. }),
+            "{duplicate}"
+        );
         let [a, b] = q.get_many_mut([pair.0, pair.1]).unwrap();
         a.0 -= 3;
         b.0 += 3;
@@ -124,7 +139,10 @@ fn get_many_mut_in_a_system_moves_health_between_two_entities() {
 }
 
 #[test]
-#[cfg_attr(miri, ignore = "par_fold runs on rayon's pool (crossbeam-epoch trips Stacked Borrows)")]
+#[cfg_attr(
+    miri,
+    ignore = "par_fold runs on rayon's pool (crossbeam-epoch trips Stacked Borrows)"
+)]
 fn par_fold_in_a_system_is_the_same_on_one_and_many_threads() {
     #[derive(Debug, Default)]
     struct Total(u64);
