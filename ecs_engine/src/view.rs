@@ -660,7 +660,7 @@ impl<'w, Q: ReadOnlyQueryData, F: QueryFilter> View<'w, Q, F> {
     ///
     /// A view that writes needs an exclusive borrow to iterate:
     ///
-    /// ```compile_fail
+    /// ```compile_fail,E0596
     /// let mut registry = ecs_engine::Registry::new();
     /// registry.spawn((1u32,));
     /// let view = registry.view_mut::<&mut u32>();
