@@ -28,9 +28,10 @@ use crate::{Component, EcsError, Entity, SparseSet};
 /// reads through `&self` ([`iter`](Self::iter), [`each`](Self::each),
 /// [`get`](Self::get), [`count`](Self::count)); a view that writes does the
 /// same through `&mut self` (the [`ExclusiveView`] methods it dereferences
-/// to), so no two of its passes hand out `&mut T` at once. Entities with the [`Disabled`] marker are skipped
-/// unless the query or filter names `Disabled` (see
-/// [`Registry::disable`](crate::Registry::disable)).
+/// to), so no two of its passes hand out `&mut T` at once.
+///
+/// Entities with the [`Disabled`] marker are skipped unless the query or
+/// filter names `Disabled` (see [`Registry::disable`](crate::Registry::disable)).
 ///
 /// # Borrows
 ///
