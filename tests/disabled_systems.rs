@@ -31,7 +31,6 @@ fn run(threads: usize) -> (World, Census) {
     builder
         .add(
             |tick: Tick, q: Query<(Entity, &Position)>, mut commands: Commands| {
-                let mut q = q;
                 for (e, p) in q.iter() {
                     if p.0 % 3 == 0 {
                         if tick.number.is_multiple_of(2) {
@@ -52,7 +51,7 @@ fn run(threads: usize) -> (World, Census) {
         .named("heal");
     let seen = census.clone();
     builder
-        .add(move |mut all: Query<(&Health, Option<&Disabled>)>| {
+        .add(move |all: Query<(&Health, Option<&Disabled>)>| {
             let total = all.count();
             let disabled = all.iter().filter(|(_, d)| d.is_some()).count();
             seen.lock().unwrap().push((total, disabled));
@@ -109,7 +108,7 @@ fn a_system_counts_only_enabled_entities() {
     registry.disable(a).unwrap();
     let seen = counted.clone();
     let mut builder = Schedule::builder();
-    builder.add(move |mut q: Query<&Health>| {
+    builder.add(move |q: Query<&Health>| {
         seen.store(q.count(), Ordering::SeqCst);
     });
     let mut schedule = builder.build(&mut registry).unwrap();

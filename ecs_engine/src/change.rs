@@ -997,7 +997,15 @@ impl<T: Component> QueryData for Ref<T> {
 }
 
 impl<T: Component> sealed::SealedReadOnly for Ref<T> {}
-impl<T: Component> ReadOnlyQueryData for Ref<T> {}
+impl<T: Component> ReadOnlyQueryData for Ref<T> {
+    #[inline]
+    fn shared_cursor<'a>(borrow: &'a Self::Borrow<'_>) -> Self::Cursor<'a> {
+        RefCursor {
+            pool: borrow.0.as_deref(),
+            since: borrow.1,
+        }
+    }
+}
 
 // --- Untracked<T> --------------------------------------------------------
 

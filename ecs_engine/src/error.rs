@@ -148,4 +148,30 @@ pub enum EcsError {
         /// The refused parent.
         parent: Entity,
     },
+    /// [`View::get_many_mut`](crate::View::get_many_mut) was given one
+    /// handle twice: two `&mut` to the same component would alias.
+    #[error(
+        "get_many_mut: entity {entity} is named twice (positions {first} and {second}); \
+         pass distinct handles"
+    )]
+    DuplicateEntity {
+        /// The repeated handle.
+        entity: Entity,
+        /// Its first position in the array.
+        first: usize,
+        /// Its second position in the array.
+        second: usize,
+    },
+    /// The entity is alive but the view does not visit it: it lacks a
+    /// required component, a filter rejects it, or it is disabled.
+    #[error(
+        "entity {entity} does not match the view `{query}` (a required component \
+         is missing, a filter rejects it, or it is disabled)"
+    )]
+    NotInView {
+        /// The entity asked about.
+        entity: Entity,
+        /// The view's query and filter types.
+        query: Cow<'static, str>,
+    },
 }

@@ -129,6 +129,7 @@ mod descriptor;
 mod disabled;
 mod entity;
 mod error;
+mod filter;
 mod hierarchy;
 mod lanes;
 mod locked;
@@ -158,6 +159,7 @@ pub use descriptor::{ComponentDescriptor, DropFn};
 pub use disabled::Disabled;
 pub use entity::{AllocatorState, AllocatorStateError, Entity, EntityAllocator};
 pub use error::EcsError;
+pub use filter::{Has, Or};
 pub use hierarchy::{
     BreadthFirst, ChildOf, Children, DepthFirst, HierarchyState, HierarchyStateError,
 };
@@ -170,9 +172,11 @@ pub use raw_view::{RawChunk, RawView};
 pub use registry::{EntityChanges, InsertError, Registry};
 pub use sparse_set::{PAGE_LEN, SparseSet};
 pub use type_id_map::{TypeIdHasher, TypeIdMap};
-pub use view::{View, ViewIter};
+pub use view::{ExclusiveView, View, ViewIter};
 
 #[doc(hidden)]
 pub use change::{RefBlock, RefCursor, RefMutBlock, RefMutCursor};
+#[doc(hidden)]
+pub use filter::HasBlock;
 #[doc(hidden)]
 pub use query::MutCursor;

@@ -1,9 +1,12 @@
 //! What a view asks for: [`QueryData`] terms (`&T`, `&mut T`, `Option<Q>`,
-//! [`Entity`] and tuples of them) and [`QueryFilter`]s ([`With`], [`Without`]).
+//! [`Entity`], [`Has`](crate::Has) and tuples of them) and [`QueryFilter`]s
+//! ([`With`], [`Without`], [`Or`](crate::Or) and tuples of them).
 //!
 //! A view borrows every pool its query names (a read lock for `&T`, a write
 //! lock for `&mut T`), picks the smallest pool among the required terms as
-//! the *driver*, walks the driver's dense entities and, for each, looks the
+//! the *driver* (when the query has no required term: the smallest pool a
+//! filter requires, e.g. [`With`]'s; when neither has one: every alive
+//! entity), walks the driver's dense entities and, for each, looks the
 //! entity up in the other pools in O(1). The lookup first tries the same
 //! dense position as in the driver, so pools that hold the same entities in
 //! the same order are joined without touching their sparse arrays.
@@ -36,8 +39,9 @@ pub(crate) mod sealed {
 /// - [`Entity`]: yields the entity's handle;
 /// - tuples of up to 12 queries.
 ///
-/// A query needs at least one required term (`&T` or `&mut T`) to drive the
-/// iteration; one without is rejected at compile time. The same component
+/// A query with no required term (`Entity`, `Option<&T>`, [`Has<T>`](crate::Has))
+/// is driven by its filter's pools (`(Entity, With<T>)` walks `T`'s pool),
+/// or, when the filter requires no pool either, by every alive entity. The same component
 /// twice with a write (`(&mut A, &A)`) cannot be proven distinct at compile
 /// time on stable Rust: it is refused when the view is created (a panic from
 /// `Registry::view_mut`, an error from `RegistryCell::view`).
@@ -131,6 +135,17 @@ impl<'a> Driver<'a> {
         }
     }
 
+    /// A driver that is no pool (the alive entities of a view with no
+    /// required term): the pools' run caches are not used for it.
+    pub(crate) fn unpooled(entities: &'a [Entity]) -> Self {
+        Driver {
+            entities,
+            id: 0,
+            revision: 0,
+            runs: None,
+        }
+    }
+
     const EMPTY: Driver<'static> = Driver {
         entities: &[],
         id: 0,
@@ -186,6 +201,10 @@ pub(crate) fn whole_run_start(
     runs: &RunInfo,
     driver: Driver<'_>,
 ) -> Option<usize> {
+    if driver.runs.is_none() {
+        // Not a pool: no identity to key a cache with.
+        return run_start(dense, sparse, driver.entities, 0);
+    }
     if runs.id == driver.id {
         return Some(0);
     }
@@ -267,7 +286,13 @@ pub(crate) fn same_run(a: &[Entity], b: &[Entity]) -> bool {
 /// struct Mine(u32);
 /// impl ecs_engine::ReadOnlyQueryData for &mut Mine {}
 /// ```
-pub trait ReadOnlyQueryData: QueryData + sealed::SealedReadOnly {}
+pub trait ReadOnlyQueryData: QueryData + sealed::SealedReadOnly {
+    /// The cursor of a borrow reached through a shared reference: sound
+    /// for read-only terms only, which is what lets read-only views
+    /// iterate and `get` through `&self`.
+    #[doc(hidden)]
+    fn shared_cursor<'a>(borrow: &'a Self::Borrow<'_>) -> Self::Cursor<'a>;
+}
 
 impl<T: Component> sealed::SealedQueryData for &T {}
 
@@ -338,7 +363,12 @@ impl<T: Component> QueryData for &T {
 }
 
 impl<T: Component> sealed::SealedReadOnly for &T {}
-impl<T: Component> ReadOnlyQueryData for &T {}
+impl<T: Component> ReadOnlyQueryData for &T {
+    #[inline]
+    fn shared_cursor<'a>(borrow: &'a Self::Borrow<'_>) -> Self::Cursor<'a> {
+        borrow.as_deref()
+    }
+}
 
 /// The lookup parts of a write-locked pool and a raw pointer to its
 /// components, so a view can hand out `&mut T` for many entities at once.
@@ -558,7 +588,12 @@ impl<Q: QueryData> QueryData for Option<Q> {
 }
 
 impl<Q: ReadOnlyQueryData> sealed::SealedReadOnly for Option<Q> {}
-impl<Q: ReadOnlyQueryData> ReadOnlyQueryData for Option<Q> {}
+impl<Q: ReadOnlyQueryData> ReadOnlyQueryData for Option<Q> {
+    #[inline]
+    fn shared_cursor<'a>(borrow: &'a Self::Borrow<'_>) -> Self::Cursor<'a> {
+        Q::shared_cursor(borrow)
+    }
+}
 
 impl sealed::SealedQueryData for Entity {}
 
@@ -609,7 +644,10 @@ impl QueryData for Entity {
 }
 
 impl sealed::SealedReadOnly for Entity {}
-impl ReadOnlyQueryData for Entity {}
+impl ReadOnlyQueryData for Entity {
+    #[inline]
+    fn shared_cursor<'a>(_: &'a Self::Borrow<'_>) -> Self::Cursor<'a> {}
+}
 
 macro_rules! query_tuple {
     ($($name:ident $index:tt),+) => {
@@ -681,7 +719,12 @@ macro_rules! query_tuple {
         }
 
         impl<$($name: ReadOnlyQueryData),+> sealed::SealedReadOnly for ($($name,)+) {}
-        impl<$($name: ReadOnlyQueryData),+> ReadOnlyQueryData for ($($name,)+) {}
+        impl<$($name: ReadOnlyQueryData),+> ReadOnlyQueryData for ($($name,)+) {
+            #[inline]
+            fn shared_cursor<'a>(borrow: &'a Self::Borrow<'_>) -> Self::Cursor<'a> {
+                ($($name::shared_cursor(&borrow.$index),)+)
+            }
+        }
     };
 }
 
@@ -699,7 +742,38 @@ query_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
 query_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
 
 /// A condition on the visited entities that yields nothing: [`With`],
-/// [`Without`], `()` (no condition) and pairs of filters (both must hold).
+/// [`Without`], [`Or`](crate::Or) (any must hold), `()` (no condition) and
+/// tuples of up to 8 filters (all must hold).
+///
+/// A filter is a per-entity test ([`matches`](Self::matches)) over the
+/// pools it borrows; it may also offer a pool to drive a view whose query
+/// has no required term (`driver`, by default none). [`Or`](crate::Or) and
+/// tuples combine any filters through this trait alone, so a new filter
+/// composes with them unchanged.
+///
+/// # Examples
+///
+/// A tuple of three filters (a view's `.with::<C>()` and `.without::<C>()`
+/// add filters the same way):
+///
+/// ```
+/// use ecs_engine::{Registry, With, Without};
+///
+/// struct Position(f32);
+/// struct Enemy;
+/// struct Flying;
+/// struct Dead;
+///
+/// let mut registry = Registry::new();
+/// registry.spawn((Position(1.0), Enemy, Flying));
+/// registry.spawn((Position(2.0), Enemy, Flying, Dead));
+/// registry.spawn((Position(4.0), Enemy));
+///
+/// let n = registry
+///     .view_filtered::<&Position, (With<Enemy>, With<Flying>, Without<Dead>)>()
+///     .count();
+/// assert_eq!(n, 1);
+/// ```
 pub trait QueryFilter: sealed::SealedQueryFilter {
     #[doc(hidden)]
     type Borrow<'w>;
@@ -715,21 +789,64 @@ pub trait QueryFilter: sealed::SealedQueryFilter {
     #[doc(hidden)]
     fn matches(cursor: Self::Cursor<'_>, entity: Entity, hint: usize) -> bool;
 
+    /// A pool holding every entity the filter can accept (a superset), to
+    /// drive a view whose query has no required term; `None` (the default)
+    /// when the filter cannot bound its entities that way.
+    #[doc(hidden)]
+    #[inline]
+    fn driver<'a>(cursor: Self::Cursor<'a>) -> Option<Driver<'a>> {
+        let _ = cursor;
+        None
+    }
+
     /// Reports every component type the filter reads (its pool is
     /// read-locked while the view lives).
     fn access(out: &mut dyn FnMut(ComponentAccess));
 }
 
 /// QueryFilter: only entities that have component `C` (its value is not borrowed
-/// for the caller, but its pool is read-locked while the view lives).
+/// for the caller, but its pool is read-locked while the view lives). A
+/// query with no required term is driven by `C`'s pool.
+///
+/// # Examples
+///
+/// ```
+/// use ecs_engine::{Entity, Registry, With};
+///
+/// struct Player;
+/// struct Name(&'static str);
+///
+/// let mut registry = Registry::new();
+/// let hero = registry.spawn((Name("hero"), Player));
+/// registry.spawn((Name("rock"),));
+///
+/// let players: Vec<Entity> = registry.view_filtered::<Entity, With<Player>>().iter().collect();
+/// assert_eq!(players, [hero]);
+/// ```
 pub struct With<C>(PhantomData<fn() -> C>);
 
 /// QueryFilter: only entities that do not have component `C` (its pool is
 /// read-locked while the view lives).
+///
+/// # Examples
+///
+/// ```
+/// use ecs_engine::{Registry, Without};
+///
+/// struct Health(i32);
+/// struct Dead;
+///
+/// let mut registry = Registry::new();
+/// registry.spawn((Health(3),));
+/// registry.spawn((Health(0), Dead));
+///
+/// let alive: i32 = registry.view_filtered::<&Health, Without<Dead>>().iter().map(|h| h.0).sum();
+/// assert_eq!(alive, 3);
+/// ```
 pub struct Without<C>(PhantomData<fn() -> C>);
 
 macro_rules! presence_filter {
-    ($filter:ident, $keep_if_present:expr) => {
+    ($filter:ident, $keep_if_present:expr, $drives:expr) => {
         impl<C> std::fmt::Debug for $filter<C> {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 write!(f, "{}<{}>", stringify!($filter), std::any::type_name::<C>())
@@ -757,6 +874,15 @@ macro_rules! presence_filter {
                 present == $keep_if_present
             }
 
+            #[inline]
+            fn driver<'a>(cursor: Self::Cursor<'a>) -> Option<Driver<'a>> {
+                $drives.then(|| {
+                    cursor.map_or(Driver::EMPTY, |pool| {
+                        Driver::of(pool.entities(), pool.lookup_parts().1)
+                    })
+                })
+            }
+
             fn access(out: &mut dyn FnMut(ComponentAccess)) {
                 out(ComponentAccess::of::<C>(Access::Read));
             }
@@ -764,8 +890,8 @@ macro_rules! presence_filter {
     };
 }
 
-presence_filter!(With, true);
-presence_filter!(Without, false);
+presence_filter!(With, true, true);
+presence_filter!(Without, false, false);
 
 impl sealed::SealedQueryFilter for () {}
 
@@ -786,30 +912,4 @@ impl QueryFilter for () {
     }
 
     fn access(_: &mut dyn FnMut(ComponentAccess)) {}
-}
-
-impl<F: QueryFilter, G: QueryFilter> sealed::SealedQueryFilter for (F, G) {}
-
-impl<F: QueryFilter, G: QueryFilter> QueryFilter for (F, G) {
-    type Borrow<'w> = (F::Borrow<'w>, G::Borrow<'w>);
-    type Cursor<'a> = (F::Cursor<'a>, G::Cursor<'a>);
-
-    fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
-        Ok((F::borrow(registry)?, G::borrow(registry)?))
-    }
-
-    #[inline]
-    fn cursor<'a>(borrow: &'a Self::Borrow<'_>) -> Self::Cursor<'a> {
-        (F::cursor(&borrow.0), G::cursor(&borrow.1))
-    }
-
-    #[inline]
-    fn matches(cursor: Self::Cursor<'_>, entity: Entity, hint: usize) -> bool {
-        F::matches(cursor.0, entity, hint) && G::matches(cursor.1, entity, hint)
-    }
-
-    fn access(out: &mut dyn FnMut(ComponentAccess)) {
-        F::access(out);
-        G::access(out);
-    }
 }

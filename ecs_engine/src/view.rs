@@ -3,13 +3,13 @@
 //! ([`View::par_each`]).
 
 use std::fmt;
-use std::ops::Range;
+use std::ops::{Deref, DerefMut, Range};
 
 use rayon::prelude::*;
 
 use crate::disabled::{self, Disabled, DisabledBorrow};
 use crate::locked::Locked;
-use crate::query::{Driver, QueryData, QueryFilter, With, Without};
+use crate::query::{Driver, QueryData, QueryFilter, ReadOnlyQueryData, With, Without};
 use crate::{Component, EcsError, Entity, SparseSet};
 
 /// The pools of a query `Q`, borrowed (locked) for as long as the view
@@ -19,9 +19,19 @@ use crate::{Component, EcsError, Entity, SparseSet};
 /// [`RegistryCell::view`](crate::RegistryCell::view). Iteration walks the
 /// smallest pool among the query's required terms, in its dense order, and
 /// visits every entity that has all required components and passes the
-/// filter exactly once. Entities with the [`Disabled`] marker are skipped
-/// unless the query or filter names `Disabled` (see
-/// [`Registry::disable`](crate::Registry::disable)).
+/// filter exactly once. A query with no required term (`Entity`,
+/// `Option<&T>`, [`Has<T>`](crate::Has)) walks the smallest pool its filter
+/// requires (`With<T>`'s), or every alive entity when the filter requires
+/// none.
+///
+/// A read-only view (a [`ReadOnlyQueryData`] query) iterates, counts and
+/// reads through `&self` ([`iter`](Self::iter), [`each`](Self::each),
+/// [`get`](Self::get), [`count`](Self::count)); a view that writes does the
+/// same through `&mut self` (the [`ExclusiveView`] methods it dereferences
+/// to), so no two of its passes hand out `&mut T` at once.
+///
+/// Entities with the [`Disabled`] marker are skipped unless the query or
+/// filter names `Disabled` (see [`Registry::disable`](crate::Registry::disable)).
 ///
 /// # Borrows
 ///
@@ -60,6 +70,9 @@ pub struct View<'w, Q: QueryData, F: QueryFilter = ()> {
     query: Q::Borrow<'w>,
     filter: F::Borrow<'w>,
     disabled: DisabledBorrow<'w>,
+    /// The alive entities, which drive a view whose query and filter have
+    /// no pool to drive it; `None` otherwise.
+    all: Option<Vec<Entity>>,
 }
 
 impl<Q: QueryData, F: QueryFilter> fmt::Debug for View<'_, Q, F> {
@@ -75,6 +88,39 @@ impl<Q: QueryData, F: QueryFilter> fmt::Debug for View<'_, Q, F> {
 /// hold the driver's entities at the same positions, and then joins the
 /// block by position, with no lookup.
 const BLOCK: usize = 512;
+
+/// The fewest driver positions a parallel task walks (below this, a task
+/// costs more to schedule than its walk).
+const MIN_CHUNK: usize = 64;
+
+/// Driver positions per task of a parallel walk over `len` positions on
+/// `threads` threads: about 8 tasks per thread (for balance), each of at
+/// least [`MIN_CHUNK`] positions; 1,000 entities on 16 threads make 16
+/// tasks of 63.
+pub(crate) fn chunk_len(len: usize, threads: usize) -> usize {
+    len.div_ceil(threads.max(1) * 8).max(MIN_CHUNK)
+}
+
+/// The most tasks of a [`View::par_fold`]: its chunks depend on the
+/// entity count only, never on the thread count, so its result does not
+/// either.
+const FOLD_TASKS: usize = 64;
+
+/// Driver positions per chunk of a [`View::par_fold`] over `len`
+/// positions (independent of the thread count).
+pub(crate) fn fold_chunk_len(len: usize) -> usize {
+    len.div_ceil(FOLD_TASKS).max(MIN_CHUNK)
+}
+
+/// `true` when neither the query nor the filter offers a pool to drive a
+/// view, so the alive entities must.
+fn needs_all<Q: QueryData, F: QueryFilter>(
+    query: &mut Q::Borrow<'_>,
+    filter: &F::Borrow<'_>,
+) -> bool {
+    // A query with a required term always drives: no run-time check.
+    !Q::DRIVES && Q::driver(Q::cursor(query)).is_none() && F::driver(F::cursor(filter)).is_none()
+}
 
 /// The cursors of one pass: what each fetch reads.
 struct Pass<'a, Q: QueryData, F: QueryFilter> {
@@ -99,13 +145,37 @@ impl<Q: QueryData, F: QueryFilter> Clone for Pass<'_, Q, F> {
 impl<Q: QueryData, F: QueryFilter> Copy for Pass<'_, Q, F> {}
 
 impl<'a, Q: QueryData, F: QueryFilter> Pass<'a, Q, F> {
+    /// The pass of a query cursor (made by the caller, through a shared or
+    /// an exclusive borrow of the query's pools) with the view's other
+    /// borrows.
+    fn new(
+        query: Q::Cursor<'a>,
+        filter: &'a F::Borrow<'_>,
+        all: Option<&'a [Entity]>,
+        disabled: &'a DisabledBorrow<'_>,
+    ) -> Self {
+        let filter = F::cursor(filter);
+        let driver = Q::driver(query)
+            .or_else(|| F::driver(filter))
+            .unwrap_or_else(|| Driver::unpooled(all.unwrap_or_default()));
+        Pass {
+            query,
+            filter,
+            driver,
+            run: Q::run(query, driver),
+            entities: driver.entities,
+            disabled: disabled::cursor(disabled),
+        }
+    }
+
     /// Calls `f` for every matching entity at the driver positions `range`
     /// (at most one block).
     ///
     /// # Safety
     ///
     /// No position of `range` is walked twice in this pass while its items
-    /// live.
+    /// live (vacuous for a [`ReadOnlyQueryData`] query, whose items are
+    /// shared references and copies).
     #[inline]
     unsafe fn walk_block(self, range: Range<usize>, f: &mut impl FnMut(Entity, Q::Item<'a>)) {
         // Two copies of the loop: with nothing disabled, the check folds
@@ -173,23 +243,28 @@ impl<'a, Q: QueryData, F: QueryFilter> Pass<'a, Q, F> {
 impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
     /// Borrows every pool of `Q` and `F`.
     pub(crate) fn new(registry: Locked<'w>) -> Result<Self, EcsError> {
-        const {
-            assert!(
-                Q::DRIVES,
-                "a view needs at least one required component (`&T` or `&mut T`)"
-            )
-        };
+        let mut query = Q::borrow(registry)?;
+        let filter = F::borrow(registry)?;
+        let all =
+            needs_all::<Q, F>(&mut query, &filter).then(|| registry.entities().iter().collect());
         Ok(View {
             registry,
-            query: Q::borrow(registry)?,
-            filter: F::borrow(registry)?,
+            query,
+            filter,
             disabled: disabled::borrow::<Q, F>(registry)?,
+            all,
         })
     }
 
     /// Adds a filter; the extra pool is read-locked.
-    fn filtered<G: QueryFilter>(self) -> Result<View<'w, Q, (F, G)>, EcsError> {
+    fn filtered<G: QueryFilter>(mut self) -> Result<View<'w, Q, (F, G)>, EcsError> {
         let extra = G::borrow(self.registry)?;
+        // The extra filter may offer a pool to drive the view.
+        let all = if Q::DRIVES || G::driver(G::cursor(&extra)).is_some() {
+            None
+        } else {
+            self.all.take()
+        };
         // A filter that names `Disabled` asks for disabled entities.
         let disabled = if disabled::names_disabled::<Entity, G>()? {
             None
@@ -201,6 +276,7 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
             query: self.query,
             filter: (self.filter, extra),
             disabled,
+            all,
         })
     }
 
@@ -227,58 +303,233 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
     }
 
     fn pass(&mut self) -> Pass<'_, Q, F> {
-        let query = Q::cursor(&mut self.query);
-        let driver = Q::driver(query).expect("a driving term, checked at creation");
-        Pass {
-            query,
-            filter: F::cursor(&self.filter),
-            driver,
-            run: Q::run(query, driver),
-            entities: driver.entities,
-            disabled: disabled::cursor(&self.disabled),
-        }
+        Pass::new(
+            Q::cursor(&mut self.query),
+            &self.filter,
+            self.all.as_deref(),
+            &self.disabled,
+        )
     }
 
-    /// Calls `f` with the item of every matching entity.
-    pub fn each<'a>(&'a mut self, mut f: impl FnMut(Q::Item<'a>)) {
-        self.each_with_entity(|_, item| f(item));
-    }
-
-    /// Calls `f` with the handle and the item of every matching entity.
-    pub fn each_with_entity<'a>(&'a mut self, mut f: impl FnMut(Entity, Q::Item<'a>)) {
-        let pass = self.pass();
-        // SAFETY: one walk over the whole driver: each position once.
-        unsafe { pass.walk(0..pass.entities.len(), &mut f) };
-    }
-
-    /// The items of every matching entity, as an iterator.
-    pub fn iter(&mut self) -> ViewIter<'_, Q, F> {
-        ViewIter {
-            pass: self.pass(),
-            next: 0,
-            block_start: 0,
-            block_end: 0,
-            block: None,
-        }
+    /// `true` when `entity` is alive, passes the filter and is not skipped
+    /// as disabled (its required components are checked by the fetch; a
+    /// query with none, like `Entity`, relies on the alive check).
+    fn admits(&self, entity: Entity) -> bool {
+        self.registry.is_alive(entity)
+            && F::matches(F::cursor(&self.filter), entity, usize::MAX)
+            && !disabled::cursor(&self.disabled).is_some_and(|d| d.contains(entity))
     }
 
     /// Calls `f` with the item of every matching entity, in parallel on the
     /// current rayon pool: the driving pool is split into chunks of
-    /// consecutive entities, each chunk run by one task.
+    /// consecutive entities, each chunk run by one task. The chunk size
+    /// follows the entity count and the pool's thread count (about 8
+    /// tasks per thread, at least 64 entities each: 1,000 entities on 16
+    /// threads make 16 tasks).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # // rayon's pool trips crossbeam-epoch under Miri's Stacked Borrows.
+    /// # if cfg!(miri) { return; }
+    /// use ecs_engine::Registry;
+    ///
+    /// struct Position(f32);
+    /// struct Velocity(f32);
+    ///
+    /// let mut registry = Registry::new();
+    /// for i in 0..1_000 {
+    ///     registry.spawn((Position(0.0), Velocity(i as f32)));
+    /// }
+    /// registry
+    ///     .view_mut::<(&mut Position, &Velocity)>()
+    ///     .par_each(|(p, v)| p.0 += v.0);
+    /// let total: f32 = registry.view::<&Position>().iter().map(|p| p.0).sum();
+    /// assert_eq!(total, 499_500.0);
+    /// ```
     pub fn par_each<'a, Fun>(&'a mut self, f: Fun)
     where
         Fun: Fn(Q::Item<'a>) + Send + Sync,
         Q::Cursor<'a>: Send + Sync,
         F::Cursor<'a>: Send + Sync,
     {
+        self.par_each_init(|| (), move |(), item| f(item));
+    }
+
+    /// As [`par_each`](Self::par_each), with a state per task: `init`
+    /// makes one for each chunk of entities (a scratch buffer, a random
+    /// number generator seeded from the chunk, ...), and `f` gets it with
+    /// every item of that chunk. How many states are made depends on the
+    /// entity count and the thread count.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # if cfg!(miri) { return; }
+    /// use ecs_engine::Registry;
+    ///
+    /// struct Path(Vec<u32>);
+    ///
+    /// let mut registry = Registry::new();
+    /// for i in 0..200 {
+    ///     registry.spawn((Path(vec![i, i + 1]),));
+    /// }
+    /// registry.view_mut::<&mut Path>().par_each_init(Vec::new, |scratch: &mut Vec<u32>, path| {
+    ///     scratch.clear();
+    ///     scratch.extend(path.0.iter().rev());
+    ///     path.0.clone_from(scratch);
+    /// });
+    /// assert!(registry.view::<&Path>().iter().all(|p| p.0[0] == p.0[1] + 1));
+    /// ```
+    pub fn par_each_init<'a, S, Init, Fun>(&'a mut self, init: Init, f: Fun)
+    where
+        Init: Fn() -> S + Send + Sync,
+        Fun: Fn(&mut S, Q::Item<'a>) + Send + Sync,
+        Q::Cursor<'a>: Send + Sync,
+        F::Cursor<'a>: Send + Sync,
+    {
         let pass = self.pass();
         let len = pass.entities.len();
-        let chunk = (len / (rayon::current_num_threads() * 8)).max(BLOCK);
+        let chunk = chunk_len(len, rayon::current_num_threads());
         (0..len.div_ceil(chunk)).into_par_iter().for_each(|n| {
             let range = n * chunk..((n + 1) * chunk).min(len);
+            let mut state = init();
             // SAFETY: chunks are disjoint, so each position is walked once.
-            unsafe { pass.walk(range, &mut |_, item| f(item)) };
+            unsafe { pass.walk(range, &mut |_, item| f(&mut state, item)) };
         });
+    }
+
+    /// Folds the items of every matching entity in parallel on the current
+    /// rayon pool: each chunk of consecutive entities is folded with
+    /// `fold`, starting from `init()`, in the driving pool's dense order,
+    /// and the chunks' results are combined with `reduce`, left to right in
+    /// chunk order. `init()` when no entity matches.
+    ///
+    /// Deterministic: the chunks depend on the number of entities in the
+    /// driving pool only (at most 64 chunks of at least 64 entities), never
+    /// on the thread count, and the reduction order is fixed, so the
+    /// result is the same bit for bit on a pool of any size, even for a
+    /// `reduce` that is not associative (floating-point sums). It is equal
+    /// to a serial fold when `fold` and `reduce` agree (an associative
+    /// `reduce` with `init()` as its identity).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # if cfg!(miri) { return; }
+    /// use ecs_engine::Registry;
+    ///
+    /// struct Mass(f64);
+    ///
+    /// let mut registry = Registry::new();
+    /// for i in 1..=1_000 {
+    ///     registry.spawn((Mass(i as f64),));
+    /// }
+    /// let (total, heaviest) = registry.view::<&Mass>().par_fold(
+    ///     || (0.0, 0.0_f64),
+    ///     |(sum, max), m| (sum + m.0, max.max(m.0)),
+    ///     |(s1, m1), (s2, m2)| (s1 + s2, m1.max(m2)),
+    /// );
+    /// assert_eq!((total, heaviest), (500_500.0, 1_000.0));
+    /// ```
+    pub fn par_fold<'a, Acc, Init, Fold, Reduce>(
+        &'a mut self,
+        init: Init,
+        fold: Fold,
+        reduce: Reduce,
+    ) -> Acc
+    where
+        Acc: Send,
+        Init: Fn() -> Acc + Send + Sync,
+        Fold: Fn(Acc, Q::Item<'a>) -> Acc + Send + Sync,
+        Reduce: FnMut(Acc, Acc) -> Acc,
+        Q::Cursor<'a>: Send + Sync,
+        F::Cursor<'a>: Send + Sync,
+    {
+        let pass = self.pass();
+        let len = pass.entities.len();
+        let chunk = fold_chunk_len(len);
+        let parts: Vec<Acc> = (0..len.div_ceil(chunk))
+            .into_par_iter()
+            .map(|n| {
+                let range = n * chunk..((n + 1) * chunk).min(len);
+                let mut acc = Some(init());
+                // SAFETY: chunks are disjoint, so each position is walked once.
+                unsafe {
+                    pass.walk(range, &mut |_, item| {
+                        let so_far = acc.take().expect("refilled after every item");
+                        acc = Some(fold(so_far, item));
+                    });
+                }
+                acc.expect("refilled after every item")
+            })
+            .collect();
+        parts.into_iter().reduce(reduce).unwrap_or_else(init)
+    }
+
+    /// The items of several distinct entities at once (for a query that
+    /// writes: `&mut` to the components of two entities, e.g. to move
+    /// health from one to the other), in the order of `entities`.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::DuplicateEntity`] naming the handle when `entities`
+    /// holds one twice; [`EcsError::NoSuchEntity`] for a handle that is not
+    /// alive; [`EcsError::NotInView`] for an alive entity the view does not
+    /// visit (a required component missing, rejected by the filter, or
+    /// disabled). The first problem in `entities` order is reported.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::{EcsError, Registry};
+    ///
+    /// struct Health(i32);
+    ///
+    /// let mut registry = Registry::new();
+    /// let a = registry.spawn((Health(10),));
+    /// let b = registry.spawn((Health(3),));
+    /// let mut view = registry.view_mut::<&mut Health>();
+    /// let [from, to] = view.get_many_mut([a, b]).unwrap();
+    /// from.0 -= 4;
+    /// to.0 += 4;
+    /// assert!(matches!(view.get_many_mut([a, a]), Err(EcsError::DuplicateEntity { .. })));
+    /// drop(view);
+    /// assert_eq!(registry.get::<Health>(b).unwrap().0, 7);
+    /// ```
+    pub fn get_many_mut<const N: usize>(
+        &mut self,
+        entities: [Entity; N],
+    ) -> Result<[Q::Item<'_>; N], EcsError> {
+        for (second, &entity) in entities.iter().enumerate() {
+            if let Some(first) = entities[..second].iter().position(|&e| e == entity) {
+                return Err(EcsError::DuplicateEntity {
+                    entity,
+                    first,
+                    second,
+                });
+            }
+        }
+        if let Some(&entity) = entities.iter().find(|&&e| !self.registry.is_alive(e)) {
+            return Err(EcsError::NoSuchEntity { entity });
+        }
+        let admitted = entities.map(|entity| self.admits(entity));
+        let cursor = Q::cursor(&mut self.query);
+        let items = std::array::from_fn(|k| {
+            // SAFETY: the handles are distinct, so each entity (one dense
+            // position per pool) is fetched once, and the items borrow
+            // `self` mutably, so no other item of this view lives meanwhile.
+            admitted[k]
+                .then(|| unsafe { Q::fetch(cursor, entities[k], usize::MAX) })
+                .flatten()
+        });
+        if let Some(k) = items.iter().position(Option::is_none) {
+            return Err(EcsError::NotInView {
+                entity: entities[k],
+                query: std::any::type_name::<(Q, F)>().into(),
+            });
+        }
+        Ok(items.map(|item| item.expect("checked above")))
     }
 
     /// Calls `f` with the handle and the item of every matching entity, in
@@ -331,7 +582,7 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
         let pass = self.pass();
         let len = pass.entities.len();
         let threads = rayon::current_num_threads();
-        if threads == 1 || len <= BLOCK {
+        if threads == 1 || len <= MIN_CHUNK {
             // SAFETY: one walk over the whole driver: each position once.
             unsafe {
                 pass.walk(0..len, &mut |entity, item| {
@@ -342,7 +593,7 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
             }
             return;
         }
-        let chunk = (len / (threads * 8)).max(BLOCK);
+        let chunk = chunk_len(len, threads);
         let parts: Vec<Vec<T>> = (0..len.div_ceil(chunk))
             .into_par_iter()
             .map(|n| {
@@ -364,17 +615,141 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
             out.extend(part);
         }
     }
+}
+
+impl<'w, Q: ReadOnlyQueryData, F: QueryFilter> View<'w, Q, F> {
+    fn shared_pass(&self) -> Pass<'_, Q, F> {
+        Pass::new(
+            Q::shared_cursor(&self.query),
+            &self.filter,
+            self.all.as_deref(),
+            &self.disabled,
+        )
+    }
+
+    /// Calls `f` with the item of every matching entity (read-only views;
+    /// a view that writes has [`ExclusiveView::each`]).
+    pub fn each<'a>(&'a self, mut f: impl FnMut(Q::Item<'a>)) {
+        self.each_with_entity(|_, item| f(item));
+    }
+
+    /// Calls `f` with the handle and the item of every matching entity.
+    pub fn each_with_entity<'a>(&'a self, mut f: impl FnMut(Entity, Q::Item<'a>)) {
+        let pass = self.shared_pass();
+        // SAFETY: read-only items never alias a `&mut`.
+        unsafe { pass.walk(0..pass.entities.len(), &mut f) };
+    }
+
+    /// The items of every matching entity, as an iterator (read-only
+    /// views; a view that writes has [`ExclusiveView::iter`]). Several
+    /// iterators may live at once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    ///
+    /// struct Score(u32);
+    ///
+    /// let mut registry = Registry::new();
+    /// registry.spawn((Score(3),));
+    /// registry.spawn((Score(4),));
+    /// let view = registry.view::<&Score>(); // no `mut` needed
+    /// let best = view.iter().map(|s| s.0).max();
+    /// assert_eq!((best, view.count()), (Some(4), 2));
+    /// ```
+    ///
+    /// A view that writes needs an exclusive borrow to iterate:
+    ///
+    /// ```compile_fail,E0596
+    /// let mut registry = ecs_engine::Registry::new();
+    /// registry.spawn((1u32,));
+    /// let view = registry.view_mut::<&mut u32>();
+    /// let first = view.iter().next();
+    /// ```
+    pub fn iter(&self) -> ViewIter<'_, Q, F> {
+        ViewIter::new(self.shared_pass())
+    }
+
+    /// The item of `entity`, if it matches the view.
+    pub fn get(&self, entity: Entity) -> Option<Q::Item<'_>> {
+        if !self.admits(entity) {
+            return None;
+        }
+        // SAFETY: read-only items never alias a `&mut`.
+        unsafe { Q::fetch(Q::shared_cursor(&self.query), entity, usize::MAX) }
+    }
+
+    /// `true` when `entity` matches the view.
+    pub fn contains(&self, entity: Entity) -> bool {
+        self.get(entity).is_some()
+    }
+
+    /// Number of entities the view visits (walks the driving pool);
+    /// disabled entities are not counted unless the query names
+    /// [`Disabled`].
+    pub fn count(&self) -> usize {
+        self.iter().count()
+    }
+}
+
+/// The methods of every [`View`] (those that write included) that hand out
+/// items through an exclusive borrow, so that no two passes of a view that
+/// writes hand out `&mut T` at once. A `View` dereferences to it; a
+/// read-only view has the same methods on `&self` (see [`View::iter`]).
+#[repr(transparent)]
+pub struct ExclusiveView<'w, Q: QueryData, F: QueryFilter = ()>(View<'w, Q, F>);
+
+impl<Q: QueryData, F: QueryFilter> fmt::Debug for ExclusiveView<'_, Q, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl<'w, Q: QueryData, F: QueryFilter> Deref for View<'w, Q, F> {
+    type Target = ExclusiveView<'w, Q, F>;
+
+    fn deref(&self) -> &Self::Target {
+        // SAFETY: `ExclusiveView` is a `repr(transparent)` wrapper of
+        // `View<'w, Q, F>`: same layout, and the reference keeps the
+        // lifetime and mutability of `self`.
+        unsafe { &*std::ptr::from_ref(self).cast::<ExclusiveView<'w, Q, F>>() }
+    }
+}
+
+impl<Q: QueryData, F: QueryFilter> DerefMut for View<'_, Q, F> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        // SAFETY: as in `deref`, for the exclusive reference.
+        unsafe { &mut *std::ptr::from_mut(self).cast::<Self::Target>() }
+    }
+}
+
+impl<'w, Q: QueryData, F: QueryFilter> ExclusiveView<'w, Q, F> {
+    /// Calls `f` with the item of every matching entity.
+    pub fn each<'a>(&'a mut self, mut f: impl FnMut(Q::Item<'a>)) {
+        self.each_with_entity(|_, item| f(item));
+    }
+
+    /// Calls `f` with the handle and the item of every matching entity.
+    pub fn each_with_entity<'a>(&'a mut self, mut f: impl FnMut(Entity, Q::Item<'a>)) {
+        let pass = self.0.pass();
+        // SAFETY: one walk over the whole driver: each position once.
+        unsafe { pass.walk(0..pass.entities.len(), &mut f) };
+    }
+
+    /// The items of every matching entity, as an iterator.
+    pub fn iter(&mut self) -> ViewIter<'_, Q, F> {
+        ViewIter::new(self.0.pass())
+    }
 
     /// The item of `entity`, if it matches the view.
     pub fn get(&mut self, entity: Entity) -> Option<Q::Item<'_>> {
-        if !F::matches(F::cursor(&self.filter), entity, usize::MAX)
-            || disabled::cursor(&self.disabled).is_some_and(|d| d.contains(entity))
-        {
+        if !self.0.admits(entity) {
             return None;
         }
         // SAFETY: one fetch from a fresh cursor; the item borrows `self`
         // mutably, so no other item of this view is alive meanwhile.
-        unsafe { Q::fetch(Q::cursor(&mut self.query), entity, usize::MAX) }
+        unsafe { Q::fetch(Q::cursor(&mut self.0.query), entity, usize::MAX) }
     }
 
     /// `true` when `entity` matches the view.
@@ -406,6 +781,18 @@ impl<Q: QueryData, F: QueryFilter> fmt::Debug for ViewIter<'_, Q, F> {
             .field("position", &self.next)
             .field("len", &self.pass.entities.len())
             .finish()
+    }
+}
+
+impl<'a, Q: QueryData, F: QueryFilter> ViewIter<'a, Q, F> {
+    fn new(pass: Pass<'a, Q, F>) -> Self {
+        ViewIter {
+            pass,
+            next: 0,
+            block_start: 0,
+            block_end: 0,
+            block: None,
+        }
     }
 }
 
@@ -445,5 +832,31 @@ impl<'a, Q: QueryData, F: QueryFilter> Iterator for ViewIter<'a, Q, F> {
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         (0, Some(self.pass.entities.len() - self.next))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{chunk_len, fold_chunk_len};
+
+    fn tasks(len: usize, chunk: usize) -> usize {
+        len.div_ceil(chunk)
+    }
+
+    #[test]
+    fn parallel_chunks_follow_the_entity_and_thread_counts() {
+        assert_eq!(tasks(1_000, chunk_len(1_000, 16)), 16);
+        assert_eq!(tasks(1_000, chunk_len(1_000, 2)), 16);
+        assert_eq!(tasks(100, chunk_len(100, 16)), 2);
+        assert_eq!(tasks(1_000_000, chunk_len(1_000_000, 16)), 128);
+        assert_eq!(tasks(0, chunk_len(0, 4)), 0);
+        assert_eq!(chunk_len(10, 0), 64);
+    }
+
+    #[test]
+    fn fold_chunks_ignore_the_thread_count() {
+        assert_eq!(tasks(1_000, fold_chunk_len(1_000)), 16);
+        assert_eq!(tasks(1_000_000, fold_chunk_len(1_000_000)), 64);
+        assert_eq!(tasks(10, fold_chunk_len(10)), 1);
     }
 }

@@ -55,7 +55,7 @@ fn every_kind_of_walk_skips_disabled_entities() {
         assert_eq!(registry.get::<Position>(e), Some(&Position(moved)));
     }
 
-    let mut view = registry.view::<&Position>();
+    let view = registry.view::<&Position>();
     assert!(view.get(all[0]).is_none());
     assert!(!view.contains(all[0]));
     assert!(view.contains(all[1]));
@@ -129,7 +129,7 @@ fn naming_disabled_asks_for_disabled_entities() {
         registry.view::<&Position>().without::<Disabled>().count(),
         n as usize - disabled
     );
-    let mut view = registry.view::<(&Position, Option<&Disabled>)>();
+    let view = registry.view::<(&Position, Option<&Disabled>)>();
     assert!(view.get(all[0]).is_some_and(|(_, d)| d.is_some()));
 }
 

@@ -398,7 +398,7 @@ fn views_refuse_mut_hierarchy_components() {
         cell.view::<(Entity, &mut Children)>().err(),
         Some(refused(std::any::type_name::<Children>()))
     );
-    assert_eq!(cell.view::<&ChildOf>().map(|mut v| v.count()), Ok(1));
+    assert_eq!(cell.view::<&ChildOf>().map(|v| v.count()), Ok(1));
 }
 
 #[test]

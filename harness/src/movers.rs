@@ -94,7 +94,7 @@ impl StatefulSystem for Spawner {
 
     fn run(
         &mut self,
-        (tick, rules, mut commands, mut positions): <Self::Params as SystemParam>::Item<'_>,
+        (tick, rules, mut commands, positions): <Self::Params as SystemParam>::Item<'_>,
     ) {
         let rules = *rules;
         let mut gone = 0;

@@ -172,8 +172,9 @@ impl<T: Default + Send + 'static> SystemParam for Local<'_, T> {
 
 /// A system parameter: a view over the components of `Q` (e.g.
 /// `Query<(&mut Position, &Velocity)>`), filtered by `F` (e.g.
-/// `Without<Frozen>`). Dereferences to [`View`] (`each`, `iter`,
-/// `par_each`, `get`).
+/// `Without<Frozen>`, `Or<(With<A>, With<B>)>`, or a tuple of up to 8
+/// filters). Dereferences to [`View`] (`each`, `iter`, `get`, `count`,
+/// `get_many_mut`, `par_each`, `par_fold`, ...).
 ///
 /// A `Query` is a registry [`View`] opened on the registry the scheduler
 /// lends for one wave, after the schedule checked, from the system's
@@ -205,6 +206,72 @@ impl<T: Default + Send + 'static> SystemParam for Local<'_, T> {
 /// // A replace is a change, not an addition: `greet` sees nothing.
 /// registry.insert(e, Name("old")).unwrap();
 /// schedule.run(&mut registry, Tick::default()).unwrap();
+/// ```
+///
+/// # Access
+///
+/// Derived from the types: `&T` and `Option<&T>` read `T`, `&mut T` and
+/// `Option<&mut T>` write it; the filters [`With<T>`](ecs_engine::With),
+/// [`Without<T>`](ecs_engine::Without) (inside [`Or`](ecs_engine::Or)s
+/// and tuples too) and the term [`Has<T>`](ecs_engine::Has) *read* `T`:
+/// they read its pool's membership under its lock, so they are ordered
+/// against systems that write `T`, never run beside them. `Entity` touches
+/// nothing.
+///
+/// A read-only query (no `&mut` term) iterates, counts and reads through
+/// `&self`, so its parameter needs no `mut`; one that writes is declared
+/// `mut`.
+///
+/// # Examples
+///
+/// ```
+/// use ecs_engine::{Entity, Has, Or, Registry, With, Without};
+/// use scheduler::{Query, ResMut, Schedule, Tick};
+///
+/// struct Position(f32);
+/// struct Velocity(f32);
+/// struct Frozen;
+/// struct Player;
+/// struct Enemy;
+/// struct Shield;
+///
+/// #[derive(Default)]
+/// struct Report {
+///     players: Vec<Entity>,
+///     shielded: usize,
+///     targets: usize,
+/// }
+///
+/// fn movement(mut q: Query<(&mut Position, &Velocity), Without<Frozen>>) {
+///     q.each(|(p, v)| p.0 += v.0);
+/// }
+///
+/// fn report(
+///     players: Query<Entity, With<Player>>,
+///     shields: Query<Has<Shield>>,
+///     targets: Query<&Position, Or<(With<Player>, With<Enemy>)>>,
+///     mut report: ResMut<Report>,
+/// ) {
+///     report.players = players.iter().collect();
+///     report.shielded = shields.iter().filter(|&has| has).count();
+///     report.targets = targets.count();
+/// }
+///
+/// let mut registry = Registry::new();
+/// registry.insert_resource(Report::default());
+/// let hero = registry.spawn((Position(0.0), Velocity(1.0), Player, Shield));
+/// registry.spawn((Position(0.0), Velocity(1.0), Enemy, Frozen));
+/// registry.spawn((Position(0.0),));
+///
+/// let mut builder = Schedule::builder();
+/// builder.add(movement);
+/// builder.add(report);
+/// let mut schedule = builder.build(&mut registry).unwrap();
+/// schedule.run(&mut registry, Tick::default()).unwrap();
+///
+/// assert_eq!(registry.get::<Position>(hero).unwrap().0, 1.0);
+/// let report = registry.resource::<Report>().unwrap();
+/// assert_eq!((report.players.as_slice(), report.shielded, report.targets), ([hero].as_slice(), 1, 2));
 /// ```
 pub struct Query<'s, Q: QueryData, F: QueryFilter = ()>(View<'s, Q, F>);
 

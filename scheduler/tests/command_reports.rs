@@ -22,7 +22,7 @@ fn tick(number: u64) -> Tick {
 }
 
 /// Despawns each doomed entity, then marks it: the insert is skipped.
-fn despawn_then_mark(mut commands: Commands, mut q: Query<(Entity, &Doomed)>) {
+fn despawn_then_mark(mut commands: Commands, q: Query<(Entity, &Doomed)>) {
     for (e, _) in q.iter() {
         commands.despawn(e);
         commands.insert(e, Mark(1));
@@ -30,7 +30,7 @@ fn despawn_then_mark(mut commands: Commands, mut q: Query<(Entity, &Doomed)>) {
 }
 
 /// Despawns each doomed entity too: skipped, the first system got it.
-fn despawn_again(mut commands: Commands, mut q: Query<(Entity, &Doomed)>) {
+fn despawn_again(mut commands: Commands, q: Query<(Entity, &Doomed)>) {
     for (e, _) in q.iter() {
         commands.despawn(e);
     }

@@ -231,7 +231,7 @@ fn declared_pools_exist_before_the_first_tick() {
     let seen = Arc::new(AtomicUsize::new(usize::MAX));
     let record = seen.clone();
     let mut builder = Schedule::builder();
-    builder.add(move |mut q: Query<&Age>| record.store(q.iter().count(), Ordering::SeqCst));
+    builder.add(move |q: Query<&Age>| record.store(q.iter().count(), Ordering::SeqCst));
     let mut registry = Registry::new();
     let mut schedule = builder.build(&mut registry).unwrap();
     assert!(
@@ -310,14 +310,14 @@ fn simulate(threads: usize, ticks: u64) -> Vec<(u64, u64, u64, Option<u64>, u32)
     fn aging(mut q: Query<&mut Age>) {
         q.each(|a| a.0 += 1);
     }
-    fn reaper(mut q: Query<(Entity, &Position, &Age)>, mut commands: Commands) {
+    fn reaper(q: Query<(Entity, &Position, &Age)>, mut commands: Commands) {
         for (e, p, age) in q.iter() {
             if p.0.abs() > 60.0 || age.0 > 40 {
                 commands.despawn(e);
             }
         }
     }
-    fn unfollow(mut q: Query<(Entity, &Follows)>, mut commands: Commands) {
+    fn unfollow(q: Query<(Entity, &Follows)>, mut commands: Commands) {
         for (e, follows) in q.iter() {
             if follows.0.index() % 3 == 0 {
                 commands.remove::<Follows>(e);

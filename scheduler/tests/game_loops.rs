@@ -70,7 +70,7 @@ fn steer_and_integrate_run_in_registration_order() {
     }
 }
 
-fn build_grid(mut grid: ResMut<Grid>, mut q: Query<&Velocity>) {
+fn build_grid(mut grid: ResMut<Grid>, q: Query<&Velocity>) {
     grid.0 = q.iter().map(|v| v.0).sum();
 }
 
@@ -106,7 +106,7 @@ fn writer(mut q: Query<&mut Health>) {
     q.each(|h| h.0 -= 1);
 }
 
-fn reader(mut shots: ResMut<Grid>, mut q: Query<&Health>) {
+fn reader(mut shots: ResMut<Grid>, q: Query<&Health>) {
     shots.0 = q.iter().map(|h| h.0 as f32).sum();
 }
 

@@ -39,7 +39,7 @@ fn aging(mut q: Query<&mut Age>) {
     q.each(|a| a.0 += 1);
 }
 /// Keeps the population steady: one spawn and one despawn per tick.
-fn churn(tick: Tick, mut q: Query<(Entity, &Age)>, mut commands: Commands) {
+fn churn(tick: Tick, q: Query<(Entity, &Age)>, mut commands: Commands) {
     if let Some((oldest, _)) = q.iter().max_by_key(|(_, a)| a.0) {
         commands.despawn(oldest);
     }

@@ -84,7 +84,7 @@ fn a_spawn_after_a_despawn_only_tick_gets_a_real_handle() {
     }
     impl StatefulSystem for Pulse {
         type Params = (Commands<'static>, Query<'static, (Entity, &'static Parent)>);
-        fn run(&mut self, (mut commands, mut q): (Commands<'_>, Query<'_, (Entity, &Parent)>)) {
+        fn run(&mut self, (mut commands, q): (Commands<'_>, Query<'_, (Entity, &Parent)>)) {
             let existing: Vec<Entity> = q.iter().map(|(e, _)| e).collect();
             if existing.is_empty() {
                 for k in 0..500 {
@@ -136,7 +136,7 @@ impl StatefulSystem for Spawner {
 }
 
 /// Despawns every third parent with its children, so slots are reused.
-fn cull(mut commands: Commands<'_>, mut q: Query<'_, (Entity, &ChildOf)>, tick: Tick) {
+fn cull(mut commands: Commands<'_>, q: Query<'_, (Entity, &ChildOf)>, tick: Tick) {
     q.iter().for_each(|(child, parent)| {
         if (parent.0.index() as u64 + tick.number).is_multiple_of(3) {
             commands.despawn(parent.0);

@@ -136,7 +136,7 @@ fn an_exclusive_system_runs_alone_in_its_place() {
         .named("reads_velocity");
     builder.add(bury).run_if(running);
     builder
-        .add(move |mut q: Query<&Position>| record.store(q.iter().count(), Ordering::SeqCst))
+        .add(move |q: Query<&Position>| record.store(q.iter().count(), Ordering::SeqCst))
         .named("count");
     let mut schedule = builder.build(&mut registry).unwrap();
     // bury conflicts with everything: a wave of its own, in its place.

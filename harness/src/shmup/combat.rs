@@ -118,7 +118,7 @@ impl StatefulSystem for EnemyFire {
 
     fn run(
         &mut self,
-        (tick, rules, mut commands, mut guns, mut ships): <Self::Params as SystemParam>::Item<'_>,
+        (tick, rules, mut commands, mut guns, ships): <Self::Params as SystemParam>::Item<'_>,
     ) {
         let dt = tick.step as f32;
         let enemies = rules.shmup.enemies;
@@ -190,7 +190,7 @@ pub(crate) fn damage(
 /// player who destroyed it. Reads `Hits`, `Bounty`, `Player`; writes
 /// `Score`.
 pub(crate) fn score(
-    mut kills: Query<(&Hits, &crate::components::Bounty)>,
+    kills: Query<(&Hits, &crate::components::Bounty)>,
     mut players: Query<(&Player, &mut Score)>,
 ) {
     let mut points = [0u32; 256];

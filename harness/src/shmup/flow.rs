@@ -168,8 +168,8 @@ impl StatefulSystem for Waves {
 pub(crate) fn cleanup(
     rules: Res<Rules>,
     mut doomed: ResMut<Doomed>,
-    mut dead: Query<(Entity, &Health), ecs_engine::Without<Player>>,
-    mut away: Query<(Entity, &Position), ecs_engine::Without<Player>>,
+    dead: Query<(Entity, &Health), ecs_engine::Without<Player>>,
+    away: Query<(Entity, &Position), ecs_engine::Without<Player>>,
 ) {
     let arena = rules.shmup.arena;
     let (x0, y0) = (-arena.margin, -arena.margin);
