@@ -252,7 +252,7 @@ impl Engine {
     /// use ecs_runtime::prelude::*;
     ///
     /// struct Doomed;
-    /// fn despawn_twice(mut commands: Commands, mut q: Query<(Entity, &Doomed)>) {
+    /// fn despawn_twice(mut commands: Commands, q: Query<(Entity, &Doomed)>) {
     ///     for (e, _) in q.iter() {
     ///         commands.despawn(e);
     ///         commands.despawn(e);

@@ -32,7 +32,7 @@
 //!         q.each(|(_, h)| h.0 -= 1);
 //!     }
 //! }
-//! fn report(mut q: Query<&Health, Changed<Health>>, mut seen: ResMut<Seen>) {
+//! fn report(q: Query<&Health, Changed<Health>>, mut seen: ResMut<Seen>) {
 //!     seen.0.push(q.count());
 //! }
 //!

@@ -46,7 +46,7 @@
 //! fn regen(mut q: Query<&mut Health>) {
 //!     q.each(|h| h.0 += 1);
 //! }
-//! fn report(mut q: Query<(&Position, &Health)>) {
+//! fn report(q: Query<(&Position, &Health)>) {
 //!     assert!(q.iter().all(|(p, h)| p.0 > 0.0 && h.0 > 0));
 //! }
 //!

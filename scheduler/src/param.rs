@@ -193,7 +193,7 @@ impl<T: Default + Send + 'static> SystemParam for Local<'_, T> {
 ///
 /// struct Name(&'static str);
 ///
-/// fn greet(mut q: Query<&Name, Added<Name>>) {
+/// fn greet(q: Query<&Name, Added<Name>>) {
 ///     q.each(|name| assert_eq!(name.0, "new"));
 /// }
 ///

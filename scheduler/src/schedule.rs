@@ -501,7 +501,7 @@ impl Schedule {
     ///
     /// struct Doomed;
     /// // Two despawns of the same entity: the second is skipped.
-    /// fn twice(mut commands: Commands, mut q: Query<(Entity, &Doomed)>) {
+    /// fn twice(mut commands: Commands, q: Query<(Entity, &Doomed)>) {
     ///     for (e, _) in q.iter() {
     ///         commands.despawn(e);
     ///         commands.despawn(e);

@@ -35,7 +35,7 @@ fn writer(mut q: Query<(Entity, &mut Health)>, plan: Res<Plan>) {
     }
 }
 
-fn observer(mut q: Query<(Entity, &Health), Changed<Health>>, mut seen: ResMut<Seen>) {
+fn observer(q: Query<(Entity, &Health), Changed<Health>>, mut seen: ResMut<Seen>) {
     let found = q.iter().map(|(e, _)| e).collect();
     seen.0.push(indices(found));
 }
@@ -174,11 +174,11 @@ fn writes_are_reported_once_to_a_reader() {
 fn commands_are_seen_as_added_by_everyone() {
     #[derive(Default)]
     struct Mine(Vec<usize>);
-    fn spawner(mut c: Commands, mut q: Query<&Health, Added<Health>>, mut mine: ResMut<Mine>) {
+    fn spawner(mut c: Commands, q: Query<&Health, Added<Health>>, mut mine: ResMut<Mine>) {
         mine.0.push(q.count());
         c.spawn((Health(100),));
     }
-    fn added(mut q: Query<(Entity, &Health), Added<Health>>, mut seen: ResMut<SeenAdded>) {
+    fn added(q: Query<(Entity, &Health), Added<Health>>, mut seen: ResMut<SeenAdded>) {
         let found = q.iter().map(|(e, _)| e).collect();
         seen.0.push(indices(found));
     }

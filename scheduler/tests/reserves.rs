@@ -10,7 +10,7 @@ struct Age(u64);
 
 /// Spawns one entity per tick, plus one more every third tick, and
 /// despawns the oldest once five are alive.
-fn churn(tick: Tick, mut commands: Commands, mut ages: Query<(Entity, &Age)>) {
+fn churn(tick: Tick, mut commands: Commands, ages: Query<(Entity, &Age)>) {
     commands.spawn((Age(tick.number),));
     if tick.number.is_multiple_of(3) {
         commands.spawn((Age(tick.number + 100),));
