@@ -481,6 +481,7 @@ impl ScheduleBuilder {
                 None => NameSource::Chosen(system.default_name().into_owned()),
             })
             .collect();
+        let tick_systems = accesses.len();
         let startup: Vec<Slot> = names::assign(&startup_sources)?
             .into_iter()
             .zip(self.startup)
@@ -494,6 +495,7 @@ impl ScheduleBuilder {
                 access.register_pools(registry);
                 Slot {
                     id: SystemId(index),
+                    events_key: tick_systems + index,
                     name,
                     access,
                     system,
@@ -524,6 +526,7 @@ impl ScheduleBuilder {
                 }
                 Slot {
                     id: SystemId(index),
+                    events_key: index,
                     name,
                     access,
                     system: entry.system,
@@ -559,6 +562,11 @@ pub(crate) enum Failure {
 /// A system with everything the executor keeps for it.
 pub(crate) struct Slot {
     pub(crate) id: SystemId,
+    /// The key of the system's event cursors and its place in the order
+    /// its sent events are merged in: its index for a tick system, the
+    /// number of tick systems plus its index for a startup system (so a
+    /// startup reader never shares a cursor with a tick system).
+    pub(crate) events_key: usize,
     pub(crate) name: String,
     pub(crate) access: SystemAccess,
     pub(crate) system: Box<dyn System>,

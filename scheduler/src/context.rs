@@ -68,7 +68,16 @@ impl<'a> SystemContext<'a> {
         self
     }
 
-    /// The running system's registration index.
+    /// Sets the key of the running system's event cursors and of its
+    /// place in the order sent events are merged in (the scheduler's:
+    /// startup systems are numbered after the tick systems).
+    pub(crate) fn with_events_key(mut self, key: usize) -> Self {
+        self.system = key;
+        self
+    }
+
+    /// The running system's registration index (for a startup system run
+    /// by a schedule: the number of tick systems plus its startup index).
     pub fn system_index(&self) -> usize {
         self.system
     }

@@ -101,7 +101,8 @@ impl Slot {
         let _span = tracing::info_span!("system", name = %self.name).entered();
         let start = Instant::now();
         let ctx = SystemContext::new(&self.name, &self.access, cell, &mut self.buffer, tick)
-            .with_system_id(self.id);
+            .with_system_id(self.id)
+            .with_events_key(self.events_key);
         let system = &mut self.system;
         let conditions = &self.conditions;
         let skipped = &mut self.skipped;
@@ -697,7 +698,7 @@ fn run_waves(
         let failed: Vec<usize> = wave
             .iter()
             .filter(|slot| slot.failure.is_some())
-            .map(|slot| slot.id.0)
+            .map(|slot| slot.events_key)
             .collect();
         match stage {
             Stage::Tick => between.events.flush(registry, wave_index, &failed),

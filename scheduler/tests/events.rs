@@ -407,3 +407,25 @@ fn events_sent_by_a_startup_system_of_a_type_no_tick_system_uses_are_kept() {
     assert_eq!(events.iter().collect::<Vec<_>>(), [&LevelLoaded(1)]);
     assert_eq!(events.sent(), 1);
 }
+
+#[test]
+fn a_startup_reader_and_the_first_tick_reader_keep_separate_cursors() {
+    static STARTUP: Mutex<Vec<Ping>> = Mutex::new(Vec::new());
+    fn early(pings: EventReader<'_, Ping>) {
+        STARTUP.lock().extend(pings.iter().copied());
+    }
+    let mut registry = Registry::new();
+    Events::send_to(&mut registry, Ping { from: 9, n: 0 });
+    Events::send_to(&mut registry, Ping { from: 9, n: 1 });
+    let mut builder = Schedule::builder();
+    builder.add_startup(early);
+    // Tick system 0 and startup system 0: once they shared one cursor, so
+    // the startup read hid both pings from the tick reader.
+    let log = builder.add(Log::default()).named("log").id();
+    let mut schedule = builder.build(&mut registry).unwrap();
+    schedule.run(&mut registry, tick(0)).unwrap();
+    let expected = [Ping { from: 9, n: 0 }, Ping { from: 9, n: 1 }];
+    assert_eq!(*STARTUP.lock(), expected);
+    let log = schedule.state::<Log>(log).unwrap();
+    assert_eq!((log.seen.as_slice(), log.missed), (&expected[..], 0));
+}
