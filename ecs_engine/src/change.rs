@@ -920,6 +920,11 @@ impl<T: Component> QueryData for Ref<T> {
     type Run = Option<usize>;
     const DRIVES: bool = true;
 
+    #[inline]
+    fn contains(cursor: Self::Cursor<'_>, entity: Entity, hint: usize) -> bool {
+        <&T as QueryData>::contains(cursor.pool, entity, hint)
+    }
+
     fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
         Ok((registry.read::<T>()?, registry.since()))
     }
@@ -1049,6 +1054,11 @@ impl<T: Component> QueryData for Untracked<T> {
     type Block<'a> = <&'a mut T as QueryData>::Block<'a>;
     type Run = Option<usize>;
     const DRIVES: bool = true;
+
+    #[inline]
+    fn contains(cursor: Self::Cursor<'_>, entity: Entity, hint: usize) -> bool {
+        <&mut T as QueryData>::contains(cursor, entity, hint)
+    }
 
     fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
         <&mut T as QueryData>::borrow(registry)
@@ -1298,6 +1308,11 @@ impl<T: Component> QueryData for RefMut<T> {
     type Block<'a> = RefMutBlock<'a, T>;
     type Run = Option<usize>;
     const DRIVES: bool = true;
+
+    #[inline]
+    fn contains(cursor: Self::Cursor<'_>, entity: Entity, hint: usize) -> bool {
+        <&mut T as QueryData>::contains(cursor.map(|c| c.inner), entity, hint)
+    }
 
     fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
         Ok((registry.write::<T>()?, registry.since()))

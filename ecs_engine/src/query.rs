@@ -55,6 +55,18 @@ pub trait QueryData: sealed::SealedQueryData {
     #[doc(hidden)]
     const DRIVES: bool;
 
+    /// `true` when [`fetch`](Self::fetch) marks what it hands out as
+    /// changed (`&mut T`): a tuple with such a term first checks that
+    /// every term has the entity ([`contains`](Self::contains)), so an
+    /// entity the query does not visit is never marked.
+    #[doc(hidden)]
+    const MARKS: bool = false;
+
+    /// `true` when [`fetch`](Self::fetch) would give `entity` an item;
+    /// reads only (marks nothing).
+    #[doc(hidden)]
+    fn contains(cursor: Self::Cursor<'_>, entity: Entity, hint: usize) -> bool;
+
     #[doc(hidden)]
     fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError>;
 
@@ -304,6 +316,11 @@ impl<T: Component> QueryData for &T {
     type Run = Option<usize>;
     const DRIVES: bool = true;
 
+    #[inline]
+    fn contains(cursor: Self::Cursor<'_>, entity: Entity, hint: usize) -> bool {
+        cursor.is_some_and(|pool| pool.dense_index_hinted(entity, hint).is_some())
+    }
+
     fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
         registry.read::<T>()
     }
@@ -449,6 +466,12 @@ impl<T: Component> QueryData for &mut T {
     type Block<'a> = (*mut T, *mut u32, u32);
     type Run = Option<usize>;
     const DRIVES: bool = true;
+    const MARKS: bool = true;
+
+    #[inline]
+    fn contains(cursor: Self::Cursor<'_>, entity: Entity, hint: usize) -> bool {
+        cursor.is_some_and(|c| SparseSet::<T>::locate(c.dense, c.sparse, entity, hint).is_some())
+    }
 
     fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
         registry.write::<T>()
@@ -537,6 +560,12 @@ impl<Q: QueryData> QueryData for Option<Q> {
     type Block<'a> = Q::Block<'a>;
     type Run = Q::Run;
     const DRIVES: bool = false;
+    const MARKS: bool = Q::MARKS;
+
+    #[inline]
+    fn contains(_: Self::Cursor<'_>, _: Entity, _: usize) -> bool {
+        true
+    }
 
     fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
         Q::borrow(registry)
@@ -605,6 +634,11 @@ impl QueryData for Entity {
     type Run = ();
     const DRIVES: bool = false;
 
+    #[inline]
+    fn contains(_: (), _: Entity, _: usize) -> bool {
+        true
+    }
+
     fn borrow(_: Locked<'_>) -> Result<(), EcsError> {
         Ok(())
     }
@@ -660,6 +694,12 @@ macro_rules! query_tuple {
             type Block<'a> = ($($name::Block<'a>,)+);
             type Run = ($($name::Run,)+);
             const DRIVES: bool = $($name::DRIVES)||+;
+            const MARKS: bool = $($name::MARKS)||+;
+
+            #[inline]
+            fn contains(cursor: Self::Cursor<'_>, entity: Entity, hint: usize) -> bool {
+                $($name::contains(cursor.$index, entity, hint))&&+
+            }
 
             fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
                 Ok(($($name::borrow(registry)?,)+))
@@ -689,6 +729,11 @@ macro_rules! query_tuple {
                 entity: Entity,
                 hint: usize,
             ) -> Option<Self::Item<'a>> {
+                // A term that marks must not mark an entity a later term
+                // turns away: check them all first.
+                if Self::MARKS && !Self::contains(cursor, entity, hint) {
+                    return None;
+                }
                 // SAFETY: forwarded contract; each term has its own pool.
                 unsafe { Some(($($name::fetch(cursor.$index, entity, hint)?,)+)) }
             }

@@ -52,8 +52,6 @@ fn get_many_mut_refusal_marks_nothing() {
 }
 
 #[test]
-#[ignore = "a tuple's fetch marks its `&mut A` before a later term (`&B`) fails: \
-            entities the view does not hand out are reported as changed (query.rs tuple fetch)"]
 fn get_many_mut_not_in_view_marks_nothing() {
     let (mut registry, e, since) = world(3);
     registry.remove::<B>(e[2]).unwrap();
@@ -180,8 +178,6 @@ fn or_of_changed_and_with() {
 }
 
 #[test]
-#[ignore = "the lookup walk fetches `&mut A` (marking it) before `&B` is found missing: \
-            every A is reported changed, not only those visited (query.rs tuple fetch)"]
 fn a_join_marks_only_the_visited() {
     let mut registry = Registry::new();
     registry.track_changes::<A>();
@@ -205,8 +201,6 @@ fn a_join_marks_only_the_visited() {
 }
 
 #[test]
-#[ignore = "`ExclusiveView::contains` and `count` fetch the items, so on a view with `&mut A` \
-            they mark every entity they look at as changed (view.rs contains/count)"]
 fn contains_and_count_do_not_mark() {
     let (mut registry, e, since) = world(3);
     {
