@@ -647,6 +647,11 @@ impl<'w, T> Removed<'w, T> {
 /// QueryFilter: only entities whose `T` was added (inserted, spawned with,
 /// or re-inserted after a removal) after the view's `since` tick.
 ///
+/// Only a tracked `T` knows its ticks: a schedule tracks every type a
+/// system asks about at build; code that uses the registry directly calls
+/// [`Registry::track_changes`] first. For an untracked `T` this filter
+/// keeps every entity that has a `T` (over-reported, never missed).
+///
 /// # Borrows
 ///
 /// A read lock on `T`'s pool: a query that writes `T` cannot take this
@@ -678,6 +683,8 @@ pub struct Added<T>(PhantomData<fn() -> T>);
 
 /// QueryFilter: only entities whose `T` was added or written (through
 /// `&mut T`, `get_mut`, a replacing insert) after the view's `since` tick.
+/// As with [`Added`], an untracked `T` keeps every entity that has one
+/// ([`Registry::track_changes`]).
 ///
 /// # Borrows
 ///

@@ -147,7 +147,7 @@ impl<T: Component> SystemParam for RemovedComponents<'_, T> {
         Err(SystemError::Failed {
             system: ctx.system_name().to_owned(),
             message: format!(
-                "`RemovedComponents<{}>` keeps a cursor per system: use it in a function system or a StatefulSystem",
+                "`RemovedComponents<{}>` keeps a cursor per system: use it in a function system, a run condition or a StatefulSystem",
                 crate::short_name(std::any::type_name::<T>())
             ),
         })
