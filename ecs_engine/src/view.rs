@@ -96,7 +96,7 @@ const MIN_CHUNK: usize = 64;
 /// Driver positions per task of a parallel walk over `len` positions on
 /// `threads` threads: about 8 tasks per thread (for balance), each of at
 /// least [`MIN_CHUNK`] positions; 1,000 entities on 16 threads make 16
-/// tasks of 63.
+/// tasks (15 of 64, one of 40).
 pub(crate) fn chunk_len(len: usize, threads: usize) -> usize {
     len.div_ceil(threads.max(1) * 8).max(MIN_CHUNK)
 }
