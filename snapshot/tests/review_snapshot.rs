@@ -153,3 +153,13 @@ fn garbage_and_empty_inputs_are_errors_that_leave_the_registry() {
     }
 }
 
+
+#[test]
+fn json_read_as_postcard_says_so() {
+    let s = snapshots();
+    let bytes = s.save(&Registry::new(), Format::Json).unwrap();
+    let error = s
+        .load(&mut Registry::new(), &bytes, Format::Postcard)
+        .unwrap_err();
+    assert!(error.to_string().contains("JSON snapshot read as postcard"), "{error}");
+}
