@@ -210,3 +210,40 @@ fn contains_and_count_do_not_mark() {
     }
     assert_eq!(changed_a(&registry, since), Vec::<Entity>::new());
 }
+
+#[test]
+fn every_removal_path_is_logged() {
+    let (mut registry, e, _) = world(8);
+    let mut cursor = RemovedCursor::default();
+    let child = registry.spawn((A(100),));
+    registry.set_parent(child, e[0]).unwrap();
+    // remove_bundle, remove_by_id on a typed component, PoolMut,
+    // visit's EntityChanges, remove_many, despawn_recursive.
+    registry.remove_bundle::<(A, B)>(e[1]).unwrap();
+    let id = registry.register::<A>();
+    assert!(registry.remove_by_id(e[2], id).unwrap());
+    registry.pool_mut::<A>().remove(e[3]).unwrap();
+    registry.visit::<(Entity, &A)>(|entity, _, changes| {
+        if entity == e[4] {
+            changes.remove::<A>();
+        }
+    });
+    let mut some = [e[5]].into_iter();
+    assert_eq!(registry.remove_many::<A>(&mut some).0, 1);
+    registry.despawn_recursive(e[0]).unwrap();
+    let mut lost: Vec<Entity> = registry.removed::<A>(&mut cursor).iter().collect();
+    lost.sort_by_key(|e| e.to_bits());
+    let mut expected = vec![e[0], e[1], e[2], e[3], e[4], e[5], child];
+    expected.sort_by_key(|e| e.to_bits());
+    assert_eq!(lost, expected);
+}
+
+#[test]
+fn pool_mut_insert_replacing_marks_changed() {
+    let (mut registry, e, since) = world(3);
+    let old = registry.pool_mut::<A>().insert(e[2], A(50)).unwrap();
+    assert_eq!(old, Some(A(2)));
+    assert_eq!(changed_a(&registry, since), vec![e[2]]);
+    registry.pool_mut::<A>().get_mut(e[1]).unwrap().0 = 7;
+    assert_eq!(changed_a(&registry, since), vec![e[1], e[2]]);
+}
