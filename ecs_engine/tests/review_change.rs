@@ -247,3 +247,26 @@ fn pool_mut_insert_replacing_marks_changed() {
     registry.pool_mut::<A>().get_mut(e[1]).unwrap().0 = 7;
     assert_eq!(changed_a(&registry, since), vec![e[1], e[2]]);
 }
+
+#[test]
+fn batches_keep_the_tick_arrays_in_step() {
+    let (mut registry, e, since) = world(2);
+    // A batch dropped unread, a reserved batch, then writes at the end.
+    drop(registry.spawn_batch((0..700).map(|i| (A(i),))));
+    let reserved: Vec<Entity> = (0..5).map(|_| registry.reserve_entity().unwrap()).collect();
+    let mut bundles = (0..5).map(|i| (A(i), B(i)));
+    registry
+        .spawn_reserved_batch(&reserved, &mut bundles)
+        .unwrap();
+    assert_eq!(registry.count::<A>(), 707);
+    registry.sort_pools();
+    let last = *reserved.last().unwrap();
+    registry.get_mut::<A>(last).unwrap().0 = 3;
+    let changed = changed_a(&registry, since);
+    assert_eq!(changed.len(), 705);
+    assert!(!changed.contains(&e[0]));
+    let since = registry.change_tick();
+    registry.advance_change_tick();
+    registry.get_mut::<A>(last).unwrap().0 = 4;
+    assert_eq!(changed_a(&registry, since), vec![last]);
+}
