@@ -729,13 +729,29 @@ macro_rules! query_tuple {
                 entity: Entity,
                 hint: usize,
             ) -> Option<Self::Item<'a>> {
-                // A term that marks must not mark an entity a later term
-                // turns away: check them all first.
-                if Self::MARKS && !Self::contains(cursor, entity, hint) {
+                // A term that marks (`&mut T`) must not mark an entity
+                // another term turns away: the other terms are fetched
+                // first (no side effect), and with two terms that mark,
+                // both are checked before either is fetched.
+                let marking = 0 $(+ usize::from($name::MARKS))+;
+                // SAFETY: forwarded contract; each term has its own pool.
+                let first = ($(
+                    if $name::MARKS {
+                        None
+                    } else {
+                        Some(unsafe { $name::fetch(cursor.$index, entity, hint) }?)
+                    },
+                )+);
+                if marking > 1 && !($((!$name::MARKS || $name::contains(cursor.$index, entity, hint)))&&+) {
                     return None;
                 }
-                // SAFETY: forwarded contract; each term has its own pool.
-                unsafe { Some(($($name::fetch(cursor.$index, entity, hint)?,)+)) }
+                Some(($(
+                    match first.$index {
+                        Some(item) => item,
+                        // SAFETY: as above.
+                        None => unsafe { $name::fetch(cursor.$index, entity, hint) }?,
+                    },
+                )+))
             }
 
             fn run(cursor: Self::Cursor<'_>, driver: Driver<'_>) -> Self::Run {

@@ -270,3 +270,36 @@ fn batches_keep_the_tick_arrays_in_step() {
     registry.get_mut::<A>(last).unwrap().0 = 4;
     assert_eq!(changed_a(&registry, since), vec![last]);
 }
+
+#[test]
+fn two_writing_terms_mark_only_when_both_are_there() {
+    let mut registry = Registry::new();
+    registry.track_changes::<A>();
+    registry.track_changes::<B>();
+    let _only_b: Vec<Entity> = (0..10).map(|i| registry.spawn((B(i),))).collect();
+    let a: Vec<Entity> = (0..3).map(|i| registry.spawn((A(i),))).collect();
+    registry.insert(a[2], B(9)).unwrap();
+    let since = registry.change_tick();
+    registry.advance_change_tick();
+    let mut visited = Vec::new();
+    assert!(registry.view_mut::<(Entity, &mut A, &mut B)>().get(a[0]).is_none());
+    registry
+        .view_mut::<(Entity, &mut A, &mut B)>()
+        .each(|(e, _, _)| visited.push(e));
+    assert_eq!(visited, vec![a[2]]);
+    assert_eq!(changed_a(&registry, since), vec![a[2]]);
+    let changed_b: Vec<Entity> = registry
+        .view_since::<Entity, Changed<B>>(since)
+        .iter()
+        .collect();
+    assert_eq!(changed_b, vec![a[2]]);
+    // Nested: the inner tuple writes, the outer term turns it away.
+    let since = registry.change_tick();
+    registry.advance_change_tick();
+    let n = registry
+        .view_mut::<((&mut A, Option<&B>), &B)>()
+        .iter()
+        .count();
+    assert_eq!(n, 1);
+    assert_eq!(changed_a(&registry, since), vec![a[2]]);
+}
