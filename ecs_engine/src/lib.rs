@@ -151,7 +151,7 @@ pub use access::Access;
 pub use bundle::{Bundle, SpawnBatch};
 pub use cell::RegistryCell;
 pub use change::{
-    Added, CHECK_INTERVAL, Changed, ComponentMut, ComponentRef, MAX_CHANGE_AGE, REMOVED_CAPACITY,
+    Added, CHECK_INTERVAL, Changed, ComponentMut, ComponentRef, MAX_CHANGE_AGE, REMOVED_CAPACITY, STALE_AGE,
     Ref, RefMut, Removed, RemovedCursor, Untracked, is_newer,
 };
 pub use component::{Component, ComponentAccess, ComponentId, ComponentInfo, ComponentKey};

@@ -303,3 +303,23 @@ fn two_writing_terms_mark_only_when_both_are_there() {
     assert_eq!(n, 1);
     assert_eq!(changed_a(&registry, since), vec![a[2]]);
 }
+
+/// A change made after a reader's last look must not be lost when both
+/// are older than the horizon (the component's tick clamped, the reader's
+/// `since` too): the doc promises such a reader sees every component.
+#[test]
+fn a_reader_past_the_horizon_sees_clamped_changes() {
+    use ecs_engine::{MAX_CHANGE_AGE, STALE_AGE};
+    let mut registry = Registry::new();
+    registry.track_changes::<A>();
+    let start = registry.change_tick();
+    let a = registry.spawn((A(0),));
+    registry.advance_change_tick();
+    registry.get_mut::<A>(a).unwrap().0 = 1; // after `start`
+    // Far past the horizon: the write's tick is clamped.
+    registry.set_change_tick_for_tests(start.wrapping_add(MAX_CHANGE_AGE + 100));
+    assert_eq!(changed_a(&registry, start), vec![a]);
+    // A first run's `since`.
+    let first = registry.change_tick().wrapping_sub(STALE_AGE);
+    assert_eq!(changed_a(&registry, first), vec![a]);
+}

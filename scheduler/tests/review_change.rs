@@ -133,3 +133,30 @@ fn a_condition_may_keep_a_local() {
     }
     assert_eq!(registry.resource::<Runs>().unwrap().0, 3);
 }
+
+#[derive(Default)]
+struct Counts(Vec<usize>);
+
+fn count_changed(q: Query<&Health, Changed<Health>>, mut counts: ResMut<Counts>) {
+    counts.0.push(q.count());
+}
+
+#[test]
+fn a_schedule_runs_across_the_wrap() {
+    let mut registry = Registry::new();
+    registry.insert_resource(Counts::default());
+    registry.insert_resource(Writes::default());
+    let e: Vec<Entity> = (0..3).map(|i| registry.spawn((Health(i),))).collect();
+    let mut builder = Schedule::builder();
+    builder.add(writer);
+    builder.add(count_changed).after("writer");
+    let mut schedule = builder.build(&mut registry).unwrap();
+    registry.set_change_tick_for_tests(u32::MAX - 6);
+    for _ in 0..8 {
+        schedule.run(&mut registry, Tick::default()).unwrap();
+    }
+    assert!(registry.change_tick() < 100, "wrapped");
+    // First run: all 3 new; then the writer's one write on odd runs.
+    assert_eq!(registry.resource::<Counts>().unwrap().0, [3, 0, 1, 0, 1, 0, 1, 0]);
+    let _ = e;
+}
