@@ -80,19 +80,22 @@ fn despawn_many_logs_each_removal() {
 #[test]
 fn par_fold_and_par_each_init_mark() {
     let (mut registry, e, since) = world(3000);
-    let total = registry
-        .view_mut::<&mut A>()
-        .par_fold(|| 0_u64, |acc, a| acc + u64::from(a.0), |x, y| x + y);
+    let total = registry.view_mut::<&mut A>().par_fold(
+        || 0_u64,
+        |acc, a| acc + u64::from(a.0),
+        |x, y| x + y,
+    );
     assert_eq!(total, (0..3000_u64).sum::<u64>());
     assert_eq!(changed_a(&registry, since).len(), e.len());
     let since = registry.change_tick();
     registry.advance_change_tick();
-    registry
-        .view_mut::<&mut A>()
-        .par_each_init(|| 0_u32, |n, a| {
+    registry.view_mut::<&mut A>().par_each_init(
+        || 0_u32,
+        |n, a| {
             *n += 1;
             a.0 += 1;
-        });
+        },
+    );
     assert_eq!(changed_a(&registry, since).len(), e.len());
 }
 
@@ -282,7 +285,12 @@ fn two_writing_terms_mark_only_when_both_are_there() {
     let since = registry.change_tick();
     registry.advance_change_tick();
     let mut visited = Vec::new();
-    assert!(registry.view_mut::<(Entity, &mut A, &mut B)>().get(a[0]).is_none());
+    assert!(
+        registry
+            .view_mut::<(Entity, &mut A, &mut B)>()
+            .get(a[0])
+            .is_none()
+    );
     registry
         .view_mut::<(Entity, &mut A, &mut B)>()
         .each(|(e, _, _)| visited.push(e));

@@ -157,6 +157,9 @@ fn a_schedule_runs_across_the_wrap() {
     }
     assert!(registry.change_tick() < 100, "wrapped");
     // First run: all 3 new; then the writer's one write on odd runs.
-    assert_eq!(registry.resource::<Counts>().unwrap().0, [3, 0, 1, 0, 1, 0, 1, 0]);
+    assert_eq!(
+        registry.resource::<Counts>().unwrap().0,
+        [3, 0, 1, 0, 1, 0, 1, 0]
+    );
     let _ = e;
 }

@@ -151,7 +151,6 @@ fn garbage_and_empty_inputs_are_errors_that_leave_the_registry() {
     }
 }
 
-
 #[test]
 fn json_read_as_postcard_says_so() {
     let s = snapshots();
@@ -159,7 +158,10 @@ fn json_read_as_postcard_says_so() {
     let error = s
         .load(&mut Registry::new(), &bytes, Format::Postcard)
         .unwrap_err();
-    assert!(error.to_string().contains("JSON snapshot read as postcard"), "{error}");
+    assert!(
+        error.to_string().contains("JSON snapshot read as postcard"),
+        "{error}"
+    );
 }
 
 #[test]
