@@ -683,6 +683,13 @@ impl ReadOnlyQueryData for Entity {
     fn shared_cursor<'a>(_: &'a Self::Borrow<'_>) -> Self::Cursor<'a> {}
 }
 
+/// `true` when `Q` does not mark on fetch, or holds `entity`: a tuple
+/// with two marking terms checks them all before fetching either.
+#[inline(always)]
+fn marking_term_present<Q: QueryData>(cursor: Q::Cursor<'_>, entity: Entity, hint: usize) -> bool {
+    !Q::MARKS || Q::contains(cursor, entity, hint)
+}
+
 macro_rules! query_tuple {
     ($($name:ident $index:tt),+) => {
         impl<$($name: QueryData),+> sealed::SealedQueryData for ($($name,)+) {}
@@ -734,15 +741,16 @@ macro_rules! query_tuple {
                 // first (no side effect), and with two terms that mark,
                 // both are checked before either is fetched.
                 let marking = 0 $(+ usize::from($name::MARKS))+;
-                // SAFETY: forwarded contract; each term has its own pool.
                 let first = ($(
                     if $name::MARKS {
                         None
                     } else {
+                        // SAFETY: forwarded contract; each term has its own
+                        // pool.
                         Some(unsafe { $name::fetch(cursor.$index, entity, hint) }?)
                     },
                 )+);
-                if marking > 1 && !($((!$name::MARKS || $name::contains(cursor.$index, entity, hint)))&&+) {
+                if marking > 1 && !($(marking_term_present::<$name>(cursor.$index, entity, hint))&&+) {
                     return None;
                 }
                 Some(($(

@@ -15,10 +15,10 @@ struct Writes(u32);
 /// Writes one Health on odd ticks.
 fn writer(mut q: Query<&mut Health>, mut writes: ResMut<Writes>) {
     writes.0 += 1;
-    if writes.0 % 2 == 1 {
-        if let Some(h) = q.iter().next() {
-            h.0 += 1;
-        }
+    if !writes.0.is_multiple_of(2)
+        && let Some(h) = q.iter().next()
+    {
+        h.0 += 1;
     }
 }
 
@@ -125,7 +125,7 @@ fn a_condition_may_keep_a_local() {
         .add(observer)
         .run_if(|mut n: scheduler::Local<u32>| {
             *n += 1;
-            *n % 2 == 0
+            n.is_multiple_of(2)
         });
     let mut schedule = builder.build(&mut registry).unwrap();
     for _ in 0..6 {
