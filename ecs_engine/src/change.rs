@@ -50,9 +50,11 @@
 //! when `now - tick < now - since` (wrapping), so the clock may wrap freely.
 //! Ages must stay below 2^32: every [`CHECK_INTERVAL`] advances, the
 //! registry clamps every stored tick older than [`MAX_CHANGE_AGE`] to that
-//! age (as bevy does), and a `since` older than that counts as that old.
-//! The horizon: a system (or a saved tick) that waits more than
-//! [`MAX_CHANGE_AGE`] ticks between runs sees every component as changed.
+//! age (as bevy does), so no stored tick is ever [`STALE_AGE`] old, and a
+//! `since` older than that counts as [`STALE_AGE`] old: older than every
+//! stored tick. The horizon: a system (or a saved tick) that waits more
+//! than [`MAX_CHANGE_AGE`] ticks between runs, or runs for the first time,
+//! sees every component as changed, clamped ones included.
 //!
 //! # Examples
 //!
@@ -108,13 +110,19 @@ pub const CHECK_INTERVAL: u32 = 518_400_000;
 /// would wrap and make an old change look new).
 pub const MAX_CHANGE_AGE: u32 = u32::MAX - (2 * CHECK_INTERVAL - 1);
 
+/// The age a `since` past the horizon counts as: older than any stored
+/// tick (ticks are clamped to [`MAX_CHANGE_AGE`] every [`CHECK_INTERVAL`]
+/// advances, so none reaches this age), so such a `since` sees every
+/// component as changed. A system's first run compares with this age.
+pub const STALE_AGE: u32 = MAX_CHANGE_AGE + CHECK_INTERVAL;
+
 /// Removals a tracked type's log keeps by default; older ones are dropped
 /// and counted ([`Removed::missed`]).
 pub const REMOVED_CAPACITY: usize = 1 << 16;
 
 /// `true` when `tick` is newer than `since`, both read relative to `now`
-/// (wrapping), with `since` older than [`MAX_CHANGE_AGE`] counted as that
-/// old.
+/// (wrapping), with `since` older than [`STALE_AGE`] counted as that old
+/// (older than any stored tick).
 ///
 /// # Examples
 ///
@@ -128,7 +136,7 @@ pub const REMOVED_CAPACITY: usize = 1 << 16;
 /// ```
 #[inline]
 pub fn is_newer(tick: u32, since: u32, now: u32) -> bool {
-    let since_age = now.wrapping_sub(since).min(MAX_CHANGE_AGE);
+    let since_age = now.wrapping_sub(since).min(STALE_AGE);
     now.wrapping_sub(tick) < since_age
 }
 
@@ -647,6 +655,11 @@ impl<'w, T> Removed<'w, T> {
 /// QueryFilter: only entities whose `T` was added (inserted, spawned with,
 /// or re-inserted after a removal) after the view's `since` tick.
 ///
+/// Only a tracked `T` knows its ticks: a schedule tracks every type a
+/// system asks about at build; code that uses the registry directly calls
+/// [`Registry::track_changes`] first. For an untracked `T` this filter
+/// keeps every entity that has a `T` (over-reported, never missed).
+///
 /// # Borrows
 ///
 /// A read lock on `T`'s pool: a query that writes `T` cannot take this
@@ -678,6 +691,8 @@ pub struct Added<T>(PhantomData<fn() -> T>);
 
 /// QueryFilter: only entities whose `T` was added or written (through
 /// `&mut T`, `get_mut`, a replacing insert) after the view's `since` tick.
+/// As with [`Added`], an untracked `T` keeps every entity that has one
+/// ([`Registry::track_changes`]).
 ///
 /// # Borrows
 ///
@@ -920,6 +935,11 @@ impl<T: Component> QueryData for Ref<T> {
     type Run = Option<usize>;
     const DRIVES: bool = true;
 
+    #[inline]
+    fn contains(cursor: Self::Cursor<'_>, entity: Entity, hint: usize) -> bool {
+        <&T as QueryData>::contains(cursor.pool, entity, hint)
+    }
+
     fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
         Ok((registry.read::<T>()?, registry.since()))
     }
@@ -1049,6 +1069,11 @@ impl<T: Component> QueryData for Untracked<T> {
     type Block<'a> = <&'a mut T as QueryData>::Block<'a>;
     type Run = Option<usize>;
     const DRIVES: bool = true;
+
+    #[inline]
+    fn contains(cursor: Self::Cursor<'_>, entity: Entity, hint: usize) -> bool {
+        <&mut T as QueryData>::contains(cursor, entity, hint)
+    }
 
     fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
         <&mut T as QueryData>::borrow(registry)
@@ -1298,6 +1323,11 @@ impl<T: Component> QueryData for RefMut<T> {
     type Block<'a> = RefMutBlock<'a, T>;
     type Run = Option<usize>;
     const DRIVES: bool = true;
+
+    #[inline]
+    fn contains(cursor: Self::Cursor<'_>, entity: Entity, hint: usize) -> bool {
+        <&mut T as QueryData>::contains(cursor.map(|c| c.inner), entity, hint)
+    }
 
     fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
         Ok((registry.write::<T>()?, registry.since()))

@@ -199,6 +199,11 @@ impl<T: Component> QueryData for Has<T> {
     type Run = ();
     const DRIVES: bool = false;
 
+    #[inline]
+    fn contains(_: Self::Cursor<'_>, _: Entity, _: usize) -> bool {
+        true
+    }
+
     fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
         registry.read::<T>()
     }

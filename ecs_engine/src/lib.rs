@@ -152,7 +152,7 @@ pub use bundle::{Bundle, SpawnBatch};
 pub use cell::RegistryCell;
 pub use change::{
     Added, CHECK_INTERVAL, Changed, ComponentMut, ComponentRef, MAX_CHANGE_AGE, REMOVED_CAPACITY,
-    Ref, RefMut, Removed, RemovedCursor, Untracked, is_newer,
+    Ref, RefMut, Removed, RemovedCursor, STALE_AGE, Untracked, is_newer,
 };
 pub use component::{Component, ComponentAccess, ComponentId, ComponentInfo, ComponentKey};
 pub use descriptor::{ComponentDescriptor, DropFn};

@@ -55,6 +55,18 @@ pub trait QueryData: sealed::SealedQueryData {
     #[doc(hidden)]
     const DRIVES: bool;
 
+    /// `true` when [`fetch`](Self::fetch) marks what it hands out as
+    /// changed (`&mut T`): a tuple with such a term first checks that
+    /// every term has the entity ([`contains`](Self::contains)), so an
+    /// entity the query does not visit is never marked.
+    #[doc(hidden)]
+    const MARKS: bool = false;
+
+    /// `true` when [`fetch`](Self::fetch) would give `entity` an item;
+    /// reads only (marks nothing).
+    #[doc(hidden)]
+    fn contains(cursor: Self::Cursor<'_>, entity: Entity, hint: usize) -> bool;
+
     #[doc(hidden)]
     fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError>;
 
@@ -304,6 +316,11 @@ impl<T: Component> QueryData for &T {
     type Run = Option<usize>;
     const DRIVES: bool = true;
 
+    #[inline]
+    fn contains(cursor: Self::Cursor<'_>, entity: Entity, hint: usize) -> bool {
+        cursor.is_some_and(|pool| pool.dense_index_hinted(entity, hint).is_some())
+    }
+
     fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
         registry.read::<T>()
     }
@@ -449,6 +466,12 @@ impl<T: Component> QueryData for &mut T {
     type Block<'a> = (*mut T, *mut u32, u32);
     type Run = Option<usize>;
     const DRIVES: bool = true;
+    const MARKS: bool = true;
+
+    #[inline]
+    fn contains(cursor: Self::Cursor<'_>, entity: Entity, hint: usize) -> bool {
+        cursor.is_some_and(|c| SparseSet::<T>::locate(c.dense, c.sparse, entity, hint).is_some())
+    }
 
     fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
         registry.write::<T>()
@@ -537,6 +560,12 @@ impl<Q: QueryData> QueryData for Option<Q> {
     type Block<'a> = Q::Block<'a>;
     type Run = Q::Run;
     const DRIVES: bool = false;
+    const MARKS: bool = Q::MARKS;
+
+    #[inline]
+    fn contains(_: Self::Cursor<'_>, _: Entity, _: usize) -> bool {
+        true
+    }
 
     fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
         Q::borrow(registry)
@@ -605,6 +634,11 @@ impl QueryData for Entity {
     type Run = ();
     const DRIVES: bool = false;
 
+    #[inline]
+    fn contains(_: (), _: Entity, _: usize) -> bool {
+        true
+    }
+
     fn borrow(_: Locked<'_>) -> Result<(), EcsError> {
         Ok(())
     }
@@ -649,6 +683,13 @@ impl ReadOnlyQueryData for Entity {
     fn shared_cursor<'a>(_: &'a Self::Borrow<'_>) -> Self::Cursor<'a> {}
 }
 
+/// `true` when `Q` does not mark on fetch, or holds `entity`: a tuple
+/// with two marking terms checks them all before fetching either.
+#[inline(always)]
+fn marking_term_present<Q: QueryData>(cursor: Q::Cursor<'_>, entity: Entity, hint: usize) -> bool {
+    !Q::MARKS || Q::contains(cursor, entity, hint)
+}
+
 macro_rules! query_tuple {
     ($($name:ident $index:tt),+) => {
         impl<$($name: QueryData),+> sealed::SealedQueryData for ($($name,)+) {}
@@ -660,6 +701,12 @@ macro_rules! query_tuple {
             type Block<'a> = ($($name::Block<'a>,)+);
             type Run = ($($name::Run,)+);
             const DRIVES: bool = $($name::DRIVES)||+;
+            const MARKS: bool = $($name::MARKS)||+;
+
+            #[inline]
+            fn contains(cursor: Self::Cursor<'_>, entity: Entity, hint: usize) -> bool {
+                $($name::contains(cursor.$index, entity, hint))&&+
+            }
 
             fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
                 Ok(($($name::borrow(registry)?,)+))
@@ -689,8 +736,30 @@ macro_rules! query_tuple {
                 entity: Entity,
                 hint: usize,
             ) -> Option<Self::Item<'a>> {
-                // SAFETY: forwarded contract; each term has its own pool.
-                unsafe { Some(($($name::fetch(cursor.$index, entity, hint)?,)+)) }
+                // A term that marks (`&mut T`) must not mark an entity
+                // another term turns away: the other terms are fetched
+                // first (no side effect), and with two terms that mark,
+                // both are checked before either is fetched.
+                let marking = 0 $(+ usize::from($name::MARKS))+;
+                let first = ($(
+                    if $name::MARKS {
+                        None
+                    } else {
+                        // SAFETY: forwarded contract; each term has its own
+                        // pool.
+                        Some(unsafe { $name::fetch(cursor.$index, entity, hint) }?)
+                    },
+                )+);
+                if marking > 1 && !($(marking_term_present::<$name>(cursor.$index, entity, hint))&&+) {
+                    return None;
+                }
+                Some(($(
+                    match first.$index {
+                        Some(item) => item,
+                        // SAFETY: as above.
+                        None => unsafe { $name::fetch(cursor.$index, entity, hint) }?,
+                    },
+                )+))
             }
 
             fn run(cursor: Self::Cursor<'_>, driver: Driver<'_>) -> Self::Run {

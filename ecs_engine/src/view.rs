@@ -96,7 +96,7 @@ const MIN_CHUNK: usize = 64;
 /// Driver positions per task of a parallel walk over `len` positions on
 /// `threads` threads: about 8 tasks per thread (for balance), each of at
 /// least [`MIN_CHUNK`] positions; 1,000 entities on 16 threads make 16
-/// tasks of 63.
+/// tasks (15 of 64, one of 40).
 pub(crate) fn chunk_len(len: usize, threads: usize) -> usize {
     len.div_ceil(threads.max(1) * 8).max(MIN_CHUNK)
 }
@@ -515,21 +515,23 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
         }
         let admitted = entities.map(|entity| self.admits(entity));
         let cursor = Q::cursor(&mut self.query);
-        let items = std::array::from_fn(|k| {
-            // SAFETY: the handles are distinct, so each entity (one dense
-            // position per pool) is fetched once, and the items borrow
-            // `self` mutably, so no other item of this view lives meanwhile.
-            admitted[k]
-                .then(|| unsafe { Q::fetch(cursor, entities[k], usize::MAX) })
-                .flatten()
-        });
-        if let Some(k) = items.iter().position(Option::is_none) {
+        // Every entity is checked before any is fetched, so a refusal
+        // marks nothing changed.
+        if let Some(k) =
+            (0..N).find(|&k| !(admitted[k] && Q::contains(cursor, entities[k], usize::MAX)))
+        {
             return Err(EcsError::NotInView {
                 entity: entities[k],
                 query: std::any::type_name::<(Q, F)>().into(),
             });
         }
-        Ok(items.map(|item| item.expect("checked above")))
+        let items = std::array::from_fn(|k| {
+            // SAFETY: the handles are distinct, so each entity (one dense
+            // position per pool) is fetched once, and the items borrow
+            // `self` mutably, so no other item of this view lives meanwhile.
+            unsafe { Q::fetch(cursor, entities[k], usize::MAX) }
+        });
+        Ok(items.map(|item| item.expect("every term holds the entity (checked above)")))
     }
 
     /// Calls `f` with the handle and the item of every matching entity, in
@@ -752,16 +754,25 @@ impl<'w, Q: QueryData, F: QueryFilter> ExclusiveView<'w, Q, F> {
         unsafe { Q::fetch(Q::cursor(&mut self.0.query), entity, usize::MAX) }
     }
 
-    /// `true` when `entity` matches the view.
+    /// `true` when `entity` matches the view (marks nothing changed).
     pub fn contains(&mut self, entity: Entity) -> bool {
-        self.get(entity).is_some()
+        self.0.admits(entity) && Q::contains(Q::cursor(&mut self.0.query), entity, usize::MAX)
     }
 
     /// Number of entities the view visits (walks the driving pool);
     /// disabled entities are not counted unless the query names
-    /// [`Disabled`].
+    /// [`Disabled`]. Hands out no item, so marks nothing changed.
     pub fn count(&mut self) -> usize {
-        self.iter().count()
+        let pass = self.0.pass();
+        pass.entities
+            .iter()
+            .enumerate()
+            .filter(|&(i, &entity)| {
+                F::matches(pass.filter, entity, i)
+                    && !pass.disabled.is_some_and(|d| d.contains(entity))
+                    && Q::contains(pass.query, entity, i)
+            })
+            .count()
     }
 }
 

@@ -53,7 +53,9 @@
 
 use std::ops::Deref;
 
-use ecs_engine::{Access, Component, ComponentAccess, MAX_CHANGE_AGE, Removed, RemovedCursor};
+use ecs_engine::{
+    Access, Component, ComponentAccess, MAX_CHANGE_AGE, Removed, RemovedCursor, STALE_AGE,
+};
 
 use crate::{LocalState, SystemAccess, SystemContext, SystemError, SystemParam};
 
@@ -64,12 +66,13 @@ pub struct LastRun(Option<u32>);
 
 impl LastRun {
     /// The `since` tick for a run at change tick `now`: the previous
-    /// run's tick, or the oldest tick for a first run (so it sees
-    /// everything) or one past the horizon.
+    /// run's tick, or one older than every stored tick
+    /// ([`STALE_AGE`](ecs_engine::STALE_AGE)) for a first run or one past
+    /// the horizon, so it sees everything.
     pub fn since(&self, now: u32) -> u32 {
         match self.0 {
             Some(last) if now.wrapping_sub(last) <= MAX_CHANGE_AGE => last,
-            _ => now.wrapping_sub(MAX_CHANGE_AGE),
+            _ => now.wrapping_sub(STALE_AGE),
         }
     }
 
@@ -147,7 +150,7 @@ impl<T: Component> SystemParam for RemovedComponents<'_, T> {
         Err(SystemError::Failed {
             system: ctx.system_name().to_owned(),
             message: format!(
-                "`RemovedComponents<{}>` keeps a cursor per system: use it in a function system or a StatefulSystem",
+                "`RemovedComponents<{}>` keeps a cursor per system: use it in a function system, a run condition or a StatefulSystem",
                 crate::short_name(std::any::type_name::<T>())
             ),
         })

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::access::short_name;
-use crate::{SystemAccess, SystemContext, SystemError, SystemParam};
+use crate::{LocalState, SystemAccess, SystemContext, SystemError, SystemParam};
 
 /// A predicate the scheduler evaluates right before a system would run,
 /// each tick: `true` runs the system, `false` skips it for the tick (it
@@ -16,7 +16,10 @@ use crate::{SystemAccess, SystemContext, SystemError, SystemParam};
 /// the same values the system would, whatever the thread count.
 ///
 /// Made from a function or closure returning `bool` whose parameters are
-/// [`SystemParam`]s (usually `Res<R>`); see [`IntoCondition`].
+/// [`SystemParam`]s (usually `Res<R>`); see [`IntoCondition`]. A
+/// condition keeps its parameters' state per system that evaluates it: a
+/// `Query` with [`Changed`](ecs_engine::Changed) sees what changed since
+/// the condition last ran for that system, and a `Local` keeps its value.
 pub trait Condition: Send + 'static {
     /// What the predicate reads; called once, at build.
     fn access(&self) -> SystemAccess;
@@ -48,6 +51,11 @@ pub trait IntoCondition<Marker> {
 /// A [`Condition`] made from a function; see [`IntoCondition`].
 pub struct FunctionCondition<F, Params> {
     function: F,
+    /// Its parameters' states (a `Query`'s last run, so `Changed<T>`
+    /// compares with the previous evaluation; a `Local`'s value), one set
+    /// per system that evaluates it (a set's condition is shared), by
+    /// system name.
+    locals: Vec<(String, LocalState)>,
     _params: PhantomData<fn() -> Params>,
 }
 
@@ -65,7 +73,7 @@ macro_rules! function_condition {
         {
             type Condition = FunctionCondition<Func, fn($($p,)*)>;
             fn into_condition(self) -> Self::Condition {
-                FunctionCondition { function: self, _params: PhantomData }
+                FunctionCondition { function: self, locals: Vec::new(), _params: PhantomData }
             }
         }
 
@@ -80,13 +88,23 @@ macro_rules! function_condition {
                 access
             }
 
-            #[allow(non_snake_case, unused_variables, reason = "parameters named after their types")]
+            #[allow(non_snake_case, unused_variables, unused_mut, reason = "parameters named after their types; none for a predicate without parameters")]
             fn evaluate(&mut self, ctx: &SystemContext<'_>) -> Result<bool, SystemError> {
                 fn call<$($p),*>(mut f: impl FnMut($($p),*) -> bool, $($p: $p),*) -> bool {
                     f($($p),*)
                 }
-                $(let $p = $p::fetch(ctx)?;)*
-                Ok(call(&mut self.function, $($p),*))
+                let FunctionCondition { function, locals, .. } = self;
+                let name = ctx.system_name();
+                let index = match locals.iter().position(|(n, _)| n == name) {
+                    Some(index) => index,
+                    None => {
+                        locals.push((name.to_owned(), LocalState::default()));
+                        locals.len() - 1
+                    }
+                };
+                let mut slots = locals[index].1.children(<[&str]>::len(&[$(stringify!($p)),*])).iter_mut();
+                $(let $p = $p::fetch_local(ctx, slots.next().expect("one local slot per parameter"))?;)*
+                Ok(call(function, $($p),*))
             }
         }
     };

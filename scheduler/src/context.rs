@@ -173,7 +173,12 @@ impl<'a> SystemContext<'a> {
         }
     }
 
-    /// A view over `Q` with filter `F`.
+    /// A view over `Q` with filter `F`. Its change filters and terms
+    /// ([`Changed`](ecs_engine::Changed), ...) compare with the change
+    /// tick before this run's, which in a schedule covers only the
+    /// previous wave's commands: to see every change since a system's
+    /// last run, keep that tick and use [`query_since`](Self::query_since),
+    /// as [`Query`](crate::Query) does.
     ///
     /// # Errors
     ///

@@ -151,7 +151,7 @@ impl<T: Default + Send + 'static> SystemParam for Local<'_, T> {
         Err(SystemError::Failed {
             system: ctx.system_name().to_owned(),
             message: format!(
-                "`Local<{}>` keeps per-system state: use it in a function system or a StatefulSystem",
+                "`Local<{}>` keeps per-system state: use it in a function system, a run condition or a StatefulSystem",
                 crate::short_name(std::any::type_name::<T>())
             ),
         })

@@ -303,6 +303,12 @@ pub(crate) trait Codec {
     fn encode<T: Serialize + ?Sized>(value: &T) -> Result<Self::Value, String>;
     /// Decodes a value; the error is the format's message.
     fn decode<T: DeserializeOwned>(value: &Self::Value) -> Result<T, String>;
+    /// Checks, at save, that an encoded value reads back as a `T`, for a
+    /// format that cannot hold every value (JSON).
+    fn check<T: DeserializeOwned>(value: &Self::Value) -> Result<(), String> {
+        let _ = value;
+        Ok(())
+    }
 }
 
 /// JSON: values nested as JSON values, readable in place.
@@ -315,6 +321,15 @@ impl Codec for JsonCodec {
     }
     fn decode<T: DeserializeOwned>(value: &serde_json::Value) -> Result<T, String> {
         T::deserialize(value).map_err(|e| e.to_string())
+    }
+    /// serde_json writes a NaN or infinite float as `null`, which then
+    /// does not load: refused at save rather than found at load.
+    fn check<T: DeserializeOwned>(value: &serde_json::Value) -> Result<(), String> {
+        Self::decode::<T>(value).map(drop).map_err(|e| {
+            format!(
+                "the saved values do not read back ({e}); JSON writes a NaN or infinite float as null: save as postcard"
+            )
+        })
     }
 }
 

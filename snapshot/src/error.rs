@@ -49,8 +49,13 @@ pub enum SnapshotError {
         /// The name it was registered under.
         name: String,
     },
-    /// The snapshot was written by another version of the format.
-    #[error("snapshot format version {found}, but this build reads version {expected}")]
+    /// The snapshot was written by another version of the format (or is
+    /// not in the format asked for: a JSON snapshot read as postcard
+    /// gives version 123, its opening `{`, which the message points out).
+    #[error(
+        "snapshot format version {found}, but this build reads version {expected}{}",
+        json_hint(*.found)
+    )]
     Version {
         /// The version in the input.
         found: u32,
@@ -190,4 +195,13 @@ pub enum SnapshotError {
         #[from]
         source: AllocatorStateError,
     },
+}
+
+/// A hint for a postcard "version" that is JSON's opening brace.
+fn json_hint(found: u32) -> &'static str {
+    if found == u32::from(b'{') {
+        " (the input starts with `{`: is it a JSON snapshot read as postcard?)"
+    } else {
+        ""
+    }
 }

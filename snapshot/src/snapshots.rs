@@ -101,6 +101,7 @@ impl<T: Component, S: Serialize + DeserializeOwned + 'static> Typed<T, S> {
             let converted: Vec<S> = pool.components().iter().map(self.to).collect();
             C::encode(&converted)
         };
+        let values = values.and_then(|v| C::check::<Vec<S>>(&v).map(|()| v));
         Some(values.map(|v| (slots, v)))
     }
 
@@ -196,7 +197,11 @@ impl<R: Send + Sync + Serialize + DeserializeOwned + 'static> ResourceCodec for 
         TypeId::of::<R>()
     }
     fn save_json(&self, registry: &Registry) -> Option<Result<serde_json::Value, String>> {
-        registry.resource::<R>().map(JsonCodec::encode)
+        registry.resource::<R>().map(|value| {
+            let encoded = JsonCodec::encode(value)?;
+            JsonCodec::check::<R>(&encoded)?;
+            Ok(encoded)
+        })
     }
     fn save_postcard(&self, registry: &Registry) -> Option<Result<crate::document::Bytes, String>> {
         registry.resource::<R>().map(PostcardCodec::encode)
@@ -453,7 +458,8 @@ impl Snapshots {
     /// # Errors
     ///
     /// [`SnapshotError::Value`] when a value does not encode (in JSON: a
-    /// map with non-string keys, for example);
+    /// map with non-string keys, for example) or, in JSON, does not read
+    /// back (a NaN or infinite float, which JSON writes as `null`);
     /// [`SnapshotError::Json`] or [`SnapshotError::Postcard`] when the
     /// document does not.
     pub fn save(&self, registry: &Registry, format: Format) -> Result<Vec<u8>, SnapshotError> {

@@ -45,7 +45,7 @@ pub(crate) struct Args {
     pub(crate) json: bool,
     /// Saves the world after tick TICK (0: before the first) to FILE: JSON
     /// when FILE ends in `.json`, compact postcard otherwise.
-    #[arg(long, num_args = 2, value_names = ["TICK", "FILE"])]
+    #[arg(long, num_args = 2, value_names = ["TICK", "FILE"], action = clap::ArgAction::Set)]
     pub(crate) save_at: Option<Vec<String>>,
     /// Starts from a snapshot written by --save-at (same scenario, seed
     /// and scale) and runs on from its tick to --ticks.
