@@ -16,16 +16,19 @@
 //! # Opt-in per type, compact storage
 //!
 //! Tracking costs memory and time, so it is enabled per component type,
-//! on demand: [`Registry::track_changes`], or by the scheduler at build for
+//! on demand: [`Registry::track_changes`], by the scheduler at build for
 //! every type a system asks about ([`Added`], [`Changed`], [`Ref`],
-//! `RemovedComponents`). A tracked type's pool keeps two `u32` arrays
+//! `RemovedComponents`), and by the registry's `&mut self` views
+//! ([`Registry::view_mut`], [`Registry::view_filtered`],
+//! [`Registry::view_mut_since`]) for the types they ask about. A tracked type's pool keeps two `u32` arrays
 //! (added, changed) parallel to its components, kept in step by every
 //! structural path (insert, remove, swap-remove, despawn, `despawn_many`,
 //! `spawn_batch`, [`PoolMut`](crate::PoolMut), command buffers), plus a
 //! bounded log of removals. Enabling fills the arrays with the current
 //! tick, so a system's first run sees every existing component as added
 //! and changed (as in bevy). An untracked type costs nothing: its views
-//! test one null pointer per pass. For a type nobody tracks, [`Added`] and
+//! test one null pointer per pass. For a type nobody tracks (reachable only
+//! through the `&self` views, which cannot start tracking), [`Added`] and
 //! [`Changed`] match every entity and [`ComponentRef::is_changed`] is
 //! `true`: a change is never missed, only over-reported.
 //! Components registered at run time (`BlobPool`) are not tracked.
@@ -480,6 +483,7 @@ impl Registry {
     /// As [`view_filtered`](Self::view_filtered).
     #[track_caller]
     pub fn view_mut_since<Q: QueryData, F: QueryFilter>(&mut self, since: u32) -> View<'_, Q, F> {
+        self.track_observed::<Q, F>();
         View::new(Locked::exclusive(self).with_since(since))
             .unwrap_or_else(|e| panic!("Registry::view_mut_since: {e}"))
     }

@@ -607,3 +607,27 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_mutable_view_that_asks_about_changes_starts_tracking() {
+    let mut registry = Registry::new();
+    let e: Vec<Entity> = (0..3).map(|i| registry.spawn((A(i),))).collect();
+    assert!(!registry.is_tracking_changes::<A>());
+    // The first ask sees everything (as a system's first run does)...
+    let since = registry.change_tick();
+    assert_eq!(
+        registry
+            .view_filtered::<Entity, Changed<A>>()
+            .iter()
+            .count(),
+        3
+    );
+    assert!(registry.is_tracking_changes::<A>());
+    // ...and from then on only what changed.
+    registry.advance_change_tick();
+    let since_now = registry.change_tick();
+    registry.advance_change_tick();
+    registry.get_mut::<A>(e[1]).unwrap().0 = 10;
+    assert_eq!(changed_a(&registry, since_now), vec![e[1]]);
+    assert!(since < since_now);
+}

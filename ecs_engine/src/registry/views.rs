@@ -27,6 +27,7 @@ impl Registry {
     /// When `Q` names one component type twice and one of them is `&mut`.
     #[track_caller]
     pub fn view_mut<Q: QueryData>(&mut self) -> View<'_, Q> {
+        self.track_observed::<Q, ()>();
         View::new(Locked::exclusive(self))
             .unwrap_or_else(|e| panic!("Registry::view_mut: query names a type twice: {e}"))
     }
@@ -40,8 +41,24 @@ impl Registry {
     /// writes.
     #[track_caller]
     pub fn view_filtered<Q: QueryData, F: QueryFilter>(&mut self) -> View<'_, Q, F> {
+        self.track_observed::<Q, F>();
         View::new(Locked::exclusive(self))
             .unwrap_or_else(|e| panic!("Registry::view_filtered: {e}"))
+    }
+
+    /// Starts tracking the changes of every type `Q` or `F` asks about
+    /// (`Added`, `Changed`, `Ref`, `RefMut`), as a schedule does at build,
+    /// so a view that asks is never silently answered "everything" for a
+    /// type nobody tracked: a type starts with every component stamped
+    /// now, as for a system's first run.
+    pub(crate) fn track_observed<Q: QueryData, F: QueryFilter>(&mut self) {
+        let mut track = |access: crate::ComponentAccess| {
+            if let Some(track) = access.track {
+                track(self);
+            }
+        };
+        Q::access(&mut track);
+        F::access(&mut track);
     }
 
     /// Visits every entity matching `Q` once, like [`View::each_with_entity`],
