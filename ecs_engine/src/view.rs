@@ -426,12 +426,15 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
         let pass = self.pass();
         let len = pass.entities.len();
         let chunk = chunk_len(len, rayon::current_num_threads());
-        (0..len.div_ceil(chunk)).into_par_iter().with_max_len(1).for_each(|n| {
-            let range = n * chunk..((n + 1) * chunk).min(len);
-            let mut state = init();
-            // SAFETY: chunks are disjoint, so each position is walked once.
-            unsafe { pass.walk(range, &mut |_, item| f(&mut state, item)) };
-        });
+        (0..len.div_ceil(chunk))
+            .into_par_iter()
+            .with_max_len(1)
+            .for_each(|n| {
+                let range = n * chunk..((n + 1) * chunk).min(len);
+                let mut state = init();
+                // SAFETY: chunks are disjoint, so each position is walked once.
+                unsafe { pass.walk(range, &mut |_, item| f(&mut state, item)) };
+            });
     }
 
     /// Folds the items of every matching entity in parallel on the current

@@ -103,7 +103,6 @@
 #![forbid(unsafe_code)]
 
 mod access;
-mod awake;
 mod builder;
 mod change_param;
 mod condition;

@@ -12,7 +12,6 @@ use ecs_engine::{Registry, RegistryCell, panic_message};
 use rayon::prelude::*;
 use tracing::Dispatch;
 
-use crate::awake::KeepAwake;
 use crate::builder::{Failure, Slot};
 use crate::events::EventHooks;
 use crate::graph::Dag;
@@ -59,8 +58,6 @@ pub struct Schedule {
     pub(crate) wave_ranges: Vec<Range<usize>>,
     pub(crate) dag: Dag,
     pool: rayon::ThreadPool,
-    /// Keeps the pool's workers from sleeping between waves of a tick.
-    keep_awake: KeepAwake,
     wave_timings: Vec<WaveTiming>,
     /// A tick has found every declared resource in the registry.
     resources_checked: bool,
@@ -218,7 +215,6 @@ impl Schedule {
             position,
             wave_ranges,
             dag,
-            keep_awake: KeepAwake::new(pool.current_num_threads()),
             pool,
             wave_timings,
             between: Box::new(Between {
@@ -285,13 +281,8 @@ impl Schedule {
     /// applied to `registry` in registration order, then the next wave. The
     /// whole tick runs as one job on the pool, so systems may use `par_each`
     /// on it; no lock is held across a parallel call (views use try-locks
-    /// only). While the tick runs, the pool's other workers stay awake,
-    /// running its jobs as they appear and spinning in between, so that
-    /// one wave's jobs do not wait for sleeping workers to wake after the
-    /// previous wave's commands (only when every worker has a core; see
-    /// `awake.rs`). Allocates nothing once warm, except the boxed jobs
-    /// rayon makes to carry the tick and those wake-keeping jobs onto the
-    /// pool.
+    /// only). Allocates nothing once warm, except the one boxed job rayon
+    /// makes to carry the tick onto the pool.
     ///
     /// # Spans
     ///
@@ -382,16 +373,12 @@ impl Schedule {
         let mut outcome = None;
         let done = AtomicBool::new(false);
         let caller = std::thread::current();
-        let awake = self.keep_awake.begin(pool);
         pool.in_place_scope(|scope| {
             scope.spawn(|_| {
                 let _signal = DoneSignal {
                     done: &done,
                     caller: &caller,
                 };
-                // Dropped first, even by unwinding: the workers stop
-                // spinning before the caller is woken.
-                let _awake = awake;
                 outcome = Some(with_dispatch(dispatch, || {
                     run_waves(
                         slots,
