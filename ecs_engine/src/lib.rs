@@ -136,6 +136,7 @@ mod locked;
 mod panic_message;
 mod pool_mut;
 mod pools;
+mod prefetch;
 mod query;
 mod raw_value;
 mod raw_view;

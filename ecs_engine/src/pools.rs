@@ -44,6 +44,13 @@ use crate::{
 pub(crate) trait ErasedPool: Any + Send + Sync {
     /// Removes and drops `entity`'s component; `true` if it had one.
     fn remove_entity(&mut self, entity: Entity) -> bool;
+    /// Removes and drops the components of `entities`, in order, as one
+    /// [`remove_entity`](Self::remove_entity) each would.
+    fn remove_entities(&mut self, entities: &[Entity]) {
+        for &entity in entities {
+            self.remove_entity(entity);
+        }
+    }
     /// `true` when dropping a component may run code (which may panic).
     fn needs_drop(&self) -> bool;
     fn contains_entity(&self, entity: Entity) -> bool;
@@ -60,6 +67,9 @@ pub(crate) trait ErasedPool: Any + Send + Sync {
 impl<T: Component> ErasedPool for SparseSet<T> {
     fn remove_entity(&mut self, entity: Entity) -> bool {
         self.remove(entity).is_some()
+    }
+    fn remove_entities(&mut self, entities: &[Entity]) {
+        self.remove_many(entities);
     }
     fn needs_drop(&self) -> bool {
         std::mem::needs_drop::<T>()
@@ -534,9 +544,7 @@ impl Pools {
         let remove_all = |slot: &mut PoolSlot| {
             let pool = slot.cell.get_mut();
             if pool.len() > 0 {
-                for &entity in entities {
-                    pool.remove_entity(entity);
-                }
+                pool.remove_entities(entities);
             }
         };
         if entities.len() >= PARALLEL_REMOVALS && self.slots.len() > 1 {

@@ -16,6 +16,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::Mutex;
 
+mod remove_many;
+
 use crate::change::{self, ChangeTicks};
 use crate::unwind::FirstPanic;
 use crate::{EcsError, Entity, InsertError};
@@ -41,6 +43,15 @@ impl SparseIndex {
         let page = self.pages.get(index / PAGE_LEN)?.as_ref()?;
         let slot = page[index % PAGE_LEN];
         (slot != EMPTY).then_some(slot as usize)
+    }
+
+    /// Prefetches the slot of `index` (nothing when its page is missing).
+    #[inline]
+    pub(crate) fn prefetch(&self, index: u32) {
+        let index = index as usize;
+        if let Some(Some(page)) = self.pages.get(index / PAGE_LEN) {
+            crate::prefetch::prefetch(&page[index % PAGE_LEN]);
+        }
     }
 
     /// The slot of `index`, its page allocated if missing.

@@ -97,6 +97,13 @@ const MIN_CHUNK: usize = 64;
 /// `threads` threads: about 8 tasks per thread (for balance), each of at
 /// least [`MIN_CHUNK`] positions; 1,000 entities on 16 threads make 16
 /// tasks (15 of 64, one of 40).
+///
+/// Each chunk is a task of its own (`with_max_len(1)`): left to rayon's
+/// adaptive splitting, the list of chunks is cut only about
+/// `log2(threads) + 1` times unless a thief comes, so a thread that is busy
+/// elsewhere when the walk starts (the other system of a wave) later finds
+/// only halves already being run, and on 2 threads the `particles`
+/// respawn walk ran on one thread while the other sat idle.
 pub(crate) fn chunk_len(len: usize, threads: usize) -> usize {
     len.div_ceil(threads.max(1) * 8).max(MIN_CHUNK)
 }
@@ -220,6 +227,34 @@ impl<'a, Q: QueryData, F: QueryFilter> Pass<'a, Q, F> {
                     }
                 }
             }
+        }
+    }
+
+    /// Walks `range`, pushing the `Some` results of `f` onto `out` in
+    /// driver order. A function of its own, shared by the serial walk and
+    /// every parallel chunk, so that `out` reaches the loop as a `&mut`
+    /// argument: the compiler then knows a push cannot change what `f`
+    /// captured, and keeps those values in registers instead of reloading
+    /// them for every entity (inlined into a parallel chunk with a local
+    /// vector, the loop ran about 1.4 times as long per entity).
+    ///
+    /// # Safety
+    ///
+    /// As `walk_block`.
+    #[inline(never)]
+    unsafe fn filter_map_into<T>(
+        self,
+        range: Range<usize>,
+        f: &impl Fn(Entity, Q::Item<'a>) -> Option<T>,
+        out: &mut Vec<T>,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe {
+            self.walk(range, &mut |entity, item| {
+                if let Some(value) = f(entity, item) {
+                    out.push(value);
+                }
+            });
         }
     }
 
@@ -391,12 +426,15 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
         let pass = self.pass();
         let len = pass.entities.len();
         let chunk = chunk_len(len, rayon::current_num_threads());
-        (0..len.div_ceil(chunk)).into_par_iter().for_each(|n| {
-            let range = n * chunk..((n + 1) * chunk).min(len);
-            let mut state = init();
-            // SAFETY: chunks are disjoint, so each position is walked once.
-            unsafe { pass.walk(range, &mut |_, item| f(&mut state, item)) };
-        });
+        (0..len.div_ceil(chunk))
+            .into_par_iter()
+            .with_max_len(1)
+            .for_each(|n| {
+                let range = n * chunk..((n + 1) * chunk).min(len);
+                let mut state = init();
+                // SAFETY: chunks are disjoint, so each position is walked once.
+                unsafe { pass.walk(range, &mut |_, item| f(&mut state, item)) };
+            });
     }
 
     /// Folds the items of every matching entity in parallel on the current
@@ -451,6 +489,7 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
         let chunk = fold_chunk_len(len);
         let parts: Vec<Acc> = (0..len.div_ceil(chunk))
             .into_par_iter()
+            .with_max_len(1)
             .map(|n| {
                 let range = n * chunk..((n + 1) * chunk).min(len);
                 let mut acc = Some(init());
@@ -586,29 +625,18 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
         let threads = rayon::current_num_threads();
         if threads == 1 || len <= MIN_CHUNK {
             // SAFETY: one walk over the whole driver: each position once.
-            unsafe {
-                pass.walk(0..len, &mut |entity, item| {
-                    if let Some(value) = f(entity, item) {
-                        out.push(value);
-                    }
-                });
-            }
+            unsafe { pass.filter_map_into(0..len, &f, out) };
             return;
         }
         let chunk = chunk_len(len, threads);
         let parts: Vec<Vec<T>> = (0..len.div_ceil(chunk))
             .into_par_iter()
+            .with_max_len(1)
             .map(|n| {
                 let range = n * chunk..((n + 1) * chunk).min(len);
                 let mut found = Vec::new();
                 // SAFETY: chunks are disjoint, so each position is walked once.
-                unsafe {
-                    pass.walk(range, &mut |entity, item| {
-                        if let Some(value) = f(entity, item) {
-                            found.push(value);
-                        }
-                    });
-                }
+                unsafe { pass.filter_map_into(range, &f, &mut found) };
                 found
             })
             .collect();
