@@ -78,6 +78,10 @@ fn despawn_many_logs_each_removal() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "the global rayon pool trips crossbeam-epoch under Stacked Borrows; run with -Zmiri-tree-borrows"
+)]
 fn par_fold_and_par_each_init_mark() {
     let (mut registry, e, since) = world(3000);
     let total = registry.view_mut::<&mut A>().par_fold(
