@@ -98,8 +98,8 @@ use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 
 use crate::locked::Locked;
 use crate::pools::Pools;
+use crate::query::MutCursor;
 use crate::query::{Driver, QueryData, QueryFilter, ReadOnlyQueryData, block_start, sealed};
-use crate::query::{MutCursor, whole_run_start};
 use crate::{
     Access, Component, ComponentAccess, EcsError, Entity, Registry, RegistryCell, SparseSet, View,
 };
@@ -973,9 +973,7 @@ impl<T: Component> QueryData for Ref<T> {
     }
 
     fn run(cursor: Self::Cursor<'_>, driver: Driver<'_>) -> Self::Run {
-        let pool = cursor.pool?;
-        let (sparse, runs) = pool.lookup_parts();
-        whole_run_start(pool.entities(), sparse, runs, driver)
+        <&T as QueryData>::run(cursor.pool, driver)
     }
 
     #[inline]
