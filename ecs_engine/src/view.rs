@@ -89,14 +89,22 @@ impl<Q: QueryData, F: QueryFilter> fmt::Debug for View<'_, Q, F> {
 /// block by position, with no lookup.
 const BLOCK: usize = 512;
 
-/// The fewest driver positions a parallel task walks (below this, a task
-/// costs more to schedule than its walk).
+/// The fewest driver positions a parallel task walks.
 const MIN_CHUNK: usize = 64;
 
+/// The fewest driver positions per task for a walk to be cut into several
+/// tasks per thread. A task costs about a microsecond to hand to another
+/// thread, more than a walk of a few hundred cheap entities: cut into
+/// 64-entity tasks, a 600-entity `par_each` ran slower on 2 threads than
+/// on 1 (the harness's default shoot'em up).
+const BALANCED_CHUNK: usize = 512;
+
 /// Driver positions per task of a parallel walk over `len` positions on
-/// `threads` threads: about 8 tasks per thread (for balance), each of at
-/// least [`MIN_CHUNK`] positions; 1,000 entities on 16 threads make 16
-/// tasks (15 of 64, one of 40).
+/// `threads` threads: about 8 tasks per thread (for balance) when each
+/// still gets at least [`BALANCED_CHUNK`] positions, else one task per
+/// thread of at least [`MIN_CHUNK`] positions. 100,000 entities on 2
+/// threads make 16 tasks; 4,000 make 2; 1,000 on 16 threads make 16 (of
+/// 64); 64 or fewer make one, walked on the calling thread.
 ///
 /// Each chunk is a task of its own (`with_max_len(1)`): left to rayon's
 /// adaptive splitting, the list of chunks is cut only about
@@ -105,7 +113,13 @@ const MIN_CHUNK: usize = 64;
 /// only halves already being run, and on 2 threads the `particles`
 /// respawn walk ran on one thread while the other sat idle.
 pub(crate) fn chunk_len(len: usize, threads: usize) -> usize {
-    len.div_ceil(threads.max(1) * 8).max(MIN_CHUNK)
+    let threads = threads.max(1);
+    let balanced = len.div_ceil(threads * 8);
+    if balanced >= BALANCED_CHUNK {
+        balanced
+    } else {
+        len.div_ceil(threads).max(MIN_CHUNK)
+    }
 }
 
 /// The most tasks of a [`View::par_fold`]: its chunks depend on the
@@ -359,8 +373,9 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
     /// current rayon pool: the driving pool is split into chunks of
     /// consecutive entities, each chunk run by one task. The chunk size
     /// follows the entity count and the pool's thread count (about 8
-    /// tasks per thread, at least 64 entities each: 1,000 entities on 16
-    /// threads make 16 tasks).
+    /// tasks per thread when each gets at least 512 entities, else one per
+    /// thread of at least 64: 100,000 entities on 2 threads make 16 tasks,
+    /// 4,000 make 2, and 1,000 on 16 threads make 16).
     ///
     /// # Examples
     ///
@@ -634,7 +649,9 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
             .with_max_len(1)
             .map(|n| {
                 let range = n * chunk..((n + 1) * chunk).min(len);
-                let mut found = Vec::new();
+                // Room for every entity of the chunk: growing push by push
+                // cost a tenth of a small walk.
+                let mut found = Vec::with_capacity(range.len());
                 // SAFETY: chunks are disjoint, so each position is walked once.
                 unsafe { pass.filter_map_into(range, &f, &mut found) };
                 found
@@ -884,8 +901,10 @@ mod tests {
 
     #[test]
     fn parallel_chunks_follow_the_entity_and_thread_counts() {
+        assert_eq!(tasks(100_000, chunk_len(100_000, 2)), 16);
+        assert_eq!(tasks(4_000, chunk_len(4_000, 2)), 2);
         assert_eq!(tasks(1_000, chunk_len(1_000, 16)), 16);
-        assert_eq!(tasks(1_000, chunk_len(1_000, 2)), 16);
+        assert_eq!(tasks(1_000, chunk_len(1_000, 2)), 2);
         assert_eq!(tasks(100, chunk_len(100, 16)), 2);
         assert_eq!(tasks(1_000_000, chunk_len(1_000_000, 16)), 128);
         assert_eq!(tasks(0, chunk_len(0, 4)), 0);

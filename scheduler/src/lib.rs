@@ -103,6 +103,7 @@
 #![forbid(unsafe_code)]
 
 mod access;
+mod awake;
 mod builder;
 mod change_param;
 mod condition;

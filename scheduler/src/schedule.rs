@@ -4,14 +4,15 @@
 
 use std::ops::Range;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use command_buffer::{ApplyMode, ApplyReport, CommandBuffer, SpawnLanes};
 use ecs_engine::{Registry, RegistryCell, panic_message};
+use parking_lot::Mutex;
 use rayon::prelude::*;
 use tracing::Dispatch;
 
+use crate::awake::TickSignals;
 use crate::builder::{Failure, Slot};
 use crate::events::EventHooks;
 use crate::graph::Dag;
@@ -280,10 +281,14 @@ impl Schedule {
     /// Runs every wave once: each wave's enabled systems in parallel (a
     /// single-system wave inline), then each system's command buffer
     /// applied to `registry` in registration order, then the next wave. The
-    /// whole tick runs as one job on the pool, so systems may use `par_each`
-    /// on it; no lock is held across a parallel call (views use try-locks
-    /// only). Allocates nothing once warm, except the one boxed job rayon
-    /// makes to carry the tick onto the pool.
+    /// whole tick runs as one job on the pool's first thread, so systems
+    /// may use `par_each` on it; no lock is held across a parallel call
+    /// (views use try-locks only). Until the tick ends, the pool's other
+    /// threads stay awake, running the tick's parallel work as it comes and
+    /// spinning between (each for at most a millisecond without work), so
+    /// no wave waits for a sleeping thread to wake up. Allocates nothing
+    /// once warm, except the one broadcast job rayon makes to carry the
+    /// tick onto the pool.
     ///
     /// # Spans
     ///
@@ -364,39 +369,47 @@ impl Schedule {
             return pool
                 .install(|| run_waves(slots, wave_ranges, wave_timings, between, registry, pass));
         }
-        // The tick runs as one job on the pool, so systems and their
-        // `par_each` run on its threads. The caller waits for it by
-        // spinning briefly, then parking until the job's end unparks it: a
-        // blocking `install` would put the caller to sleep and wake it up
-        // again on every tick, which costs more than a short tick itself.
+        // The tick runs as one job on the pool's first thread, so systems
+        // and their `par_each` run on its threads, while the others watch
+        // for work until it ends (see `awake`): one broadcast carries
+        // both. The caller waits for the tick by spinning briefly, then
+        // parking until the job's end unparks it: a blocking `install`
+        // would put the caller to sleep and wake it up again on every
+        // tick, which costs more than a short tick itself.
         let dispatch = listening_dispatch();
         let dispatch = dispatch.as_ref();
         let mut outcome = None;
-        let done = AtomicBool::new(false);
-        let caller = std::thread::current();
+        let signals = TickSignals::new(threads);
+        let tick_job = Mutex::new(Some(|| {
+            let _end = signals.tick_job();
+            outcome = Some(with_dispatch(dispatch, || {
+                run_waves(
+                    slots,
+                    wave_ranges,
+                    wave_timings,
+                    between,
+                    registry,
+                    Pass {
+                        tick,
+                        threads,
+                        stage: Stage::Tick,
+                        dispatch,
+                    },
+                )
+            }));
+        }));
         pool.in_place_scope(|scope| {
-            scope.spawn(|_| {
-                let _signal = DoneSignal {
-                    done: &done,
-                    caller: &caller,
-                };
-                outcome = Some(with_dispatch(dispatch, || {
-                    run_waves(
-                        slots,
-                        wave_ranges,
-                        wave_timings,
-                        between,
-                        registry,
-                        Pass {
-                            tick,
-                            threads,
-                            stage: Stage::Tick,
-                            dispatch,
-                        },
-                    )
-                }));
+            scope.spawn_broadcast(|_, worker| {
+                if worker.index() == 0 {
+                    let job = tick_job.lock().take();
+                    if let Some(mut job) = job {
+                        job();
+                    }
+                } else {
+                    signals.watch();
+                }
             });
-            wait_for(&done);
+            signals.wait();
         });
         outcome.expect("the tick job ran to completion")
     }
@@ -548,39 +561,6 @@ impl Schedule {
     /// The timings of each wave in the last tick.
     pub fn wave_timings(&self) -> &[WaveTiming] {
         &self.wave_timings
-    }
-}
-
-/// Sets `done` and wakes the caller when the tick job ends, even by
-/// unwinding.
-struct DoneSignal<'a> {
-    done: &'a AtomicBool,
-    caller: &'a std::thread::Thread,
-}
-
-impl Drop for DoneSignal<'_> {
-    fn drop(&mut self) {
-        self.done.store(true, Ordering::Release);
-        self.caller.unpark();
-    }
-}
-
-/// How long the caller spins (yielding its core) before parking.
-const SPIN: Duration = Duration::from_micros(50);
-
-/// Waits for `done`: spins briefly (a short tick ends before a sleep would
-/// pay off), then sleeps until [`DoneSignal`] unparks this thread. The
-/// unpark comes after `done` is set, and a token left by an unpark that
-/// comes before the `park` makes it return at once, so no wake-up is lost;
-/// the loop absorbs spurious wake-ups.
-fn wait_for(done: &AtomicBool) {
-    let start = Instant::now();
-    while !done.load(Ordering::Acquire) {
-        if start.elapsed() < SPIN {
-            std::thread::yield_now();
-        } else {
-            std::thread::park();
-        }
     }
 }
 

@@ -164,13 +164,13 @@ impl StatefulSystem for EnemyFire {
 
 /// Applies this tick's hits to health; a shielded ship takes none while
 /// its shield runs down. Records who destroyed what in `Hits::killed_by`.
-/// Writes `Health`, `Hits`, `Shield`.
+/// Writes `Health`, `Hits`, `Shield` (in parallel over entities).
 pub(crate) fn damage(
     tick: Tick,
     mut targets: Query<(&mut Health, &mut Hits, Option<&mut Shield>)>,
 ) {
     let dt = tick.step as f32;
-    targets.each(|(health, hits, shield)| {
+    targets.par_each(|(health, hits, shield)| {
         hits.killed_by = None;
         if let Some(shield) = shield
             && shield.seconds > 0.0

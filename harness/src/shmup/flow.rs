@@ -164,25 +164,23 @@ impl StatefulSystem for Waves {
 
 /// Lists what must go: enemies and missiles at 0 health or past the
 /// screen's margin (ships stay, even out of lives, to keep their score).
-/// Reads `Health`, `Position`, `Player`; writes the doomed list.
+/// Both walks run in parallel and list in dense order (despawn sorts the
+/// list anyway). Reads `Health`, `Position`, `Player`; writes the doomed
+/// list.
 pub(crate) fn cleanup(
     rules: Res<Rules>,
     mut doomed: ResMut<Doomed>,
-    dead: Query<(Entity, &Health), ecs_engine::Without<Player>>,
-    away: Query<(Entity, &Position), ecs_engine::Without<Player>>,
+    mut dead: Query<&Health, ecs_engine::Without<Player>>,
+    mut away: Query<&Position, ecs_engine::Without<Player>>,
 ) {
     let arena = rules.shmup.arena;
     let (x0, y0) = (-arena.margin, -arena.margin);
     let (x1, y1) = (arena.width + arena.margin, arena.height + arena.margin);
-    dead.each(|(entity, health)| {
-        if health.0 <= 0 {
-            doomed.0.push(entity);
-        }
+    dead.par_filter_map_into(&mut doomed.0, |entity, health| {
+        (health.0 <= 0).then_some(entity)
     });
-    away.each(|(entity, p)| {
-        if !(x0..=x1).contains(&p.x) || !(y0..=y1).contains(&p.y) {
-            doomed.0.push(entity);
-        }
+    away.par_filter_map_into(&mut doomed.0, |entity, p| {
+        (!(x0..=x1).contains(&p.x) || !(y0..=y1).contains(&p.y)).then_some(entity)
     });
 }
 
