@@ -92,19 +92,22 @@ const BLOCK: usize = 512;
 /// The fewest driver positions a parallel task walks.
 const MIN_CHUNK: usize = 64;
 
-/// The fewest driver positions per task for a walk to be cut into several
-/// tasks per thread. A task costs about a microsecond to hand to another
-/// thread, more than a walk of a few hundred cheap entities: cut into
-/// 64-entity tasks, a 600-entity `par_each` ran slower on 2 threads than
-/// on 1 (the harness's default shoot'em up).
-const BALANCED_CHUNK: usize = 512;
+/// The fewest driver positions a task gets when the walk is long enough
+/// to give every thread that many. A task costs about a microsecond to
+/// hand to another thread, and the thief then pulls the entities' data
+/// from the cache of the thread that last wrote it: cut into 64-entity
+/// tasks, a 600-entity `par_each` ran slower on 2 threads than on 1 (the
+/// harness's default shoot'em up).
+const SMALL_TASK: usize = 256;
 
 /// Driver positions per task of a parallel walk over `len` positions on
-/// `threads` threads: about 8 tasks per thread (for balance) when each
-/// still gets at least [`BALANCED_CHUNK`] positions, else one task per
-/// thread of at least [`MIN_CHUNK`] positions. 100,000 entities on 2
-/// threads make 16 tasks; 4,000 make 2; 1,000 on 16 threads make 16 (of
-/// 64); 64 or fewer make one, walked on the calling thread.
+/// `threads` threads: about 8 tasks per thread, for balance (a thread
+/// that finds its data in its own cache finishes more of them), but no
+/// task shorter than [`SMALL_TASK`] while each thread could still get one
+/// that long, nor shorter than [`MIN_CHUNK`]. 100,000 entities on 2
+/// threads make 16 tasks; 4,000 on 2 make 16 (of 250 to 256); 600 on 2
+/// make 3; 1,000 on 16 make 16 (of 64); 64 or fewer make one, walked on
+/// the calling thread.
 ///
 /// Each chunk is a task of its own (`with_max_len(1)`): left to rayon's
 /// adaptive splitting, the list of chunks is cut only about
@@ -115,11 +118,8 @@ const BALANCED_CHUNK: usize = 512;
 pub(crate) fn chunk_len(len: usize, threads: usize) -> usize {
     let threads = threads.max(1);
     let balanced = len.div_ceil(threads * 8);
-    if balanced >= BALANCED_CHUNK {
-        balanced
-    } else {
-        len.div_ceil(threads).max(MIN_CHUNK)
-    }
+    let per_thread = len.div_ceil(threads);
+    balanced.max(SMALL_TASK.min(per_thread)).max(MIN_CHUNK)
 }
 
 /// The most tasks of a [`View::par_fold`]: its chunks depend on the
@@ -373,9 +373,9 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
     /// current rayon pool: the driving pool is split into chunks of
     /// consecutive entities, each chunk run by one task. The chunk size
     /// follows the entity count and the pool's thread count (about 8
-    /// tasks per thread when each gets at least 512 entities, else one per
-    /// thread of at least 64: 100,000 entities on 2 threads make 16 tasks,
-    /// 4,000 make 2, and 1,000 on 16 threads make 16).
+    /// tasks per thread, none shorter than 256 entities while each thread
+    /// could get one that long, nor than 64: 4,000 entities on 2 threads
+    /// make 16 tasks, 600 make 3, and 1,000 on 16 threads make 16).
     ///
     /// # Examples
     ///
@@ -902,9 +902,10 @@ mod tests {
     #[test]
     fn parallel_chunks_follow_the_entity_and_thread_counts() {
         assert_eq!(tasks(100_000, chunk_len(100_000, 2)), 16);
-        assert_eq!(tasks(4_000, chunk_len(4_000, 2)), 2);
+        assert_eq!(tasks(4_000, chunk_len(4_000, 2)), 16);
+        assert_eq!(tasks(600, chunk_len(600, 2)), 3);
         assert_eq!(tasks(1_000, chunk_len(1_000, 16)), 16);
-        assert_eq!(tasks(1_000, chunk_len(1_000, 2)), 2);
+        assert_eq!(tasks(1_000, chunk_len(1_000, 2)), 4);
         assert_eq!(tasks(100, chunk_len(100, 16)), 2);
         assert_eq!(tasks(1_000_000, chunk_len(1_000_000, 16)), 128);
         assert_eq!(tasks(0, chunk_len(0, 4)), 0);

@@ -145,9 +145,8 @@ fn par_each_init_makes_one_state_per_task_and_visits_each_entity_once() {
         )
     });
     // 3,000 entities on 4 threads: 8 tasks per thread would be chunks of
-    // 94, under the 512 a task needs to pay for its hand-over, so one task
-    // per thread (chunks of 750).
-    assert_eq!(states.load(Ordering::Relaxed), 4);
+    // 94, shorter than the 256 each thread could get: 12 tasks.
+    assert_eq!(states.load(Ordering::Relaxed), 12);
     let mut visited = 0;
     registry.view::<&Index>().each(|i| {
         assert!(i.0 >= 1_000_000);
@@ -175,15 +174,15 @@ fn a_thousand_entities_on_sixteen_threads_make_sixteen_tasks() {
     assert_eq!(tasks.load(Ordering::Relaxed), 16);
     let sum: u64 = registry.view::<&Index>().iter().map(|i| i.0).sum();
     assert_eq!(sum, 2 * (0..1_000).sum::<u64>());
-    // On 2 threads: one task per thread (8 per thread would be 63 each,
-    // too small to hand over).
+    // On 2 threads: tasks of 256 (8 per thread would be 63 each, too
+    // small to hand over).
     let tasks = AtomicUsize::new(0);
     pool(2).install(|| {
         registry
             .view_mut::<&mut Index>()
             .par_each_init(|| tasks.fetch_add(1, Ordering::Relaxed), |_, _| {})
     });
-    assert_eq!(tasks.load(Ordering::Relaxed), 2);
+    assert_eq!(tasks.load(Ordering::Relaxed), 4);
     // 100,000 entities on 2 threads: 8 tasks per thread, 6,250 each.
     for i in 1_000..100_000 {
         registry.spawn((Index(i),));
