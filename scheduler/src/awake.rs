@@ -10,33 +10,29 @@
 //! often longer than the part itself, so a tick of short waves gained
 //! little from a second thread. So while a tick runs on the pool's first
 //! thread, every other thread *watches*: it runs whatever work the pool has
-//! ([`rayon::yield_now`]) and spins when there is none, until the tick
-//! ends.
+//! ([`rayon::yield_now`]) and yields its core when there is none (as
+//! rayon's own idle loop does before it sleeps), until the tick ends.
 //!
 //! The watches start with the tick, in the same broadcast, when every
 //! worker is idle, so each runs at the top of its worker's stack: no frame
 //! waits beneath it. Should one ever be picked up by a worker waiting in
 //! a `join` (nested above a frame that cannot resume before the watch
 //! returns), it still returns after [`MAX_IDLE`] without finding work, so
-//! a watch can delay a tick but never stall it; the same bound stops a
-//! worker from spinning through a long serial stretch (a system waiting
-//! on a lock, a large apply).
+//! a watch can delay a tick but never stall it; the same bound lets a
+//! worker sleep through a long serial stretch (a system waiting on a
+//! lock, a large apply).
 
-use std::hint::spin_loop;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
 use rayon::Yield;
 
-/// The longest a watch spins without finding work before it returns (and
+/// The longest a watch goes without finding work before it returns (and
 /// its worker falls back to rayon's own idle loop, then sleep): longer than
 /// the serial stretches that usually sit between two parallel parts of a
 /// tick (a few to a few hundred microseconds).
 pub(crate) const MAX_IDLE: Duration = Duration::from_millis(1);
-
-/// Spin-loop hints between two looks for work.
-const SPINS: u32 = 64;
 
 /// How long the caller spins (yielding its core) before parking.
 const CALLER_SPIN: Duration = Duration::from_micros(50);
@@ -88,9 +84,10 @@ impl TickSignals {
                     if since.elapsed() > MAX_IDLE {
                         return;
                     }
-                    for _ in 0..SPINS {
-                        spin_loop();
-                    }
+                    // Yield the core rather than spin: on a machine busy
+                    // with other work, a spinning watch took the core from
+                    // the tick itself (2 threads ran slower than 1).
+                    std::thread::yield_now();
                 }
                 // Not on a pool's thread: nothing to watch.
                 None => return,
