@@ -1,134 +1,136 @@
-//! How a tick reaches the pool: one broadcast runs the tick on the pool's
-//! first thread and keeps the other threads awake until it ends; the caller
-//! waits for all of them.
+//! Keeps the pool's threads awake while ticks come, and lets the caller
+//! wait for a tick without sleeping through a short one.
 //!
 //! A tick alternates parallel parts (a wave of several systems, a
 //! `par_each`) with serial ones (a single-system wave, the commands'
-//! apply). An idle rayon worker spins for a few dozen yields, then sleeps,
-//! and waking it for the next parallel part takes from tens of
+//! apply). An idle rayon worker yields its core a few dozen times, then
+//! sleeps, and waking it for the next parallel part took from tens of
 //! microseconds to more than half a millisecond on a virtual machine:
 //! often longer than the part itself, so a tick of short waves gained
-//! little from a second thread. So while a tick runs on the pool's first
-//! thread, every other thread *watches*: it runs whatever work the pool has
-//! ([`rayon::yield_now`]) and yields its core when there is none (as
-//! rayon's own idle loop does before it sleeps), until the tick ends.
+//! little from a second thread. So each worker of a schedule's pool
+//! *watches* instead: it runs whatever work the pool has
+//! ([`rayon::yield_now`]: the tick's job itself, a wave's systems, the
+//! chunks of a `par_each`) and yields its core when there is none (as
+//! rayon's idle loop does before it sleeps). A watch lasts from tick to
+//! tick and ends after [`MAX_IDLE`] without work, or when the schedule is
+//! dropped; the next tick sends new watches when none is left.
 //!
-//! The watches start with the tick, in the same broadcast, when every
-//! worker is idle, so each runs at the top of its worker's stack: no frame
-//! waits beneath it. Should one ever be picked up by a worker waiting in
-//! a `join` (nested above a frame that cannot resume before the watch
-//! returns), it still returns after [`MAX_IDLE`] without finding work, so
-//! a watch can delay a tick but never stall it; the same bound lets a
-//! worker sleep through a long serial stretch (a system waiting on a
-//! lock, a large apply).
+//! A watch must never hold up the work beneath it: a worker waiting for a
+//! stolen half of a `join` could pick up a watch, nested above the waiting
+//! frame, which cannot resume before the watch returns. Watches are sent
+//! only when none is running, which is between ticks, when every worker is
+//! idle at the top of its stack; and a watch still returns after
+//! [`MAX_IDLE`] without work, so even nested it can delay a tick, never
+//! stall it. (An earlier watch that ran until the tick's end, whatever
+//! happened, livelocked a 2-thread run this way.) The tick's job may run
+//! inside a watch, above it: the watch waits on nothing.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
-use rayon::Yield;
+use rayon::{ThreadPool, Yield};
 
-/// The longest a watch goes without finding work before it returns (and
-/// its worker falls back to rayon's own idle loop, then sleep): longer than
-/// the serial stretches that usually sit between two parallel parts of a
-/// tick (a few to a few hundred microseconds).
-pub(crate) const MAX_IDLE: Duration = Duration::from_millis(1);
+/// The longest a watch goes without finding work before it returns and its
+/// worker falls back to rayon's own idle loop (and then sleep): longer than
+/// the gap between two ticks run back to back and than most serial
+/// stretches of a tick, short enough that a game ticking at 60 Hz keeps
+/// its cores busy for half a millisecond after each tick, not the whole
+/// frame.
+pub(crate) const MAX_IDLE: Duration = Duration::from_micros(500);
 
 /// How long the caller spins (yielding its core) before parking.
 const CALLER_SPIN: Duration = Duration::from_micros(50);
 
-/// What the caller and the broadcast's jobs (the tick, the watches) share
-/// during one tick.
-#[derive(Debug)]
-pub(crate) struct TickSignals {
-    /// Set when the tick's job ends: the watches return.
-    tick_over: AtomicBool,
-    /// Jobs of the broadcast that have not ended.
-    pending: AtomicUsize,
-    caller: Thread,
+/// The watches of one pool.
+#[derive(Debug, Default)]
+pub(crate) struct Watches {
+    state: Arc<WatchState>,
 }
 
-impl TickSignals {
-    /// Signals for a broadcast of `jobs` jobs, waited for by the calling
-    /// thread.
-    pub(crate) fn new(jobs: usize) -> Self {
-        TickSignals {
-            tick_over: AtomicBool::new(false),
-            pending: AtomicUsize::new(jobs),
-            caller: std::thread::current(),
-        }
-    }
+/// What a pool's watches share.
+#[derive(Debug, Default)]
+struct WatchState {
+    /// Watches sent and not yet ended.
+    running: AtomicUsize,
+    /// Set when the schedule is dropped: the watches end.
+    closed: AtomicBool,
+}
 
-    /// A guard that marks the end of the tick's job when dropped (by
-    /// unwinding too).
-    pub(crate) fn tick_job(&self) -> JobEnd<'_> {
-        JobEnd {
-            signals: self,
-            tick: true,
+impl Watches {
+    /// Sends a watch to every thread of `pool` unless watches are still
+    /// running (or the pool has one thread). Called before each tick, from
+    /// outside the pool; allocates rayon's broadcast job when it sends.
+    pub(crate) fn keep_awake(&self, pool: &ThreadPool) {
+        let threads = pool.current_num_threads();
+        if threads < 2 || self.state.running.load(Ordering::Acquire) != 0 {
+            return;
         }
+        self.state.running.store(threads, Ordering::Release);
+        let state = Arc::clone(&self.state);
+        pool.spawn_broadcast(move |_| state.watch());
     }
+}
 
-    /// Runs the pool's work, on a worker of the pool, until the tick's job
-    /// ends or no work came for [`MAX_IDLE`]; then marks this job's end.
-    pub(crate) fn watch(&self) {
-        let _end = JobEnd {
-            signals: self,
-            tick: false,
-        };
+impl Drop for Watches {
+    fn drop(&mut self) {
+        self.state.closed.store(true, Ordering::Release);
+    }
+}
+
+impl WatchState {
+    /// Runs the pool's work, on a worker of the pool, until no work came
+    /// for [`MAX_IDLE`] or the schedule is dropped.
+    fn watch(&self) {
         let mut idle_since: Option<Instant> = None;
-        while !self.tick_over.load(Ordering::Acquire) {
+        while !self.closed.load(Ordering::Acquire) {
             match rayon::yield_now() {
                 Some(Yield::Executed) => idle_since = None,
                 Some(Yield::Idle) => {
                     let since = *idle_since.get_or_insert_with(Instant::now);
                     if since.elapsed() > MAX_IDLE {
-                        return;
+                        break;
                     }
                     // Yield the core rather than spin: on a machine busy
                     // with other work, a spinning watch took the core from
-                    // the tick itself (2 threads ran slower than 1).
+                    // the tick itself.
                     std::thread::yield_now();
                 }
                 // Not on a pool's thread: nothing to watch.
-                None => return,
+                None => break,
             }
         }
-    }
-
-    /// Waits, on the caller's thread, until every job has ended: spins
-    /// briefly (a short tick ends before a sleep would pay off), then
-    /// sleeps until the last job's end unparks it. The unpark comes after
-    /// the count reaches 0, and a token left by an unpark that comes
-    /// before the `park` makes it return at once, so no wake-up is lost;
-    /// the loop absorbs spurious wake-ups. Waiting for the watches too
-    /// (not only the tick) keeps the caller out of rayon's blocking wait
-    /// for the broadcast, which would put it to sleep on every tick.
-    pub(crate) fn wait(&self) {
-        let start = Instant::now();
-        while self.pending.load(Ordering::Acquire) != 0 {
-            if start.elapsed() < CALLER_SPIN {
-                std::thread::yield_now();
-            } else {
-                std::thread::park();
-            }
-        }
+        self.running.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
-/// Marks the end of one job of the broadcast when dropped.
-#[derive(Debug)]
-pub(crate) struct JobEnd<'a> {
-    signals: &'a TickSignals,
-    tick: bool,
+/// Sets `done` and wakes the caller when the tick job ends, even by
+/// unwinding.
+pub(crate) struct DoneSignal<'a> {
+    pub(crate) done: &'a AtomicBool,
+    pub(crate) caller: &'a Thread,
 }
 
-impl Drop for JobEnd<'_> {
+impl Drop for DoneSignal<'_> {
     fn drop(&mut self) {
-        if self.tick {
-            self.signals.tick_over.store(true, Ordering::Release);
-        }
-        if self.signals.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
-            self.signals.caller.unpark();
+        self.done.store(true, Ordering::Release);
+        self.caller.unpark();
+    }
+}
+
+/// Waits for `done`: spins briefly (a short tick ends before a sleep would
+/// pay off), then sleeps until [`DoneSignal`] unparks this thread. The
+/// unpark comes after `done` is set, and a token left by an unpark that
+/// comes before the `park` makes it return at once, so no wake-up is lost;
+/// the loop absorbs spurious wake-ups.
+pub(crate) fn wait_for(done: &AtomicBool) {
+    let start = Instant::now();
+    while !done.load(Ordering::Acquire) {
+        if start.elapsed() < CALLER_SPIN {
+            std::thread::yield_now();
+        } else {
+            std::thread::park();
         }
     }
 }

@@ -4,15 +4,15 @@
 
 use std::ops::Range;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use command_buffer::{ApplyMode, ApplyReport, CommandBuffer, SpawnLanes};
 use ecs_engine::{Registry, RegistryCell, panic_message};
-use parking_lot::Mutex;
 use rayon::prelude::*;
 use tracing::Dispatch;
 
-use crate::awake::TickSignals;
+use crate::awake::{DoneSignal, Watches, wait_for};
 use crate::builder::{Failure, Slot};
 use crate::events::EventHooks;
 use crate::graph::Dag;
@@ -67,6 +67,8 @@ pub struct Schedule {
     /// What happens between waves besides the commands (boxed: a
     /// schedule stays small to move).
     between: Box<Between>,
+    /// Keeps the pool's threads awake while ticks come.
+    watches: Watches,
 }
 
 /// The executor's state for the work between waves.
@@ -226,6 +228,7 @@ impl Schedule {
             }),
             resources_checked: false,
             startup: Vec::new(),
+            watches: Watches::default(),
         }
     }
 
@@ -281,14 +284,15 @@ impl Schedule {
     /// Runs every wave once: each wave's enabled systems in parallel (a
     /// single-system wave inline), then each system's command buffer
     /// applied to `registry` in registration order, then the next wave. The
-    /// whole tick runs as one job on the pool's first thread, so systems
-    /// may use `par_each` on it; no lock is held across a parallel call
-    /// (views use try-locks only). Until the tick ends, the pool's other
-    /// threads stay awake, running the tick's parallel work as it comes and
-    /// spinning between (each for at most a millisecond without work), so
-    /// no wave waits for a sleeping thread to wake up. Allocates nothing
-    /// once warm, except the one broadcast job rayon makes to carry the
-    /// tick onto the pool.
+    /// whole tick runs as one job on the pool, so systems may use
+    /// `par_each` on it; no lock is held across a parallel call (views use
+    /// try-locks only). The pool's threads stay awake while ticks come
+    /// (each runs the pool's work as it comes and yields its core between,
+    /// for at most 500 µs without work), so no wave waits for a sleeping
+    /// thread to wake up. Allocates nothing once warm, except the one boxed
+    /// job rayon makes to carry the tick onto the pool (and, after a pause
+    /// between ticks long enough for the threads to sleep, the one job
+    /// that wakes them).
     ///
     /// # Spans
     ///
@@ -345,6 +349,7 @@ impl Schedule {
             pool,
             wave_timings,
             between,
+            watches,
             ..
         } = self;
         between.events.begin_tick(registry, tick.number);
@@ -369,47 +374,41 @@ impl Schedule {
             return pool
                 .install(|| run_waves(slots, wave_ranges, wave_timings, between, registry, pass));
         }
-        // The tick runs as one job on the pool's first thread, so systems
-        // and their `par_each` run on its threads, while the others watch
-        // for work until it ends (see `awake`): one broadcast carries
-        // both. The caller waits for the tick by spinning briefly, then
-        // parking until the job's end unparks it: a blocking `install`
-        // would put the caller to sleep and wake it up again on every
-        // tick, which costs more than a short tick itself.
+        // The tick runs as one job on the pool, so systems and their
+        // `par_each` run on its threads, which watch for work from tick to
+        // tick (see `awake`). The caller waits for it by spinning briefly,
+        // then parking until the job's end unparks it: a blocking
+        // `install` would put the caller to sleep and wake it up again on
+        // every tick, which costs more than a short tick itself.
+        watches.keep_awake(pool);
         let dispatch = listening_dispatch();
         let dispatch = dispatch.as_ref();
         let mut outcome = None;
-        let signals = TickSignals::new(threads);
-        let tick_job = Mutex::new(Some(|| {
-            let _end = signals.tick_job();
-            outcome = Some(with_dispatch(dispatch, || {
-                run_waves(
-                    slots,
-                    wave_ranges,
-                    wave_timings,
-                    between,
-                    registry,
-                    Pass {
-                        tick,
-                        threads,
-                        stage: Stage::Tick,
-                        dispatch,
-                    },
-                )
-            }));
-        }));
+        let done = AtomicBool::new(false);
+        let caller = std::thread::current();
         pool.in_place_scope(|scope| {
-            scope.spawn_broadcast(|_, worker| {
-                if worker.index() == 0 {
-                    let job = tick_job.lock().take();
-                    if let Some(mut job) = job {
-                        job();
-                    }
-                } else {
-                    signals.watch();
-                }
+            scope.spawn(|_| {
+                let _signal = DoneSignal {
+                    done: &done,
+                    caller: &caller,
+                };
+                outcome = Some(with_dispatch(dispatch, || {
+                    run_waves(
+                        slots,
+                        wave_ranges,
+                        wave_timings,
+                        between,
+                        registry,
+                        Pass {
+                            tick,
+                            threads,
+                            stage: Stage::Tick,
+                            dispatch,
+                        },
+                    )
+                }));
             });
-            signals.wait();
+            wait_for(&done);
         });
         outcome.expect("the tick job ran to completion")
     }

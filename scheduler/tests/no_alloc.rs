@@ -78,9 +78,13 @@ fn steady_state_ticks_do_not_allocate() {
     eprintln!("{allocations} allocations in {TICKS} ticks");
     // Our code allocates nothing per tick. rayon boxes the one job that
     // carries the tick onto the pool (`Scope::spawn`), and its job injector
-    // allocates one block per 63 injected jobs: allow those, nothing more.
+    // allocates one block per 63 injected jobs (8 here). On a busy machine
+    // the test's thread can be descheduled between two ticks for longer
+    // than the pool's threads watch for work; the next tick then sends
+    // them a new watch (one job; 6 of 500 ticks under a load of 6 on 2
+    // cores). Allow those, nothing that grows with the world or the tick.
     assert!(
-        allocations as u64 <= TICKS + TICKS / 25,
+        allocations as u64 <= TICKS + TICKS / 10,
         "{allocations} allocations in {TICKS} ticks"
     );
     assert_eq!(registry.len(), entities as usize);
