@@ -8,6 +8,7 @@
 //! `hierarchy.rs`, `disabled.rs` and `lanes.rs`.
 
 use std::marker::PhantomData;
+use std::panic::AssertUnwindSafe;
 
 use ecs_engine::{Bundle, Component, ComponentId, Entity, RawArena, RawComponent, Registry};
 
@@ -463,11 +464,20 @@ impl CommandBuffer {
     /// commands.apply(&mut registry);
     /// assert!(!registry.is_alive(e) && !registry.entities().is_reserved(e));
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// When a recorded payload panics in `Drop`: every command is dropped
+    /// and the buffer cleared first (empty, its reserve settled), then the
+    /// first panic resumes.
     pub fn clear(&mut self) {
-        self.queues.discard();
+        let dropped = std::panic::catch_unwind(AssertUnwindSafe(|| self.queues.discard()));
         self.raw.clear();
         self.reserve.settle(0);
         self.reserve.reset_spawns();
+        if let Err(panic) = dropped {
+            std::panic::resume_unwind(panic);
+        }
     }
 }
 

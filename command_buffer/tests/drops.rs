@@ -139,6 +139,39 @@ fn cleared_commands_are_dropped_at_clear() {
     assert_eq!(count.dropped(), 2);
 }
 
+/// Panics when dropped.
+struct PanicsInDrop;
+
+impl Drop for PanicsInDrop {
+    fn drop(&mut self) {
+        panic!("PanicsInDrop");
+    }
+}
+
+#[test]
+fn a_clear_whose_payload_panics_in_drop_still_empties_the_buffer() {
+    let count = Counter::new();
+    let (mut registry, r, seen) = raw_world();
+    let target = registry.spawn(());
+    let mut commands = CommandBuffer::new();
+    commands.prepare(&mut registry);
+    let reserved = commands.spawn((count.make(),));
+    commands.spawn((PanicsInDrop,));
+    commands.insert(reserved, count.make());
+    insert_r(&mut commands, &registry, r, target, 7);
+    let caught = catch_unwind(AssertUnwindSafe(|| commands.clear()));
+    assert!(caught.is_err(), "the Drop panic resumes after the clear");
+    assert_eq!(count.dropped(), 2, "every other payload dropped once");
+    assert_eq!(sorted(&seen), [7], "the run-time value too");
+    assert!(commands.is_empty());
+    // Nothing recorded before the clear is applied later.
+    let report = commands.apply(&mut registry);
+    assert_eq!(report.commands(), 0);
+    assert!(!registry.is_alive(reserved));
+    assert!(!registry.entities().is_reserved(reserved));
+    assert!(!registry.has_id(target, r));
+}
+
 #[test]
 fn strict_mode_drops_the_failed_command_and_the_rest_once() {
     let count = Counter::new();

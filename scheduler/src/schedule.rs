@@ -731,7 +731,17 @@ fn run_waves(
                     between.tick_report.merge(&slot.report, slot.id.0);
                 }
                 Some(failure) => {
-                    slot.buffer.clear();
+                    // A recorded payload that panics in `Drop` as the failed
+                    // system's commands are discarded neither hides the
+                    // system's own failure nor escapes the tick: the buffer
+                    // is empty either way, and the panic is logged.
+                    if let Err(panic) = catch_unwind(AssertUnwindSafe(|| slot.buffer.clear())) {
+                        tracing::error!(
+                            system = %slot.name,
+                            "dropping the failed system's unapplied commands panicked: {}",
+                            panic_message(&*panic)
+                        );
+                    }
                     first_failure.get_or_insert((slot.name.clone(), failure));
                 }
             }
