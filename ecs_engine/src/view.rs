@@ -649,9 +649,11 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
             .with_max_len(1)
             .map(|n| {
                 let range = n * chunk..((n + 1) * chunk).min(len);
-                // Room for every entity of the chunk: growing push by push
-                // cost a tenth of a small walk.
-                let mut found = Vec::with_capacity(range.len());
+                // Room for a short chunk's every entity (growing push by
+                // push cost a tenth of a small walk), but not a long one's:
+                // a filter that keeps few of a million would reserve
+                // megabytes per chunk.
+                let mut found = Vec::with_capacity(range.len().min(BLOCK));
                 // SAFETY: chunks are disjoint, so each position is walked once.
                 unsafe { pass.filter_map_into(range, &f, &mut found) };
                 found
