@@ -176,22 +176,21 @@ fn a_thousand_entities_on_sixteen_threads_make_sixteen_tasks() {
     assert_eq!(sum, 2 * (0..1_000).sum::<u64>());
     // On 2 threads: tasks of 256 (8 per thread would be 63 each, too
     // small to hand over).
-    let tasks = AtomicUsize::new(0);
-    pool(2).install(|| {
-        registry
-            .view_mut::<&mut Index>()
-            .par_each_init(|| tasks.fetch_add(1, Ordering::Relaxed), |_, _| {})
-    });
-    assert_eq!(tasks.load(Ordering::Relaxed), 4);
+    assert_eq!(tasks_on_two_threads(&mut registry), 4);
     // 100,000 entities on 2 threads: 8 tasks per thread, 6,250 each.
     for i in 1_000..100_000 {
         registry.spawn((Index(i),));
     }
+    assert_eq!(tasks_on_two_threads(&mut registry), 16);
+}
+
+/// The tasks a `par_each_init` over every `Index` makes on 2 threads.
+fn tasks_on_two_threads(registry: &mut Registry) -> usize {
     let tasks = AtomicUsize::new(0);
     pool(2).install(|| {
         registry
             .view_mut::<&mut Index>()
             .par_each_init(|| tasks.fetch_add(1, Ordering::Relaxed), |_, _| {})
     });
-    assert_eq!(tasks.load(Ordering::Relaxed), 16);
+    tasks.into_inner()
 }
