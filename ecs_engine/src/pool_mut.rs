@@ -50,11 +50,7 @@ impl<T: Component> PoolMut<'_, T> {
     #[inline]
     fn check_alive(&self, entity: Entity) -> Result<(), EcsError> {
         if crate::hierarchy::is_hierarchy::<T>() {
-            // Changing one side of a parent/child link through this pool
-            // alone would leave the other side's list dangling.
-            return Err(EcsError::ReadOnlyComponent {
-                component: std::any::type_name::<T>().into(),
-            });
+            return Err(hierarchy_error::<T>());
         }
         if self.allocator.is_alive(entity) {
             Ok(())
@@ -90,13 +86,21 @@ impl<T: Component> PoolMut<'_, T> {
     /// [`Registry::remove`]: crate::Registry::remove
     #[inline]
     pub fn remove(&mut self, entity: Entity) -> Result<T, EcsError> {
+        if crate::hierarchy::is_hierarchy::<T>() {
+            return Err(hierarchy_error::<T>());
+        }
+        // The pool holds live entities only (despawn empties every pool),
+        // so a handle it holds is alive: liveness is looked up on a miss
+        // only, to tell a stale handle from a missing component.
+        if let Some(value) = self.pool.remove(entity) {
+            debug_assert!(self.allocator.is_alive(entity), "{entity} is dead");
+            return Ok(value);
+        }
         self.check_alive(entity)?;
-        self.pool
-            .remove(entity)
-            .ok_or_else(|| EcsError::MissingComponent {
-                entity,
-                component: std::any::type_name::<T>().into(),
-            })
+        Err(EcsError::MissingComponent {
+            entity,
+            component: std::any::type_name::<T>().into(),
+        })
     }
 
     /// `entity`'s component; `None` when it has none or is not alive.
@@ -139,5 +143,15 @@ impl<T: Component> PoolMut<'_, T> {
     #[inline]
     pub fn as_set(&self) -> &SparseSet<T> {
         self.pool
+    }
+}
+
+/// The refusal of a change to [`ChildOf`](crate::ChildOf) or
+/// [`Children`](crate::Children) through the pool: changing one side of a
+/// parent/child link through this pool alone would leave the other side's
+/// list dangling.
+fn hierarchy_error<T>() -> EcsError {
+    EcsError::ReadOnlyComponent {
+        component: std::any::type_name::<T>().into(),
     }
 }

@@ -1,9 +1,10 @@
 //! Model-based test: random operation sequences on a `Registry`, checked
-//! after every step against a plain `HashMap` model.
+//! after every step against a plain `HashMap` model (inserts and removals
+//! both through the registry and through the typed pool handle).
 
 use std::collections::{BTreeMap, HashMap};
 
-use ecs_engine::{EcsError, Entity, Registry};
+use ecs_engine::{Component, EcsError, Entity, Registry};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -56,13 +57,21 @@ impl ModelEntity {
     }
 }
 
+/// Which way an insert or a removal goes: the registry's own methods, or
+/// the typed pool handle (`Registry::pool_mut`), which must answer alike.
+#[derive(Debug, Clone, Copy)]
+enum Via {
+    Registry,
+    Pool,
+}
+
 #[derive(Debug, Clone)]
 enum Op {
     Spawn(ModelEntity),
     Despawn(usize),
-    Insert(usize, Kind, u32),
+    Insert(usize, Kind, u32, Via),
     TryInsert(usize, Kind, u32),
-    Remove(usize, Kind),
+    Remove(usize, Kind, Via),
     Get(usize, Kind),
     MutateViaView(u32),
     RetainOddA,
@@ -70,6 +79,10 @@ enum Op {
 
 fn kind() -> impl Strategy<Value = Kind> {
     prop_oneof![Just(Kind::A), Just(Kind::B), Just(Kind::C), Just(Kind::Z)]
+}
+
+fn via() -> impl Strategy<Value = Via> {
+    prop_oneof![Just(Via::Registry), Just(Via::Pool)]
 }
 
 fn model_entity() -> impl Strategy<Value = ModelEntity> {
@@ -89,9 +102,10 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         4 => model_entity().prop_map(Op::Spawn),
         2 => handle.clone().prop_map(Op::Despawn),
-        3 => (handle.clone(), kind(), 0u32..100).prop_map(|(h, k, v)| Op::Insert(h, k, v)),
+        3 => (handle.clone(), kind(), 0u32..100, via())
+            .prop_map(|(h, k, v, via)| Op::Insert(h, k, v, via)),
         1 => (handle.clone(), kind(), 0u32..100).prop_map(|(h, k, v)| Op::TryInsert(h, k, v)),
-        2 => (handle.clone(), kind()).prop_map(|(h, k)| Op::Remove(h, k)),
+        2 => (handle.clone(), kind(), via()).prop_map(|(h, k, via)| Op::Remove(h, k, via)),
         1 => (handle, kind()).prop_map(|(h, k)| Op::Get(h, k)),
         1 => (1u32..5).prop_map(Op::MutateViaView),
         1 => Just(Op::RetainOddA),
@@ -107,12 +121,29 @@ fn get(registry: &Registry, e: Entity, kind: Kind) -> Option<u32> {
     }
 }
 
-fn insert(registry: &mut Registry, e: Entity, kind: Kind, v: u32) -> Result<Option<u32>, EcsError> {
+fn insert(
+    registry: &mut Registry,
+    e: Entity,
+    kind: Kind,
+    v: u32,
+    via: Via,
+) -> Result<Option<u32>, EcsError> {
+    fn one<T: Component>(
+        registry: &mut Registry,
+        e: Entity,
+        value: T,
+        via: Via,
+    ) -> Result<Option<T>, EcsError> {
+        match via {
+            Via::Registry => registry.insert(e, value),
+            Via::Pool => registry.pool_mut::<T>().insert(e, value),
+        }
+    }
     Ok(match kind {
-        Kind::A => registry.insert(e, A(v))?.map(|x| x.0),
-        Kind::B => registry.insert(e, B(v))?.map(|x| x.0),
-        Kind::C => registry.insert(e, C(v))?.map(|x| x.0),
-        Kind::Z => registry.insert(e, Z)?.map(|_| 0),
+        Kind::A => one(registry, e, A(v), via)?.map(|x| x.0),
+        Kind::B => one(registry, e, B(v), via)?.map(|x| x.0),
+        Kind::C => one(registry, e, C(v), via)?.map(|x| x.0),
+        Kind::Z => one(registry, e, Z, via)?.map(|_| 0),
     })
 }
 
@@ -125,12 +156,18 @@ fn try_insert(registry: &mut Registry, e: Entity, kind: Kind, v: u32) -> Result<
     }
 }
 
-fn remove(registry: &mut Registry, e: Entity, kind: Kind) -> Result<u32, EcsError> {
+fn remove(registry: &mut Registry, e: Entity, kind: Kind, via: Via) -> Result<u32, EcsError> {
+    fn one<T: Component>(registry: &mut Registry, e: Entity, via: Via) -> Result<T, EcsError> {
+        match via {
+            Via::Registry => registry.remove::<T>(e),
+            Via::Pool => registry.pool_mut::<T>().remove(e),
+        }
+    }
     match kind {
-        Kind::A => registry.remove::<A>(e).map(|x| x.0),
-        Kind::B => registry.remove::<B>(e).map(|x| x.0),
-        Kind::C => registry.remove::<C>(e).map(|x| x.0),
-        Kind::Z => registry.remove::<Z>(e).map(|_| 0),
+        Kind::A => one::<A>(registry, e, via).map(|x| x.0),
+        Kind::B => one::<B>(registry, e, via).map(|x| x.0),
+        Kind::C => one::<C>(registry, e, via).map(|x| x.0),
+        Kind::Z => one::<Z>(registry, e, via).map(|_| 0),
     }
 }
 
@@ -195,7 +232,7 @@ fn run(ops: Vec<Op>) {
                 let e = registry.spawn_empty();
                 for kind in [Kind::A, Kind::B, Kind::C, Kind::Z] {
                     if let Some(v) = m.value(kind) {
-                        insert(&mut registry, e, kind, v).unwrap();
+                        insert(&mut registry, e, kind, v, Via::Registry).unwrap();
                     }
                 }
                 assert!(!handles.contains(&e), "handle {e} handed out twice");
@@ -210,9 +247,9 @@ fn run(ops: Vec<Op>) {
                 };
                 assert_eq!(registry.despawn(e), expected);
             }
-            Op::Insert(i, kind, v) => {
+            Op::Insert(i, kind, v, via) => {
                 let e = pick(&handles, i);
-                let result = insert(&mut registry, e, kind, v);
+                let result = insert(&mut registry, e, kind, v, via);
                 match model.get_mut(&e) {
                     Some(m) => assert_eq!(result, Ok(m.set(kind, Some(v)))),
                     None => assert_eq!(result, Err(EcsError::NoSuchEntity { entity: e })),
@@ -232,9 +269,9 @@ fn run(ops: Vec<Op>) {
                     None => assert_eq!(result, Err(EcsError::NoSuchEntity { entity: e })),
                 }
             }
-            Op::Remove(i, kind) => {
+            Op::Remove(i, kind, via) => {
                 let e = pick(&handles, i);
-                let result = remove(&mut registry, e, kind);
+                let result = remove(&mut registry, e, kind, via);
                 match model.get_mut(&e) {
                     Some(m) => match m.set(kind, None) {
                         Some(old) => assert_eq!(result, Ok(old)),
