@@ -30,25 +30,35 @@ fn process_cpu() -> Duration {
     Duration::from_millis(ticks * 10)
 }
 
+/// 4,000 entities with a `Position` and a `Velocity` of 1.
+fn world() -> Registry {
+    let mut registry = Registry::new();
+    for i in 0..4_000 {
+        registry.spawn((Position(i), Velocity(1)));
+    }
+    registry
+}
+
+/// Tick `number` at 60 Hz.
+fn tick(number: u64) -> Tick {
+    Tick {
+        number,
+        step: 1.0 / 60.0,
+        delta: 1.0 / 60.0,
+    }
+}
+
 #[test]
 #[cfg_attr(not(target_os = "linux"), ignore = "reads /proc/self/stat")]
 #[cfg_attr(miri, ignore = "starts a rayon pool")]
 fn sparse_ticks_leave_the_pool_asleep() {
     let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
-    let mut registry = Registry::new();
-    for i in 0..4_000 {
-        registry.spawn((Position(i), Velocity(1)));
-    }
+    let mut registry = world();
     let mut builder = Schedule::builder();
     builder.threads(4);
     builder.add(|mut q: Query<(&mut Position, &Velocity)>| q.par_each(|(p, v)| p.0 += v.0));
     builder.add(|mut q: Query<&Velocity>| q.par_each(|v| assert_eq!(v.0, 1)));
     let mut schedule = builder.build(&mut registry).unwrap();
-    let tick = |number| Tick {
-        number,
-        step: 1.0 / 60.0,
-        delta: 1.0 / 60.0,
-    };
     schedule.run(&mut registry, tick(0)).unwrap();
     let (wall_start, cpu_start) = (Instant::now(), process_cpu());
     let mut busy = Duration::ZERO;
@@ -79,10 +89,7 @@ fn sparse_ticks_leave_the_pool_asleep() {
 #[cfg_attr(miri, ignore = "starts a rayon pool")]
 fn a_long_serial_stretch_does_not_keep_the_pool_spinning() {
     let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
-    let mut registry = Registry::new();
-    for i in 0..4_000 {
-        registry.spawn((Position(i), Velocity(1)));
-    }
+    let mut registry = world();
     let mut builder = Schedule::builder();
     builder.threads(8);
     builder
@@ -93,11 +100,6 @@ fn a_long_serial_stretch_does_not_keep_the_pool_spinning() {
         .named("wait")
         .after("walk");
     let mut schedule = builder.build(&mut registry).unwrap();
-    let tick = |number| Tick {
-        number,
-        step: 1.0 / 60.0,
-        delta: 1.0 / 60.0,
-    };
     schedule.run(&mut registry, tick(0)).unwrap();
     let (wall_start, cpu_start) = (Instant::now(), process_cpu());
     for t in 1..=20 {
