@@ -34,8 +34,7 @@ fn harness_tick(c: &mut Criterion) {
     let mut group = c.benchmark_group("harness_tick");
     group.throughput(Throughput::Elements(1));
     let cases = [
-        ("shmup_x1", "shmup", 1, SHMUP_WARM_UP),
-        ("shmup_x10", "shmup", 10, SHMUP_WARM_UP),
+        ("shmup", "shmup", 1, SHMUP_WARM_UP),
         ("movers_x10", "movers", 10, MOVERS_WARM_UP),
         ("particles_1m", "particles", 1, PARTICLES_WARM_UP),
     ];
