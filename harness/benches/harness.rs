@@ -11,7 +11,7 @@ use harness::{RunConfig, Scenario, Simulation};
 /// Thread counts compared.
 const THREADS: [usize; 2] = [1, 2];
 /// Ticks run before measuring the shoot'em up: five seconds of game time,
-/// so two waves are on screen.
+/// so two waves have started entering (about 550 enemies on screen).
 const SHMUP_WARM_UP: u64 = 300;
 /// Ticks run before measuring the particles (their count never changes).
 const PARTICLES_WARM_UP: u64 = 3;
