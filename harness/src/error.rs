@@ -96,16 +96,16 @@ pub enum HarnessError {
     Thread(String),
 }
 
-/// Writes `contents` to `path`; `what` names the file in the error
-/// (`"trace"`, `"DOT file"`).
+/// Writes `contents` to `path` whole or not at all: to a temporary file in
+/// the same folder, synced, then renamed over `path` (see
+/// [`check_output`](crate::check_output)); `what` names the file in the
+/// error (`"trace"`, `"DOT file"`).
 ///
 /// # Errors
 ///
-/// [`HarnessError::WriteFile`] with what the operating system said.
+/// [`HarnessError::WriteFile`] with what the operating system said; the
+/// file that was at `path` is then as it was, and no temporary file is
+/// left.
 pub fn write_text(path: &Path, what: &'static str, contents: &str) -> Result<(), HarnessError> {
-    std::fs::write(path, contents).map_err(|source| HarnessError::WriteFile {
-        what,
-        path: path.to_owned(),
-        source: Arc::new(source),
-    })
+    crate::files::write_output(path, what, contents.as_bytes())
 }

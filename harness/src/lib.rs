@@ -52,6 +52,7 @@
 mod checksum;
 mod components;
 mod error;
+mod files;
 mod input;
 mod limits;
 mod memory;
@@ -71,6 +72,7 @@ pub use components::{
     Particle, Player, Position, Score, Shield, SineWave, Velocity, Weapon,
 };
 pub use error::{HarnessError, write_text};
+pub use files::{check_distinct, check_output, remove_unfinished_outputs};
 pub use input::{
     Command, InputEvent, InputMessage, InputSource, LONGEST_INPUT_LINE, MOST_COMMANDS_PER_TICK,
 };
