@@ -29,6 +29,11 @@ use std::time::{Duration, Instant};
 
 use crate::HarnessError;
 
+/// How long a pipe given as an input may go without a writer, and, for a
+/// file read whole before the run (a scenario, a snapshot), without a
+/// byte, before it is refused.
+pub const PIPE_WAIT: Duration = Duration::from_secs(5);
+
 fn read_error(what: &'static str, path: &Path, source: std::io::Error) -> HarnessError {
     HarnessError::ReadFile {
         what,
@@ -183,18 +188,23 @@ pub(crate) fn open_input(
 /// Reads the whole input `path`, at most `limit` bytes: a regular file
 /// larger than that is refused by its size before anything is read, any
 /// other file (a device, a pipe) once it goes one byte past the limit.
-/// `too_large` says what the limit is, for the message.
+/// `too_large` says what the limit is, for the message (given the file's
+/// size when known). `start`, if given, checks the first bytes (up to
+/// 64) before the rest is read, so that a file that cannot be what is
+/// asked for (`/dev/urandom` as a snapshot) is refused at once.
 ///
 /// # Errors
 ///
 /// As [`open_input`]; [`HarnessError::ReadFile`] when a read fails, the
-/// file is too large or its bytes do not fit in memory.
+/// file is too large, `start` refuses it, or its bytes do not fit in
+/// memory.
 pub(crate) fn read_input(
     path: &Path,
     what: &'static str,
     wait: Duration,
     limit: u64,
     too_large: &dyn Fn(Option<u64>) -> String,
+    start: Option<&dyn Fn(&[u8]) -> Result<(), String>>,
 ) -> Result<Vec<u8>, HarnessError> {
     let error = |e| read_error(what, path, e);
     let input = open_input(path, what, wait, true)?;
@@ -208,11 +218,15 @@ pub(crate) fn read_input(
             .try_reserve_exact(usize::try_from(size).unwrap_or(usize::MAX))
             .map_err(|e| error(other(format!("{size} bytes do not fit in memory ({e})"))))?;
     }
-    input
-        .reader
-        .take(limit.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(error)?;
+    let mut reader = input.reader.take(limit.saturating_add(1));
+    if let Some(start) = start {
+        (&mut reader)
+            .take(64)
+            .read_to_end(&mut bytes)
+            .map_err(error)?;
+        start(&bytes).map_err(|m| error(other(m)))?;
+    }
+    reader.read_to_end(&mut bytes).map_err(error)?;
     if bytes.len() as u64 > limit {
         return Err(error(other(too_large(None))));
     }

@@ -71,12 +71,15 @@ pub use components::{
     Bounty, Collider, Controls, Damage, Enemy, EnemyGun, Faction, Health, Hits, Lives, Missile,
     Particle, Player, Position, Score, Shield, SineWave, Velocity, Weapon,
 };
-pub use error::{HarnessError, write_text};
-pub use files::{check_distinct, check_output, remove_unfinished_outputs};
+pub use error::{HarnessError, printable, write_text};
+pub use files::{PIPE_WAIT, check_distinct, check_output, remove_unfinished_outputs};
 pub use input::{
     Command, InputEvent, InputMessage, InputSource, LONGEST_INPUT_LINE, MOST_COMMANDS_PER_TICK,
 };
-pub use limits::{MAX_THREADS, MemoryEstimate, available_memory_bytes, estimate_memory};
+pub use limits::{
+    MAX_THREADS, MemoryBudget, MemoryEstimate, available_memory_bytes, estimate_memory,
+    memory_budget,
+};
 pub use memory::peak_resident_bytes;
 pub use report::{CommandStats, EntityStats, PlayerStats, Report, SystemStats, WaveStats};
 pub use run::{DeterminismCheck, RunConfig, RunOutcome, check_determinism, run};

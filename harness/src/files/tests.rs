@@ -28,10 +28,10 @@ fn a_whole_read_is_bounded_by_size_or_by_one_byte_past_the_limit() {
     std::fs::write(&file, [7u8; 100]).unwrap();
     let wait = Duration::from_millis(50);
     assert_eq!(
-        read_input(&file, "t", wait, 100, &limit_message).unwrap(),
+        read_input(&file, "t", wait, 100, &limit_message, None).unwrap(),
         [7u8; 100]
     );
-    let error = read_input(&file, "t", wait, 99, &limit_message).unwrap_err();
+    let error = read_input(&file, "t", wait, 99, &limit_message, None).unwrap_err();
     assert_eq!(
         error.to_string(),
         format!(
@@ -40,13 +40,20 @@ fn a_whole_read_is_bounded_by_size_or_by_one_byte_past_the_limit() {
         )
     );
     if Path::new("/dev/zero").exists() {
-        let error = read_input(Path::new("/dev/zero"), "t", wait, 1000, &limit_message);
+        let error = read_input(
+            Path::new("/dev/zero"),
+            "t",
+            wait,
+            1000,
+            &limit_message,
+            None,
+        );
         assert!(
             error.unwrap_err().to_string().ends_with("too large (None)"),
             "an endless device stops one byte past the limit"
         );
     }
-    let error = read_input(&dir, "t", wait, 10, &limit_message).unwrap_err();
+    let error = read_input(&dir, "t", wait, 10, &limit_message, None).unwrap_err();
     assert!(error.to_string().ends_with(": it is a folder"), "{error}");
 }
 
@@ -65,9 +72,16 @@ fn a_pipe_nobody_opens_is_refused_after_the_wait() {
         return;
     }
     let started = Instant::now();
-    let error = read_input(&fifo, "t", Duration::from_millis(200), 10, &limit_message)
-        .unwrap_err()
-        .to_string();
+    let error = read_input(
+        &fifo,
+        "t",
+        Duration::from_millis(200),
+        10,
+        &limit_message,
+        None,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(
         error.ends_with("no program opened the pipe for writing within 0.2 s"),
         "{error}"
@@ -81,7 +95,7 @@ fn a_pipe_nobody_opens_is_refused_after_the_wait() {
             std::fs::write(&fifo, b"hello").unwrap();
         })
     };
-    let bytes = read_input(&fifo, "t", Duration::from_secs(5), 10, &limit_message).unwrap();
+    let bytes = read_input(&fifo, "t", Duration::from_secs(5), 10, &limit_message, None).unwrap();
     writer.join().unwrap();
     assert_eq!(bytes, b"hello");
 }
