@@ -17,6 +17,7 @@ use super::components::{
 };
 use super::report::grouped;
 use super::scenario::ScenarioKind;
+use super::shmup::PLANNED_BYTES;
 use super::trace::TraceSpan;
 use super::{HarnessError, RunConfig};
 
@@ -68,8 +69,9 @@ fn entity_bytes(component_bytes: usize, components: u64) -> u64 {
 ///
 /// - the most entities alive at once over the run, where the rules tell:
 ///   for the particles, their count; for the movers, the first ones, a
-///   tick of spawns and those spawned that never leave (no horizontal
-///   speed, inside the band) over every tick; for the shoot'em up, the
+///   tick of spawns and the spawned ones still inside the band at the end
+///   (from their speeds and the distances to the band's edges); for the
+///   shoot'em up, the
 ///   larger of one wave (planned, then spawned) and the enemies alive at
 ///   the end of the run (or of the last wave) if none is shot down, from
 ///   the waves' timing and the time the fastest takes to cross the
@@ -94,6 +96,8 @@ fn entity_bytes(component_bytes: usize, components: u64) -> u64 {
 pub fn estimate_memory(config: &RunConfig) -> MemoryEstimate {
     let scale = u64::from(config.scale);
     let step = config.scenario.step();
+    let mut extra: u128 = 0;
+    let mut extra_text = String::new();
     let (entities, each, what, systems) = match config.scenario.kind() {
         ScenarioKind::Shmup(s) => {
             let enemy = entity_bytes(
@@ -114,12 +118,20 @@ pub fn estimate_memory(config: &RunConfig) -> MemoryEstimate {
             let planned = (size_of::<SineWave>() + size_of::<EnemyGun>()) as u64;
             let per_wave = u64::from(s.enemies.per_wave) * scale;
             let alive = peak::enemies_alive(&s.enemies, &s.arena, step, per_wave, config.ticks);
-            let (count, what) = if alive > per_wave {
-                (alive, "enemies alive at once (none shot down)".to_owned())
+            let queued = peak::enemies_planned(&s.enemies, step, per_wave, config.ticks);
+            if alive > per_wave || queued > per_wave {
+                extra = u128::from(queued) * PLANNED_BYTES as u128;
+                extra_text = format!(", {} planned at {PLANNED_BYTES} B", grouped(queued));
+                let what = "enemies alive at once (none shot down)".to_owned();
+                (alive.max(1), enemy, what, SHMUP_SYSTEMS)
             } else {
-                (per_wave, "enemies in a wave".to_owned())
-            };
-            (count, enemy + planned, what, SHMUP_SYSTEMS)
+                (
+                    per_wave,
+                    enemy + planned,
+                    "enemies in a wave".to_owned(),
+                    SHMUP_SYSTEMS,
+                )
+            }
         }
         ScenarioKind::Particles(p) => (
             u64::from(p.count) * scale,
@@ -129,11 +141,10 @@ pub fn estimate_memory(config: &RunConfig) -> MemoryEstimate {
         ),
         ScenarioKind::Movers(m) => {
             let spawns = u64::from(m.spawn_per_tick) * scale;
-            let staying = peak::movers_staying_per_tick(m, spawns)
-                .saturating_mul(config.ticks.saturating_sub(1));
+            let staying = peak::movers_alive(m, spawns, step, config.ticks);
             let what = if staying > 0 {
                 format!(
-                    "movers (the first ones, a tick of spawns and {} that never leave)",
+                    "movers (the first ones, a tick of spawns and {} spawned later that are still in the band at the end)",
                     grouped(staying)
                 )
             } else {
@@ -151,9 +162,9 @@ pub fn estimate_memory(config: &RunConfig) -> MemoryEstimate {
     };
     let world = u128::from(entities) * u128::from(each);
     let samples = u128::from(config.ticks) * u128::from(systems) * size_of::<f32>() as u128;
-    let mut bytes = world + samples;
+    let mut bytes = world + samples + extra;
     let mut breakdown = format!(
-        "{} {what} at {each} B; {systems} systems × {} ticks of samples",
+        "{} {what} at {each} B{extra_text}; {systems} systems × {} ticks of samples",
         grouped(entities),
         grouped(config.ticks)
     );

@@ -69,6 +69,33 @@ fn enemies_alive_after(e: &Enemies, arena: &Arena, step: f64, per_wave: u64, t: 
     }
 }
 
+/// Enemies planned and not spawned yet after a run of `ticks` ticks, at
+/// least: the director plans a whole wave on the tick before it starts,
+/// and its enemies come in `spawn_spacing` apart.
+pub(super) fn enemies_planned(e: &Enemies, step: f64, per_wave: u64, ticks: u64) -> u64 {
+    let Some(last) = ticks.checked_sub(1) else {
+        return 0;
+    };
+    let waves = u64::from(waves_planned(e, step, last, true));
+    let mut planned: u64 = 0;
+    for k in waves.saturating_sub(WAVES_LOOKED_AT)..waves {
+        let start = wave_start(e, step, k as u32);
+        // At most every enemy of a wave, when spawns rounds its ticks.
+        let spawned = if last >= start {
+            let reached = ((last - start) as f64 * step / f64::from(e.spawn_spacing)).ceil();
+            if e.spawn_spacing <= 0.0 {
+                per_wave
+            } else {
+                per_wave.min(reached.min(u64::MAX as f64) as u64 + 1)
+            }
+        } else {
+            0
+        };
+        planned = planned.saturating_add(per_wave - spawned);
+    }
+    planned
+}
+
 /// The most enemies alive at once by the end of a run of `ticks` ticks, at
 /// least, if none is shot down (at the last tick, and when the last
 /// planned wave has come in).
@@ -96,19 +123,44 @@ pub(super) fn enemies_alive(
         .unwrap_or(0)
 }
 
-/// Movers spawned each tick that never leave, at least: those with no
-/// horizontal speed (`(t + k) % 7 == 3`, or every one when `speed` is 0)
-/// spawned inside `[min_x, max_x]` (`x = k % 100 + 0.5`). Over 700
-/// consecutive `k`, each `(k % 100, k % 7)` pair comes once.
-pub(super) fn movers_staying_per_tick(m: &Movers, spawn_per_tick: u64) -> u64 {
-    let inside = (0..100)
-        .filter(|&j| (m.min_x..=m.max_x).contains(&(j as f32 + 0.5)))
-        .count() as u64;
-    if m.speed == 0.0 {
-        spawn_per_tick / 100 * inside
-    } else {
-        spawn_per_tick / 700 * inside
+/// Movers alive after `ticks` ticks of `spawn_per_tick` spawns, at
+/// least (the first ones not counted). A mover spawned at tick `t` with
+/// number `k` starts at `x = k % 100 + 0.5` with horizontal speed
+/// `((t + k) % 7 - 3) × speed`, and is despawned once outside `[min_x,
+/// max_x]`: it stays `L` ticks, the ticks its speed takes to cross the
+/// distance to the edge it flies to (for ever without speed, none when it
+/// starts outside). Over 700 consecutive `k` each pair `(k % 100,
+/// (t + k) % 7)` comes once, so each tick's spawns hold
+/// `spawn_per_tick / 700` of every pair, and the spawns of all ticks
+/// alive at the end add up to `Σ min(L, ticks)` over the pairs.
+pub(super) fn movers_alive(m: &Movers, spawn_per_tick: u64, step: f64, ticks: u64) -> u64 {
+    let blocks = spawn_per_tick / 700;
+    if blocks == 0 {
+        return 0;
     }
+    let mut ticks_alive: u64 = 0;
+    for j in 0..100u32 {
+        let x = j as f32 + 0.5;
+        if !(m.min_x..=m.max_x).contains(&x) {
+            continue;
+        }
+        for r in 0..7i32 {
+            let speed = f64::from(r - 3) * f64::from(m.speed);
+            let stays = if speed == 0.0 {
+                ticks
+            } else {
+                let distance = if speed < 0.0 {
+                    f64::from(x - m.min_x)
+                } else {
+                    f64::from(m.max_x - x)
+                };
+                let l = (distance / (speed.abs() * step)).floor();
+                (l.min(u64::MAX as f64) as u64).min(ticks)
+            };
+            ticks_alive = ticks_alive.saturating_add(stays);
+        }
+    }
+    blocks.saturating_mul(ticks_alive)
 }
 
 /// JSON bytes a snapshot spends per entity, at most: every component type

@@ -30,6 +30,9 @@ pub(crate) struct Planned {
     first_shot: f32,
 }
 
+/// Bytes of one enemy planned in the spawn queue.
+pub(crate) const PLANNED_BYTES: usize = std::mem::size_of::<Planned>();
+
 /// Enemies planned by the director, in tick order, and the number of
 /// waves planned so far; a resource (kept here rather than in the
 /// director's own state so that a snapshot holds it).
