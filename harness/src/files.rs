@@ -185,6 +185,10 @@ pub(crate) fn open_input(
     Ok(Input { meta, reader })
 }
 
+/// A check of a file's first bytes: the message when they cannot start
+/// what is asked for.
+pub(crate) type StartCheck = dyn Fn(&[u8]) -> Result<(), String>;
+
 /// Reads the whole input `path`, at most `limit` bytes: a regular file
 /// larger than that is refused by its size before anything is read, any
 /// other file (a device, a pipe) once it goes one byte past the limit.
@@ -204,7 +208,7 @@ pub(crate) fn read_input(
     wait: Duration,
     limit: u64,
     too_large: &dyn Fn(Option<u64>) -> String,
-    start: Option<&dyn Fn(&[u8]) -> Result<(), String>>,
+    start: Option<&StartCheck>,
 ) -> Result<Vec<u8>, HarnessError> {
     let error = |e| read_error(what, path, e);
     let input = open_input(path, what, wait, true)?;
@@ -242,7 +246,8 @@ fn unfinished() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Removes the temporary files of every [`Output`] not committed yet, and
+/// Removes the temporary files of every output being written and not
+/// committed yet (see [`write_text`](crate::write_text)), and
 /// returns how many there were: for a signal handler (Ctrl-C) that then
 /// ends the process, so that an interrupted save leaves the old file and
 /// nothing else.
@@ -451,13 +456,17 @@ pub(crate) fn write_output(
     output.commit()
 }
 
-/// Checks, before the run, that `path` can be written as an output: as
-/// [`Output::create`] (the temporary file made and removed again), so a
-/// bad path does not cost the run; nothing is left behind.
+/// Checks, before the run, that `path` can be written as an output (a
+/// snapshot, a trace, a DOT file: `what` names it): an existing file that
+/// is not read-only, or a missing one, in a folder that takes a temporary
+/// file (made and removed again), or a character device; so a bad path
+/// does not cost the run. Nothing is left behind.
 ///
 /// # Errors
 ///
-/// As [`Output::create`].
+/// [`HarnessError::WriteFile`] when the path is a folder, a pipe or a
+/// socket, read-only, or in a folder that does not exist or cannot take a
+/// new file.
 pub fn check_output(path: &Path, what: &'static str) -> Result<(), HarnessError> {
     Output::create(path, what).map(drop)
 }

@@ -20,6 +20,15 @@
 //! uninterrupted one, through [`ecs_snapshot`] and the engine's command
 //! reserves and tick count.
 //!
+//! # Files and limits
+//!
+//! Inputs are read in bounded time and memory (a size limit, a pipe opened
+//! without blocking), outputs replaced whole or not at all, and no output
+//! may be an input or another output ([`check_distinct`],
+//! [`check_output`]); a run is refused when its estimated peak exceeds
+//! what the process may take ([`estimate_memory`], [`memory_budget`]) and
+//! stopped at a tick when it outgrows it ([`HarnessError::OutOfMemory`]).
+//!
 //! # Determinism
 //!
 //! The world after N ticks is bit-identical whatever the thread count and

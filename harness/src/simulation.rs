@@ -60,10 +60,14 @@ impl Simulation {
     /// [`HarnessError::Option`] for 0 threads or more than
     /// [`MAX_THREADS`](crate::MAX_THREADS), a scale of 0, more entities
     /// than a registry holds, or `--inputs` on a scenario without players;
-    /// [`HarnessError::Memory`] when the world would need more memory than
-    /// the machine has free ([`estimate_memory`](crate::estimate_memory)); [`HarnessError::ReadFile`] when the
-    /// input script cannot be opened; [`HarnessError::Engine`] when the
-    /// schedule does not build.
+    /// [`HarnessError::Memory`] when the run would need more memory than
+    /// this process may take ([`estimate_memory`](crate::estimate_memory),
+    /// [`memory_budget`](crate::memory_budget)); [`HarnessError::ReadFile`]
+    /// when the input script or the snapshot cannot be opened or read
+    /// (too large, a pipe nobody writes to); [`HarnessError::Snapshot`]
+    /// when the snapshot is damaged, of another run, or holds a field the
+    /// rules cannot produce; [`HarnessError::Engine`] when the schedule
+    /// does not build.
     pub fn new(config: &RunConfig) -> Result<Simulation, HarnessError> {
         if config.threads == 0 {
             return Err(HarnessError::Option(

@@ -16,7 +16,14 @@
 //! process did.
 //!
 //! A file whose name ends in `.json` is written and read as JSON; any
-//! other as postcard.
+//! other as postcard. A save replaces the file whole or not at all
+//! ([`Output`]). A load reads at most what a snapshot of the run can hold,
+//! and refuses, before the engine changes, a snapshot that is damaged
+//! (the format's checksums), of another run (its identity: a hash of the
+//! rules, the seed and the scale, the differing field named), or whose
+//! fields the rules cannot produce ([`check`]); it gives every command
+//! buffer a reserve of the loaded allocator, so none keeps a handle of the
+//! engine's first one.
 
 use std::path::Path;
 

@@ -30,6 +30,9 @@ fn run_entry(document: &mut Value) -> &mut Value {
         .unwrap()
 }
 
+/// An edit of a snapshot's JSON.
+type Edit = fn(&mut Value);
+
 /// Recomputes the checksum of every resource entry, as
 /// `ecs_snapshot::json_checksum` documents it.
 fn reseal(document: &mut Value) {
@@ -87,7 +90,7 @@ fn case_6_edited_fields_are_refused_by_the_checksum_naming_the_entry() {
     save(&["--scenario", SMALL, "--threads", "1"], &snap, "10");
     let s = snap.to_str().unwrap();
     let saved: Value = serde_json::from_slice(&std::fs::read(&snap).unwrap()).unwrap();
-    let edits: [(&str, fn(&mut Value)); 2] = [
+    let edits: [(&str, Edit); 2] = [
         ("ticks", |d| {
             run_entry(d)["value"]["ticks"] = json!(20_000_000)
         }),

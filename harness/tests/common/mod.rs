@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 /// The harness binary, run in `dir` with `args`, standard input closed.
-pub fn harness_in(dir: &Path, args: &[&str]) -> Output {
+pub(crate) fn harness_in(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_harness"))
         .args(args)
         .current_dir(dir)
@@ -17,13 +17,13 @@ pub fn harness_in(dir: &Path, args: &[&str]) -> Output {
 }
 
 /// The harness binary, run in the crate's folder.
-pub fn harness(args: &[&str]) -> Output {
+pub(crate) fn harness(args: &[&str]) -> Output {
     harness_in(Path::new(env!("CARGO_MANIFEST_DIR")), args)
 }
 
 /// The harness binary through `sh -c`, after `setup` (a `ulimit`, a
 /// redirection): `sh -c 'SETUP; exec harness "$@"' sh ARGS`.
-pub fn harness_sh(setup: &str, args: &[&str]) -> Output {
+pub(crate) fn harness_sh(setup: &str, args: &[&str]) -> Output {
     Command::new("sh")
         .arg("-c")
         .arg(format!("{setup}; exec \"$0\" \"$@\""))
@@ -35,17 +35,17 @@ pub fn harness_sh(setup: &str, args: &[&str]) -> Output {
         .expect("sh runs")
 }
 
-pub fn stderr(output: &Output) -> String {
+pub(crate) fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-pub fn stdout(output: &Output) -> String {
+pub(crate) fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 /// Exit code 1, nothing on standard output, and one `error: ` line that
 /// contains `expected`, with no panic and no control character.
-pub fn assert_refused(output: &Output, expected: &str) {
+pub(crate) fn assert_refused(output: &Output, expected: &str) {
     let message = stderr(output);
     assert_eq!(output.status.code(), Some(1), "{message}");
     assert!(message.starts_with("error: "), "{message}");
@@ -60,7 +60,7 @@ pub fn assert_refused(output: &Output, expected: &str) {
 }
 
 /// A fresh folder of its own for this test process and `name`.
-pub fn temp_dir(name: &str) -> PathBuf {
+pub(crate) fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("harness-t-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -68,7 +68,7 @@ pub fn temp_dir(name: &str) -> PathBuf {
 }
 
 /// The names in `dir`, sorted.
-pub fn names(dir: &Path) -> Vec<String> {
+pub(crate) fn names(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -77,14 +77,14 @@ pub fn names(dir: &Path) -> Vec<String> {
     names
 }
 
-pub fn small_toml() -> String {
+pub(crate) fn small_toml() -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/small.toml"))
         .unwrap()
 }
 
 /// `text` with the first line setting `field` (at the start of a line)
 /// replaced by `field = value`.
-pub fn with_field(text: &str, field: &str, value: &str) -> String {
+pub(crate) fn with_field(text: &str, field: &str, value: &str) -> String {
     let mut done = false;
     let lines: Vec<String> = text
         .lines()
@@ -102,7 +102,7 @@ pub fn with_field(text: &str, field: &str, value: &str) -> String {
 }
 
 /// Makes a FIFO at `path`; `false` where `mkfifo` is missing.
-pub fn mkfifo(path: &Path) -> bool {
+pub(crate) fn mkfifo(path: &Path) -> bool {
     Command::new("mkfifo")
         .arg(path)
         .status()

@@ -48,7 +48,7 @@ pub(crate) struct Args {
     /// when FILE ends in `.json`, compact postcard otherwise.
     #[arg(long, num_args = 2, value_names = ["TICK", "FILE"], action = clap::ArgAction::Set)]
     pub(crate) save_at: Option<Vec<String>>,
-    /// Starts from a snapshot written by --save-at (same scenario, seed
+    /// Starts from a snapshot written by --save-at (same rules, seed
     /// and scale) and runs on from its tick to --ticks.
     #[arg(long, value_name = "FILE")]
     pub(crate) load: Option<PathBuf>,
