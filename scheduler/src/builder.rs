@@ -6,7 +6,7 @@ use std::time::Duration;
 use command_buffer::{ApplyReport, CommandBuffer, ReservePolicy, SkippedCommand};
 use ecs_engine::Registry;
 
-use crate::condition::{SharedCondition, share};
+use crate::system::condition::{SharedCondition, share};
 use crate::graph::{Dag, Node, SetNode};
 use crate::names::{self, NameSource};
 use crate::{BuildError, IntoCondition, IntoSystem, Policy, System, SystemAccess};

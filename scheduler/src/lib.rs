@@ -105,9 +105,6 @@
 mod access;
 mod awake;
 mod builder;
-mod change_param;
-mod condition;
-mod context;
 mod error;
 mod events;
 mod explain;
@@ -121,14 +118,14 @@ mod tick;
 
 pub use access::{ResourceAccess, SubjectKind, SystemAccess, short_name};
 pub use builder::{MAX_THREADS, ScheduleBuilder, SetConfig, SystemConfig, SystemId};
-pub use change_param::{LastRun, RemovedComponents};
-pub use condition::{Condition, FunctionCondition, IntoCondition};
-pub use context::SystemContext;
+pub use param::context::SystemContext;
+pub use param::query::{LastRun, Query, RemovedComponents};
+pub use system::condition::{Condition, FunctionCondition, IntoCondition};
 pub use error::{BuildError, CycleEdge, RunError, SystemError};
 pub use events::{EventAccess, EventCommands, EventIter, EventReader, EventWriter, Events};
 pub use explain::Explain;
 pub use graph::{EdgeReason, Policy, Rule};
-pub use param::{Commands, Local, LocalState, Query, Res, ResMut, SystemParam};
+pub use param::{Commands, Local, LocalState, Res, ResMut, SystemParam};
 pub use reserves::RestoreReservesError;
 pub use schedule::{Schedule, SystemRun, WaveTiming};
 pub use system::{
