@@ -6,9 +6,9 @@ use std::time::Duration;
 use command_buffer::{ApplyReport, CommandBuffer, ReservePolicy, SkippedCommand};
 use ecs_engine::Registry;
 
-use crate::system::condition::{SharedCondition, share};
 use crate::graph::{Dag, Node, SetNode};
 use crate::names::{self, NameSource};
+use crate::system::condition::{SharedCondition, share};
 use crate::{BuildError, IntoCondition, IntoSystem, Policy, System, SystemAccess};
 
 /// The most threads a schedule's pool takes: a larger request is a

@@ -116,18 +116,19 @@ mod schedule;
 mod system;
 mod tick;
 
-pub use access::{ResourceAccess, SubjectKind, SystemAccess, short_name};
+pub use access::{EventAccess, ResourceAccess, SubjectKind, SystemAccess, short_name};
 pub use builder::{MAX_THREADS, ScheduleBuilder, SetConfig, SystemConfig, SystemId};
-pub use param::context::SystemContext;
-pub use param::query::{LastRun, Query, RemovedComponents};
-pub use system::condition::{Condition, FunctionCondition, IntoCondition};
 pub use error::{BuildError, CycleEdge, RunError, SystemError};
-pub use events::{EventAccess, EventCommands, EventIter, EventReader, EventWriter, Events};
+pub use events::params::{EventReader, EventWriter};
+pub use events::{EventCommands, EventIter, Events};
 pub use explain::Explain;
 pub use graph::{EdgeReason, Policy, Rule};
+pub use param::context::SystemContext;
+pub use param::query::{LastRun, Query, RemovedComponents};
 pub use param::{Commands, Local, LocalState, Res, ResMut, SystemParam};
 pub use reserves::RestoreReservesError;
 pub use schedule::{Schedule, SystemRun, WaveTiming};
+pub use system::condition::{Condition, FunctionCondition, IntoCondition};
 pub use system::{
     DeclaredSystem, ExclusiveSystem, FunctionSystem, IntoSystem, IsExclusive, IsStateful, IsSystem,
     Stateful, StatefulSystem, System, SystemOutput,

@@ -14,7 +14,7 @@ use tracing::Dispatch;
 
 use crate::awake::{DoneSignal, Watches, wait_for};
 use crate::builder::{Failure, Slot};
-use crate::events::EventHooks;
+use crate::events::hooks::EventHooks;
 use crate::graph::Dag;
 use crate::{RunError, SystemContext, SystemId, Tick};
 

@@ -221,7 +221,6 @@ impl<Q: QueryData + 'static, F: QueryFilter + 'static> SystemParam for Query<'_,
     }
 }
 
-
 /// The change tick a system parameter's system last ran at, kept in the
 /// parameter's [`LocalState`]; `None` before the first run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
