@@ -103,7 +103,6 @@
 #![forbid(unsafe_code)]
 
 mod access;
-
 mod builder;
 mod error;
 mod events;
@@ -112,9 +111,9 @@ mod explain;
 mod graph;
 mod names;
 mod param;
-mod reserves;
 mod schedule;
 mod slot;
+mod snapshot_reserves;
 mod system;
 mod tick;
 
@@ -129,9 +128,9 @@ pub use graph::{EdgeReason, Policy, Rule};
 pub use param::context::{SystemContext, SystemId};
 pub use param::query::{LastRun, Query, RemovedComponents};
 pub use param::{Commands, Local, LocalState, Res, ResMut, SystemParam};
-pub use reserves::RestoreReservesError;
 pub use schedule::Schedule;
 pub use slot::SystemRun;
+pub use snapshot_reserves::RestoreReservesError;
 pub use system::condition::{Condition, FunctionCondition, IntoCondition};
 pub use system::{
     DeclaredSystem, ExclusiveSystem, FunctionSystem, IntoSystem, IsExclusive, IsStateful, IsSystem,
