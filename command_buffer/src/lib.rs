@@ -103,8 +103,6 @@
 mod apply;
 mod buffer;
 mod command;
-mod disabled;
-mod hierarchy;
 mod lanes;
 mod placeholder;
 mod policy;
