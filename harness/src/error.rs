@@ -64,18 +64,22 @@ pub enum HarnessError {
     /// An option is out of range.
     #[error("{0}")]
     Option(String),
-    /// The run would need more memory than the machine has free (see
-    /// [`estimate_memory`](crate::estimate_memory)).
+    /// The run would need more memory than this process may take (see
+    /// [`estimate_memory`](crate::estimate_memory) and
+    /// [`memory_budget`](crate::memory_budget)).
     #[error(
-        "the run needs at least {} ({breakdown}), but {} of memory is free; lower --scale or --ticks",
+        "the run needs at least {} ({breakdown}), but {} is left ({limit}); lower --scale or --ticks",
         crate::limits::human_bytes(*needed),
         crate::limits::human_bytes(*available)
     )]
     Memory {
         /// Bytes the run needs, at least.
         needed: u64,
-        /// Bytes free.
+        /// Bytes left.
         available: u64,
+        /// The limit that leaves them: `"free memory"`, `"the cgroup
+        /// memory limit"`, `"the address-space limit (ulimit -v)"`.
+        limit: &'static str,
         /// What the need is made of.
         breakdown: String,
     },
@@ -88,6 +92,15 @@ pub enum HarnessError {
         /// What is wrong, and where.
         message: String,
     },
+    /// The world outgrew the memory left during the run: stopped at the
+    /// tick, before an allocation failed.
+    #[error("tick {tick}: out of memory: {message}")]
+    OutOfMemory {
+        /// The tick after which the run stopped.
+        tick: u64,
+        /// What grew, and the limit.
+        message: String,
+    },
     /// The engine refused to build or a tick failed.
     #[error(transparent)]
     Engine(#[from] EngineError),
@@ -96,16 +109,37 @@ pub enum HarnessError {
     Thread(String),
 }
 
-/// Writes `contents` to `path`; `what` names the file in the error
-/// (`"trace"`, `"DOT file"`).
+/// Writes `contents` to `path` whole or not at all: to a temporary file in
+/// the same folder, synced, then renamed over `path` (see
+/// [`check_output`](crate::check_output)); `what` names the file in the
+/// error (`"trace"`, `"DOT file"`).
 ///
 /// # Errors
 ///
-/// [`HarnessError::WriteFile`] with what the operating system said.
+/// [`HarnessError::WriteFile`] with what the operating system said; the
+/// file that was at `path` is then as it was, and no temporary file is
+/// left.
 pub fn write_text(path: &Path, what: &'static str, contents: &str) -> Result<(), HarnessError> {
-    std::fs::write(path, contents).map_err(|source| HarnessError::WriteFile {
-        what,
-        path: path.to_owned(),
-        source: Arc::new(source),
-    })
+    crate::files::write_output(path, what, contents.as_bytes())
+}
+
+/// `text` with every control character escaped (`\r`, `\n`, `\t`,
+/// `\u{1b}`), so that a message quoting a file's bytes stays on one line
+/// and sends no terminal escape sequence.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(harness::printable("a\r\u{1b}[31mb"), "a\\r\\u{1b}[31mb");
+/// ```
+pub fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }

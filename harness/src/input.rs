@@ -165,11 +165,13 @@ const QUOTED_CHARS: usize = 40;
 
 /// `text` as an error message quotes it: whole up to [`QUOTED_CHARS`]
 /// characters, else its start and `…`, so that a huge line does not
-/// flood the terminal.
+/// flood the terminal; control characters escaped
+/// ([`printable`](crate::printable)), so that a terminal escape sequence
+/// in a script is shown, not obeyed.
 fn cut(text: &str) -> String {
     match text.char_indices().nth(QUOTED_CHARS) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text.to_owned(),
+        Some((end, _)) => format!("{}…", crate::printable(&text[..end])),
+        None => crate::printable(text),
     }
 }
 
@@ -414,20 +416,15 @@ impl InputFeed {
                 })
             }
             InputSource::File(path) => {
-                let error = |source: std::io::Error| HarnessError::ReadFile {
-                    what: "input script",
-                    path: path.clone(),
-                    source: source.into(),
-                };
-                let file = std::fs::File::open(path).map_err(error)?;
-                let kind = file.metadata().map_err(error)?.file_type();
-                if kind.is_dir() {
-                    return Err(error(std::io::Error::other("it is a folder")));
-                }
-                wait_for_end = kind.is_file();
+                // A pipe is opened without waiting for its writer; its
+                // reads wait for one at most PIPE_WAIT.
+                let input =
+                    crate::files::open_input(path, "input script", crate::PIPE_WAIT, false)?;
+                wait_for_end = input.meta.is_file();
                 let origin = path.display().to_string();
+                let reader = input.reader;
                 Box::new(move |s| {
-                    let lines = script_lines(std::io::BufReader::new(file));
+                    let lines = script_lines(std::io::BufReader::new(reader));
                     feed_script(lines, &origin, players, s, wait_for_end)
                 })
             }
@@ -549,6 +546,7 @@ mod tests {
     #[test]
     fn quoted_text_is_cut_at_forty_characters() {
         assert_eq!(cut("fly"), "fly");
+        assert_eq!(cut("a\u{1b}[2Jb\r"), "a\\u{1b}[2Jb\\r");
         let long = "é".repeat(100);
         assert_eq!(cut(&long), format!("{}…", "é".repeat(40)));
         let error = parse(&format!("1 0 {}", "z".repeat(1000))).unwrap_err();

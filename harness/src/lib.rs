@@ -20,6 +20,15 @@
 //! uninterrupted one, through [`ecs_snapshot`] and the engine's command
 //! reserves and tick count.
 //!
+//! # Files and limits
+//!
+//! Inputs are read in bounded time and memory (a size limit, a pipe opened
+//! without blocking), outputs replaced whole or not at all, and no output
+//! may be an input or another output ([`check_distinct`],
+//! [`check_output`]); a run is refused when its estimated peak exceeds
+//! what the process may take ([`estimate_memory`], [`memory_budget`]) and
+//! stopped at a tick when it outgrows it ([`HarnessError::OutOfMemory`]).
+//!
 //! # Determinism
 //!
 //! The world after N ticks is bit-identical whatever the thread count and
@@ -52,6 +61,7 @@
 mod checksum;
 mod components;
 mod error;
+mod files;
 mod input;
 mod limits;
 mod memory;
@@ -70,11 +80,15 @@ pub use components::{
     Bounty, Collider, Controls, Damage, Enemy, EnemyGun, Faction, Health, Hits, Lives, Missile,
     Particle, Player, Position, Score, Shield, SineWave, Velocity, Weapon,
 };
-pub use error::{HarnessError, write_text};
+pub use error::{HarnessError, printable, write_text};
+pub use files::{PIPE_WAIT, check_distinct, check_output, remove_unfinished_outputs};
 pub use input::{
     Command, InputEvent, InputMessage, InputSource, LONGEST_INPUT_LINE, MOST_COMMANDS_PER_TICK,
 };
-pub use limits::{MAX_THREADS, MemoryEstimate, available_memory_bytes, estimate_memory};
+pub use limits::{
+    MAX_THREADS, MemoryBudget, MemoryEstimate, available_memory_bytes, estimate_memory,
+    memory_budget,
+};
 pub use memory::peak_resident_bytes;
 pub use report::{CommandStats, EntityStats, PlayerStats, Report, SystemStats, WaveStats};
 pub use run::{DeterminismCheck, RunConfig, RunOutcome, check_determinism, run};

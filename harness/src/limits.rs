@@ -1,6 +1,14 @@
 //! What a run may ask for: at most [`MAX_THREADS`] threads, and no more
-//! memory than the machine has free, estimated before anything is
-//! allocated ([`estimate_memory`]).
+//! memory than this process may take ([`memory_budget`]: free memory, the
+//! cgroup limit, `ulimit -v`), estimated over the whole run before
+//! anything is allocated ([`estimate_memory`]) and watched while it runs
+//! ([`Guard`]).
+
+mod budget;
+mod peak;
+
+pub use budget::{MemoryBudget, available_memory_bytes, memory_budget};
+pub(crate) use peak::largest_snapshot_bytes;
 
 use std::mem::size_of;
 
@@ -9,6 +17,7 @@ use super::components::{
 };
 use super::report::grouped;
 use super::scenario::ScenarioKind;
+use super::shmup::PLANNED_BYTES;
 use super::trace::TraceSpan;
 use super::{HarnessError, RunConfig};
 
@@ -40,6 +49,8 @@ pub struct MemoryEstimate {
     pub bytes: u64,
     /// Entities alive at once, at least.
     pub entities: u64,
+    /// Bytes an entity of the world costs, at least (its largest kind).
+    pub per_entity: u64,
     /// What the figure is made of, for the message: "4,000,000,000
     /// particles at 48 B; 4 systems × 100 ticks of samples".
     pub breakdown: String,
@@ -56,11 +67,17 @@ fn entity_bytes(component_bytes: usize, components: u64) -> u64 {
 /// failed (after seconds and gigabytes, with an abort instead of a
 /// message), and a run it lets through may still need more:
 ///
-/// - entities at the start of the world (for the movers, with one tick of
-///   spawns), or for the shoot'em up the enemies of one wave (planned,
-///   then spawned), each costing its components plus one dense-array slot
-///   per component and its entity slot (the sparse pages and the growth
-///   slack of the arrays come on top);
+/// - the most entities alive at once over the run, where the rules tell:
+///   for the particles, their count; for the movers, the first ones, a
+///   tick of spawns and the spawned ones still inside the band at the end
+///   (from their speeds and the distances to the band's edges); for the
+///   shoot'em up, the
+///   larger of one wave (planned, then spawned) and the enemies alive at
+///   the end of the run (or of the last wave) if none is shot down, from
+///   the waves' timing and the time the fastest takes to cross the
+///   screen; each costing its components plus one dense-array slot per
+///   component and its entity slot (the sparse pages and the growth slack
+///   of the arrays come on top; missiles are not counted);
 /// - the per-tick samples of the report: one `f32` per system per tick;
 /// - with spans recorded (`--trace`), one span per system per tick, plus
 ///   its line of trace text.
@@ -78,6 +95,9 @@ fn entity_bytes(component_bytes: usize, components: u64) -> u64 {
 /// ```
 pub fn estimate_memory(config: &RunConfig) -> MemoryEstimate {
     let scale = u64::from(config.scale);
+    let step = config.scenario.step();
+    let mut extra: u128 = 0;
+    let mut extra_text = String::new();
     let (entities, each, what, systems) = match config.scenario.kind() {
         ScenarioKind::Shmup(s) => {
             let enemy = entity_bytes(
@@ -97,31 +117,54 @@ pub fn estimate_memory(config: &RunConfig) -> MemoryEstimate {
             // Planned in the spawn queue: about a SineWave and an EnemyGun.
             let planned = (size_of::<SineWave>() + size_of::<EnemyGun>()) as u64;
             let per_wave = u64::from(s.enemies.per_wave) * scale;
-            (
-                per_wave,
-                enemy + planned,
-                "enemies in a wave",
-                SHMUP_SYSTEMS,
-            )
+            let alive = peak::enemies_alive(&s.enemies, &s.arena, step, per_wave, config.ticks);
+            let queued = peak::enemies_planned(&s.enemies, step, per_wave, config.ticks);
+            if alive > per_wave || queued > per_wave {
+                extra = u128::from(queued) * PLANNED_BYTES as u128;
+                extra_text = format!(", {} planned at {PLANNED_BYTES} B", grouped(queued));
+                let what = "enemies alive at once (none shot down)".to_owned();
+                (alive.max(1), enemy, what, SHMUP_SYSTEMS)
+            } else {
+                (
+                    per_wave,
+                    enemy + planned,
+                    "enemies in a wave".to_owned(),
+                    SHMUP_SYSTEMS,
+                )
+            }
         }
         ScenarioKind::Particles(p) => (
             u64::from(p.count) * scale,
             entity_bytes(size_of::<(Position, Velocity)>(), 3),
-            "particles",
+            "particles".to_owned(),
             PARTICLES_SYSTEMS,
         ),
-        ScenarioKind::Movers(m) => (
-            (u64::from(m.count) + u64::from(m.spawn_per_tick)) * scale,
-            entity_bytes(size_of::<(Position, Velocity)>(), 2),
-            "movers (the first ones and a tick of spawns)",
-            MOVERS_SYSTEMS,
-        ),
+        ScenarioKind::Movers(m) => {
+            let spawns = u64::from(m.spawn_per_tick) * scale;
+            let staying = peak::movers_alive(m, spawns, step, config.ticks);
+            let what = if staying > 0 {
+                format!(
+                    "movers (the first ones, a tick of spawns and {} spawned later that are still in the band at the end)",
+                    grouped(staying)
+                )
+            } else {
+                "movers (the first ones and a tick of spawns)".to_owned()
+            };
+            (
+                (u64::from(m.count) * scale)
+                    .saturating_add(spawns)
+                    .saturating_add(staying),
+                entity_bytes(size_of::<(Position, Velocity)>(), 2),
+                what,
+                MOVERS_SYSTEMS,
+            )
+        }
     };
     let world = u128::from(entities) * u128::from(each);
     let samples = u128::from(config.ticks) * u128::from(systems) * size_of::<f32>() as u128;
-    let mut bytes = world + samples;
+    let mut bytes = world + samples + extra;
     let mut breakdown = format!(
-        "{} {what} at {each} B; {systems} systems × {} ticks of samples",
+        "{} {what} at {each} B{extra_text}; {systems} systems × {} ticks of samples",
         grouped(entities),
         grouped(config.ticks)
     );
@@ -135,27 +178,14 @@ pub fn estimate_memory(config: &RunConfig) -> MemoryEstimate {
     MemoryEstimate {
         bytes: u64::try_from(bytes).unwrap_or(u64::MAX),
         entities,
+        per_entity: each,
         breakdown,
     }
 }
 
-/// Memory the machine can give this process now, bytes: `MemAvailable`
-/// plus `SwapFree` from `/proc/meminfo` on Linux; `None` elsewhere or when
-/// it cannot be read.
-pub fn available_memory_bytes() -> Option<u64> {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let field = |name: &str| -> Option<u64> {
-        let line = meminfo.lines().find(|l| l.starts_with(name))?;
-        let mut words = line[name.len()..].split_whitespace();
-        let value: u64 = words.next()?.parse().ok()?;
-        (words.next() == Some("kB")).then(|| value.saturating_mul(1024))
-    };
-    Some(field("MemAvailable:")?.saturating_add(field("SwapFree:").unwrap_or(0)))
-}
-
 /// Refuses a run that asks for too many threads, more entities than a
-/// registry holds, or more memory than `available` bytes (when known).
-pub(crate) fn check(config: &RunConfig, available: Option<u64>) -> Result<(), HarnessError> {
+/// registry holds, or more memory than `budget` (when known).
+pub(crate) fn check(config: &RunConfig, budget: Option<MemoryBudget>) -> Result<(), HarnessError> {
     if config.threads > MAX_THREADS {
         return Err(HarnessError::Option(format!(
             "--threads must be at most {MAX_THREADS}, got {}",
@@ -163,12 +193,13 @@ pub(crate) fn check(config: &RunConfig, available: Option<u64>) -> Result<(), Ha
         )));
     }
     let estimate = estimate_memory(config);
-    if let Some(available) = available
-        && estimate.bytes > available
+    if let Some(budget) = budget
+        && estimate.bytes > budget.bytes
     {
         return Err(HarnessError::Memory {
             needed: estimate.bytes,
-            available,
+            available: budget.bytes,
+            limit: budget.limit,
             breakdown: estimate.breakdown,
         });
     }
@@ -179,6 +210,75 @@ pub(crate) fn check(config: &RunConfig, available: Option<u64>) -> Result<(), Ha
         )));
     }
     Ok(())
+}
+
+/// Watches a run's world between ticks: when it grows, and the next tick
+/// at the same pace would need more than the memory left, the run stops
+/// with [`HarnessError::OutOfMemory`] at that tick, before an allocation
+/// fails and aborts the process.
+#[derive(Debug, Clone)]
+pub(crate) struct Guard {
+    budget: Option<MemoryBudget>,
+    /// The world's bytes per entity, at least ([`MemoryEstimate`]).
+    per_entity: u64,
+    /// Entities at the last check.
+    last: u64,
+}
+
+/// How much more than the world's own bytes its arrays may take while one
+/// of them grows: the old and the new buffer, at twice the old size, at
+/// once.
+const GROWTH_FACTOR: u64 = 3;
+
+impl Guard {
+    /// A guard for the world of `config` with `entities` alive, under
+    /// `budget` (measured with the engine built and its threads started).
+    pub(crate) fn new(config: &RunConfig, entities: u64, budget: Option<MemoryBudget>) -> Guard {
+        Guard {
+            budget: budget.map(|b| MemoryBudget {
+                // What the world holds now is already taken from it.
+                bytes: b
+                    .bytes
+                    .saturating_add(entities.saturating_mul(estimate_memory(config).per_entity)),
+                ..b
+            }),
+            per_entity: estimate_memory(config).per_entity,
+            last: entities,
+        }
+    }
+
+    /// After tick `tick`, with `entities` alive.
+    pub(crate) fn check(&mut self, tick: u64, entities: u64) -> Result<(), HarnessError> {
+        let growth = entities.saturating_sub(self.last);
+        self.last = entities;
+        let Some(budget) = self.budget else {
+            return Ok(());
+        };
+        if growth == 0 {
+            return Ok(());
+        }
+        let next = entities.saturating_add(growth);
+        let needed = next
+            .saturating_mul(self.per_entity)
+            .saturating_mul(GROWTH_FACTOR);
+        if needed <= budget.bytes {
+            return Ok(());
+        }
+        Err(HarnessError::OutOfMemory {
+            tick,
+            message: format!(
+                "the world has {} entities and grew by {} in this tick; at that pace the next \
+                 tick needs about {} ({} B an entity, {GROWTH_FACTOR} times for the arrays' growth), \
+                 but {} is left ({}); lower --scale or --ticks",
+                grouped(entities),
+                grouped(growth),
+                human_bytes(needed),
+                self.per_entity,
+                human_bytes(budget.bytes),
+                budget.limit
+            ),
+        })
+    }
 }
 
 /// `bytes` in the largest binary unit that keeps a figure of 1 or more:
@@ -214,13 +314,21 @@ mod tests {
     fn the_default_runs_fit_and_huge_ones_do_not() {
         for name in crate::BUILTIN_SCENARIOS {
             let config = RunConfig::new(Scenario::builtin(name).unwrap());
-            assert!(check(&config, Some(1 << 30)).is_ok(), "{name}");
+            let gib = Some(MemoryBudget {
+                bytes: 1 << 30,
+                limit: "free memory",
+            });
+            assert!(check(&config, gib).is_ok(), "{name}");
         }
         let mut config = RunConfig::new(Scenario::builtin("particles").unwrap());
         config.scale = 4000;
+        let gib = Some(MemoryBudget {
+            bytes: 1 << 30,
+            limit: "free memory",
+        });
         let Err(HarnessError::Memory {
             needed, available, ..
-        }) = check(&config, Some(1 << 30))
+        }) = check(&config, gib)
         else {
             panic!("4 billion particles do not fit in 1 GiB");
         };

@@ -31,11 +31,11 @@ pub struct RunConfig {
     /// time (default zero).
     pub input_pause: Duration,
     /// Save the world after this many ticks (0: before the first) to
-    /// this file (`--save-at TICK FILE`): JSON when its name ends in
-    /// `.json`, postcard otherwise.
+    /// this file (`--save-at TICK FILE`), replaced whole or not at all:
+    /// JSON when its name ends in `.json`, postcard otherwise.
     pub save_at: Option<(u64, PathBuf)>,
     /// Start from this snapshot (`--load FILE`), written by
-    /// [`save_at`](Self::save_at) for the same scenario, seed and scale,
+    /// [`save_at`](Self::save_at) for the same rules, seed and scale,
     /// instead of the scenario's initial world; the run goes on from the
     /// saved tick to [`ticks`](Self::ticks).
     pub load: Option<PathBuf>,

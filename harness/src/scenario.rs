@@ -8,12 +8,13 @@
 //! checksums). Units: positions in pixels,
 //! speeds in pixels per second, durations in seconds, rates in hertz.
 
-use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::HarnessError;
+
+mod check;
 
 /// The default scenario's TOML, as shipped in `scenarios/shmup.toml`.
 pub const SHMUP_TOML: &str = include_str!("../scenarios/shmup.toml");
@@ -73,7 +74,7 @@ fn default_tick_rate() -> f64 {
 }
 
 /// `[shmup]`: a horizontal shoot'em up.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Shmup {
     /// `[shmup.arena]`: the play area.
@@ -85,7 +86,7 @@ pub struct Shmup {
 }
 
 /// `[shmup.arena]`: the screen, from (0, 0) at the top left.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Arena {
     /// Width, pixels.
@@ -98,7 +99,7 @@ pub struct Arena {
 }
 
 /// `[shmup.players]`: the player ships.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Players {
     /// Number of ships (players 0 to count - 1), spread over the left of
@@ -126,7 +127,7 @@ pub struct Players {
 }
 
 /// `[shmup.enemies]`: enemies come in waves from the right edge.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Enemies {
     /// Enemies per wave (multiplied by `--scale`).
@@ -173,7 +174,7 @@ pub struct Enemies {
 }
 
 /// `[particles]`: particles under gravity and drag in a box.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Particles {
     /// Number of particles (multiplied by `--scale`).
@@ -207,7 +208,7 @@ pub struct Particles {
 ///   `spawn_per_tick` entities, `k` of `0..spawn_per_tick`: Position
 ///   `((k % 100) + 0.5, t % 50)`, Velocity `((((t + k) % 7) - 3) × speed,
 ///   (((3t + k) % 5) - 2) × speed)`.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Movers {
     /// Entities at the start (multiplied by `--scale`).
@@ -271,27 +272,23 @@ impl Scenario {
     /// UTF-8 or is larger than [`LARGEST_SCENARIO_BYTES`];
     /// [`HarnessError::Scenario`] as [`parse`](Self::parse).
     pub fn load(path: &Path) -> Result<Scenario, HarnessError> {
-        let error = |source: std::io::Error| HarnessError::ReadFile {
+        // An endless file (`/dev/zero`) is refused one byte past the
+        // limit instead of filling memory; a pipe nobody writes to, after
+        // a bounded wait.
+        let too_large = |_| format!("a scenario file is at most {LARGEST_SCENARIO_BYTES} bytes");
+        let bytes = crate::files::read_input(
+            path,
+            "scenario",
+            crate::PIPE_WAIT,
+            LARGEST_SCENARIO_BYTES,
+            &too_large,
+            None,
+        )?;
+        let text = String::from_utf8(bytes).map_err(|e| HarnessError::ReadFile {
             what: "scenario",
             path: path.to_owned(),
-            source: source.into(),
-        };
-        // Read at most one byte past the limit, so that an endless file
-        // (`/dev/zero`) is refused instead of filling memory.
-        let mut bytes = Vec::new();
-        std::fs::File::open(path)
-            .and_then(|file| {
-                file.take(LARGEST_SCENARIO_BYTES + 1)
-                    .read_to_end(&mut bytes)
-            })
-            .map_err(error)?;
-        if bytes.len() as u64 > LARGEST_SCENARIO_BYTES {
-            return Err(error(std::io::Error::other(format!(
-                "a scenario file is at most {LARGEST_SCENARIO_BYTES} bytes"
-            ))));
-        }
-        let text = String::from_utf8(bytes)
-            .map_err(|e| error(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
+            source: std::io::Error::new(std::io::ErrorKind::InvalidData, e).into(),
+        })?;
         Scenario::parse(&text, &path.display().to_string())
     }
 
@@ -315,6 +312,15 @@ impl Scenario {
             return Scenario::builtin(value);
         }
         Scenario::load(path)
+    }
+
+    /// The file [`resolve`](Self::resolve) reads for `value`, or `None`
+    /// for a built-in scenario (to compare it with the outputs).
+    pub fn file_of(value: &str) -> Option<PathBuf> {
+        let path = Path::new(value);
+        let looks_like_a_name = !value.contains(['/', '\\', '.']);
+        let builtin = BUILTIN_SCENARIOS.contains(&value) || (!path.exists() && looks_like_a_name);
+        (!builtin).then(|| path.to_owned())
     }
 
     /// The local path that [`resolve`](Self::resolve) passes over for the
@@ -347,9 +353,18 @@ impl Scenario {
     pub fn parse(text: &str, origin: &str) -> Result<Scenario, HarnessError> {
         // A byte-order mark (some editors write one) is not part of the TOML.
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        if let Some(line) = lone_carriage_return(text) {
+            return Err(HarnessError::Scenario {
+                origin: origin.to_owned(),
+                message: format!(
+                    "line {line}: a carriage return (CR) without a line feed ends the line; \
+                     TOML lines end in LF or CR LF: save the file with Unix or Windows line ends"
+                ),
+            });
+        }
         let scenario: Scenario = toml::from_str(text).map_err(|e| HarnessError::Scenario {
             origin: origin.to_owned(),
-            message: describe_toml_error(text, &e),
+            message: crate::printable(&describe_toml_error(text, &e)),
         })?;
         scenario.check().map_err(|message| HarnessError::Scenario {
             origin: origin.to_owned(),
@@ -380,211 +395,58 @@ impl Scenario {
         1.0 / self.tick_rate
     }
 
-    fn check(&self) -> Result<(), String> {
-        let mut c = Checker::default();
-        if !TICK_RATES.contains(&self.tick_rate) {
-            c.fail(format!(
-                "field `tick_rate` must be between {} and {} ticks per second, got {}",
-                TICK_RATES.start(),
-                TICK_RATES.end(),
-                shown(self.tick_rate)
-            ));
+    /// The rules a snapshot's world depends on, as `(field, value)` pairs
+    /// sorted by field: `tick_rate` and every field of the world's table
+    /// (`shmup.enemies.bounty`, `shmup.enemies.spawn_band[1]`), values
+    /// written exactly (a float as the `f64` of its bits). Not the name,
+    /// the seed or the ticks.
+    pub fn rules(&self) -> Vec<(String, String)> {
+        let table = match self.kind() {
+            ScenarioKind::Shmup(s) => ("shmup", serde_json::to_value(s)),
+            ScenarioKind::Particles(p) => ("particles", serde_json::to_value(p)),
+            ScenarioKind::Movers(m) => ("movers", serde_json::to_value(m)),
+        };
+        let mut out = vec![("tick_rate".to_owned(), self.tick_rate.to_string())];
+        // The rule types hold numbers and arrays of numbers only: they
+        // always convert.
+        if let (name, Ok(value)) = table {
+            flatten(name, &value, &mut out);
         }
-        match (&self.shmup, &self.particles, &self.movers) {
-            (Some(s), None, None) => check_shmup(&mut c, s, self.tick_rate),
-            (None, Some(p), None) => check_particles(&mut c, p),
-            (None, None, Some(m)) => check_movers(&mut c, m),
-            _ => c.fail(
-                "a scenario has exactly one of the tables [shmup], [particles] and [movers]".into(),
-            ),
-        }
-        c.result()
+        out.sort();
+        out
     }
 }
 
-/// A number as a range error shows it: plainly in the usual range,
-/// `1e-300` style when tiny or huge.
-fn shown(value: f64) -> String {
-    if value != 0.0 && value.is_finite() && !(1e-4..1e9).contains(&value.abs()) {
-        format!("{value:e}")
-    } else {
-        format!("{}", value as f32)
+/// `value`'s leaves under `path`, into `out`.
+fn flatten(path: &str, value: &serde_json::Value, out: &mut Vec<(String, String)>) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (key, item) in map {
+                flatten(&format!("{path}.{key}"), item, out);
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                flatten(&format!("{path}[{i}]"), item, out);
+            }
+        }
+        leaf => out.push((path.to_owned(), leaf.to_string())),
     }
 }
 
-/// Collects the first range error, naming the table and the field.
-#[derive(Default)]
-struct Checker {
-    error: Option<String>,
-}
-
-impl Checker {
-    fn fail(&mut self, message: String) {
-        self.error.get_or_insert(message);
-    }
-
-    fn field(table: &str, field: &str) -> String {
-        if table.is_empty() {
-            format!("field `{field}`")
-        } else {
-            format!("field `{field}` of [{table}]")
-        }
-    }
-
-    /// `value` finite and within [`LARGEST_VALUE`] of 0; `false` (and the
-    /// error recorded) otherwise, NaN included. The checks below compare
-    /// only values that passed it, so a NaN never slips through a
-    /// comparison that it fails.
-    fn sized(&mut self, table: &str, field: &str, value: f64) -> bool {
-        let ok = value.is_finite() && value.abs() <= LARGEST_VALUE;
-        if !ok {
-            self.fail(format!(
-                "{} must be a finite number between -{LARGEST_VALUE:e} and {LARGEST_VALUE:e}, got {}",
-                Checker::field(table, field),
-                shown(value)
-            ));
-        }
-        ok
-    }
-
-    fn positive(&mut self, table: &str, field: &str, value: impl Into<f64>) {
-        let value = value.into();
-        if self.sized(table, field, value) && value <= 0.0 {
-            self.fail(format!(
-                "{} must be above 0, got {}",
-                Checker::field(table, field),
-                shown(value)
-            ));
-        }
-    }
-
-    fn at_least_zero(&mut self, table: &str, field: &str, value: impl Into<f64>) {
-        let value = value.into();
-        if self.sized(table, field, value) && value < 0.0 {
-            self.fail(format!(
-                "{} must be 0 or more, got {}",
-                Checker::field(table, field),
-                shown(value)
-            ));
-        }
-    }
-
-    fn finite(&mut self, table: &str, field: &str, value: f32) {
-        self.sized(table, field, value.into());
-    }
-
-    fn share(&mut self, table: &str, field: &str, value: f32) {
-        if !(0.0..=1.0).contains(&value) {
-            self.fail(format!(
-                "{} must be between 0 and 1, got {value}",
-                Checker::field(table, field)
-            ));
-        }
-    }
-
-    /// Both bounds finite and in size, then `low <= high`.
-    fn ordered(&mut self, table: &str, low: (&str, f32), high: (&str, f32)) {
-        let sized =
-            self.sized(table, low.0, low.1.into()) & self.sized(table, high.0, high.1.into());
-        if sized && low.1 > high.1 {
-            self.fail(format!(
-                "{} ({}) must not exceed `{}` ({})",
-                Checker::field(table, low.0),
-                low.1,
-                high.0,
-                high.1
-            ));
-        }
-    }
-
-    fn result(self) -> Result<(), String> {
-        self.error.map_or(Ok(()), Err)
-    }
-}
-
-fn check_shmup(c: &mut Checker, s: &Shmup, tick_rate: f64) {
-    let t = "shmup.arena";
-    c.positive(t, "width", s.arena.width);
-    c.positive(t, "height", s.arena.height);
-    c.at_least_zero(t, "margin", s.arena.margin);
-    let t = "shmup.players";
-    let p = &s.players;
-    c.positive(t, "count", p.count);
-    c.at_least_zero(t, "speed", p.speed);
-    c.positive(t, "health", p.health);
-    c.positive(t, "lives", p.lives);
-    c.positive(t, "radius", p.radius);
-    c.at_least_zero(t, "contact_damage", p.contact_damage);
-    c.at_least_zero(t, "shield", p.shield);
-    c.positive(t, "fire_interval", p.fire_interval);
-    c.at_least_zero(t, "missile_speed", p.missile_speed);
-    c.at_least_zero(t, "missile_damage", p.missile_damage);
-    let t = "shmup.enemies";
-    let e = &s.enemies;
-    c.at_least_zero(t, "first_wave", e.first_wave);
-    c.positive(t, "wave_interval", e.wave_interval);
-    // Waves closer than a tick would all start on one tick: the director
-    // would plan waves without end within that tick.
-    let ticks_apart = f64::from(e.wave_interval) * tick_rate;
-    if ticks_apart.is_finite() && ticks_apart > 0.0 && ticks_apart < 1.0 {
-        c.fail(format!(
-            "field `wave_interval` of [{t}] ({} s) must be at least one tick (1/tick_rate = {} s), \
-             or every wave starts on the same tick",
-            e.wave_interval,
-            shown(1.0 / tick_rate)
-        ));
-    }
-    c.at_least_zero(t, "spawn_spacing", e.spawn_spacing);
-    c.share(t, "spawn_band", e.spawn_band[0]);
-    c.share(t, "spawn_band", e.spawn_band[1]);
-    c.ordered(
-        t,
-        ("spawn_band", e.spawn_band[0]),
-        ("spawn_band", e.spawn_band[1]),
-    );
-    c.at_least_zero(t, "speed_min", e.speed_min);
-    c.ordered(t, ("speed_min", e.speed_min), ("speed_max", e.speed_max));
-    c.share(t, "sine_share", e.sine_share);
-    c.at_least_zero(t, "amplitude_min", e.amplitude_min);
-    c.ordered(
-        t,
-        ("amplitude_min", e.amplitude_min),
-        ("amplitude_max", e.amplitude_max),
-    );
-    c.at_least_zero(t, "frequency_min", e.frequency_min);
-    c.ordered(
-        t,
-        ("frequency_min", e.frequency_min),
-        ("frequency_max", e.frequency_max),
-    );
-    c.positive(t, "health", e.health);
-    c.positive(t, "radius", e.radius);
-    c.at_least_zero(t, "contact_damage", e.contact_damage);
-    c.at_least_zero(t, "fire_interval", e.fire_interval);
-    c.at_least_zero(t, "missile_speed", e.missile_speed);
-    c.at_least_zero(t, "missile_damage", e.missile_damage);
-}
-
-fn check_particles(c: &mut Checker, p: &Particles) {
-    let t = "particles";
-    c.positive(t, "count", p.count);
-    c.positive(t, "width", p.width);
-    c.positive(t, "height", p.height);
-    c.at_least_zero(t, "gravity", p.gravity);
-    c.at_least_zero(t, "drag", p.drag);
-    c.share(t, "restitution", p.restitution);
-    c.at_least_zero(t, "max_speed", p.max_speed);
-    c.share(t, "respawn_share", p.respawn_share);
-}
-
-fn check_movers(c: &mut Checker, m: &Movers) {
-    let t = "movers";
-    c.positive(t, "count", m.count);
-    c.at_least_zero(t, "spawn_per_tick", m.spawn_per_tick);
-    c.at_least_zero(t, "speed", m.speed);
-    c.finite(t, "min_x", m.min_x);
-    c.finite(t, "max_x", m.max_x);
-    c.ordered(t, ("min_x", m.min_x), ("max_x", m.max_x));
+/// The line (from 1) of the first carriage return not followed by a line
+/// feed, counting such returns as line ends, if any.
+fn lone_carriage_return(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let at = (0..bytes.len()).find(|&i| bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n'))?;
+    let before = &bytes[..at];
+    let lines = before.iter().filter(|&&b| b == b'\n').count()
+        + before
+            .iter()
+            .enumerate()
+            .filter(|&(i, &b)| b == b'\r' && before.get(i + 1) != Some(&b'\n'))
+            .count();
+    Some(lines + 1)
 }
 
 /// The TOML error on one line: where (line, column) and what, naming the
@@ -620,189 +482,4 @@ fn describe_toml_error(text: &str, error: &toml::de::Error) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_builtin_scenarios_parse() {
-        for name in BUILTIN_SCENARIOS {
-            let scenario = Scenario::builtin(name).unwrap();
-            assert_eq!(scenario.name, name);
-        }
-        assert!(matches!(
-            Scenario::builtin("shmup").unwrap().kind(),
-            ScenarioKind::Shmup(_)
-        ));
-        let particles = Scenario::builtin("particles").unwrap();
-        let ScenarioKind::Particles(p) = particles.kind() else {
-            panic!("particles is a particle scenario")
-        };
-        assert_eq!(p.count, 1_000_000);
-        let movers = Scenario::builtin("movers").unwrap();
-        assert_eq!((movers.ticks, movers.tick_rate), (100, 60.0));
-        let ScenarioKind::Movers(m) = movers.kind() else {
-            panic!("movers is a movers scenario")
-        };
-        assert_eq!(
-            *m,
-            Movers {
-                count: 1000,
-                spawn_per_tick: 10,
-                speed: 20.0,
-                min_x: 0.0,
-                max_x: 100.0
-            }
-        );
-    }
-
-    #[test]
-    fn the_movers_band_must_be_ordered() {
-        let text = MOVERS_TOML.replace("min_x = 0.0", "min_x = 150.0");
-        let error = Scenario::parse(&text, "m.toml").unwrap_err().to_string();
-        assert_eq!(
-            error,
-            "scenario m.toml: field `min_x` of [movers] (150) must not exceed `max_x` (100)"
-        );
-        let text = MOVERS_TOML.replace("count = 1000", "count = 0");
-        let error = Scenario::parse(&text, "m.toml").unwrap_err().to_string();
-        assert!(
-            error.ends_with("field `count` of [movers] must be above 0, got 0"),
-            "{error}"
-        );
-    }
-
-    #[test]
-    fn every_float_is_checked_finite_and_in_size_nan_included() {
-        for (from, to, field) in [
-            ("speed_max = 200.0", "speed_max = nan", "speed_max"),
-            (
-                "amplitude_max = 90.0",
-                "amplitude_max = inf",
-                "amplitude_max",
-            ),
-            (
-                "frequency_max = 1.0",
-                "frequency_max = nan",
-                "frequency_max",
-            ),
-            ("width = 640.0", "width = 1e10", "width"),
-        ] {
-            assert!(SHMUP_TOML.contains(from), "{from}");
-            let text = SHMUP_TOML.replacen(from, to, 1);
-            let error = Scenario::parse(&text, "t.toml").unwrap_err().to_string();
-            assert!(
-                error.contains(&format!("field `{field}` of [shmup.")),
-                "{error}"
-            );
-            assert!(
-                error.contains("must be a finite number between -1e9 and 1e9"),
-                "{error}"
-            );
-        }
-        let text = MOVERS_TOML.replace("max_x = 100.0", "max_x = nan");
-        let error = Scenario::parse(&text, "m.toml").unwrap_err().to_string();
-        assert!(
-            error.ends_with(
-                "field `max_x` of [movers] must be a finite number between -1e9 and 1e9, got NaN"
-            ),
-            "{error}"
-        );
-    }
-
-    #[test]
-    fn waves_must_be_a_tick_apart_and_the_tick_rate_in_range() {
-        let text = SHMUP_TOML.replace("wave_interval = 2.5", "wave_interval = 0.01");
-        let error = Scenario::parse(&text, "t.toml").unwrap_err().to_string();
-        assert!(
-            error.ends_with("field `wave_interval` of [shmup.enemies] (0.01 s) must be at least one tick (1/tick_rate = 0.016666668 s), or every wave starts on the same tick"),
-            "{error}"
-        );
-        let text = SHMUP_TOML.replace("wave_interval = 2.5", "wave_interval = 0.0167");
-        assert!(Scenario::parse(&text, "t.toml").is_ok());
-        for rate in ["0.0", "nan", "1e-300", "2e6"] {
-            let text = SHMUP_TOML.replace("tick_rate = 60.0", &format!("tick_rate = {rate}"));
-            let error = Scenario::parse(&text, "t.toml").unwrap_err().to_string();
-            assert!(
-                error.contains("field `tick_rate` must be between 0.001 and 1000000"),
-                "{error}"
-            );
-        }
-    }
-
-    #[test]
-    fn a_byte_order_mark_is_skipped() {
-        let scenario = Scenario::parse(&format!("\u{feff}{MOVERS_TOML}"), "b.toml").unwrap();
-        assert_eq!(scenario.name, "movers");
-        let error = Scenario::parse("\u{feff}name = 1\n", "b.toml")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            error.starts_with("scenario b.toml: line 1, column 8: "),
-            "{error}"
-        );
-        assert!(!error.contains('\u{feff}'), "{error}");
-    }
-
-    #[test]
-    fn a_name_resolves_to_a_builtin_and_a_path_to_a_file() {
-        assert_eq!(Scenario::resolve("particles").unwrap().name, "particles");
-        assert!(matches!(
-            Scenario::resolve("tetris"),
-            Err(HarnessError::UnknownScenario { name }) if name == "tetris"
-        ));
-        assert!(matches!(
-            Scenario::resolve("missing/tetris.toml"),
-            Err(HarnessError::ReadFile {
-                what: "scenario",
-                ..
-            })
-        ));
-    }
-
-    #[test]
-    fn a_missing_field_names_the_line_and_the_field() {
-        let text = SHMUP_TOML.replace("height = 360.0\n", "");
-        let error = Scenario::parse(&text, "t.toml").unwrap_err().to_string();
-        assert!(error.starts_with("scenario t.toml: line "), "{error}");
-        assert!(
-            error.ends_with(": missing field `height` (in [shmup.arena])"),
-            "{error}"
-        );
-    }
-
-    #[test]
-    fn a_wrong_type_names_the_line() {
-        let text = SHMUP_TOML.replace("count = 2", "count = \"two\"");
-        let line = text.lines().position(|l| l.contains("\"two\"")).unwrap() + 1;
-        let error = Scenario::parse(&text, "t.toml").unwrap_err().to_string();
-        assert!(
-            error.contains(&format!("line {line}, column 9: ")),
-            "{error}"
-        );
-        assert!(
-            error.ends_with("(field `count` of [shmup.players])"),
-            "{error}"
-        );
-    }
-
-    #[test]
-    fn a_misspelt_field_is_refused() {
-        let text = SHMUP_TOML.replace("bounty =", "bounti =");
-        let error = Scenario::parse(&text, "t.toml").unwrap_err().to_string();
-        assert!(error.contains("unknown field `bounti`"), "{error}");
-    }
-
-    #[test]
-    fn out_of_range_values_name_the_table_and_field() {
-        let text = SHMUP_TOML.replace("sine_share = 0.5", "sine_share = 1.5");
-        let error = Scenario::parse(&text, "t.toml").unwrap_err().to_string();
-        assert_eq!(
-            error,
-            "scenario t.toml: field `sine_share` of [shmup.enemies] must be between 0 and 1, got 1.5"
-        );
-        let error = Scenario::parse("name = \"empty\"\n", "e.toml")
-            .unwrap_err()
-            .to_string();
-        assert!(error.contains("exactly one of the tables"), "{error}");
-    }
-}
+mod tests;

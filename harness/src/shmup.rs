@@ -39,9 +39,10 @@ mod steering;
 use ecs_engine::Registry;
 
 use collision::Collision;
+pub(crate) use combat::MISSILE_RADIUS;
 use combat::{EnemyFire, Weapons};
-pub(crate) use flow::SpawnQueue;
 use flow::{Despawn, Spawns, Waves};
+pub(crate) use flow::{PLANNED_BYTES, SpawnQueue, wave_start, waves_planned};
 use steering::Steering;
 
 use super::components::{
@@ -69,6 +70,7 @@ pub(crate) struct ShmupSystems {
     pub(crate) enemy_fire: SystemHandle<EnemyFire>,
     pub(crate) spawns: SystemHandle<Spawns>,
     pub(crate) despawn: SystemHandle<Despawn>,
+    pub(crate) waves: SystemHandle<Waves>,
 }
 
 /// Spawns the ships, inserts the resources, registers the fourteen
@@ -108,7 +110,7 @@ pub(crate) fn build(
         .add_system(Spawns::default())
         .named("spawns")
         .handle();
-    builder.add_system(Waves).named("waves");
+    let waves = builder.add_system(Waves::default()).named("waves").handle();
     builder.add_system(Collision::default()).named("collision");
     builder.add_system(combat::damage).named("damage");
     builder.add_system(combat::score).named("score");
@@ -124,6 +126,7 @@ pub(crate) fn build(
         enemy_fire,
         spawns,
         despawn,
+        waves,
     };
     (systems, queue)
 }

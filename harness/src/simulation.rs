@@ -48,6 +48,8 @@ pub struct Simulation {
     /// The run's identity, saved in snapshots (its `ticks` is set when
     /// saving).
     run: RunInfo,
+    /// Stops a world that outgrows the memory left, at its tick.
+    guard: limits::Guard,
 }
 
 impl Simulation {
@@ -58,10 +60,14 @@ impl Simulation {
     /// [`HarnessError::Option`] for 0 threads or more than
     /// [`MAX_THREADS`](crate::MAX_THREADS), a scale of 0, more entities
     /// than a registry holds, or `--inputs` on a scenario without players;
-    /// [`HarnessError::Memory`] when the world would need more memory than
-    /// the machine has free ([`estimate_memory`](crate::estimate_memory)); [`HarnessError::ReadFile`] when the
-    /// input script cannot be opened; [`HarnessError::Engine`] when the
-    /// schedule does not build.
+    /// [`HarnessError::Memory`] when the run would need more memory than
+    /// this process may take ([`estimate_memory`](crate::estimate_memory),
+    /// [`memory_budget`](crate::memory_budget)); [`HarnessError::ReadFile`]
+    /// when the input script or the snapshot cannot be opened or read
+    /// (too large, a pipe nobody writes to); [`HarnessError::Snapshot`]
+    /// when the snapshot is damaged, of another run, or holds a field the
+    /// rules cannot produce; [`HarnessError::Engine`] when the schedule
+    /// does not build.
     pub fn new(config: &RunConfig) -> Result<Simulation, HarnessError> {
         if config.threads == 0 {
             return Err(HarnessError::Option(
@@ -73,13 +79,17 @@ impl Simulation {
                 "--scale must be at least 1, got 0".into(),
             ));
         }
-        limits::check(config, limits::available_memory_bytes())?;
+        let budget = limits::memory_budget();
+        limits::check(config, budget)?;
         let saved = match &config.load {
-            Some(path) => Some((path, snapshot::read(path)?)),
+            Some(path) => Some((path, snapshot::read(path, config)?)),
             None => None,
         };
+        let rules = config.scenario.rules();
         let run = RunInfo {
             scenario: config.scenario.name.clone(),
+            identity: snapshot::identity(&rules, config.seed, config.scale),
+            rules,
             seed: config.seed,
             scale: config.scale,
             ticks: 0,
@@ -107,9 +117,16 @@ impl Simulation {
         let mut engine = builder.build()?;
         let mut from_tick = 0;
         if let Some((path, bytes)) = saved {
-            from_tick = snapshot::load(&mut engine, &bytes, path, &run, config.ticks)?;
+            from_tick = snapshot::load(&mut engine, &bytes, path, &run, config)?;
             initial = engine.registry().len() as u64;
         }
+        // Measured with the engine's threads started: their stacks and
+        // arenas count against an address-space limit.
+        let guard = limits::Guard::new(
+            config,
+            engine.registry().len() as u64,
+            limits::memory_budget(),
+        );
         let feed = match queue {
             Some((queue, players)) => Some(InputFeed::start(
                 &config.inputs,
@@ -127,6 +144,7 @@ impl Simulation {
             feed,
             initial,
             run,
+            guard,
         })
     }
 
@@ -153,9 +171,26 @@ impl Simulation {
     /// # Errors
     ///
     /// [`HarnessError::Input`] as soon as the input thread has stopped on
-    /// a bad script line; [`HarnessError::Engine`] when a system fails.
+    /// a bad script line; [`HarnessError::Engine`] when a system fails;
+    /// [`HarnessError::OutOfMemory`] when the world grows past the memory
+    /// left (see [`estimate_memory`](crate::estimate_memory)), or the
+    /// wave director could not get the memory for a wave.
     pub fn tick(&mut self) -> Result<(), HarnessError> {
+        let tick = self.engine.ticks();
         self.engine.tick()?;
+        if let World::Shmup(s) = &self.world
+            && let Some((at, bytes)) = self.engine.state(s.waves).and_then(|w| w.out_of_memory)
+        {
+            return Err(HarnessError::OutOfMemory {
+                tick: at,
+                message: format!(
+                    "the wave director could not get {} for the next wave; lower --scale or per_wave",
+                    limits::human_bytes(bytes as u64)
+                ),
+            });
+        }
+        self.guard
+            .check(tick, self.engine.registry().len() as u64)?;
         if let Some(feed) = &mut self.feed {
             feed.check()?;
         }

@@ -109,8 +109,8 @@ fn bad_snapshots_and_options_are_named() {
     assert_eq!(
         stderr(&output),
         format!(
-            "error: snapshot {p}: taken from scenario `small` with seed 1 and scale 1, \
-             but this run is scenario `movers` with seed 1 and scale 1\n"
+            "error: snapshot {p}: taken from scenario `small`, a `shmup` world, \
+             but this run's scenario `movers` is a `movers` world\n"
         )
     );
     // Another seed.

@@ -1,17 +1,31 @@
 //! The snapshot document: the serde types both formats write, and the two
 //! codecs that nest each entry's values in it.
 //!
-//! A document is `{ version, entities, components, resources }`:
-//! `entities` mirrors [`AllocatorState`], each component entry is a name,
-//! the slot indices of its entities (in the pool's dense order) and the
-//! values in the same order, each resource entry a name and a value. The
-//! values are nested as a `serde_json::Value` in JSON and as postcard bytes
-//! in the compact format, so one document type serves every registered
-//! type without a type-erased serializer.
+//! A document is `{ version, checksum, entities, components, resources,
+//! hierarchy }`: `entities` mirrors [`AllocatorState`], each component
+//! entry is a name, the slot indices of its entities (in the pool's dense
+//! order), the values in the same order and a checksum, each resource
+//! entry a name, a value and a checksum. The values are nested as a
+//! `serde_json::Value` in JSON and as postcard bytes in the compact format,
+//! so one document type serves every registered type without a
+//! type-erased serializer. Every struct refuses unknown keys, so a
+//! misspelt key in a JSON file is an error, not a field silently dropped.
 //!
 //! Slot index lists are plain numbers in JSON; in the compact format they
 //! are runs of consecutive slots (start difference, length), so a pool
 //! filled in spawn order costs a few bytes for all its slots.
+//!
+//! # Checksums
+//!
+//! Each checksum is the CRC-32 (IEEE) of the format's own encoding of what
+//! it covers: in JSON, compact JSON with object keys sorted
+//! ([`json_checksum`](crate::json_checksum)), so spacing and key order do
+//! not matter; in postcard, the bytes as written. A component entry's
+//! covers `[name, entities, values]`, a resource entry's `[name, value]`,
+//! the document's `[version, entities, hierarchy]`. A postcard file ends
+//! with four more bytes, the CRC-32 of everything before them
+//! (little-endian). A load checks them all before it looks at any value
+//! (see [`crate::integrity`]).
 
 use ecs_engine::{AllocatorState, Entity, HierarchyState};
 use serde::de::{DeserializeOwned, SeqAccess, Visitor};
@@ -21,7 +35,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// The version this build writes and reads; a document with another
 /// version is refused with
 /// [`SnapshotError::Version`](crate::SnapshotError::Version).
-pub const FORMAT_VERSION: u32 = 1;
+///
+/// Version 2 added the checksums; a version 1 file is refused as such.
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Just the version, read before the rest so that a document of another
 /// version is refused as such, not as a shape error.
@@ -30,10 +46,15 @@ pub(crate) struct Header {
     pub(crate) version: u32,
 }
 
-/// The whole document; `V` is how a codec nests values.
+/// The whole document; `V` is how a codec nests values. The compact
+/// decoder ([`crate::integrity::decode_postcard`]) reads its fields one by
+/// one in this order.
 #[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct Document<V> {
     pub(crate) version: u32,
+    /// Covers `[version, entities, hierarchy]`.
+    pub(crate) checksum: u32,
     pub(crate) entities: Entities,
     pub(crate) components: Vec<ComponentEntry<V>>,
     pub(crate) resources: Vec<ResourceEntry<V>>,
@@ -44,6 +65,7 @@ pub(crate) struct Document<V> {
 /// [`HierarchyState`] in serde form: handles as their
 /// [`Entity::to_bits`] values.
 #[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct Hierarchy {
     /// `(child, parent)`, in the `ChildOf` pool's order.
     links: Vec<(u64, u64)>,
@@ -90,6 +112,7 @@ impl From<Hierarchy> for HierarchyState {
 
 /// [`AllocatorState`] in serde form.
 #[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct Entities {
     generations: Vec<u32>,
     alive: IndexList,
@@ -143,17 +166,23 @@ impl Entities {
 /// One component type: its entities' slots and their values, in the
 /// pool's dense order.
 #[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct ComponentEntry<V> {
     pub(crate) name: String,
     pub(crate) entities: IndexList,
     pub(crate) values: V,
+    /// Covers `[name, entities, values]`.
+    pub(crate) checksum: u32,
 }
 
 /// One resource.
 #[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct ResourceEntry<V> {
     pub(crate) name: String,
     pub(crate) value: V,
+    /// Covers `[name, value]`.
+    pub(crate) checksum: u32,
 }
 
 /// Slot indices in order, held as runs of consecutive indices
@@ -322,6 +351,7 @@ impl Codec for JsonCodec {
     fn decode<T: DeserializeOwned>(value: &serde_json::Value) -> Result<T, String> {
         T::deserialize(value).map_err(|e| e.to_string())
     }
+
     /// serde_json writes a NaN or infinite float as `null`, which then
     /// does not load: refused at save rather than found at load.
     fn check<T: DeserializeOwned>(value: &serde_json::Value) -> Result<(), String> {

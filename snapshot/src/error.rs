@@ -70,15 +70,48 @@ pub enum SnapshotError {
         #[from]
         source: serde_json::Error,
     },
-    /// The compact input is not a postcard snapshot (truncated or
-    /// corrupt); postcard reports no position.
+    /// The compact input is not a postcard snapshot: too short for its
+    /// version (located errors are [`SnapshotError::PostcardAt`]), or, at
+    /// save, a value that does not encode.
     #[error("snapshot (postcard): {source}")]
     Postcard {
         /// postcard's error.
         #[from]
         source: postcard::Error,
     },
-    /// The compact input goes on after the snapshot's end.
+    /// A part of the compact input does not decode: `damaged` when the
+    /// file does not match its closing checksum either (a bit flip, a
+    /// cut), else the input is another program's.
+    #[error(
+        "snapshot (postcard): {part}, from byte {offset}, does not decode: {source}{}",
+        if *damaged { " (the file does not match its checksum: it is damaged or cut short)" } else { "" }
+    )]
+    PostcardAt {
+        /// The part's first byte.
+        offset: usize,
+        /// Which part: `the entities`, `component entry 2 of 19`, ...
+        part: String,
+        /// postcard's error.
+        #[source]
+        source: postcard::Error,
+        /// Whether the file fails its closing checksum.
+        damaged: bool,
+    },
+    /// A part of the input does not match its checksum: the file was
+    /// damaged, or edited by hand. Checked before any value is decoded.
+    #[error(
+        "snapshot damaged: {part}{} does not match its checksum (the file was damaged, or edited by hand)",
+        bytes.map_or(String::new(), |(start, end)| format!(" (bytes {start} to {end})"))
+    )]
+    Checksum {
+        /// Which part: `component `Position` (entry 0)`, `resource `Run`
+        /// (entry 1)`, `the entities or the hierarchy`, `the file's
+        /// checksum`.
+        part: String,
+        /// Its bytes, `(start, end)`, in the compact format.
+        bytes: Option<(usize, usize)>,
+    },
+    /// The compact input goes on after the snapshot's closing checksum.
     #[error(
         "snapshot (postcard): {count} bytes left after the end of the snapshot at byte {offset}"
     )]

@@ -12,9 +12,15 @@
 //! resumed from a snapshot goes on exactly as the uninterrupted one.
 //!
 //! A load decodes and checks everything first and changes the registry
-//! only at the end: any error (an unknown name, truncated or corrupt input,
-//! another format version, inconsistent entities) leaves it untouched,
-//! and names what and where ([`SnapshotError`]).
+//! only at the end: any error (an unknown name or key, truncated or
+//! corrupt input, another format version, inconsistent entities) leaves
+//! it untouched, and names what and where ([`SnapshotError`]).
+//!
+//! Every entry and the entities carry a CRC-32 checksum, and a postcard
+//! file ends with one over all its bytes: a damaged file (a flipped bit, a
+//! cut) or a hand-edited one is refused before any value is decoded,
+//! naming the entry (and, in postcard, its bytes). In JSON the checksums
+//! cover the values, not their spacing or key order ([`json_checksum`]).
 //!
 //! The registry crate itself has no serde dependency: it exports and
 //! imports the allocator's state as plain vectors
@@ -49,8 +55,10 @@
 
 mod document;
 mod error;
+mod integrity;
 mod snapshots;
 
 pub use document::FORMAT_VERSION;
 pub use error::{EntryKind, SnapshotError};
+pub use integrity::json_checksum;
 pub use snapshots::{Format, Snapshots};

@@ -13,7 +13,9 @@ use crate::document::{
     Codec, ComponentEntry, Document, FORMAT_VERSION, Header, IndexList, JsonCodec, PostcardCodec,
     ResourceEntry,
 };
-use crate::{EntryKind, SnapshotError};
+use crate::{EntryKind, SnapshotError, integrity};
+
+mod stage;
 
 /// The two formats, both written through serde.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -465,17 +467,22 @@ impl Snapshots {
     pub fn save(&self, registry: &Registry, format: Format) -> Result<Vec<u8>, SnapshotError> {
         match format {
             Format::Json => {
-                let document =
+                let mut document =
                     self.document(registry, |c, r| c.save_json(r), |c, r| c.save_json(r))?;
+                integrity::seal::<JsonCodec>(&mut document);
                 Ok(serde_json::to_vec_pretty(&document)?)
             }
             Format::Postcard => {
-                let document = self.document(
+                let mut document = self.document(
                     registry,
                     |c, r| c.save_postcard(r),
                     |c, r| c.save_postcard(r),
                 )?;
-                Ok(postcard::to_allocvec(&document)?)
+                integrity::seal::<PostcardCodec>(&mut document);
+                let mut bytes = postcard::to_allocvec(&document)?;
+                let closing = integrity::trailer(&bytes);
+                bytes.extend_from_slice(&closing);
+                Ok(bytes)
             }
         }
     }
@@ -499,6 +506,7 @@ impl Snapshots {
                     name: codec.name().to_owned(),
                     entities: slots,
                     values,
+                    checksum: 0,
                 });
             }
         }
@@ -514,6 +522,7 @@ impl Snapshots {
                 resources.push(ResourceEntry {
                     name: codec.name().to_owned(),
                     value,
+                    checksum: 0,
                 });
             }
         }
@@ -522,6 +531,7 @@ impl Snapshots {
             .map(Into::into);
         Ok(Document {
             version: FORMAT_VERSION,
+            checksum: 0,
             entities: registry.entities().export_state().into(),
             components,
             resources,
@@ -542,9 +552,13 @@ impl Snapshots {
     ///
     /// - [`SnapshotError::Version`]: the snapshot's format version is not
     ///   [`FORMAT_VERSION`](crate::FORMAT_VERSION);
-    /// - [`SnapshotError::Json`] (with line and column) or
-    ///   [`SnapshotError::Postcard`], [`SnapshotError::TrailingBytes`]:
-    ///   truncated or corrupt input;
+    /// - [`SnapshotError::Json`] (with line and column, an unknown key
+    ///   included) or [`SnapshotError::Postcard`],
+    ///   [`SnapshotError::PostcardAt`] (with the part and its offset),
+    ///   [`SnapshotError::TrailingBytes`]: truncated or corrupt input;
+    /// - [`SnapshotError::Checksum`]: a part does not match its checksum
+    ///   (damaged, or edited by hand), checked before any value is
+    ///   decoded;
     /// - [`SnapshotError::UnknownName`], [`SnapshotError::DuplicateEntry`]:
     ///   an entry names a type not registered, or twice;
     /// - [`SnapshotError::Value`], [`SnapshotError::CountMismatch`]: an
@@ -566,19 +580,13 @@ impl Snapshots {
                 let header: Header = serde_json::from_slice(bytes)?;
                 check_version(header.version)?;
                 let document: Document<serde_json::Value> = serde_json::from_slice(bytes)?;
+                integrity::verify::<JsonCodec>(&document, None)?;
                 self.stage(document, |c, e, v| c.load_json(e, v), |r, v| r.load_json(v))?
             }
             Format::Postcard => {
                 let (version, _) = postcard::take_from_bytes::<u32>(bytes)?;
                 check_version(version)?;
-                let (document, rest) =
-                    postcard::take_from_bytes::<Document<crate::document::Bytes>>(bytes)?;
-                if !rest.is_empty() {
-                    return Err(SnapshotError::TrailingBytes {
-                        offset: bytes.len() - rest.len(),
-                        count: rest.len(),
-                    });
-                }
+                let document = integrity::decode_postcard(bytes)?;
                 self.stage(
                     document,
                     |c, e, v| c.load_postcard(e, v),
@@ -610,138 +618,6 @@ impl Snapshots {
             self.resources[index].remove(registry);
         }
         Ok(())
-    }
-
-    fn stage<V>(
-        &self,
-        document: Document<V>,
-        component: impl Fn(&dyn ComponentCodec, Vec<Entity>, &V) -> Result<Box<dyn Staged>, LoadFailure>,
-        resource: impl Fn(&dyn ResourceCodec, &V) -> Result<StagedResource, String>,
-    ) -> Result<Loaded, SnapshotError> {
-        let allocator = EntityAllocator::from_state(document.entities.into_state()?)?;
-        let mut first_entry: HashMap<usize, usize> = HashMap::new();
-        let mut components = Vec::with_capacity(document.components.len());
-        let mut seen = Vec::new();
-        for (entry, item) in document.components.iter().enumerate() {
-            let name = &item.name;
-            let &index =
-                self.component_names
-                    .get(name)
-                    .ok_or_else(|| SnapshotError::UnknownName {
-                        kind: EntryKind::Component,
-                        name: name.clone(),
-                        entry,
-                    })?;
-            if let Some(&first) = first_entry.get(&index) {
-                return Err(SnapshotError::DuplicateEntry {
-                    kind: EntryKind::Component,
-                    name: name.clone(),
-                    first,
-                    entry,
-                });
-            }
-            first_entry.insert(index, entry);
-            // Every slot alive, none twice.
-            let slots = allocator.slot_count();
-            let indices =
-                item.entities
-                    .to_indices(slots)
-                    .map_err(|count| SnapshotError::ListTooLong {
-                        list: format!("component `{name}` (entry {entry})"),
-                        count,
-                        slots,
-                    })?;
-            seen.clear();
-            seen.resize(slots, false);
-            let mut entities = Vec::with_capacity(indices.len());
-            for (position, slot) in indices.into_iter().enumerate() {
-                let entity =
-                    allocator
-                        .entity_at(slot)
-                        .ok_or_else(|| SnapshotError::DeadEntity {
-                            name: name.clone(),
-                            entry,
-                            item: position,
-                            index: slot,
-                        })?;
-                if std::mem::replace(&mut seen[slot as usize], true) {
-                    return Err(SnapshotError::DuplicateEntity {
-                        name: name.clone(),
-                        entry,
-                        item: position,
-                        index: slot,
-                    });
-                }
-                entities.push(entity);
-            }
-            let staged = component(self.components[index].as_ref(), entities, &item.values)
-                .map_err(|failure| match failure {
-                    LoadFailure::Decode(message) => SnapshotError::Value {
-                        kind: EntryKind::Component,
-                        name: name.clone(),
-                        entry,
-                        message,
-                    },
-                    LoadFailure::Count { values, entities } => SnapshotError::CountMismatch {
-                        name: name.clone(),
-                        entry,
-                        values,
-                        entities,
-                    },
-                })?;
-            components.push(staged);
-        }
-        let mut first_entry: HashMap<usize, usize> = HashMap::new();
-        let mut resources = Vec::with_capacity(document.resources.len());
-        for (entry, item) in document.resources.iter().enumerate() {
-            let name = &item.name;
-            let &index =
-                self.resource_names
-                    .get(name)
-                    .ok_or_else(|| SnapshotError::UnknownName {
-                        kind: EntryKind::Resource,
-                        name: name.clone(),
-                        entry,
-                    })?;
-            if let Some(&first) = first_entry.get(&index) {
-                return Err(SnapshotError::DuplicateEntry {
-                    kind: EntryKind::Resource,
-                    name: name.clone(),
-                    first,
-                    entry,
-                });
-            }
-            first_entry.insert(index, entry);
-            let staged =
-                resource(self.resources[index].as_ref(), &item.value).map_err(|message| {
-                    SnapshotError::Value {
-                        kind: EntryKind::Resource,
-                        name: name.clone(),
-                        entry,
-                        message,
-                    }
-                })?;
-            resources.push(staged);
-        }
-        let absent = (0..self.resources.len())
-            .filter(|index| !first_entry.contains_key(index))
-            .collect();
-        let hierarchy = match document.hierarchy {
-            Some(_) if !self.hierarchy => return Err(SnapshotError::HierarchyNotRegistered),
-            Some(doc) => {
-                let state = HierarchyState::from(doc);
-                state.check(&allocator)?;
-                Some(state)
-            }
-            None => None,
-        };
-        Ok(Loaded {
-            allocator,
-            components,
-            resources,
-            absent,
-            hierarchy,
-        })
     }
 }
 

@@ -1,8 +1,10 @@
 //! Every error a load can give names what and where, and leaves the
-//! registry exactly as it was.
+//! registry exactly as it was. The JSON edits here are resealed (their
+//! checksums recomputed with [`json_checksum`]), so that they reach the
+//! checks behind the checksums; `integrity.rs` tests the checksums.
 
 use ecs_engine::{AllocatorStateError, Entity, Registry};
-use ecs_snapshot::{EntryKind, FORMAT_VERSION, Format, SnapshotError, Snapshots};
+use ecs_snapshot::{EntryKind, FORMAT_VERSION, Format, SnapshotError, Snapshots, json_checksum};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -85,12 +87,29 @@ fn failed_load(snapshots: &Snapshots, bytes: &[u8], format: Format) -> SnapshotE
     error
 }
 
-/// The source saved as JSON, edited, loaded.
+/// Recomputes every checksum of a JSON document, as the format documents
+/// them.
+fn reseal(document: &mut Value) {
+    for entry in document["components"].as_array_mut().unwrap() {
+        let covered = json!([entry["name"], entry["entities"], entry["values"]]);
+        entry["checksum"] = json!(json_checksum(&covered));
+    }
+    for entry in document["resources"].as_array_mut().unwrap() {
+        let covered = json!([entry["name"], entry["value"]]);
+        entry["checksum"] = json!(json_checksum(&covered));
+    }
+    let hierarchy = document.get("hierarchy").cloned().unwrap_or(Value::Null);
+    let covered = json!([document["version"], document["entities"], hierarchy]);
+    document["checksum"] = json!(json_checksum(&covered));
+}
+
+/// The source saved as JSON, edited, resealed, loaded.
 fn edited_json(edit: impl FnOnce(&mut Value)) -> SnapshotError {
     let snapshots = snapshots();
     let bytes = snapshots.save(&source(), Format::Json).unwrap();
     let mut document: Value = serde_json::from_slice(&bytes).unwrap();
     edit(&mut document);
+    reseal(&mut document);
     failed_load(
         &snapshots,
         &serde_json::to_vec(&document).unwrap(),
@@ -162,11 +181,20 @@ fn truncated_json_names_line_and_column() {
 fn truncated_or_padded_postcard() {
     let snapshots = snapshots();
     let bytes = snapshots.save(&source(), Format::Postcard).unwrap();
-    for len in [1, bytes.len() / 2, bytes.len() - 1] {
+    // Cut in the entities, and in the closing checksum (its 4 bytes).
+    for (len, part, offset) in [
+        (1, "the document's checksum", 1),
+        (12, "the entities", 6),
+        (bytes.len() - 1, "the file's checksum", bytes.len() - 4),
+    ] {
         let error = failed_load(&snapshots, &bytes[..len], Format::Postcard);
         assert!(
-            matches!(error, SnapshotError::Postcard { .. }),
+            matches!(&error, SnapshotError::PostcardAt { part: p, offset: o, damaged: true, .. } if p == part && *o == offset),
             "cut at {len}: {error:?}"
+        );
+        assert!(
+            error.to_string().contains("damaged or cut short"),
+            "{error}"
         );
     }
     let error = failed_load(&snapshots, &[], Format::Postcard);
@@ -195,19 +223,20 @@ fn version_mismatch_names_found_and_expected() {
     );
     assert_eq!(
         error.to_string(),
-        "snapshot format version 7, but this build reads version 1"
+        "snapshot format version 7, but this build reads version 2"
     );
     let snapshots = snapshots();
     let mut bytes = snapshots.save(&source(), Format::Postcard).unwrap();
     assert_eq!(bytes[0], FORMAT_VERSION as u8);
-    bytes[0] = 2;
+    // A version 1 file (no checksums) is refused as such.
+    bytes[0] = 1;
     let error = failed_load(&snapshots, &bytes, Format::Postcard);
     assert!(
         matches!(
             error,
             SnapshotError::Version {
-                found: 2,
-                expected: 1
+                found: 1,
+                expected: 2
             }
         ),
         "{error:?}"
@@ -337,6 +366,7 @@ fn an_unregistered_or_broken_hierarchy() {
     let mut document: Value = serde_json::from_slice(&bytes).unwrap();
     // b listed under a, but linked to itself: a cycle and a mismatch.
     document["hierarchy"]["links"][0][1] = document["hierarchy"]["links"][0][0].clone();
+    reseal(&mut document);
     let error = failed_load(&with, &serde_json::to_vec(&document).unwrap(), Format::Json);
     assert!(
         matches!(error, SnapshotError::Hierarchy { source: ecs_engine::HierarchyStateError::Mismatch { child, parent } } if child == b && parent == a),

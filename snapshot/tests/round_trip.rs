@@ -199,7 +199,8 @@ fn json_is_readable() {
     let (original, _) = world();
     let text = String::from_utf8(snapshots.save(&original, Format::Json).unwrap()).unwrap();
     for needle in [
-        "\"version\": 1",
+        "\"version\": 2",
+        "\"checksum\": ",
         "\"generations\"",
         "\"free\"",
         "\"name\": \"Position\"",

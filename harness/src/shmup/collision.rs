@@ -242,7 +242,8 @@ impl Cells<'_> {
 }
 
 fn hit(taken: &mut (i32, Option<u8>), damage: i32, by: Faction) {
-    taken.0 += damage;
+    // Saturating: many contacts of large damage stay at i32::MAX.
+    taken.0 = taken.0.saturating_add(damage);
     if let Faction::Player(n) = by {
         taken.1 = Some(taken.1.map_or(n, |m| m.min(n)));
     }

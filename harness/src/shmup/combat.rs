@@ -179,7 +179,8 @@ pub(crate) fn damage(
             return;
         }
         let before = health.0;
-        health.0 -= hits.damage;
+        // Saturating: damage sums near the limits of i32 stay there.
+        health.0 = health.0.saturating_sub(hits.damage);
         if before > 0 && health.0 <= 0 {
             hits.killed_by = hits.by;
         }
@@ -187,8 +188,8 @@ pub(crate) fn damage(
 }
 
 /// Adds the bounty of every enemy destroyed this tick to the score of the
-/// player who destroyed it. Reads `Hits`, `Bounty`, `Player`; writes
-/// `Score`.
+/// player who destroyed it, saturating at `u32::MAX` (4,294,967,295).
+/// Reads `Hits`, `Bounty`, `Player`; writes `Score`.
 pub(crate) fn score(
     kills: Query<(&Hits, &crate::components::Bounty)>,
     mut players: Query<(&Player, &mut Score)>,
@@ -196,10 +197,13 @@ pub(crate) fn score(
     let mut points = [0u32; 256];
     kills.each(|(hits, bounty)| {
         if let Some(player) = hits.killed_by {
-            points[usize::from(player)] += bounty.0;
+            let p = &mut points[usize::from(player)];
+            *p = p.saturating_add(bounty.0);
         }
     });
-    players.each(|(player, score)| score.0 += points[usize::from(player.index)]);
+    players.each(|(player, score)| {
+        score.0 = score.0.saturating_add(points[usize::from(player.index)]);
+    });
 }
 
 /// A ship at 0 health costs a life and comes back at full health behind a

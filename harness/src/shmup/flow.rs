@@ -15,6 +15,7 @@ use crate::components::{
     Velocity,
 };
 use crate::rng::Rng;
+use crate::scenario::Enemies;
 
 /// One enemy the director has planned.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -28,6 +29,9 @@ pub(crate) struct Planned {
     /// Seconds before its first shot.
     first_shot: f32,
 }
+
+/// Bytes of one enemy planned in the spawn queue.
+pub(crate) const PLANNED_BYTES: usize = std::mem::size_of::<Planned>();
 
 /// Enemies planned by the director, in tick order, and the number of
 /// waves planned so far; a resource (kept here rather than in the
@@ -112,13 +116,120 @@ impl StatefulSystem for Spawns {
     }
 }
 
+/// The tick wave `k` starts on: `first_wave + k × wave_interval` seconds,
+/// rounded to the nearest tick of `step` seconds (saturating).
+pub(crate) fn wave_start(e: &Enemies, step: f64, k: u32) -> u64 {
+    let seconds = f64::from(e.first_wave) + f64::from(k) * f64::from(e.wave_interval);
+    (seconds / step).round() as u64
+}
+
+/// The waves the director has planned once tick `t` has run (it plans
+/// each wave on the tick before its start): those starting by tick
+/// `t + 1`, at most `max_waves`; before any tick (`ran` false), none.
+pub(crate) fn waves_planned(e: &Enemies, step: f64, t: u64, ran: bool) -> u32 {
+    if !ran {
+        return 0;
+    }
+    let limit = if e.max_waves == 0 {
+        u32::MAX
+    } else {
+        e.max_waves
+    };
+    // Starts grow with k: the count is the first k starting later.
+    let (mut low, mut high) = (0u32, limit);
+    while low < high {
+        let mid = low + (high - low) / 2;
+        if wave_start(e, step, mid) <= t.saturating_add(1) {
+            low = mid + 1;
+        } else {
+            high = mid;
+        }
+    }
+    low
+}
+
+impl SpawnQueue {
+    /// The waves planned so far.
+    pub(crate) fn waves(&self) -> u32 {
+        self.waves
+    }
+
+    /// Checks a loaded queue against the rules, after `ticks` ticks run:
+    /// the waves planned are the director's, and every planned enemy is
+    /// still to come, of a planned wave, in tick order, with values the
+    /// rules can draw.
+    pub(crate) fn check(&self, rules: &Rules, step: f64, ticks: u64) -> Result<(), String> {
+        let e = &rules.shmup.enemies;
+        let waves = waves_planned(e, step, ticks.saturating_sub(1), ticks > 0);
+        if self.waves != waves {
+            return Err(format!(
+                "waves planned: {}, but the director plans {waves} by tick {ticks}",
+                self.waves
+            ));
+        }
+        let most = u64::from(rules.per_wave) * u64::from(self.waves);
+        if self.planned.len() as u64 > most {
+            return Err(format!(
+                "{} enemies planned, more than {most} ({} waves of {})",
+                self.planned.len(),
+                self.waves,
+                rules.per_wave
+            ));
+        }
+        let height = rules.shmup.arena.height;
+        let within = |v: f32, low: f32, high: f32| {
+            // The draws are `low + unit × (high - low)`: a float's width
+            // of slack.
+            let slack = 1e-5 * (low.abs() + high.abs() + 1.0);
+            v.is_finite() && v >= low - slack && v <= high + slack
+        };
+        let mut previous = 0;
+        for (item, p) in self.planned.iter().enumerate() {
+            let bad = |what: &str| Err(format!("planned enemy {item}: {what}"));
+            if p.tick < ticks || p.tick < previous {
+                return bad(&format!(
+                    "tick {} is past or out of order (the snapshot is at tick {ticks})",
+                    p.tick
+                ));
+            }
+            previous = p.tick;
+            if p.wave >= self.waves {
+                return bad(&format!("wave {} is not planned yet", p.wave));
+            }
+            let [top, bottom] = e.spawn_band;
+            if !within(p.y, height * top, height * bottom)
+                || !within(p.speed, e.speed_min, e.speed_max)
+                || !within(p.first_shot, 0.0, e.fire_interval)
+            {
+                return bad("its height, speed or first shot is outside the rules");
+            }
+            if let Some((amplitude, frequency, phase)) = p.sine
+                && (!within(amplitude, e.amplitude_min, e.amplitude_max)
+                    || !within(frequency, e.frequency_min, e.frequency_max)
+                    || !within(phase, 0.0, TAU))
+            {
+                return bad("its sine curve is outside the rules");
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The wave director: wave k starts `first_wave + k × wave_interval`
 /// seconds in, its enemies `spawn_spacing` apart, each drawn from the seed
 /// (height, speed, straight or sine). Plans each wave one tick ahead, so
 /// spawns (which runs first) brings enemies in on their exact tick. Reads
 /// the rules; writes the spawn queue.
+///
+/// The queue grows by a wave at a time: when the memory for one is not
+/// there, the director plans nothing more and records the tick
+/// ([`out_of_memory`](Self::out_of_memory)), which the harness reports as
+/// an error instead of aborting.
 #[derive(Debug, Default)]
-pub(crate) struct Waves;
+pub(crate) struct Waves {
+    /// The tick on which a wave's memory could not be had, and its bytes.
+    pub(crate) out_of_memory: Option<(u64, usize)>,
+}
 
 impl StatefulSystem for Waves {
     type Params = (Tick, Res<'static, Rules>, ResMut<'static, SpawnQueue>);
@@ -127,13 +238,18 @@ impl StatefulSystem for Waves {
         let e = rules.shmup.enemies;
         let step = tick.step;
         let ticks = |seconds: f64| (seconds / step).round() as u64;
-        loop {
+        while self.out_of_memory.is_none() {
             let k = queue.waves;
-            if e.max_waves != 0 && k >= e.max_waves {
+            if (e.max_waves != 0 && k >= e.max_waves) || k == u32::MAX {
                 return;
             }
-            let start = ticks(f64::from(e.first_wave) + f64::from(k) * f64::from(e.wave_interval));
-            if start > tick.number + 1 {
+            let start = wave_start(&e, step, k);
+            if start > tick.number.saturating_add(1) {
+                return;
+            }
+            let wave = rules.per_wave as usize;
+            if queue.planned.try_reserve(wave).is_err() {
+                self.out_of_memory = Some((tick.number, wave * std::mem::size_of::<Planned>()));
                 return;
             }
             let height = rules.shmup.arena.height;

@@ -1,6 +1,7 @@
 //! The command line.
 
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use clap::Parser;
 use harness::{HarnessError, InputSource, MAX_THREADS, RunConfig, Scenario};
@@ -47,7 +48,7 @@ pub(crate) struct Args {
     /// when FILE ends in `.json`, compact postcard otherwise.
     #[arg(long, num_args = 2, value_names = ["TICK", "FILE"], action = clap::ArgAction::Set)]
     pub(crate) save_at: Option<Vec<String>>,
-    /// Starts from a snapshot written by --save-at (same scenario, seed
+    /// Starts from a snapshot written by --save-at (same rules, seed
     /// and scale) and runs on from its tick to --ticks.
     #[arg(long, value_name = "FILE")]
     pub(crate) load: Option<PathBuf>,
@@ -71,6 +72,22 @@ fn scale(value: &str) -> Result<u32, String> {
 }
 
 impl Args {
+    /// The options of this process, or the exit code after clap's help,
+    /// version or refusal was printed: a refusal on one line of standard
+    /// error, as every other error (`error: ... (see --help)`), exit code
+    /// 2.
+    pub(crate) fn parse_one_line() -> Result<Args, ExitCode> {
+        Args::try_parse().map_err(|error| {
+            if !error.use_stderr() {
+                // --help, --version: as clap prints them.
+                let _ = error.print();
+                return ExitCode::SUCCESS;
+            }
+            crate::output::note(&one_line(&error.render().to_string()));
+            ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2))
+        })
+    }
+
     /// The file of `--save-at`, if any (for checking that it can be
     /// written before the run).
     pub(crate) fn save_file(&self) -> Option<PathBuf> {
@@ -114,5 +131,30 @@ impl Args {
         }
         config.load.clone_from(&self.load);
         Ok(config)
+    }
+}
+
+/// clap's message on one line: its lines before the usage and the tip,
+/// joined, control characters escaped.
+fn one_line(rendered: &str) -> String {
+    let parts: Vec<&str> = rendered
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .filter(|l| !l.is_empty())
+        .collect();
+    format!("{} (see --help)", harness::printable(&parts.join(" ")))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_clap_error_is_put_on_one_line() {
+        let rendered = "error: the following required arguments were not provided:\n  \
+                        --load <FILE>\n\nUsage: harness --load <FILE>\n\nFor more information, try '--help'.\n";
+        assert_eq!(
+            super::one_line(rendered),
+            "error: the following required arguments were not provided: --load <FILE> (see --help)"
+        );
     }
 }

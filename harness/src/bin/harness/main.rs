@@ -5,24 +5,33 @@
 mod cli;
 mod output;
 mod progress;
+mod signals;
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use harness::{HarnessError, Scenario};
 
 fn main() -> ExitCode {
-    let args = cli::Args::parse();
+    let args = match cli::Args::parse_one_line() {
+        Ok(args) => args,
+        Err(code) => return code,
+    };
+    signals::install();
     match run(&args) {
         Ok(code) => code,
         Err(error) => {
-            output::note(&format!("error: {error}"));
+            output::note(&format!(
+                "error: {}",
+                harness::printable(&error.to_string())
+            ));
             ExitCode::FAILURE
         }
     }
 }
 
 fn run(args: &cli::Args) -> Result<ExitCode, HarnessError> {
+    output::check_stdout()?;
+    output::check_distinct(args)?;
     let scenario = Scenario::resolve(&args.scenario)?;
     if let Some(path) = Scenario::shadowed_by(&args.scenario) {
         output::note(&format!(

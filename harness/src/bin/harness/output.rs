@@ -1,10 +1,12 @@
 //! What the harness prints and writes.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use harness::{DeterminismCheck, HarnessError, Report, RunOutcome, chrome_trace, write_text};
+use harness::{
+    DeterminismCheck, HarnessError, Report, RunOutcome, Scenario, chrome_trace, write_text,
+};
 use serde::Serialize;
 
 use crate::cli::Args;
@@ -33,38 +35,91 @@ pub(crate) fn note(line: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
-/// Checks, before the run, that the `--trace` and `--dot` files can be
-/// written, so that a bad path does not cost the whole run: opens each for
-/// appending (created if missing, then removed again; an existing file is
-/// left as it is).
+/// Checks, before the run, that the `--trace`, `--dot` and `--save-at`
+/// files can be written, so that a bad path does not cost the whole run
+/// (see [`harness::check_output`]: nothing is left behind, an existing
+/// file is left as it is).
 pub(crate) fn check_files(args: &Args) -> Result<(), HarnessError> {
-    let save = args.save_file();
-    let outputs = [
-        (&args.trace, "trace"),
-        (&args.dot, "DOT file"),
-        (&save, "snapshot"),
-    ];
-    for (path, what) in outputs {
-        let Some(path) = path else { continue };
-        check_writable(path).map_err(|source| HarnessError::WriteFile {
-            what,
-            path: path.clone(),
-            source: Arc::new(source),
-        })?;
+    for (path, what) in outputs(args) {
+        harness::check_output(&path, what)?;
     }
     Ok(())
 }
 
-fn check_writable(path: &Path) -> std::io::Result<()> {
-    let existed = path.exists();
-    std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(path)?;
-    if !existed {
-        std::fs::remove_file(path)?;
+/// The output files, with what each is.
+fn outputs(args: &Args) -> Vec<(PathBuf, &'static str)> {
+    let mut out = Vec::new();
+    if let Some(path) = &args.save_file() {
+        out.push((path.clone(), "snapshot"));
+    }
+    if let Some(path) = &args.trace {
+        out.push((path.clone(), "trace"));
+    }
+    if let Some(path) = &args.dot {
+        out.push((path.clone(), "DOT file"));
+    }
+    out
+}
+
+/// Refuses, before anything is read, an output that is an input (the
+/// scenario file, the script, the snapshot to load) or another output.
+pub(crate) fn check_distinct(args: &Args) -> Result<(), HarnessError> {
+    let mut inputs: Vec<(&str, PathBuf)> = Vec::new();
+    if let Some(path) = Scenario::file_of(&args.scenario) {
+        inputs.push(("--scenario", path));
+    }
+    if let Some(path) = args.inputs.as_ref().filter(|p| p.as_os_str() != "-") {
+        inputs.push(("--inputs", path.clone()));
+    }
+    if let Some(path) = &args.load {
+        inputs.push(("--load", path.clone()));
+    }
+    let outputs: Vec<(&str, PathBuf)> = outputs(args)
+        .into_iter()
+        .map(|(path, what)| {
+            let option = match what {
+                "snapshot" => "--save-at",
+                "trace" => "--trace",
+                _ => "--dot",
+            };
+            (option, path)
+        })
+        .collect();
+    let inputs: Vec<(&str, &Path)> = inputs.iter().map(|(o, p)| (*o, p.as_path())).collect();
+    let outputs: Vec<(&str, &Path)> = outputs.iter().map(|(o, p)| (*o, p.as_path())).collect();
+    harness::check_distinct(&inputs, &outputs)
+}
+
+/// Refuses to run with standard output closed (`>&-`): the report would
+/// be lost while the run exits 0. (The Rust runtime reopens a closed
+/// descriptor 1 on `/dev/null` for reading and writing before `main`; a
+/// shell's `> /dev/null` opens it write-only, which runs as asked.)
+pub(crate) fn check_stdout() -> Result<(), HarnessError> {
+    let target = std::fs::read_link("/proc/self/fd/1").ok();
+    let flags = std::fs::read_to_string("/proc/self/fdinfo/1").ok();
+    if stdout_closed(target.as_deref(), flags.as_deref()) {
+        return Err(HarnessError::Print(std::sync::Arc::new(
+            std::io::Error::other(
+                "it is closed (>&-), and the report would be lost: redirect it to a file, or to /dev/null",
+            ),
+        )));
     }
     Ok(())
+}
+
+/// Whether descriptor 1, pointing at `target` with the `fdinfo` text
+/// `flags`, is the runtime's stand-in for a closed one: `/dev/null` opened
+/// for reading and writing (`O_RDWR`).
+fn stdout_closed(target: Option<&Path>, fdinfo: Option<&str>) -> bool {
+    let Some(flags) = fdinfo
+        .and_then(|f| f.lines().find_map(|l| l.strip_prefix("flags:")))
+        .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
+    else {
+        return false;
+    };
+    const ACCESS_MODE: u32 = 0o3;
+    const READ_WRITE: u32 = 0o2;
+    target == Some(Path::new("/dev/null")) && flags & ACCESS_MODE == READ_WRITE
 }
 
 /// Writes the `--trace` and `--dot` files.
@@ -138,4 +193,27 @@ fn write_report(
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    #[test]
+    fn a_closed_stdout_is_told_from_dev_null() {
+        let null = Some(Path::new("/dev/null"));
+        assert!(super::stdout_closed(
+            null,
+            Some("pos:\t0\nflags:\t0100002\nmnt_id:\t1\n")
+        ));
+        assert!(!super::stdout_closed(
+            null,
+            Some("pos:\t0\nflags:\t0100001\n")
+        ));
+        assert!(!super::stdout_closed(
+            Some(Path::new("/tmp/x")),
+            Some("flags:\t0100002\n")
+        ));
+        assert!(!super::stdout_closed(None, None));
+    }
 }

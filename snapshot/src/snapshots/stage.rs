@@ -1,0 +1,148 @@
+//! Staging a decoded document: every name looked up, every entity
+//! checked alive and listed once, every value decoded, before the
+//! registry changes (see [`Snapshots::load`]).
+
+use std::collections::HashMap;
+
+use ecs_engine::{Entity, EntityAllocator, HierarchyState};
+
+use super::{
+    ComponentCodec, LoadFailure, Loaded, ResourceCodec, Snapshots, Staged, StagedResource,
+};
+use crate::document::Document;
+use crate::{EntryKind, SnapshotError};
+
+impl Snapshots {
+    /// Decodes and checks `document` into what the swap applies.
+    pub(super) fn stage<V>(
+        &self,
+        document: Document<V>,
+        component: impl Fn(&dyn ComponentCodec, Vec<Entity>, &V) -> Result<Box<dyn Staged>, LoadFailure>,
+        resource: impl Fn(&dyn ResourceCodec, &V) -> Result<StagedResource, String>,
+    ) -> Result<Loaded, SnapshotError> {
+        let allocator = EntityAllocator::from_state(document.entities.into_state()?)?;
+        let mut first_entry: HashMap<usize, usize> = HashMap::new();
+        let mut components = Vec::with_capacity(document.components.len());
+        let mut seen = Vec::new();
+        for (entry, item) in document.components.iter().enumerate() {
+            let name = &item.name;
+            let &index =
+                self.component_names
+                    .get(name)
+                    .ok_or_else(|| SnapshotError::UnknownName {
+                        kind: EntryKind::Component,
+                        name: name.clone(),
+                        entry,
+                    })?;
+            if let Some(&first) = first_entry.get(&index) {
+                return Err(SnapshotError::DuplicateEntry {
+                    kind: EntryKind::Component,
+                    name: name.clone(),
+                    first,
+                    entry,
+                });
+            }
+            first_entry.insert(index, entry);
+            // Every slot alive, none twice.
+            let slots = allocator.slot_count();
+            let indices =
+                item.entities
+                    .to_indices(slots)
+                    .map_err(|count| SnapshotError::ListTooLong {
+                        list: format!("component `{name}` (entry {entry})"),
+                        count,
+                        slots,
+                    })?;
+            seen.clear();
+            seen.resize(slots, false);
+            let mut entities = Vec::with_capacity(indices.len());
+            for (position, slot) in indices.into_iter().enumerate() {
+                let entity =
+                    allocator
+                        .entity_at(slot)
+                        .ok_or_else(|| SnapshotError::DeadEntity {
+                            name: name.clone(),
+                            entry,
+                            item: position,
+                            index: slot,
+                        })?;
+                if std::mem::replace(&mut seen[slot as usize], true) {
+                    return Err(SnapshotError::DuplicateEntity {
+                        name: name.clone(),
+                        entry,
+                        item: position,
+                        index: slot,
+                    });
+                }
+                entities.push(entity);
+            }
+            let staged = component(self.components[index].as_ref(), entities, &item.values)
+                .map_err(|failure| match failure {
+                    LoadFailure::Decode(message) => SnapshotError::Value {
+                        kind: EntryKind::Component,
+                        name: name.clone(),
+                        entry,
+                        message,
+                    },
+                    LoadFailure::Count { values, entities } => SnapshotError::CountMismatch {
+                        name: name.clone(),
+                        entry,
+                        values,
+                        entities,
+                    },
+                })?;
+            components.push(staged);
+        }
+        let mut first_entry: HashMap<usize, usize> = HashMap::new();
+        let mut resources = Vec::with_capacity(document.resources.len());
+        for (entry, item) in document.resources.iter().enumerate() {
+            let name = &item.name;
+            let &index =
+                self.resource_names
+                    .get(name)
+                    .ok_or_else(|| SnapshotError::UnknownName {
+                        kind: EntryKind::Resource,
+                        name: name.clone(),
+                        entry,
+                    })?;
+            if let Some(&first) = first_entry.get(&index) {
+                return Err(SnapshotError::DuplicateEntry {
+                    kind: EntryKind::Resource,
+                    name: name.clone(),
+                    first,
+                    entry,
+                });
+            }
+            first_entry.insert(index, entry);
+            let staged =
+                resource(self.resources[index].as_ref(), &item.value).map_err(|message| {
+                    SnapshotError::Value {
+                        kind: EntryKind::Resource,
+                        name: name.clone(),
+                        entry,
+                        message,
+                    }
+                })?;
+            resources.push(staged);
+        }
+        let absent = (0..self.resources.len())
+            .filter(|index| !first_entry.contains_key(index))
+            .collect();
+        let hierarchy = match document.hierarchy {
+            Some(_) if !self.hierarchy => return Err(SnapshotError::HierarchyNotRegistered),
+            Some(doc) => {
+                let state = HierarchyState::from(doc);
+                state.check(&allocator)?;
+                Some(state)
+            }
+            None => None,
+        };
+        Ok(Loaded {
+            allocator,
+            components,
+            resources,
+            absent,
+            hierarchy,
+        })
+    }
+}
