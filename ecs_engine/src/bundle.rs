@@ -2,7 +2,7 @@
 //! type lists in `has::<(A, B)>()`.
 
 use crate::pools::typed_mut;
-use crate::unwind::FirstPanic;
+use crate::panic::FirstPanic;
 use crate::{Component, EcsError, Entity, Registry};
 
 mod sealed {

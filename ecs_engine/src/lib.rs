@@ -133,7 +133,7 @@ mod filter;
 mod hierarchy;
 mod lanes;
 mod locked;
-mod panic_message;
+mod panic;
 mod pool_mut;
 mod pools;
 mod prefetch;
@@ -145,7 +145,6 @@ mod resources;
 mod sort;
 mod sparse_set;
 mod type_id_map;
-mod unwind;
 mod view;
 
 pub use access::Access;
@@ -165,7 +164,7 @@ pub use hierarchy::{
     BreadthFirst, ChildOf, Children, DepthFirst, HierarchyState, HierarchyStateError,
 };
 pub use lanes::IndexLane;
-pub use panic_message::panic_message;
+pub use panic::panic_message;
 pub use pool_mut::PoolMut;
 pub use query::{QueryData, QueryFilter, ReadOnlyQueryData, With, Without};
 pub use raw_value::{RawArena, RawComponent, RawSlot};

@@ -33,7 +33,7 @@ use parking_lot::{
 };
 
 use crate::blob_pool::BlobPool;
-use crate::unwind::FirstPanic;
+use crate::panic::FirstPanic;
 use crate::{
     Access, Component, ComponentDescriptor, ComponentId, ComponentInfo, EcsError, Entity, SparseSet,
 };

@@ -19,7 +19,7 @@ use parking_lot::Mutex;
 mod remove_many;
 
 use crate::change::{self, ChangeTicks};
-use crate::unwind::FirstPanic;
+use crate::panic::FirstPanic;
 use crate::{EcsError, Entity, InsertError};
 
 /// Slots per page of the sparse array (16 KiB of `u32` per page). Under
