@@ -131,7 +131,6 @@ mod entity;
 mod error;
 mod filter;
 mod hierarchy;
-mod lanes;
 mod locked;
 mod panic;
 mod pool_mut;
@@ -157,13 +156,12 @@ pub use change::{
 pub use component::{Component, ComponentAccess, ComponentId, ComponentInfo, ComponentKey};
 pub use descriptor::{ComponentDescriptor, DropFn};
 pub use disabled::Disabled;
-pub use entity::{AllocatorState, AllocatorStateError, Entity, EntityAllocator};
+pub use entity::{AllocatorState, AllocatorStateError, Entity, EntityAllocator, IndexLane};
 pub use error::EcsError;
 pub use filter::{Has, Or};
 pub use hierarchy::{
     BreadthFirst, ChildOf, Children, DepthFirst, HierarchyState, HierarchyStateError,
 };
-pub use lanes::IndexLane;
 pub use panic::panic_message;
 pub use pool_mut::PoolMut;
 pub use query::{QueryData, QueryFilter, ReadOnlyQueryData, With, Without};
