@@ -5,8 +5,8 @@ use std::ptr::NonNull;
 
 use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 
-use crate::locked::Locked;
 use crate::query::QueryFilter;
+use crate::storage::locked::Locked;
 use crate::{
     Access, ComponentId, ComponentInfo, EcsError, Entity, EntityAllocator, QueryData, RawView,
     Registry, View,

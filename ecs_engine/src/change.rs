@@ -96,10 +96,10 @@ use std::ops::{Deref, Range};
 
 use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 
-use crate::locked::Locked;
-use crate::pools::Pools;
 use crate::query::MutCursor;
 use crate::query::{Driver, QueryData, QueryFilter, ReadOnlyQueryData, block_start, sealed};
+use crate::storage::locked::Locked;
+use crate::storage::pools::Pools;
 use crate::{
     Access, Component, ComponentAccess, EcsError, Entity, Registry, RegistryCell, SparseSet, View,
 };

@@ -11,8 +11,8 @@ use std::ops::Range;
 
 use parking_lot::MappedRwLockReadGuard;
 
-use crate::locked::Locked;
 use crate::query::{Driver, QueryData, QueryFilter, ReadOnlyQueryData, sealed};
+use crate::storage::locked::Locked;
 use crate::{Access, Component, ComponentAccess, EcsError, Entity, SparseSet};
 
 /// QueryFilter: entities for which at least one of the filters of the

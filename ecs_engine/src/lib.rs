@@ -120,7 +120,6 @@
 //! contract.
 
 mod access;
-mod blob_pool;
 mod bundle;
 mod cell;
 mod change;
@@ -131,19 +130,14 @@ mod entity;
 mod error;
 mod filter;
 mod hierarchy;
-mod locked;
 mod panic;
-mod pool_mut;
-mod pools;
-mod prefetch;
 mod query;
 mod raw_value;
 mod raw_view;
 mod registry;
 mod resources;
 mod sort;
-mod sparse_set;
-mod type_id_map;
+mod storage;
 mod view;
 
 pub use access::Access;
@@ -163,13 +157,11 @@ pub use hierarchy::{
     BreadthFirst, ChildOf, Children, DepthFirst, HierarchyState, HierarchyStateError,
 };
 pub use panic::panic_message;
-pub use pool_mut::PoolMut;
 pub use query::{QueryData, QueryFilter, ReadOnlyQueryData, With, Without};
 pub use raw_value::{RawArena, RawComponent, RawSlot};
 pub use raw_view::{RawChunk, RawView};
 pub use registry::{EntityChanges, InsertError, Registry};
-pub use sparse_set::{PAGE_LEN, SparseSet};
-pub use type_id_map::{TypeIdHasher, TypeIdMap};
+pub use storage::{PAGE_LEN, PoolMut, SparseSet, TypeIdHasher, TypeIdMap};
 pub use view::{ExclusiveView, View, ViewIter};
 
 #[doc(hidden)]

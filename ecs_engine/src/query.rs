@@ -16,8 +16,8 @@ use std::ops::Range;
 
 use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 
-use crate::locked::Locked;
-use crate::sparse_set::{RUN_CACHE_SLOTS, RunCache, RunInfo, SparseIndex};
+use crate::storage::locked::Locked;
+use crate::storage::sparse_set::{RUN_CACHE_SLOTS, RunCache, RunInfo, SparseIndex};
 use crate::{Access, Component, ComponentAccess, EcsError, Entity, SparseSet};
 
 pub(crate) mod sealed {

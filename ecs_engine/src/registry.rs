@@ -13,8 +13,8 @@ pub use views::EntityChanges;
 
 use std::any::type_name;
 
-use crate::pools::Pools;
 use crate::resources::Resources;
+use crate::storage::pools::Pools;
 use crate::{Bundle, EcsError, Entity, EntityAllocator, SpawnBatch};
 
 /// The world: entities, one [`SparseSet`](crate::SparseSet) per component type, and

@@ -8,8 +8,8 @@ use std::ops::{Deref, DerefMut, Range};
 use rayon::prelude::*;
 
 use crate::disabled::{self, Disabled, DisabledBorrow};
-use crate::locked::Locked;
 use crate::query::{Driver, QueryData, QueryFilter, ReadOnlyQueryData, With, Without};
+use crate::storage::locked::Locked;
 use crate::{Component, EcsError, Entity, SparseSet};
 
 /// The pools of a query `Q`, borrowed (locked) for as long as the view

@@ -24,6 +24,6 @@ mod lanes;
 
 pub use allocator::EntityAllocator;
 pub use allocator_state::{AllocatorState, AllocatorStateError};
-pub(crate) use handle::MAX_INDEX;
 pub use handle::Entity;
+pub(crate) use handle::MAX_INDEX;
 pub use lanes::IndexLane;

@@ -5,7 +5,7 @@ use std::any::type_name;
 use std::ptr::NonNull;
 
 use super::{InsertError, Registry, missing};
-use crate::locked::Locked;
+use crate::storage::locked::Locked;
 use crate::{
     Access, Bundle, Component, ComponentDescriptor, ComponentId, ComponentInfo, EcsError, Entity,
     PoolMut, RawView, SparseSet,

@@ -3,8 +3,8 @@
 //! borrow for parallel systems.
 
 use super::Registry;
-use crate::locked::Locked;
 use crate::query::{QueryFilter, ReadOnlyQueryData};
+use crate::storage::locked::Locked;
 use crate::{Component, Entity, QueryData, RegistryCell, View};
 
 impl Registry {

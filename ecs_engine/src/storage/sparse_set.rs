@@ -53,7 +53,7 @@ impl SparseIndex {
     pub(crate) fn prefetch(&self, index: u32) {
         let index = index as usize;
         if let Some(Some(page)) = self.pages.get(index / PAGE_LEN) {
-            crate::prefetch::prefetch(&page[index % PAGE_LEN]);
+            crate::storage::prefetch::prefetch(&page[index % PAGE_LEN]);
         }
     }
 

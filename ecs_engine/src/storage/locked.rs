@@ -13,7 +13,7 @@
 
 use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 
-use crate::pools::LockedBlob;
+use crate::storage::pools::LockedBlob;
 use crate::{Access, Component, ComponentId, ComponentInfo, EcsError, EntityAllocator, Registry};
 use crate::{Entity, SparseSet};
 
