@@ -17,7 +17,8 @@ use std::ops::Range;
 use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 
 use crate::storage::locked::Locked;
-use crate::storage::sparse_set::{RUN_CACHE_SLOTS, RunCache, RunInfo, SparseIndex};
+use crate::storage::runs::{RUN_CACHE_SLOTS, RunCache, RunInfo};
+use crate::storage::sparse_index::SparseIndex;
 use crate::{Access, Component, ComponentAccess, EcsError, Entity, SparseSet};
 
 pub(crate) mod sealed {

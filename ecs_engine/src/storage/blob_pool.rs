@@ -21,7 +21,8 @@ use std::alloc::{self, Layout};
 use std::ptr::{self, NonNull};
 
 use crate::panic::FirstPanic;
-use crate::storage::sparse_set::{RunInfo, SparseIndex};
+use crate::storage::runs::RunInfo;
+use crate::storage::sparse_index::SparseIndex;
 use crate::{DropFn, Entity, SparseSet};
 
 /// The bytes of a pool's values.
