@@ -128,45 +128,37 @@ mod descriptor;
 mod disabled;
 mod entity;
 mod error;
-mod filter;
 mod hierarchy;
 mod panic;
 mod query;
 mod raw_value;
-mod raw_view;
 mod registry;
 mod resources;
 mod sort;
 mod storage;
-mod view;
 
 pub use access::Access;
 pub use bundle::{Bundle, SpawnBatch};
 pub use cell::RegistryCell;
 pub use change::{
-    Added, CHECK_INTERVAL, Changed, ComponentMut, ComponentRef, MAX_CHANGE_AGE, REMOVED_CAPACITY,
-    Ref, RefMut, Removed, RemovedCursor, STALE_AGE, Untracked, is_newer,
+    CHECK_INTERVAL, MAX_CHANGE_AGE, REMOVED_CAPACITY, Removed, RemovedCursor, STALE_AGE, is_newer,
 };
 pub use component::{Component, ComponentAccess, ComponentId, ComponentInfo, ComponentKey};
 pub use descriptor::{ComponentDescriptor, DropFn};
 pub use disabled::Disabled;
 pub use entity::{AllocatorState, AllocatorStateError, Entity, EntityAllocator, IndexLane};
 pub use error::EcsError;
-pub use filter::{Has, Or};
 pub use hierarchy::{
     BreadthFirst, ChildOf, Children, DepthFirst, HierarchyState, HierarchyStateError,
 };
 pub use panic::panic_message;
-pub use query::{QueryData, QueryFilter, ReadOnlyQueryData, With, Without};
+pub use query::{
+    Added, Changed, ComponentMut, ComponentRef, ExclusiveView, Has, Or, QueryData, QueryFilter,
+    RawChunk, RawView, ReadOnlyQueryData, Ref, RefMut, Untracked, View, ViewIter, With, Without,
+};
 pub use raw_value::{RawArena, RawComponent, RawSlot};
-pub use raw_view::{RawChunk, RawView};
 pub use registry::{EntityChanges, InsertError, Registry};
 pub use storage::{PAGE_LEN, PoolMut, SparseSet, TypeIdHasher, TypeIdMap};
-pub use view::{ExclusiveView, View, ViewIter};
 
 #[doc(hidden)]
-pub use change::{RefBlock, RefCursor, RefMutBlock, RefMutCursor};
-#[doc(hidden)]
-pub use filter::HasBlock;
-#[doc(hidden)]
-pub use query::MutCursor;
+pub use query::{HasBlock, MutCursor, RefBlock, RefCursor, RefMutBlock, RefMutCursor};

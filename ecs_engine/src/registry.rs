@@ -7,9 +7,9 @@
 
 mod components;
 mod resources;
-mod views;
+mod visit;
 
-pub use views::EntityChanges;
+pub use visit::EntityChanges;
 
 use std::any::type_name;
 
@@ -59,7 +59,7 @@ pub struct Registry {
     /// hierarchy's bookkeeping (no pool lookup).
     pub(crate) has_hierarchy: bool,
     /// The change tick and the tracked types (`change.rs`).
-    pub(crate) change: crate::change::ChangeClock,
+    pub(crate) change: crate::change::clock::ChangeClock,
 }
 
 /// The value [`Registry::try_insert`] refused, with the reason.

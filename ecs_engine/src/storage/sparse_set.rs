@@ -18,7 +18,7 @@ mod remove_many;
 
 use super::runs::RunInfo;
 use super::sparse_index::{EMPTY, SparseIndex};
-use crate::change::{self, ChangeTicks};
+use crate::change::ticks::{self, ChangeTicks, TickSlices};
 use crate::panic::FirstPanic;
 use crate::{EcsError, Entity, InsertError};
 
@@ -114,7 +114,7 @@ impl<T> SparseSet<T> {
     /// type is tracked.
     #[inline]
     pub fn components_mut(&mut self) -> &mut [T] {
-        change::ticks_marked_all(&mut self.changes);
+        ticks::ticks_marked_all(&mut self.changes);
         &mut self.data
     }
 
@@ -132,7 +132,7 @@ impl<T> SparseSet<T> {
     /// `(entity, &mut component)` pairs in dense order. Marks every
     /// component changed when the type is tracked.
     pub fn iter_mut(&mut self) -> impl ExactSizeIterator<Item = (Entity, &mut T)> {
-        change::ticks_marked_all(&mut self.changes);
+        ticks::ticks_marked_all(&mut self.changes);
         self.dense.iter().copied().zip(self.data.iter_mut())
     }
 
@@ -179,7 +179,7 @@ impl<T> SparseSet<T> {
         if *owner != entity {
             return None;
         }
-        change::ticks_marked(&mut self.changes, i);
+        ticks::ticks_marked(&mut self.changes, i);
         Some(value)
     }
 
@@ -226,7 +226,7 @@ impl<T> SparseSet<T> {
         self.data.push(value);
         // Written once the dense arrays are done (see `remove`).
         *slot = len as u32;
-        change::ticks_pushed(&mut self.changes);
+        ticks::ticks_pushed(&mut self.changes);
         self.runs.changed(len, len + 1);
         Ok(None)
     }
@@ -259,7 +259,7 @@ impl<T> SparseSet<T> {
             };
             return Err(InsertError { error, value });
         }
-        change::ticks_marked(&mut self.changes, i);
+        ticks::ticks_marked(&mut self.changes, i);
         Ok(Some(std::mem::replace(&mut self.data[i], value)))
     }
 
@@ -296,7 +296,7 @@ impl<T> SparseSet<T> {
         }
         self.dense.push(entity);
         self.data.push(value);
-        change::ticks_pushed(&mut self.changes);
+        ticks::ticks_pushed(&mut self.changes);
     }
 
     /// Appends `value` with no owner yet (the dense arrays are uneven
@@ -320,7 +320,7 @@ impl<T> SparseSet<T> {
             (first..first + count).map(|index| Entity::new(index, std::num::NonZeroU32::MIN)),
         );
         self.sparse.fill(first, count, start);
-        change::ticks_pushed_n(&mut self.changes, count as usize);
+        ticks::ticks_pushed_n(&mut self.changes, count as usize);
         self.runs.pushed(start, self.dense.len());
     }
 
@@ -355,7 +355,7 @@ impl<T> SparseSet<T> {
             self.sparse.set_present(moved.index(), i);
         }
         self.runs.changed(i, last);
-        change::ticks_swap_removed(&mut self.changes, i, entity);
+        ticks::ticks_swap_removed(&mut self.changes, i, entity);
         Some(value)
     }
 
@@ -368,7 +368,7 @@ impl<T> SparseSet<T> {
     /// resumes.
     pub fn clear(&mut self) {
         self.runs.changed_all();
-        change::ticks_cleared(&mut self.changes, &self.dense);
+        ticks::ticks_cleared(&mut self.changes, &self.dense);
         for entity in self.dense.drain(..) {
             self.sparse.clear_slot(entity.index());
         }
@@ -393,7 +393,7 @@ impl<T> SparseSet<T> {
         crate::sort::apply_order(order, |a, b| {
             self.dense.swap(a, b);
             self.data.swap(a, b);
-            change::ticks_swapped(&mut self.changes, a, b);
+            ticks::ticks_swapped(&mut self.changes, a, b);
         });
         for (i, entity) in self.dense.iter().enumerate() {
             self.sparse.set(entity.index(), i);
@@ -413,7 +413,7 @@ impl<T> SparseSet<T> {
         self.sparse.heap_bytes()
             + self.dense.capacity() * std::mem::size_of::<Entity>()
             + self.data.capacity() * std::mem::size_of::<T>()
-            + change::ticks_heap_bytes(&self.changes)
+            + ticks::ticks_heap_bytes(&self.changes)
     }
 
     /// Splits the set into its lookup parts and a raw pointer to the
@@ -447,6 +447,51 @@ impl<T> SparseSet<T> {
         }
         let i = sparse.get(entity.index())?;
         (dense[i] == entity).then_some(i)
+    }
+}
+
+// --- change ticks (kept by `change/ticks.rs`) -------------------------------
+
+impl<T> SparseSet<T> {
+    /// `true` when this pool keeps change ticks.
+    pub fn is_tracking_changes(&self) -> bool {
+        self.changes.is_some()
+    }
+
+    /// The (added, changed) ticks of `entity`'s component; `None` when it
+    /// has none or the pool keeps no ticks.
+    pub fn change_ticks(&self, entity: Entity) -> Option<(u32, u32)> {
+        let c = self.changes.as_ref()?;
+        let i = self.dense_index(entity)?;
+        Some((c.added_at(i), c.changed_at(i)))
+    }
+
+    /// `entity`'s component, mutable, without marking it changed: for a
+    /// write that leaves the value as it was (bevy's
+    /// `bypass_change_detection`).
+    pub fn get_mut_untracked(&mut self, entity: Entity) -> Option<&mut T> {
+        let i = self.dense_index(entity)?;
+        Some(&mut self.data_untracked()[i])
+    }
+
+    /// Where `&mut T` terms store their changed ticks: the first tick and
+    /// the current tick; null when the pool keeps no ticks.
+    #[inline]
+    pub(crate) fn changed_ptr(&mut self) -> (*mut u32, u32) {
+        match &mut self.changes {
+            Some(c) => (c.changed.as_mut_ptr(), c.now),
+            None => (std::ptr::null_mut(), 0),
+        }
+    }
+
+    /// The tick arrays and the current tick, for read terms.
+    #[inline]
+    pub(crate) fn ticks(&self) -> Option<TickSlices<'_>> {
+        self.changes.as_deref().map(|c| TickSlices {
+            added: &c.added,
+            changed: &c.changed,
+            now: c.now,
+        })
     }
 }
 

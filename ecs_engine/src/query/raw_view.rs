@@ -22,8 +22,8 @@
 
 use std::fmt;
 
+use super::traits::{Driver, same_run, whole_run_start};
 use crate::disabled::{self, Disabled, DisabledBorrow};
-use crate::query::{Driver, same_run, whole_run_start};
 use crate::storage::locked::Locked;
 use crate::storage::pools::LockedBlob;
 use crate::{Access, ComponentId, EcsError, Entity, SparseSet};

@@ -7,8 +7,9 @@ use std::ops::{Deref, DerefMut, Range};
 
 use rayon::prelude::*;
 
+use super::filters::{With, Without};
+use super::traits::{Driver, QueryData, QueryFilter, ReadOnlyQueryData};
 use crate::disabled::{self, Disabled, DisabledBorrow};
-use crate::query::{Driver, QueryData, QueryFilter, ReadOnlyQueryData, With, Without};
 use crate::storage::locked::Locked;
 use crate::{Component, EcsError, Entity, SparseSet};
 
