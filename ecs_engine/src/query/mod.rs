@@ -26,6 +26,7 @@
 
 pub(crate) mod entry;
 pub(crate) mod filters;
+pub(crate) mod par;
 pub(crate) mod raw_view;
 pub(crate) mod terms;
 pub(crate) mod tracked;
