@@ -137,13 +137,13 @@ mod resources;
 mod sort;
 mod storage;
 
-pub use access::Access;
+pub use access::{Access, ComponentAccess, ComponentKey};
 pub use bundle::{Bundle, SpawnBatch};
 pub use cell::RegistryCell;
 pub use change::{
     CHECK_INTERVAL, MAX_CHANGE_AGE, REMOVED_CAPACITY, Removed, RemovedCursor, STALE_AGE, is_newer,
 };
-pub use component::{Component, ComponentAccess, ComponentId, ComponentInfo, ComponentKey};
+pub use component::{Component, ComponentId, ComponentInfo};
 pub use descriptor::{ComponentDescriptor, DropFn};
 pub use disabled::Disabled;
 pub use entity::{AllocatorState, AllocatorStateError, Entity, EntityAllocator, IndexLane};
