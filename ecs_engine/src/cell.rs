@@ -67,7 +67,7 @@ impl<'w> RegistryCell<'w> {
         }
     }
 
-    /// The lock-only handle (for `change.rs`).
+    /// The lock-only handle (for `change/` and `query/entry.rs`).
     pub(crate) fn locked(&self) -> Locked<'w> {
         self.registry
     }

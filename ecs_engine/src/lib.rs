@@ -60,7 +60,7 @@
 //! [`Registry::view_since`]). A tracked pool keeps two `u32` ticks per
 //! component beside its arrays; `&mut T` marks what it hands out,
 //! [`RefMut`] marks on write, and [`Untracked`] opts out. Ticks compare modulo 2^32 with a clamped
-//! horizon ([`MAX_CHANGE_AGE`]). Details in the module docs of `change.rs`,
+//! horizon ([`MAX_CHANGE_AGE`]). Details in the module docs of `change/mod.rs`,
 //! reproduced on [`Added`]'s and [`Changed`]'s pages.
 //!
 //! # Components registered at run time
@@ -108,12 +108,12 @@
 //!
 //! Confined to a few places, all covered by the crate's tests under Miri:
 //! views hand out `&mut T` for many entities of one write-locked pool
-//! through a raw pointer (`query.rs`); the registry's `&self` accessors
+//! through a raw pointer (`query/terms.rs`, `query/tracked.rs`); the registry's `&self` accessors
 //! read pools and resources without taking their locks, which is sound
 //! because write locks are only ever taken through an exclusive borrow
-//! (`pools.rs`), and views and cells hold a lock-only handle with no path
-//! to those unlocked reads (`locked.rs`); the entity slice cast of [`Entity::slice_as_bits`]; and
-//! the byte storage of run-time components (`blob_pool.rs`, the aligned
+//! (`storage/pools.rs`), and views and cells hold a lock-only handle with no path
+//! to those unlocked reads (`storage/locked.rs`); the entity slice cast of [`Entity::slice_as_bits`]; and
+//! the byte storage of run-time components (`storage/blob_pool.rs`, the aligned
 //! column; `raw_value.rs`, the arena), whose public entry points
 //! ([`Registry::insert_raw`], [`RawComponent::new`],
 //! [`ComponentDescriptor::with_drop`]) are `unsafe fn`s with a `# Safety`

@@ -2,8 +2,10 @@
 //!
 //! This file holds the struct, its entity methods (spawn, reserve, despawn)
 //! and its memory figure; the other `impl Registry` blocks live beside it:
-//! `components.rs` (component types and values), `views.rs` (views,
-//! `visit`, `retain`, cells) and `resources.rs`.
+//! `components.rs` (component types and values), `visit.rs` (`visit`,
+//! `retain`, cells) and `resources.rs`; the view entry points are in
+//! `query/entry.rs`, the change clock in `change/clock.rs`, removal logs
+//! in `change/removed.rs`.
 
 mod components;
 mod resources;
@@ -58,7 +60,7 @@ pub struct Registry {
     /// Set by the first `set_parent`: until then despawn skips the
     /// hierarchy's bookkeeping (no pool lookup).
     pub(crate) has_hierarchy: bool,
-    /// The change tick and the tracked types (`change.rs`).
+    /// The change tick and the tracked types (`change/clock.rs`).
     pub(crate) change: crate::change::clock::ChangeClock,
 }
 

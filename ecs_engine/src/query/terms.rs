@@ -103,7 +103,7 @@ pub struct MutCursor<'a, T> {
     runs: &'a RunInfo,
     data: *mut T,
     /// The pool's changed ticks (null when untracked), and the tick to
-    /// stamp on every fetch (`change.rs`).
+    /// stamp on every fetch (`change/ticks.rs`).
     ticks: *mut u32,
     now: u32,
     _borrow: PhantomData<&'a mut [T]>,

@@ -1,8 +1,8 @@
 //! Component storage, from the bottom up: the paged sparse array
-//! (`sparse_index.rs`) and the run bookkeeping views join by
-//! (`runs.rs`), the [`SparseSet`] of one Rust type (`sparse_set.rs`, with
-//! its batch removal in `sparse_set/remove_many.rs`), the untyped pool of a run-time component
-//! (`blob_pool.rs`), the table of pools behind their locks (`pools.rs`,
+//! (`sparse_index.rs`) and the run bookkeeping views join by (`runs.rs`),
+//! the [`SparseSet`] of one Rust type (`sparse_set.rs`, with its batch
+//! removal in `sparse_set/remove_many.rs`), the untyped pool of a run-time
+//! component (`blob_pool.rs`), the table of pools behind their locks (`pools.rs`,
 //! keyed through `type_id_map.rs`), the [`PoolMut`] borrow of one pool
 //! (`pool_mut.rs`), and the lock-only handle views and cells reach the
 //! registry through (`locked.rs`); `prefetch.rs` holds the cache hint the

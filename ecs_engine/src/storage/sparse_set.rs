@@ -49,7 +49,7 @@ pub struct SparseSet<T> {
     dense: Vec<Entity>,
     data: Vec<T>,
     runs: RunInfo,
-    /// Change ticks and removal log, when the type is tracked (`change.rs`).
+    /// Change ticks and removal log, when the type is tracked (`change/ticks.rs`).
     pub(crate) changes: Option<Box<ChangeTicks>>,
 }
 
