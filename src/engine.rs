@@ -1,5 +1,5 @@
 //! The [`Engine`]: one registry, one schedule on its thread pool, and the
-//! clock that numbers the ticks.
+//! clock that numbers the ticks; a [`SystemHandle`] reads a system's state.
 //!
 //! Each [`tick`](Engine::tick) sets the [`Tick`] resource (number, fixed
 //! step, wall-clock delta), then runs every wave of the schedule once:
@@ -11,14 +11,15 @@ mod builder;
 mod error;
 mod input;
 
+use std::marker::PhantomData;
 use std::time::Instant;
 
 use command_buffer::ApplyReport;
 use ecs_engine::Registry;
 use event_queue::EventQueue;
-use scheduler::{RunError, Schedule, Tick};
+use scheduler::{RunError, Schedule, SystemId, Tick};
 
-pub use builder::{DEFAULT_STEP, EngineBuilder, SystemEntry, SystemHandle};
+pub use builder::{DEFAULT_STEP, EngineBuilder, SystemEntry};
 pub use error::EngineError;
 pub use input::{InputError, InputProducer, InputSender, InputStats};
 
@@ -98,12 +99,6 @@ const _: () = {
 };
 
 impl Engine {
-    /// A builder with the defaults: one thread per core, a step of 1/60 s,
-    /// [`Policy::RegistrationOrder`](scheduler::Policy::RegistrationOrder), no system.
-    pub fn builder() -> EngineBuilder {
-        EngineBuilder::default()
-    }
-
     fn new(
         registry: Registry,
         schedule: Schedule,
@@ -350,5 +345,40 @@ impl Engine {
     /// [`EngineBuilder::input_queue`], or `None` when there is none.
     pub fn input_queue<T: Send + 'static>(&self) -> Option<EventQueue<T>> {
         self.registry.resource::<EventQueue<T>>().cloned()
+    }
+}
+
+/// Names a system of an [`Engine`] and the type of its state, to read it
+/// between ticks with [`Engine::state`].
+///
+/// The state is the [`StatefulSystem`](scheduler::StatefulSystem) struct
+/// for a stateful system, and the function or closure itself for a
+/// function system.
+pub struct SystemHandle<S> {
+    id: SystemId,
+    _state: PhantomData<fn() -> S>,
+}
+
+impl<S> SystemHandle<S> {
+    /// The scheduler's id of the system (its registration index).
+    pub fn id(&self) -> SystemId {
+        self.id
+    }
+}
+
+impl<S> Clone for SystemHandle<S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<S> Copy for SystemHandle<S> {}
+
+impl<S> std::fmt::Debug for SystemHandle<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SystemHandle")
+            .field("id", &self.id)
+            .field("state", &std::any::type_name::<S>())
+            .finish()
     }
 }

@@ -2,20 +2,23 @@
 //! registry.
 //!
 //! `CommandBuffer` methods here: construction (`new`, `with_policy`), recording
-//! (`spawn`, `despawn`, `insert`, `remove`, their raw and resource forms, `push`)
-//! and `len`/`is_empty`/`clear`; applying is in `apply.rs`, the reserve in
-//! `reserve.rs`, and the hierarchy, disable and lane commands in
-//! `hierarchy.rs`, `disabled.rs` and `lanes.rs`.
+//! (`spawn`, `despawn`, `insert`, `remove`, their raw and resource forms, `push`,
+//! `disable`/`enable`, and the hierarchy's `set_parent`, `remove_parent`,
+//! `despawn_recursive`) and `len`/`is_empty`/`clear`; applying is in
+//! `apply.rs`, the reserve and its lanes in `reserve/`, its snapshot in
+//! `reserve/state.rs`.
 
 use std::marker::PhantomData;
 use std::panic::AssertUnwindSafe;
 
-use ecs_engine::{Bundle, Component, ComponentId, Entity, RawArena, RawComponent, Registry};
+use ecs_engine::{
+    Bundle, Component, ComponentId, Disabled, Entity, RawArena, RawComponent, Registry,
+};
 
 use crate::ReservePolicy;
 use crate::command::{
-    Custom, Despawn, Insert, InsertBundle, InsertRaw, InsertResource, Remove, RemoveById,
-    RemoveResource, Spawn,
+    Custom, Despawn, DespawnRecursive, Insert, InsertBundle, InsertRaw, InsertResource, Remove,
+    RemoveById, RemoveParent, RemoveResource, SetParent, Spawn,
 };
 use crate::reserve::Reserve;
 use crate::storage::Queues;
@@ -478,6 +481,104 @@ impl CommandBuffer {
         if let Err(panic) = dropped {
             std::panic::resume_unwind(panic);
         }
+    }
+
+    /// Records disabling `entity` (see
+    /// [`Registry::disable`](ecs_engine::Registry::disable)): an
+    /// [`insert`](Self::insert) of the [`Disabled`] marker, counted as an
+    /// [`Insert`](crate::CommandKind::Insert) and skipped when `entity` is
+    /// not alive when the command runs.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use command_buffer::CommandBuffer;
+    /// use ecs_engine::Registry;
+    ///
+    /// let mut registry = Registry::new();
+    /// let e = registry.spawn((1_u32,));
+    /// let mut commands = CommandBuffer::new();
+    /// commands.disable(e);
+    /// commands.apply(&mut registry);
+    /// assert!(registry.is_disabled(e));
+    /// assert_eq!(registry.view::<&u32>().count(), 0);
+    /// commands.enable(e);
+    /// commands.apply(&mut registry);
+    /// assert_eq!(registry.view::<&u32>().count(), 1);
+    /// ```
+    pub fn disable(&mut self, entity: Entity) {
+        self.insert(entity, Disabled);
+    }
+
+    /// Records enabling `entity` again: a [`remove`](Self::remove) of the
+    /// [`Disabled`] marker, counted as a
+    /// [`Remove`](crate::CommandKind::Remove) (a no-op when it was not
+    /// disabled) and skipped when `entity` is not alive.
+    pub fn enable(&mut self, entity: Entity) {
+        self.remove::<Disabled>(entity);
+    }
+
+    /// Records making `child` a child of `parent`, as
+    /// [`Registry::set_parent`](ecs_engine::Registry::set_parent): last in
+    /// `parent`'s [`Children`](ecs_engine::Children). Counted as an
+    /// [`Insert`](crate::CommandKind::Insert) of [`ChildOf`](ecs_engine::ChildOf); skipped when either
+    /// entity is not alive when the command runs, or when it would close a
+    /// cycle. Either handle may be a [placeholder](crate::is_placeholder)
+    /// from this buffer.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use command_buffer::CommandBuffer;
+    /// use ecs_engine::Registry;
+    ///
+    /// let mut registry = Registry::new();
+    /// let ship = registry.spawn(());
+    /// let mut commands = CommandBuffer::new();
+    /// let turret = commands.spawn(());
+    /// commands.set_parent(turret, ship);
+    /// let report = commands.apply(&mut registry);
+    /// let turret = report.resolve(0, turret).unwrap_or(turret);
+    /// assert_eq!(registry.children(ship), [turret]);
+    /// ```
+    pub fn set_parent(&mut self, child: Entity, parent: Entity) {
+        self.queues.push(SetParent { child, parent });
+    }
+
+    /// Records detaching `child` from its parent, as
+    /// [`Registry::remove_parent`](ecs_engine::Registry::remove_parent).
+    /// Counted as a [`Remove`](crate::CommandKind::Remove) of [`ChildOf`](ecs_engine::ChildOf): a
+    /// no-op for a root, skipped when `child` is not alive.
+    pub fn remove_parent(&mut self, child: Entity) {
+        self.queues.push(RemoveParent { child });
+    }
+
+    /// Records despawning `entity` with its whole subtree, as
+    /// [`Registry::despawn_recursive`](ecs_engine::Registry::despawn_recursive).
+    /// Counted as one [`Despawn`](crate::CommandKind::Despawn); skipped when
+    /// `entity` is not alive when the command runs (a subtree already
+    /// despawned by an earlier command, for instance). A plain
+    /// [`despawn`](Self::despawn) detaches the children instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use command_buffer::{CommandBuffer, CommandKind};
+    /// use ecs_engine::Registry;
+    ///
+    /// let mut registry = Registry::new();
+    /// let [ship, turret] = [(); 2].map(|()| registry.spawn(()));
+    /// registry.set_parent(turret, ship).unwrap();
+    /// let mut commands = CommandBuffer::new();
+    /// commands.despawn_recursive(ship);
+    /// commands.despawn_recursive(turret);
+    /// let report = commands.apply(&mut registry);
+    /// assert!(registry.is_empty());
+    /// assert_eq!(report.applied(CommandKind::Despawn), 1);
+    /// assert_eq!(report.skipped(CommandKind::Despawn), 1);
+    /// ```
+    pub fn despawn_recursive(&mut self, entity: Entity) {
+        self.queues.push(DespawnRecursive { entity });
     }
 }
 

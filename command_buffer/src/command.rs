@@ -1,4 +1,5 @@
-//! The command types a buffer stores, and what each does when applied.
+//! The [`Command`] trait and the command types a buffer stores, and what
+//! each does when applied.
 //!
 //! Each command resolves its target handle first (a placeholder from the
 //! same buffer becomes the entity apply created for it), then calls the
@@ -6,6 +7,16 @@
 //! alive at that moment, a stale one included, is refused by generation and
 //! never reaches a reused slot. A refused command's payload is dropped by
 //! the registry.
+//!
+//! The hierarchy commands (attaching and detaching children, despawning a
+//! subtree) are counted under the existing [`CommandKind`]s, as the
+//! generic commands on the same component would be: attaching as an
+//! [`Insert`](CommandKind::Insert) of [`ChildOf`], detaching as a
+//! [`Remove`](CommandKind::Remove) of `ChildOf` (a no-op for a root), and
+//! a recursive despawn as one [`Despawn`](CommandKind::Despawn).
+//!
+//! Every command implements [`Command`], which `storage` applies them
+//! through.
 
 use std::borrow::Cow;
 use std::cell::Cell;
@@ -13,13 +24,75 @@ use std::collections::VecDeque;
 use std::marker::PhantomData;
 
 use ecs_engine::{
-    Bundle, Component, ComponentId, EcsError, Entity, InsertError, RawSlot, Registry,
+    Bundle, ChildOf, Component, ComponentId, EcsError, Entity, InsertError, RawSlot, Registry,
 };
 
 use crate::apply::ApplyCtx;
 use crate::report::Outcome;
-use crate::storage::Command;
 use crate::{CommandKind, SkippedCommand, is_placeholder};
+
+/// One recorded command, applied by value.
+pub(crate) trait Command: Send + 'static {
+    /// Runs the command against `ctx`'s registry and counts its outcome.
+    ///
+    /// # Errors
+    ///
+    /// In strict mode, when the command was skipped.
+    fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand>;
+
+    /// Applies the oldest `len` commands of `queue`, a run of consecutive
+    /// commands of this type, in order. The default applies them one by
+    /// one; the hot commands override it with a loop that hoists what the
+    /// run's commands share. Stops at the first error (strict mode); the
+    /// rest of the run is then dropped.
+    ///
+    /// # Errors
+    ///
+    /// As [`apply`](Self::apply).
+    #[inline]
+    fn apply_run(
+        queue: &mut VecDeque<Self>,
+        len: usize,
+        ctx: &mut ApplyCtx<'_>,
+    ) -> Result<(), SkippedCommand>
+    where
+        Self: Sized,
+    {
+        for command in queue.drain(..len) {
+            command.apply(ctx)?;
+        }
+        Ok(())
+    }
+
+    /// `true` for the spawn commands whose runs
+    /// [`apply_spawns`](Self::apply_spawns) can apply grouped with the
+    /// spawn runs of other bundle types around them (those the registry
+    /// never refuses on a reserved handle).
+    fn groups_spawns() -> bool {
+        false
+    }
+
+    /// Applies the oldest `handles.len()` commands of `queue`, spawns whose
+    /// reserved handles are `handles` (checked to be reserved), as one
+    /// batch. Only called when [`groups_spawns`](Self::groups_spawns) is
+    /// `true`.
+    ///
+    /// # Errors
+    ///
+    /// `Err((k, error))` when `handles[k]` could not be activated: the
+    /// spawns before it are applied, it and the rest dropped.
+    fn apply_spawns(
+        queue: &mut VecDeque<Self>,
+        handles: &[Entity],
+        ctx: &mut ApplyCtx<'_>,
+    ) -> Result<(), (usize, EcsError)>
+    where
+        Self: Sized,
+    {
+        let _ = (queue, handles, ctx);
+        unreachable!("apply_spawns is only called on spawn commands")
+    }
+}
 
 /// Spawn of a bundle. Its handle is not stored: the `k`-th spawn of a batch
 /// gets the `k`-th handle the reserve handed out, or a placeholder.
@@ -382,5 +455,55 @@ impl Command for Custom {
             None,
             Ok(Outcome::Applied),
         )
+    }
+}
+
+/// `Registry::set_parent`, deferred.
+pub(crate) struct SetParent {
+    pub(crate) child: Entity,
+    pub(crate) parent: Entity,
+}
+
+impl Command for SetParent {
+    fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
+        let child = ctx.resolve(self.child);
+        let parent = ctx.resolve(self.parent);
+        let result = ctx
+            .registry
+            .set_parent(child, parent)
+            .map(|()| Outcome::Applied);
+        ctx.finish_for::<ChildOf>(CommandKind::Insert, self.child, result)
+    }
+}
+
+/// `Registry::remove_parent`, deferred.
+pub(crate) struct RemoveParent {
+    pub(crate) child: Entity,
+}
+
+impl Command for RemoveParent {
+    fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
+        let child = ctx.resolve(self.child);
+        let result = ctx.registry.remove_parent(child).map(|old| match old {
+            Some(_) => Outcome::Applied,
+            None => Outcome::NoOp,
+        });
+        ctx.finish_for::<ChildOf>(CommandKind::Remove, self.child, result)
+    }
+}
+
+/// `Registry::despawn_recursive`, deferred.
+pub(crate) struct DespawnRecursive {
+    pub(crate) entity: Entity,
+}
+
+impl Command for DespawnRecursive {
+    fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
+        let target = ctx.resolve(self.entity);
+        let result = ctx
+            .registry
+            .despawn_recursive(target)
+            .map(|_| Outcome::Applied);
+        ctx.finish(CommandKind::Despawn, self.entity, None, result)
     }
 }

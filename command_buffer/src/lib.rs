@@ -103,9 +103,6 @@
 mod apply;
 mod buffer;
 mod command;
-mod disabled;
-mod hierarchy;
-mod lanes;
 mod placeholder;
 mod policy;
 mod report;
@@ -114,8 +111,7 @@ mod storage;
 
 pub use apply::{ApplyMode, CommandPanic, apply_all, apply_all_with};
 pub use buffer::CommandBuffer;
-pub use lanes::SpawnLanes;
 pub use placeholder::is_placeholder;
 pub use policy::ReservePolicy;
 pub use report::{ApplyError, ApplyReport, CommandKind, ResolvedPlaceholder, SkippedCommand};
-pub use reserve::ReserveState;
+pub use reserve::{ReserveState, SpawnLanes};

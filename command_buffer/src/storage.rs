@@ -39,71 +39,8 @@ use std::panic::AssertUnwindSafe;
 use ecs_engine::{EcsError, Entity};
 
 use crate::apply::ApplyCtx;
-use crate::command::Despawn;
+use crate::command::{Command, Despawn};
 use crate::{CommandKind, SkippedCommand};
-
-/// One recorded command, applied by value.
-pub(crate) trait Command: Send + 'static {
-    /// Runs the command against `ctx`'s registry and counts its outcome.
-    ///
-    /// # Errors
-    ///
-    /// In strict mode, when the command was skipped.
-    fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand>;
-
-    /// Applies the oldest `len` commands of `queue`, a run of consecutive
-    /// commands of this type, in order. The default applies them one by
-    /// one; the hot commands override it with a loop that hoists what the
-    /// run's commands share. Stops at the first error (strict mode); the
-    /// rest of the run is then dropped.
-    ///
-    /// # Errors
-    ///
-    /// As [`apply`](Self::apply).
-    #[inline]
-    fn apply_run(
-        queue: &mut VecDeque<Self>,
-        len: usize,
-        ctx: &mut ApplyCtx<'_>,
-    ) -> Result<(), SkippedCommand>
-    where
-        Self: Sized,
-    {
-        for command in queue.drain(..len) {
-            command.apply(ctx)?;
-        }
-        Ok(())
-    }
-
-    /// `true` for the spawn commands whose runs
-    /// [`apply_spawns`](Self::apply_spawns) can apply grouped with the
-    /// spawn runs of other bundle types around them (those the registry
-    /// never refuses on a reserved handle).
-    fn groups_spawns() -> bool {
-        false
-    }
-
-    /// Applies the oldest `handles.len()` commands of `queue`, spawns whose
-    /// reserved handles are `handles` (checked to be reserved), as one
-    /// batch. Only called when [`groups_spawns`](Self::groups_spawns) is
-    /// `true`.
-    ///
-    /// # Errors
-    ///
-    /// `Err((k, error))` when `handles[k]` could not be activated: the
-    /// spawns before it are applied, it and the rest dropped.
-    fn apply_spawns(
-        queue: &mut VecDeque<Self>,
-        handles: &[Entity],
-        ctx: &mut ApplyCtx<'_>,
-    ) -> Result<(), (usize, EcsError)>
-    where
-        Self: Sized,
-    {
-        let _ = (queue, handles, ctx);
-        unreachable!("apply_spawns is only called on spawn commands")
-    }
-}
 
 /// The commands of one type, oldest first, behind a type-erased interface.
 trait ErasedQueue: Any + Send {

@@ -3,7 +3,6 @@
 
 use std::alloc::Layout;
 use std::ffi::{c_char, c_void};
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use ::ecs_engine::{ComponentDescriptor, ComponentId, Registry};
 
@@ -46,18 +45,8 @@ pub struct ecs_component_desc {
 
 const COMPONENT_DESC_V1: usize = std::mem::size_of::<ecs_component_desc>();
 
-/// Engines created so far, for their id tags (process-wide, but only to
-/// tell engines' ids apart: engines share nothing else).
-static ENGINES: AtomicU32 = AtomicU32::new(0);
-
 /// Component indexes an engine can hand out: the low 16 bits of an id.
 const INDEX_BITS: u32 = 16;
-
-/// A tag for a new engine, 1..=65535 (never 0, so a bare index is never a
-/// valid id), cycling after 65,535 engines.
-pub(crate) fn next_tag() -> u32 {
-    ENGINES.fetch_add(1, Ordering::Relaxed) % 0xFFFF + 1
-}
 
 /// The C id of `component` in the engine tagged `tag`: the tag in the high
 /// 16 bits, the registry's index in the low 16, so an id from another

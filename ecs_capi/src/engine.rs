@@ -297,7 +297,7 @@ pub unsafe extern "C" fn ecs_engine_create(
         builder.threads(desc.threads as usize).step(step);
         let engine = Box::new(ecs_engine {
             state: Mutex::new(EngineState {
-                tag: crate::component::next_tag(),
+                tag: crate::tag::next_tag(),
                 stage: Stage::Building {
                     builder,
                     names: HashSet::new(),

@@ -37,6 +37,7 @@ mod entity;
 mod queue;
 mod status;
 mod system;
+mod tag;
 
 pub use boundary::ecs_last_error_message;
 pub use component::{

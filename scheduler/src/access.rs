@@ -1,12 +1,13 @@
-//! What a system touches: component types and resources, each read or
-//! written, and whether it records commands.
+//! What a system touches: component types, resources and event types
+//! ([`EventAccess`]), each read or written, and whether it records
+//! commands.
 
 use std::any::{TypeId, type_name};
 use std::borrow::Cow;
 
 use ecs_engine::{Access, Component, ComponentAccess, ComponentId, ComponentKey, Registry};
 
-use crate::EventAccess;
+use crate::events::{BeginTick, Events, Flush};
 
 /// One resource type a system reads or writes.
 #[derive(Clone, Copy)]
@@ -52,6 +53,62 @@ impl ResourceAccess {
     /// `true` when `registry` holds the resource.
     pub fn is_present(&self, registry: &Registry) -> bool {
         (self.present)(registry)
+    }
+}
+
+/// What a system declares about event type `T`: read or write, and how the
+/// scheduler creates, ages and flushes the channel.
+#[derive(Debug, Clone, Copy)]
+pub struct EventAccess {
+    /// The event type.
+    pub type_id: TypeId,
+    /// Its type name.
+    pub name: &'static str,
+    /// Write (send) or read.
+    pub access: Access,
+    /// The system reads them (also when it sends them too).
+    pub(crate) reads: bool,
+    pub(crate) register: fn(&mut Registry),
+    pub(crate) add_reader: fn(&mut Registry, usize),
+    pub(crate) begin_tick: BeginTick,
+    pub(crate) flush: Flush,
+}
+
+impl PartialEq for EventAccess {
+    fn eq(&self, other: &Self) -> bool {
+        self.type_id == other.type_id && self.access == other.access
+    }
+}
+
+impl Eq for EventAccess {}
+
+impl EventAccess {
+    /// `access` to events of type `T`.
+    pub fn of<T: Send + Sync + 'static>(access: Access) -> Self {
+        EventAccess {
+            type_id: TypeId::of::<T>(),
+            name: type_name::<T>(),
+            access,
+            reads: access == Access::Read,
+            register: |registry| {
+                Events::<T>::channel(registry);
+            },
+            add_reader: |registry, system| {
+                if let Some(events) = registry.resource_mut::<Events<T>>() {
+                    events.add_reader(system);
+                }
+            },
+            begin_tick: |registry, tick| {
+                if let Some(events) = registry.resource_mut::<Events<T>>() {
+                    events.begin_tick(tick);
+                }
+            },
+            flush: |registry, failed| {
+                if let Some(events) = registry.resource_mut::<Events<T>>() {
+                    events.flush(failed);
+                }
+            },
+        }
     }
 }
 

@@ -1,30 +1,22 @@
-//! Building a schedule: systems, names, constraints, the DAG.
+//! Building a schedule: systems, names, constraints, the DAG;
+//! [`Schedule::builder`] starts one.
 
 use std::borrow::Cow;
 use std::time::Duration;
 
-use command_buffer::{ApplyReport, CommandBuffer, ReservePolicy, SkippedCommand};
+use command_buffer::{ApplyReport, CommandBuffer, ReservePolicy};
 use ecs_engine::Registry;
 
-use crate::condition::{SharedCondition, share};
 use crate::graph::{Dag, Node, SetNode};
 use crate::names::{self, NameSource};
-use crate::{BuildError, IntoCondition, IntoSystem, Policy, System, SystemAccess};
+use crate::schedule::Schedule;
+use crate::slot::Slot;
+use crate::system::condition::{SharedCondition, share};
+use crate::{BuildError, IntoCondition, IntoSystem, Policy, System, SystemAccess, SystemId};
 
 /// The most threads a schedule's pool takes: a larger request is a
 /// [`BuildError::TooManyThreads`] before any thread starts.
 pub const MAX_THREADS: usize = 1024;
-
-/// A system's number: its position in registration order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SystemId(pub(crate) usize);
-
-impl SystemId {
-    /// The registration index (0 for the first system added).
-    pub fn index(self) -> usize {
-        self.0
-    }
-}
 
 struct Entry {
     system: Box<dyn System>,
@@ -230,6 +222,13 @@ impl std::fmt::Debug for SetEntry {
 impl std::fmt::Debug for Entry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Entry").field("name", &self.name).finish()
+    }
+}
+
+impl Schedule {
+    /// A builder for a new schedule.
+    pub fn builder() -> crate::ScheduleBuilder {
+        crate::ScheduleBuilder::default()
     }
 }
 
@@ -542,46 +541,8 @@ impl ScheduleBuilder {
                 }
             })
             .collect();
-        let mut schedule = crate::Schedule::new(slots, dag, pool);
+        let mut schedule = Schedule::new(slots, dag, pool);
         schedule.set_startup(startup);
         Ok(schedule)
     }
-}
-
-/// Why a system's last run failed.
-#[derive(Debug)]
-pub(crate) enum Failure {
-    Error(crate::SystemError),
-    Panic(String),
-    /// A strict system's command was skipped at apply.
-    Skipped(Box<SkippedCommand>),
-    /// A command of the system's buffer panicked while applied.
-    CommandPanic(command_buffer::CommandPanic),
-}
-
-/// A system with everything the executor keeps for it.
-pub(crate) struct Slot {
-    pub(crate) id: SystemId,
-    /// The key of the system's event cursors and its place in the order
-    /// its sent events are merged in: its index for a tick system, the
-    /// number of tick systems plus its index for a startup system (so a
-    /// startup reader never shares a cursor with a tick system).
-    pub(crate) events_key: usize,
-    pub(crate) name: String,
-    pub(crate) access: SystemAccess,
-    pub(crate) system: Box<dyn System>,
-    pub(crate) buffer: CommandBuffer,
-    /// A skipped command stops the tick.
-    pub(crate) strict: bool,
-    /// What the last tick's apply of `buffer` did.
-    pub(crate) report: ApplyReport,
-    pub(crate) enabled: bool,
-    pub(crate) last_run: Duration,
-    pub(crate) failure: Option<Failure>,
-    /// Run conditions: its own, then its sets'.
-    pub(crate) conditions: Vec<SharedCondition>,
-    /// A run condition skipped the last run.
-    pub(crate) skipped: bool,
-    /// The last run that happened.
-    pub(crate) last: Option<crate::SystemRun>,
 }

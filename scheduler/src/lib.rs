@@ -103,34 +103,35 @@
 #![forbid(unsafe_code)]
 
 mod access;
-mod awake;
 mod builder;
-mod change_param;
-mod condition;
-mod context;
 mod error;
 mod events;
+mod executor;
 mod explain;
 mod graph;
 mod names;
 mod param;
-mod reserves;
 mod schedule;
+mod slot;
+mod snapshot_reserves;
 mod system;
 mod tick;
 
-pub use access::{ResourceAccess, SubjectKind, SystemAccess, short_name};
-pub use builder::{MAX_THREADS, ScheduleBuilder, SetConfig, SystemConfig, SystemId};
-pub use change_param::{LastRun, RemovedComponents};
-pub use condition::{Condition, FunctionCondition, IntoCondition};
-pub use context::SystemContext;
+pub use access::{EventAccess, ResourceAccess, SubjectKind, SystemAccess, short_name};
+pub use builder::{MAX_THREADS, ScheduleBuilder, SetConfig, SystemConfig};
 pub use error::{BuildError, CycleEdge, RunError, SystemError};
-pub use events::{EventAccess, EventCommands, EventIter, EventReader, EventWriter, Events};
+pub use events::params::{EventReader, EventWriter};
+pub use events::{EventCommands, EventIter, Events};
+pub use executor::WaveTiming;
 pub use explain::Explain;
 pub use graph::{EdgeReason, Policy, Rule};
-pub use param::{Commands, Local, LocalState, Query, Res, ResMut, SystemParam};
-pub use reserves::RestoreReservesError;
-pub use schedule::{Schedule, SystemRun, WaveTiming};
+pub use param::context::{SystemContext, SystemId};
+pub use param::query::{LastRun, Query, RemovedComponents};
+pub use param::{Commands, Local, LocalState, Res, ResMut, SystemParam};
+pub use schedule::Schedule;
+pub use slot::SystemRun;
+pub use snapshot_reserves::RestoreReservesError;
+pub use system::condition::{Condition, FunctionCondition, IntoCondition};
 pub use system::{
     DeclaredSystem, ExclusiveSystem, FunctionSystem, IntoSystem, IsExclusive, IsStateful, IsSystem,
     Stateful, StatefulSystem, System, SystemOutput,

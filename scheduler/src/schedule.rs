@@ -1,52 +1,21 @@
-//! The frozen schedule and its executor: waves run in parallel on a rayon
-//! pool, each system's commands applied between waves in registration
-//! order.
+//! The frozen schedule: its systems in waves, its pool, and what the last
+//! tick measured; [`Schedule::run`] hands the tick to the executor.
 
 use std::ops::Range;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::AtomicBool;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use command_buffer::{ApplyMode, ApplyReport, CommandBuffer, SpawnLanes};
-use ecs_engine::{Registry, RegistryCell, panic_message};
-use rayon::prelude::*;
-use tracing::Dispatch;
+use command_buffer::{ApplyReport, SpawnLanes};
+use ecs_engine::Registry;
 
-use crate::awake::{DoneSignal, Watches, wait_for};
-use crate::builder::{Failure, Slot};
-use crate::events::EventHooks;
+use crate::events::hooks::EventHooks;
+use crate::executor::awake::{DoneSignal, Watches, wait_for};
+use crate::executor::{
+    Between, Pass, Stage, WaveTiming, check_resources, listening_dispatch, run_waves, with_dispatch,
+};
 use crate::graph::Dag;
-use crate::{RunError, SystemContext, SystemId, Tick};
-
-/// Time spent by one wave in the last tick.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct WaveTiming {
-    /// From the wave's start to the end of its last system (commands not
-    /// included).
-    pub wall: Duration,
-    /// Thread time the pool sat idle at the wave's barrier:
-    /// `wall x threads - sum of the wave's system times` (0 if negative).
-    pub idle: Duration,
-    /// Time spent applying the wave's command buffers.
-    pub apply: Duration,
-}
-
-/// One run of one system, as the scheduler measured it: see
-/// [`Schedule::last_runs`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SystemRun {
-    /// The system.
-    pub system: SystemId,
-    /// The number of the tick it ran in.
-    pub tick: u64,
-    /// Index of the pool's worker thread that ran it (`0..threads`), or
-    /// `None` when it ran on another thread.
-    pub worker: Option<usize>,
-    /// When it started (its run conditions included).
-    pub start: Instant,
-    /// How long it ran.
-    pub duration: Duration,
-}
+use crate::slot::{Slot, SystemRun};
+use crate::{RunError, SystemId, Tick};
 
 /// A built schedule: systems in waves, a thread pool, and the timings of
 /// the last tick.
@@ -71,16 +40,6 @@ pub struct Schedule {
     watches: Watches,
 }
 
-/// The executor's state for the work between waves.
-struct Between {
-    /// The fresh-index lanes of the running wave's command buffers.
-    lanes: SpawnLanes,
-    /// Every system's apply report of the last tick, merged.
-    tick_report: ApplyReport,
-    /// Ages the event channels and merges the writers' buffers.
-    events: EventHooks,
-}
-
 impl std::fmt::Debug for Schedule {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Schedule")
@@ -88,104 +47,6 @@ impl std::fmt::Debug for Schedule {
             .field("waves", &self.wave_ranges.len())
             .field("threads", &self.threads())
             .finish()
-    }
-}
-
-impl Slot {
-    /// Runs the system once (unless a run condition says no), catching a
-    /// panic; records time and failure.
-    fn run(&mut self, cell: &RegistryCell<'_>, tick: Tick) {
-        self.failure = None;
-        self.skipped = false;
-        if !self.enabled {
-            self.last_run = Duration::ZERO;
-            return;
-        }
-        let _span = tracing::info_span!("system", name = %self.name).entered();
-        let start = Instant::now();
-        let ctx = SystemContext::new(&self.name, &self.access, cell, &mut self.buffer, tick)
-            .with_system_id(self.id)
-            .with_events_key(self.events_key);
-        let system = &mut self.system;
-        let conditions = &self.conditions;
-        let skipped = &mut self.skipped;
-        let outcome = catch_unwind(AssertUnwindSafe(|| {
-            for condition in conditions {
-                if !condition.lock().evaluate(&ctx)? {
-                    *skipped = true;
-                    return Ok(());
-                }
-            }
-            system.run(&ctx)
-        }));
-        self.last_run = if self.skipped {
-            Duration::ZERO
-        } else {
-            start.elapsed()
-        };
-        if !self.skipped {
-            self.record(tick, start);
-        }
-        self.failure = match outcome {
-            Ok(Ok(())) => None,
-            Ok(Err(error)) => Some(Failure::Error(error)),
-            Err(payload) => Some(Failure::Panic(panic_message(&*payload))),
-        };
-    }
-
-    /// Keeps the record of a run that just ended.
-    fn record(&mut self, tick: Tick, start: Instant) {
-        self.last = Some(SystemRun {
-            system: self.id,
-            tick: tick.number,
-            worker: rayon::current_thread_index(),
-            start,
-            duration: self.last_run,
-        });
-    }
-
-    /// Runs an exclusive system with the whole registry (its run
-    /// conditions first, over a shared view of it).
-    fn run_exclusive(&mut self, registry: &mut Registry, tick: Tick) {
-        self.failure = None;
-        self.skipped = false;
-        if !self.enabled {
-            self.last_run = Duration::ZERO;
-            return;
-        }
-        let start = Instant::now();
-        let mut run = true;
-        if !self.conditions.is_empty() {
-            let cell = registry.cell();
-            let ctx = SystemContext::new(&self.name, &self.access, &cell, &mut self.buffer, tick);
-            for condition in &self.conditions {
-                match catch_unwind(AssertUnwindSafe(|| condition.lock().evaluate(&ctx))) {
-                    Ok(Ok(true)) => {}
-                    Ok(Ok(false)) => run = false,
-                    Ok(Err(error)) => self.failure = Some(Failure::Error(error)),
-                    Err(payload) => self.failure = Some(Failure::Panic(panic_message(&*payload))),
-                }
-                if !run || self.failure.is_some() {
-                    break;
-                }
-            }
-        }
-        if !run || self.failure.is_some() {
-            self.skipped = !run;
-            self.last_run = Duration::ZERO;
-            return;
-        }
-        let (system, name) = (&mut self.system, self.name.as_str());
-        let outcome = catch_unwind(AssertUnwindSafe(|| {
-            system.run_exclusive(name, registry, tick)
-        }));
-        self.last_run = start.elapsed();
-        self.record(tick, start);
-        self.failure = match outcome {
-            Ok(Ok(())) => None,
-            Ok(Err(error)) => Some(Failure::Error(error)),
-            Err(payload) => Some(Failure::Panic(panic_message(&*payload))),
-        };
     }
 }
 
@@ -260,11 +121,6 @@ impl Schedule {
                 },
             )
         })
-    }
-
-    /// A builder for a new schedule.
-    pub fn builder() -> crate::ScheduleBuilder {
-        crate::ScheduleBuilder::default()
     }
 
     /// Ages every event channel the systems declare as the start of tick
@@ -561,217 +417,4 @@ impl Schedule {
     pub fn wave_timings(&self) -> &[WaveTiming] {
         &self.wave_timings
     }
-}
-
-/// The command buffer of a system that declared commands.
-fn commands_of(slot: &mut Slot) -> Option<&mut CommandBuffer> {
-    slot.access.commands().then_some(&mut slot.buffer)
-}
-
-/// Every resource the `slots` declare must be in `registry`: the first
-/// missing one (by slot order) is the error.
-fn check_resources<'a>(
-    slots: impl IntoIterator<Item = &'a Slot>,
-    registry: &Registry,
-    tick: Tick,
-) -> Result<(), RunError> {
-    for slot in slots {
-        if let Some(missing) = slot
-            .access
-            .resources()
-            .iter()
-            .find(|r| !r.is_present(registry))
-        {
-            return Err(RunError::MissingResource {
-                tick: tick.number,
-                system: slot.name.clone(),
-                resource: crate::short_name(missing.name),
-            });
-        }
-    }
-    Ok(())
-}
-
-/// Which waves [`run_waves`] runs: the schedule's, or the startup
-/// systems' (one each, not in the schedule's event hooks' waves).
-#[derive(Clone, Copy)]
-enum Stage {
-    Tick,
-    Startup,
-}
-
-/// The `tracing` dispatcher of the calling thread (its scoped default, or
-/// the global one), or `None` when no subscriber was ever set in the
-/// process: then the spans cost one relaxed load each and nothing is
-/// carried to the workers.
-fn listening_dispatch() -> Option<Dispatch> {
-    tracing::dispatcher::has_been_set().then(|| tracing::dispatcher::get_default(Dispatch::clone))
-}
-
-/// Runs `f` with `dispatch` as the thread's default, so the spans of a
-/// worker thread reach the subscriber of the thread that called
-/// [`Schedule::run`].
-fn with_dispatch<R>(dispatch: Option<&Dispatch>, f: impl FnOnce() -> R) -> R {
-    match dispatch {
-        Some(dispatch) => tracing::dispatcher::with_default(dispatch, f),
-        None => f(),
-    }
-}
-
-/// What one call of [`run_waves`] runs under.
-#[derive(Clone, Copy)]
-struct Pass<'d> {
-    tick: Tick,
-    /// Threads of the pool (for the idle figures).
-    threads: usize,
-    stage: Stage,
-    /// The caller's `tracing` dispatcher, carried onto the workers.
-    dispatch: Option<&'d Dispatch>,
-}
-
-/// One tick: every wave, then its commands. See [`Schedule::run`].
-fn run_waves(
-    slots: &mut [Slot],
-    wave_ranges: &[Range<usize>],
-    wave_timings: &mut [WaveTiming],
-    between: &mut Between,
-    registry: &mut Registry,
-    pass: Pass<'_>,
-) -> Result<(), RunError> {
-    let Pass {
-        tick,
-        threads,
-        stage,
-        dispatch,
-    } = pass;
-    for (wave_index, (range, timing)) in wave_ranges.iter().zip(wave_timings.iter_mut()).enumerate()
-    {
-        let wave = &mut slots[range.clone()];
-        // Each wave runs at a change tick of its own, after every earlier
-        // change (`Added`/`Changed` compare with a system's last run).
-        registry.advance_change_tick();
-        // Spawns past a buffer's reserve take fresh indices from the
-        // buffer's lane: real handles, the same on any thread count.
-        between.lanes.open(registry, wave, commands_of);
-        let start = Instant::now();
-        match &mut *wave {
-            // An exclusive system conflicts with every other: always alone.
-            [single] if single.access.is_exclusive() => single.run_exclusive(registry, tick),
-            [single] => single.run(&registry.cell(), tick),
-            many => {
-                let cell = registry.cell();
-                many.par_iter_mut()
-                    .for_each(|slot| with_dispatch(dispatch, || slot.run(&cell, tick)));
-            }
-        }
-        timing.wall = start.elapsed();
-        let busy: Duration = wave.iter().map(|s| s.last_run).sum();
-        timing.idle = (timing.wall * threads as u32).saturating_sub(busy);
-        // The wave's commands land after the tick its systems ran at, so
-        // every system (the wave's own too) sees them on its next run.
-        registry.advance_change_tick();
-        let apply_span = tracing::info_span!("apply", wave = wave_index).entered();
-        let apply_start = Instant::now();
-        // The events the wave's writers sent, in registration order, before
-        // its commands.
-        let failed: Vec<usize> = wave
-            .iter()
-            .filter(|slot| slot.failure.is_some())
-            .map(|slot| slot.events_key)
-            .collect();
-        match stage {
-            Stage::Tick => between.events.flush(registry, wave_index, &failed),
-            Stage::Startup => {
-                between.events.flush_all(registry, &failed);
-                // A type only startup systems use is in no wave's hooks.
-                for slot in wave.iter() {
-                    for event in slot.access.events() {
-                        (event.flush)(registry, &failed);
-                    }
-                }
-            }
-        }
-        // Refused handles (past the live-entity limit) are reported as
-        // skipped spawns by the apply.
-        let _refused = between.lanes.close(registry, wave, commands_of);
-        let mut first_failure = None;
-        for slot in wave.iter_mut() {
-            match slot.failure.take() {
-                // A system that declared no commands cannot have recorded
-                // any (its context refuses the buffer): nothing to apply,
-                // and no reserve of handles to keep topped up for it.
-                None if !slot.access.commands() => {}
-                // A panic while applying is caught like a system's, and the
-                // buffer is empty afterwards either way (nothing of this
-                // tick is left for the next one); the wave's other buffers
-                // are still applied, in registration order.
-                None => {
-                    let mode = if slot.strict {
-                        ApplyMode::Strict
-                    } else {
-                        ApplyMode::Lenient
-                    };
-                    match slot.buffer.try_apply_with(registry, mode) {
-                        Ok(Ok(report)) => slot.report = report,
-                        Ok(Err(error)) => {
-                            slot.report = *error.report;
-                            let command = Box::new(command_buffer::SkippedCommand {
-                                buffer: slot.id.0,
-                                ..error.skipped
-                            });
-                            first_failure
-                                .get_or_insert((slot.name.clone(), Failure::Skipped(command)));
-                        }
-                        Err(panic) => {
-                            slot.report = ApplyReport::default();
-                            first_failure
-                                .get_or_insert((slot.name.clone(), Failure::CommandPanic(panic)));
-                        }
-                    }
-                    between.tick_report.merge(&slot.report, slot.id.0);
-                }
-                Some(failure) => {
-                    // A recorded payload that panics in `Drop` as the failed
-                    // system's commands are discarded neither hides the
-                    // system's own failure nor escapes the tick: the buffer
-                    // is empty either way, and the panic is logged.
-                    if let Err(panic) = catch_unwind(AssertUnwindSafe(|| slot.buffer.clear())) {
-                        tracing::error!(
-                            system = %slot.name,
-                            "dropping the failed system's unapplied commands panicked: {}",
-                            panic_message(&*panic)
-                        );
-                    }
-                    first_failure.get_or_insert((slot.name.clone(), failure));
-                }
-            }
-        }
-        timing.apply = apply_start.elapsed();
-        drop(apply_span);
-        if let Some((system, failure)) = first_failure {
-            return Err(match failure {
-                Failure::Error(source) => RunError::System {
-                    tick: tick.number,
-                    source,
-                },
-                Failure::Panic(message) => RunError::Panic {
-                    tick: tick.number,
-                    system,
-                    message,
-                },
-                Failure::Skipped(command) => RunError::CommandSkipped {
-                    tick: tick.number,
-                    system,
-                    command,
-                },
-                Failure::CommandPanic(panic) => RunError::CommandPanic {
-                    tick: tick.number,
-                    system,
-                    command: panic.index,
-                    message: panic.message,
-                },
-            });
-        }
-    }
-    Ok(())
 }

@@ -4,8 +4,12 @@
 //! the default policy and runs in the order described; the writer-first
 //! policy builds them too, and says where it fell back.
 
+mod common;
+
 use ecs_engine::Registry;
 use scheduler::{BuildError, Policy, Query, Res, ResMut, Schedule, Tick};
+
+use common::wave_names;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Velocity(f32);
@@ -19,14 +23,6 @@ struct Shots(i32);
 /// A one-cell "grid": the sum of velocities, rebuilt every tick.
 #[derive(Debug, Default)]
 struct Grid(f32);
-
-fn wave_names(schedule: &Schedule) -> Vec<Vec<String>> {
-    schedule
-        .waves()
-        .into_iter()
-        .map(|w| w.into_iter().map(|(_, n)| n.to_owned()).collect())
-        .collect()
-}
 
 fn steer(mut q: Query<(&Velocity, &mut Steer)>) {
     q.each(|(v, s)| s.0 = -v.0 / 2.0);

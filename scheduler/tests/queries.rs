@@ -2,11 +2,15 @@
 //! read-only queries without `mut`, `get_many_mut` and `par_fold` inside
 //! systems, and the access each declares.
 
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ecs_engine::{EcsError, Entity, Has, Or, Registry, With, Without};
 use scheduler::{BuildError, Commands, Query, Res, ResMut, Schedule, Tick};
+
+use common::wave_names;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Health(i32);
@@ -23,14 +27,6 @@ struct Dead;
 
 #[derive(Debug, Default)]
 struct Seen(Vec<Entity>);
-
-fn wave_names(schedule: &Schedule) -> Vec<Vec<String>> {
-    schedule
-        .waves()
-        .into_iter()
-        .map(|w| w.into_iter().map(|(_, n)| n.to_owned()).collect())
-        .collect()
-}
 
 #[test]
 fn entity_only_and_or_filtered_queries_select_the_right_entities() {

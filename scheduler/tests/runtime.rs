@@ -1,6 +1,8 @@
 //! Systems over components registered at run time: ordering against Rust
 //! systems, undeclared ids, and raw views inside a running schedule.
 
+mod common;
+
 use std::alloc::Layout;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -12,6 +14,8 @@ use scheduler::{
     DeclaredSystem, EdgeReason, Policy, Query, Rule, RunError, Schedule, SubjectKind, SystemAccess,
     SystemError, Tick,
 };
+
+use common::wave_names;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Position(f32);
@@ -30,14 +34,6 @@ fn put(registry: &mut Registry, e: Entity, id: ComponentId, value: f32) {
 fn get(registry: &Registry, e: Entity, id: ComponentId) -> f32 {
     // SAFETY: an aligned f32, read between ticks.
     unsafe { *registry.get_raw(e, id).unwrap().cast::<f32>().as_ptr() }
-}
-
-fn wave_names(schedule: &Schedule) -> Vec<Vec<String>> {
-    schedule
-        .waves()
-        .into_iter()
-        .map(|w| w.into_iter().map(|(_, n)| n.to_owned()).collect())
-        .collect()
 }
 
 #[test]

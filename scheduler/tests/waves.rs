@@ -2,11 +2,15 @@
 //! errors, and the waves of a realistic system list checked against waves
 //! worked out by hand.
 
+mod common;
+
 use ecs_engine::Registry;
 use scheduler::{
     BuildError, DeclaredSystem, EdgeReason, Policy, Rule, Schedule, ScheduleBuilder, SubjectKind,
     SystemAccess,
 };
+
+use common::wave_names;
 
 macro_rules! types {
     ($($t:ident),*) => { $(#[derive(Debug)] struct $t;)* };
@@ -24,14 +28,6 @@ fn noop(
     impl FnMut(&scheduler::SystemContext<'_>) -> Result<(), scheduler::SystemError> + Send + 'static,
 > {
     DeclaredSystem::new(name, access, |_| Ok(()))
-}
-
-fn wave_names(schedule: &Schedule) -> Vec<Vec<String>> {
-    schedule
-        .waves()
-        .into_iter()
-        .map(|w| w.into_iter().map(|(_, n)| n.to_owned()).collect())
-        .collect()
 }
 
 fn build(

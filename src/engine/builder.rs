@@ -8,12 +8,11 @@ use command_buffer::ReservePolicy;
 use ecs_engine::Registry;
 use event_queue::EventQueue;
 use scheduler::{
-    IntoCondition, IntoSystem, Policy, Schedule, ScheduleBuilder, SetConfig, SystemConfig,
-    SystemId, Tick,
+    IntoCondition, IntoSystem, Policy, Schedule, ScheduleBuilder, SetConfig, SystemConfig, Tick,
 };
 
 use super::input::{InputChannel, InputProducer, InputPump, InputSender};
-use crate::{Engine, EngineError};
+use crate::{Engine, EngineError, SystemHandle};
 
 /// The default fixed step: 1/60 s.
 pub const DEFAULT_STEP: f64 = 1.0 / 60.0;
@@ -69,6 +68,14 @@ impl Default for EngineBuilder {
             step: DEFAULT_STEP,
             inputs: Vec::new(),
         }
+    }
+}
+
+impl Engine {
+    /// A builder with the defaults: one thread per core, a step of 1/60 s,
+    /// [`Policy::RegistrationOrder`](scheduler::Policy::RegistrationOrder), no system.
+    pub fn builder() -> EngineBuilder {
+        EngineBuilder::default()
     }
 }
 
@@ -395,40 +402,5 @@ impl<S> SystemEntry<'_, S> {
             id: self.config.id(),
             _state: PhantomData,
         }
-    }
-}
-
-/// Names a system of an [`Engine`] and the type of its state, to read it
-/// between ticks with [`Engine::state`].
-///
-/// The state is the [`StatefulSystem`](scheduler::StatefulSystem) struct
-/// for a stateful system, and the function or closure itself for a
-/// function system.
-pub struct SystemHandle<S> {
-    id: SystemId,
-    _state: PhantomData<fn() -> S>,
-}
-
-impl<S> SystemHandle<S> {
-    /// The scheduler's id of the system (its registration index).
-    pub fn id(&self) -> SystemId {
-        self.id
-    }
-}
-
-impl<S> Clone for SystemHandle<S> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<S> Copy for SystemHandle<S> {}
-
-impl<S> std::fmt::Debug for SystemHandle<S> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SystemHandle")
-            .field("id", &self.id)
-            .field("state", &std::any::type_name::<S>())
-            .finish()
     }
 }

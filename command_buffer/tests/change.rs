@@ -1,4 +1,4 @@
-//! Review: change ticks and removal logs through a command buffer.
+//! Change ticks and removal logs through a command buffer.
 
 use command_buffer::CommandBuffer;
 use ecs_engine::{Added, Changed, Entity, Registry, RemovedCursor};

@@ -1,4 +1,5 @@
-//! The systems' command-buffer reserves as plain data, for snapshots.
+//! Snapshots of the systems' command-buffer reserves: reading them all, and
+//! restoring them (by system name) into a resumed schedule.
 //!
 //! Each system that records commands owns a [`CommandBuffer`](command_buffer::CommandBuffer)
 //! whose reserve decides the handles of its next spawns. A world saved

@@ -1,5 +1,5 @@
 //! What a running system sees: the registry through checked borrows, its
-//! own command buffer, and the tick.
+//! own command buffer, the tick, and its [`SystemId`].
 
 use std::borrow::Cow;
 use std::cell::{RefCell, RefMut};
@@ -13,6 +13,17 @@ use ecs_engine::{
 use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 
 use crate::{SystemAccess, SystemError, Tick};
+
+/// A system's number: its position in registration order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SystemId(pub(crate) usize);
+
+impl SystemId {
+    /// The registration index (0 for the first system added).
+    pub fn index(self) -> usize {
+        self.0
+    }
+}
 
 /// The view of the world a system gets for one run.
 ///
@@ -63,7 +74,7 @@ impl<'a> SystemContext<'a> {
     /// Sets the running system's registration index (default 0): the
     /// order its sent events are merged in, and the key of its event
     /// cursors. The scheduler sets it.
-    pub fn with_system_id(mut self, id: crate::SystemId) -> Self {
+    pub fn with_system_id(mut self, id: SystemId) -> Self {
         self.system = id.index();
         self
     }

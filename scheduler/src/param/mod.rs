@@ -1,12 +1,20 @@
 //! System parameters: the types a function system takes, from which its
 //! access is derived, so the declaration cannot drift from the code.
+//!
+//! The trait, the per-system [`LocalState`] and the plain parameters are
+//! here; [`Query`](crate::Query) and the change parameters in `query`,
+//! the event parameters in `events`, and the [`SystemContext`] every
+//! parameter is fetched from in `context`.
+
+pub(crate) mod context;
+pub(crate) mod query;
 
 use std::any::Any;
 use std::cell::RefMut;
 use std::ops::{Deref, DerefMut};
 
 use command_buffer::CommandBuffer;
-use ecs_engine::{Access, QueryData, QueryFilter, View};
+use ecs_engine::Access;
 use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 
 use crate::{ResourceAccess, SystemAccess, SystemContext, SystemError, Tick};
@@ -14,7 +22,7 @@ use crate::{ResourceAccess, SystemAccess, SystemContext, SystemError, Tick};
 /// A value a system function receives, fetched from the [`SystemContext`]
 /// at each run, with the access it needs declared once at build.
 ///
-/// Implemented for [`Query`], [`Res`], [`ResMut`], [`Commands`], [`Tick`],
+/// Implemented for [`Query`](crate::Query), [`Res`], [`ResMut`], [`Commands`], [`Tick`],
 /// [`Local`] and tuples of up to 8 parameters (nest tuples for more).
 pub trait SystemParam {
     /// The value for one run, borrowing the context for `'s`.
@@ -167,166 +175,6 @@ impl<T: Default + Send + 'static> SystemParam for Local<'_, T> {
             .downcast_mut::<T>()
             .expect("a local slot holds the type of its parameter");
         Ok(Local(value))
-    }
-}
-
-/// A system parameter: a view over the components of `Q` (e.g.
-/// `Query<(&mut Position, &Velocity)>`), filtered by `F` (e.g.
-/// `Without<Frozen>`, `Or<(With<A>, With<B>)>`, or a tuple of up to 8
-/// filters). Dereferences to [`View`] (`each`, `iter`, `get`, `count`,
-/// `get_many_mut`, `par_each`, `par_fold`, ...).
-///
-/// A `Query` is a registry [`View`] opened on the registry the scheduler
-/// lends for one wave, after the schedule checked, from the system's
-/// declared access, that no system of the same wave writes what it reads.
-///
-/// Its change filters and terms ([`Added`](ecs_engine::Added),
-/// [`Changed`](ecs_engine::Changed), [`Ref`](ecs_engine::Ref)) compare
-/// with the change tick of the system's previous run, kept per parameter
-/// (see [`LastRun`](crate::LastRun) and [`RemovedComponents`](crate::RemovedComponents)):
-/// a system skipped or disabled meanwhile still sees every change since
-/// it last ran; its first run sees everything.
-///
-/// ```
-/// use ecs_engine::{Added, Registry};
-/// use scheduler::{Query, Schedule, Tick};
-///
-/// struct Name(&'static str);
-///
-/// fn greet(q: Query<&Name, Added<Name>>) {
-///     q.each(|name| assert_eq!(name.0, "new"));
-/// }
-///
-/// let mut registry = Registry::new();
-/// let mut builder = Schedule::builder();
-/// builder.add(greet);
-/// let mut schedule = builder.build(&mut registry).unwrap();
-/// let e = registry.spawn((Name("new"),));
-/// schedule.run(&mut registry, Tick::default()).unwrap();
-/// // A replace is a change, not an addition: `greet` sees nothing.
-/// registry.insert(e, Name("old")).unwrap();
-/// schedule.run(&mut registry, Tick::default()).unwrap();
-/// ```
-///
-/// # Access
-///
-/// Derived from the types: `&T` and `Option<&T>` read `T`, `&mut T` and
-/// `Option<&mut T>` write it; the filters [`With<T>`](ecs_engine::With),
-/// [`Without<T>`](ecs_engine::Without) (inside [`Or`](ecs_engine::Or)s
-/// and tuples too) and the term [`Has<T>`](ecs_engine::Has) *read* `T`:
-/// they read its pool's membership under its lock, so they are ordered
-/// against systems that write `T`, never run beside them. `Entity` touches
-/// nothing.
-///
-/// A read-only query (no `&mut` term) iterates, counts and reads through
-/// `&self`, so its parameter needs no `mut`; one that writes is declared
-/// `mut`.
-///
-/// # Examples
-///
-/// ```
-/// use ecs_engine::{Entity, Has, Or, Registry, With, Without};
-/// use scheduler::{Query, ResMut, Schedule, Tick};
-///
-/// struct Position(f32);
-/// struct Velocity(f32);
-/// struct Frozen;
-/// struct Player;
-/// struct Enemy;
-/// struct Shield;
-///
-/// #[derive(Default)]
-/// struct Report {
-///     players: Vec<Entity>,
-///     shielded: usize,
-///     targets: usize,
-/// }
-///
-/// fn movement(mut q: Query<(&mut Position, &Velocity), Without<Frozen>>) {
-///     q.each(|(p, v)| p.0 += v.0);
-/// }
-///
-/// fn report(
-///     players: Query<Entity, With<Player>>,
-///     shields: Query<Has<Shield>>,
-///     targets: Query<&Position, Or<(With<Player>, With<Enemy>)>>,
-///     mut report: ResMut<Report>,
-/// ) {
-///     report.players = players.iter().collect();
-///     report.shielded = shields.iter().filter(|&has| has).count();
-///     report.targets = targets.count();
-/// }
-///
-/// let mut registry = Registry::new();
-/// registry.insert_resource(Report::default());
-/// let hero = registry.spawn((Position(0.0), Velocity(1.0), Player, Shield));
-/// registry.spawn((Position(0.0), Velocity(1.0), Enemy, Frozen));
-/// registry.spawn((Position(0.0),));
-///
-/// let mut builder = Schedule::builder();
-/// builder.add(movement);
-/// builder.add(report);
-/// let mut schedule = builder.build(&mut registry).unwrap();
-/// schedule.run(&mut registry, Tick::default()).unwrap();
-///
-/// assert_eq!(registry.get::<Position>(hero).unwrap().0, 1.0);
-/// let report = registry.resource::<Report>().unwrap();
-/// assert_eq!((report.players.as_slice(), report.shielded, report.targets), ([hero].as_slice(), 1, 2));
-/// ```
-pub struct Query<'s, Q: QueryData, F: QueryFilter = ()>(View<'s, Q, F>);
-
-impl<Q: QueryData, F: QueryFilter> std::fmt::Debug for Query<'_, Q, F> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-impl<'s, Q: QueryData, F: QueryFilter> Deref for Query<'s, Q, F> {
-    type Target = View<'s, Q, F>;
-    fn deref(&self) -> &Self::Target {
-        &self.0
-    }
-}
-
-impl<Q: QueryData, F: QueryFilter> DerefMut for Query<'_, Q, F> {
-    fn deref_mut(&mut self) -> &mut Self::Target {
-        &mut self.0
-    }
-}
-
-impl<Q: QueryData + 'static, F: QueryFilter + 'static> SystemParam for Query<'_, Q, F> {
-    type Item<'s> = Query<'s, Q, F>;
-
-    fn declare(access: &mut SystemAccess) {
-        // The filter's types are read-locked by the same view: a clash with
-        // the query's own types too.
-        let mut own = SystemAccess::new();
-        Q::access(&mut |c| own.add_component_borrow(c));
-        F::access(&mut |c| own.add_component_borrow(c));
-        for name in own.clashes() {
-            access.record_clash(name.clone());
-        }
-        for c in own.components() {
-            access.add_component_borrow(c.clone());
-        }
-    }
-
-    fn fetch<'s>(ctx: &'s SystemContext<'_>) -> Result<Self::Item<'s>, SystemError> {
-        ctx.query_filtered::<Q, F>().map(Query)
-    }
-
-    /// Change filters and terms compare with the tick of the system's
-    /// previous run (see [`LastRun`](crate::LastRun)).
-    fn fetch_local<'s>(
-        ctx: &'s SystemContext<'_>,
-        local: &'s mut LocalState,
-    ) -> Result<Self::Item<'s>, SystemError> {
-        let last_run = local.value_or_default::<crate::LastRun>();
-        let now = ctx.change_tick();
-        let view = ctx.query_since::<Q, F>(last_run.since(now))?;
-        // Only a run that got its view has seen the changes.
-        last_run.start(now);
-        Ok(Query(view))
     }
 }
 

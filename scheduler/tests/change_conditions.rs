@@ -1,4 +1,4 @@
-//! Review of change detection in schedules: a run condition that asks
+//! Change detection in schedules: a run condition that asks
 //! about changes, startup systems.
 
 use ecs_engine::{Added, Changed, Entity, Registry};

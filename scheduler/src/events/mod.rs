@@ -1,21 +1,25 @@
-//! Typed events between systems; see [`Events`].
+//! Typed events between systems; see [`Events`]: the channel and its
+//! iterator here, the system parameters over it in `params`, the hooks a
+//! schedule ages and flushes the channels with in `hooks`.
 
-use std::any::{TypeId, type_name};
+pub(crate) mod hooks;
+pub(crate) mod params;
+
+use std::any::TypeId;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use command_buffer::CommandBuffer;
-use ecs_engine::{Access, Registry};
-use parking_lot::{MappedRwLockReadGuard, Mutex};
-
-use crate::{ResourceAccess, SystemAccess, SystemContext, SystemError, SystemParam};
+use ecs_engine::Registry;
+use parking_lot::Mutex;
 
 /// The channel of events of type `T`: a resource of the registry, created
 /// at build for every event type a system declares (or by
 /// [`Events::send_to`] and [`EventCommands::send_event`]).
 ///
-/// Typed events between systems: [`EventWriter<T>`] and [`EventReader<T>`]
-/// system parameters over an [`Events<T>`] resource.
+/// Typed events between systems: [`EventWriter<T>`](crate::EventWriter)
+/// and [`EventReader<T>`](crate::EventReader) system parameters over an
+/// [`Events<T>`] resource.
 ///
 /// # Ordering
 ///
@@ -50,7 +54,7 @@ use crate::{ResourceAccess, SystemAccess, SystemContext, SystemError, SystemPara
 /// a while (disabled, or skipped by a run condition) still gets every event
 /// of that window when it runs again. Older events are dropped at the start
 /// of a tick; a reader that had not seen them counts them as
-/// [missed](EventReader::missed), and the channel keeps the total
+/// [missed](crate::EventReader::missed), and the channel keeps the total
 /// ([`Events::missed`]): never silently lost. The window applies to every
 /// channel a schedule knows: those its systems declare, and those created
 /// through [`Events::channel`] (which [`Events::send_to`], command
@@ -243,7 +247,7 @@ impl<T> Events<T> {
 
     /// Starts tick `tick`: drops the events older than the retention
     /// window, and those every known reader has seen.
-    fn begin_tick(&mut self, tick: u64) {
+    pub(crate) fn begin_tick(&mut self, tick: u64) {
         self.now = tick;
         let seen = {
             let cursors = self.cursors.get_mut();
@@ -272,7 +276,7 @@ impl<T> Events<T> {
     /// Appends the writer buffers handed back in this wave, in system
     /// registration order, except those of the `failed` systems (dropped,
     /// like their commands).
-    fn flush(&mut self, failed: &[usize]) {
+    pub(crate) fn flush(&mut self, failed: &[usize]) {
         self.commit_reads(failed);
         let mut pending = std::mem::take(self.pending.get_mut());
         if pending.is_empty() {
@@ -298,7 +302,7 @@ impl<T> Events<T> {
 
     /// Registers reader system `system`: events it has not seen are kept
     /// (within the retention window).
-    fn add_reader(&mut self, system: usize) {
+    pub(crate) fn add_reader(&mut self, system: usize) {
         if self.readers.is_empty() {
             // What was dropped before there was a reader is counted
             // already (in `begin_tick`): start the first readers after it.
@@ -511,251 +515,6 @@ impl<T> ExactSizeIterator for EventIter<'_, T> {
 
 impl<T> std::iter::FusedIterator for EventIter<'_, T> {}
 
-/// What a system declares about event type `T`: read or write, and how the
-/// scheduler creates, ages and flushes the channel.
-#[derive(Debug, Clone, Copy)]
-pub struct EventAccess {
-    /// The event type.
-    pub type_id: TypeId,
-    /// Its type name.
-    pub name: &'static str,
-    /// Write (send) or read.
-    pub access: Access,
-    /// The system reads them (also when it sends them too).
-    pub(crate) reads: bool,
-    pub(crate) register: fn(&mut Registry),
-    pub(crate) add_reader: fn(&mut Registry, usize),
-    pub(crate) begin_tick: BeginTick,
-    pub(crate) flush: Flush,
-}
-
-impl PartialEq for EventAccess {
-    fn eq(&self, other: &Self) -> bool {
-        self.type_id == other.type_id && self.access == other.access
-    }
-}
-
-impl Eq for EventAccess {}
-
-impl EventAccess {
-    /// `access` to events of type `T`.
-    pub fn of<T: Send + Sync + 'static>(access: Access) -> Self {
-        EventAccess {
-            type_id: TypeId::of::<T>(),
-            name: type_name::<T>(),
-            access,
-            reads: access == Access::Read,
-            register: |registry| {
-                Events::<T>::channel(registry);
-            },
-            add_reader: |registry, system| {
-                if let Some(events) = registry.resource_mut::<Events<T>>() {
-                    events.add_reader(system);
-                }
-            },
-            begin_tick: |registry, tick| {
-                if let Some(events) = registry.resource_mut::<Events<T>>() {
-                    events.begin_tick(tick);
-                }
-            },
-            flush: |registry, failed| {
-                if let Some(events) = registry.resource_mut::<Events<T>>() {
-                    events.flush(failed);
-                }
-            },
-        }
-    }
-}
-
-/// A system parameter: sends events of type `T`. Declares a write of the
-/// event type (see [`Events`]).
-pub struct EventWriter<'s, T: Send + Sync + 'static> {
-    events: MappedRwLockReadGuard<'s, Events<T>>,
-    buffer: Vec<T>,
-    system: usize,
-}
-
-impl<T: Send + Sync + 'static> std::fmt::Debug for EventWriter<'_, T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EventWriter")
-            .field("event", &type_name::<T>())
-            .field("len", &self.buffer.len())
-            .finish()
-    }
-}
-
-impl<T: Send + Sync + 'static> EventWriter<'_, T> {
-    /// Sends `value`: readers see it after this wave.
-    #[inline]
-    pub fn send(&mut self, value: T) {
-        self.buffer.push(value);
-    }
-
-    /// Events sent by this run so far.
-    pub fn len(&self) -> usize {
-        self.buffer.len()
-    }
-
-    /// `true` when this run has sent nothing yet.
-    pub fn is_empty(&self) -> bool {
-        self.buffer.is_empty()
-    }
-}
-
-impl<T: Send + Sync + 'static> Extend<T> for EventWriter<'_, T> {
-    fn extend<I: IntoIterator<Item = T>>(&mut self, values: I) {
-        self.buffer.extend(values);
-    }
-}
-
-impl<T: Send + Sync + 'static> Drop for EventWriter<'_, T> {
-    fn drop(&mut self) {
-        let buffer = std::mem::take(&mut self.buffer);
-        if buffer.is_empty() {
-            self.events.spare.lock().push(buffer);
-        } else {
-            self.events.pending.lock().push((self.system, buffer));
-        }
-    }
-}
-
-/// A system parameter: the events of type `T` this system has not seen
-/// yet, oldest first. Declares a read of the event type (see the
-/// [`Events`]).
-pub struct EventReader<'s, T: Send + Sync + 'static> {
-    events: MappedRwLockReadGuard<'s, Events<T>>,
-    from: u64,
-    to: u64,
-    missed: u64,
-    system: usize,
-}
-
-impl<T: Send + Sync + 'static> Drop for EventReader<'_, T> {
-    /// Hands the read back, to be committed when the wave ends if the
-    /// system succeeds (see [`Events`]).
-    fn drop(&mut self) {
-        self.events.reads.lock().push((self.system, self.to));
-    }
-}
-
-impl<T: Send + Sync + 'static> std::fmt::Debug for EventReader<'_, T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EventReader")
-            .field("event", &type_name::<T>())
-            .field("len", &self.len())
-            .field("missed", &self.missed)
-            .finish()
-    }
-}
-
-impl<T: Send + Sync + 'static> EventReader<'_, T> {
-    /// The new events, oldest first, with an exact size. A `for` loop over
-    /// it runs one slice at a time and is about as fast as over a `Vec`
-    /// (see `BENCHMARKS.md`); adapters that iterate internally (`sum`,
-    /// `fold`, `for_each`) run a plain loop per slice.
-    pub fn iter(&self) -> EventIter<'_, T> {
-        self.events.range(self.from, self.to)
-    }
-
-    /// The new events as slices, oldest first (one per writer run or per
-    /// tick of direct sends): for the tightest loops, a plain loop over
-    /// each slice, as fast as over a `Vec`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ecs_engine::Registry;
-    /// use scheduler::{EventReader, Events, ResMut, Schedule, Tick};
-    ///
-    /// fn total(hits: EventReader<u32>, mut sum: ResMut<u64>) {
-    ///     for chunk in hits.chunks() {
-    ///         for &hit in chunk {
-    ///             *sum += u64::from(hit);
-    ///         }
-    ///     }
-    /// }
-    /// let mut registry = Registry::new();
-    /// registry.insert_resource(0_u64);
-    /// let mut builder = Schedule::builder();
-    /// builder.add(total);
-    /// let mut schedule = builder.build(&mut registry).unwrap();
-    /// Events::send_to(&mut registry, 2_u32);
-    /// Events::send_to(&mut registry, 3_u32);
-    /// schedule.run(&mut registry, Tick::default()).unwrap();
-    /// assert_eq!(registry.resource::<u64>(), Some(&5));
-    /// ```
-    pub fn chunks(&self) -> impl Iterator<Item = &[T]> + '_ {
-        let (from, to) = (self.from, self.to);
-        self.events
-            .chunks
-            .iter()
-            .filter(move |chunk| chunk.end() > from && chunk.start < to)
-            .map(move |chunk| {
-                let first = from.saturating_sub(chunk.start) as usize;
-                let last = (to.min(chunk.end()) - chunk.start) as usize;
-                &chunk.events[first..last]
-            })
-    }
-
-    /// Number of new events.
-    pub fn len(&self) -> usize {
-        (self.to - self.from) as usize
-    }
-
-    /// `true` when there is no new event.
-    pub fn is_empty(&self) -> bool {
-        self.to == self.from
-    }
-
-    /// Events this reader never saw because they were dropped (older than
-    /// the retention window) before it ran: 0 for a reader that runs at
-    /// least once per window.
-    pub fn missed(&self) -> u64 {
-        self.missed
-    }
-}
-
-impl<T: Send + Sync + 'static> SystemParam for EventWriter<'_, T> {
-    type Item<'s> = EventWriter<'s, T>;
-
-    fn declare(access: &mut SystemAccess) {
-        access.add_event(EventAccess::of::<T>(Access::Write));
-        access.add_resource(ResourceAccess::of::<Events<T>>(Access::Read));
-    }
-
-    fn fetch<'s>(ctx: &'s SystemContext<'_>) -> Result<Self::Item<'s>, SystemError> {
-        let events = ctx.events::<T>(Access::Write)?;
-        let buffer = events.spare.lock().pop().unwrap_or_default();
-        Ok(EventWriter {
-            events,
-            buffer,
-            system: ctx.system_index(),
-        })
-    }
-}
-
-impl<T: Send + Sync + 'static> SystemParam for EventReader<'_, T> {
-    type Item<'s> = EventReader<'s, T>;
-
-    fn declare(access: &mut SystemAccess) {
-        access.add_event(EventAccess::of::<T>(Access::Read));
-        access.add_resource(ResourceAccess::of::<Events<T>>(Access::Read));
-    }
-
-    fn fetch<'s>(ctx: &'s SystemContext<'_>) -> Result<Self::Item<'s>, SystemError> {
-        let events = ctx.events::<T>(Access::Read)?;
-        let system = ctx.system_index();
-        let (from, to, missed) = events.read_for(system);
-        Ok(EventReader {
-            events,
-            from,
-            to,
-            missed,
-            system,
-        })
-    }
-}
-
 /// Sending events from a command buffer: appended to the channel when the
 /// buffer is applied (after its wave, in system registration order).
 ///
@@ -783,84 +542,8 @@ impl EventCommands for CommandBuffer {
     }
 }
 
-/// The event hooks of a schedule: every event type's `begin_tick`, and per
-/// wave the `flush` of the types its systems write or read (merging the
-/// writers' buffers, committing the readers' cursors).
-#[derive(Debug, Default)]
-pub(crate) struct EventHooks {
-    begin: Vec<(TypeId, BeginTick)>,
-    waves: Vec<Vec<(TypeId, Flush)>>,
-}
-
 /// Ages one channel at the start of a tick.
-type BeginTick = fn(&mut Registry, u64);
+pub(crate) type BeginTick = fn(&mut Registry, u64);
 /// Merges one channel's writer buffers and commits its readers' cursors,
 /// except the failed systems' (their events dropped, their cursors kept).
-type Flush = fn(&mut Registry, &[usize]);
-
-impl EventHooks {
-    /// Hooks for `waves`, each a list of the declared accesses of its
-    /// systems.
-    pub(crate) fn new<'a>(waves: impl IntoIterator<Item = Vec<&'a SystemAccess>>) -> EventHooks {
-        let mut hooks = EventHooks::default();
-        for wave in waves {
-            let mut flushes: Vec<(TypeId, Flush)> = Vec::new();
-            for access in wave {
-                for event in access.events() {
-                    if !hooks.begin.iter().any(|&(id, _)| id == event.type_id) {
-                        hooks.begin.push((event.type_id, event.begin_tick));
-                    }
-                    if !flushes.iter().any(|&(id, _)| id == event.type_id) {
-                        flushes.push((event.type_id, event.flush));
-                    }
-                }
-            }
-            hooks.waves.push(flushes);
-        }
-        hooks
-    }
-
-    /// Ages every channel at the start of tick `tick`: those the systems
-    /// declare, then the other channels listed in the registry
-    /// ([`Events::channel`]).
-    pub(crate) fn begin_tick(&self, registry: &mut Registry, tick: u64) {
-        for &(_, begin) in &self.begin {
-            begin(registry, tick);
-        }
-        let listed = registry
-            .resource::<EventChannels>()
-            .map_or(0, |c| c.0.len());
-        for at in 0..listed {
-            let Some(&(type_id, begin)) = registry
-                .resource::<EventChannels>()
-                .and_then(|channels| channels.0.get(at))
-            else {
-                break;
-            };
-            if !self.begin.iter().any(|&(id, _)| id == type_id) {
-                begin(registry, tick);
-            }
-        }
-    }
-
-    /// Merges the writer buffers of wave `wave`, dropping those of the
-    /// `failed` systems (by registration index).
-    pub(crate) fn flush(&self, registry: &mut Registry, wave: usize, failed: &[usize]) {
-        for &(_, flush) in &self.waves[wave] {
-            flush(registry, failed);
-        }
-    }
-
-    /// Merges the writer buffers of every event type some wave writes
-    /// (after a startup system, which is in no wave), dropping those of
-    /// the `failed` systems.
-    pub(crate) fn flush_all(&self, registry: &mut Registry, failed: &[usize]) {
-        let mut done = Vec::new();
-        for &(type_id, flush) in self.waves.iter().flatten() {
-            if !done.contains(&type_id) {
-                done.push(type_id);
-                flush(registry, failed);
-            }
-        }
-    }
-}
+pub(crate) type Flush = fn(&mut Registry, &[usize]);

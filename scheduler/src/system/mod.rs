@@ -1,4 +1,7 @@
-//! Systems: functions and structs that run once per tick over the registry.
+//! Systems: functions and structs that run once per tick over the registry;
+//! their run conditions in `condition`.
+
+pub(crate) mod condition;
 
 use std::any::Any;
 use std::borrow::Cow;

@@ -1,6 +1,5 @@
 //! Spawn lanes: real entity handles for every spawn of a wave; see [`SpawnLanes`].
-//!
-//! `CommandBuffer` methods here: `has_open_lane`.
+//! (`CommandBuffer::has_open_lane` is with the other reserve methods.)
 
 use ecs_engine::{IndexLane, Registry};
 
@@ -145,22 +144,5 @@ impl SpawnLanes {
             commands.reserve.close_lane(registry);
         }
         refused
-    }
-}
-
-impl CommandBuffer {
-    /// `true` while a [`SpawnLanes`] lane is open on this buffer: its
-    /// spawns past the reserve get lane handles, and it must not be
-    /// applied before [`SpawnLanes::close`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use command_buffer::CommandBuffer;
-    ///
-    /// assert!(!CommandBuffer::new().has_open_lane());
-    /// ```
-    pub fn has_open_lane(&self) -> bool {
-        self.reserve.lane_is_open()
     }
 }

@@ -39,10 +39,13 @@
 //!   sorted, so the free queue order does not depend on drop order.
 //!
 //! `CommandBuffer` methods here: `reserve_entities`, `prepare`, `release`,
-//! `reserved_len`, `policy` and `set_policy`.
+//! `reserved_len`, `policy`, `set_policy` and `has_open_lane`. The spawn
+//! lanes of a wave are in `lanes`, the reserve's snapshot in `state`.
 
+mod lanes;
 mod state;
 
+pub use lanes::SpawnLanes;
 pub use state::ReserveState;
 
 use std::collections::VecDeque;
@@ -530,5 +533,20 @@ impl CommandBuffer {
     /// ```
     pub fn set_policy(&mut self, policy: ReservePolicy) {
         self.reserve.policy = policy;
+    }
+
+    /// `true` while a [`SpawnLanes`] lane is open on this buffer: its
+    /// spawns past the reserve get lane handles, and it must not be
+    /// applied before [`SpawnLanes::close`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use command_buffer::CommandBuffer;
+    ///
+    /// assert!(!CommandBuffer::new().has_open_lane());
+    /// ```
+    pub fn has_open_lane(&self) -> bool {
+        self.reserve.lane_is_open()
     }
 }

@@ -1,0 +1,328 @@
+//! Queries and change detection in systems: [`Query`], the component
+//! view a system takes, and the parameters about changes. Each system
+//! parameter that asks about changes remembers the change tick its system last ran at
+//! ([`LastRun`]), and [`RemovedComponents`] reads the entities that lost a
+//! component since then.
+//!
+//! The scheduler advances the registry's change tick before every wave and
+//! again before the wave's commands are applied, so a system sees every
+//! change made after its previous run: by later waves of that tick, by
+//! earlier waves of the next one, and by commands (its own included). Its
+//! own writes through `&mut T` are stamped with its run's tick and are not
+//! reported back to it. A system skipped by a run condition, or disabled,
+//! fetches nothing: its next run still sees everything since the last one
+//! it made. A system's first run sees every component as added and
+//! changed. See the `ecs_engine` crate's change module for ticks,
+//! wrap-around and the opt-in tracking, which the schedule enables at
+//! build for every type a system asks about.
+//!
+//! # Examples
+//!
+//! ```
+//! use ecs_engine::{Changed, Entity, Registry};
+//! use scheduler::{Query, ResMut, Schedule, Tick};
+//!
+//! struct Health(u32);
+//! #[derive(Default)]
+//! struct Seen(Vec<usize>);
+//!
+//! fn damage(mut q: Query<(Entity, &mut Health)>, mut calls: scheduler::Local<u32>) {
+//!     *calls += 1;
+//!     // Writes on the second tick only.
+//!     if *calls == 2 {
+//!         q.each(|(_, h)| h.0 -= 1);
+//!     }
+//! }
+//! fn report(q: Query<&Health, Changed<Health>>, mut seen: ResMut<Seen>) {
+//!     seen.0.push(q.count());
+//! }
+//!
+//! let mut registry = Registry::new();
+//! registry.insert_resource(Seen::default());
+//! registry.spawn((Health(3),));
+//! registry.spawn((Health(3),));
+//! let mut builder = Schedule::builder();
+//! builder.add(damage);
+//! builder.add(report);
+//! let mut schedule = builder.build(&mut registry).unwrap();
+//! for _ in 0..3 {
+//!     schedule.run(&mut registry, Tick::default()).unwrap();
+//! }
+//! // First run: everything is new; second: both written; third: nothing.
+//! assert_eq!(registry.resource::<Seen>().unwrap().0, [2, 2, 0]);
+//! ```
+
+use std::ops::{Deref, DerefMut};
+
+use ecs_engine::{
+    Access, Component, ComponentAccess, MAX_CHANGE_AGE, QueryData, QueryFilter, Removed,
+    RemovedCursor, STALE_AGE, View,
+};
+
+use crate::{LocalState, SystemAccess, SystemContext, SystemError, SystemParam};
+
+/// A system parameter: a view over the components of `Q` (e.g.
+/// `Query<(&mut Position, &Velocity)>`), filtered by `F` (e.g.
+/// `Without<Frozen>`, `Or<(With<A>, With<B>)>`, or a tuple of up to 8
+/// filters). Dereferences to [`View`] (`each`, `iter`, `get`, `count`,
+/// `get_many_mut`, `par_each`, `par_fold`, ...).
+///
+/// A `Query` is a registry [`View`] opened on the registry the scheduler
+/// lends for one wave, after the schedule checked, from the system's
+/// declared access, that no system of the same wave writes what it reads.
+///
+/// Its change filters and terms ([`Added`](ecs_engine::Added),
+/// [`Changed`](ecs_engine::Changed), [`Ref`](ecs_engine::Ref)) compare
+/// with the change tick of the system's previous run, kept per parameter
+/// (see [`LastRun`](crate::LastRun) and [`RemovedComponents`](crate::RemovedComponents)):
+/// a system skipped or disabled meanwhile still sees every change since
+/// it last ran; its first run sees everything.
+///
+/// ```
+/// use ecs_engine::{Added, Registry};
+/// use scheduler::{Query, Schedule, Tick};
+///
+/// struct Name(&'static str);
+///
+/// fn greet(q: Query<&Name, Added<Name>>) {
+///     q.each(|name| assert_eq!(name.0, "new"));
+/// }
+///
+/// let mut registry = Registry::new();
+/// let mut builder = Schedule::builder();
+/// builder.add(greet);
+/// let mut schedule = builder.build(&mut registry).unwrap();
+/// let e = registry.spawn((Name("new"),));
+/// schedule.run(&mut registry, Tick::default()).unwrap();
+/// // A replace is a change, not an addition: `greet` sees nothing.
+/// registry.insert(e, Name("old")).unwrap();
+/// schedule.run(&mut registry, Tick::default()).unwrap();
+/// ```
+///
+/// # Access
+///
+/// Derived from the types: `&T` and `Option<&T>` read `T`, `&mut T` and
+/// `Option<&mut T>` write it; the filters [`With<T>`](ecs_engine::With),
+/// [`Without<T>`](ecs_engine::Without) (inside [`Or`](ecs_engine::Or)s
+/// and tuples too) and the term [`Has<T>`](ecs_engine::Has) *read* `T`:
+/// they read its pool's membership under its lock, so they are ordered
+/// against systems that write `T`, never run beside them. `Entity` touches
+/// nothing.
+///
+/// A read-only query (no `&mut` term) iterates, counts and reads through
+/// `&self`, so its parameter needs no `mut`; one that writes is declared
+/// `mut`.
+///
+/// # Examples
+///
+/// ```
+/// use ecs_engine::{Entity, Has, Or, Registry, With, Without};
+/// use scheduler::{Query, ResMut, Schedule, Tick};
+///
+/// struct Position(f32);
+/// struct Velocity(f32);
+/// struct Frozen;
+/// struct Player;
+/// struct Enemy;
+/// struct Shield;
+///
+/// #[derive(Default)]
+/// struct Report {
+///     players: Vec<Entity>,
+///     shielded: usize,
+///     targets: usize,
+/// }
+///
+/// fn movement(mut q: Query<(&mut Position, &Velocity), Without<Frozen>>) {
+///     q.each(|(p, v)| p.0 += v.0);
+/// }
+///
+/// fn report(
+///     players: Query<Entity, With<Player>>,
+///     shields: Query<Has<Shield>>,
+///     targets: Query<&Position, Or<(With<Player>, With<Enemy>)>>,
+///     mut report: ResMut<Report>,
+/// ) {
+///     report.players = players.iter().collect();
+///     report.shielded = shields.iter().filter(|&has| has).count();
+///     report.targets = targets.count();
+/// }
+///
+/// let mut registry = Registry::new();
+/// registry.insert_resource(Report::default());
+/// let hero = registry.spawn((Position(0.0), Velocity(1.0), Player, Shield));
+/// registry.spawn((Position(0.0), Velocity(1.0), Enemy, Frozen));
+/// registry.spawn((Position(0.0),));
+///
+/// let mut builder = Schedule::builder();
+/// builder.add(movement);
+/// builder.add(report);
+/// let mut schedule = builder.build(&mut registry).unwrap();
+/// schedule.run(&mut registry, Tick::default()).unwrap();
+///
+/// assert_eq!(registry.get::<Position>(hero).unwrap().0, 1.0);
+/// let report = registry.resource::<Report>().unwrap();
+/// assert_eq!((report.players.as_slice(), report.shielded, report.targets), ([hero].as_slice(), 1, 2));
+/// ```
+pub struct Query<'s, Q: QueryData, F: QueryFilter = ()>(View<'s, Q, F>);
+
+impl<Q: QueryData, F: QueryFilter> std::fmt::Debug for Query<'_, Q, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl<'s, Q: QueryData, F: QueryFilter> Deref for Query<'s, Q, F> {
+    type Target = View<'s, Q, F>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl<Q: QueryData, F: QueryFilter> DerefMut for Query<'_, Q, F> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+impl<Q: QueryData + 'static, F: QueryFilter + 'static> SystemParam for Query<'_, Q, F> {
+    type Item<'s> = Query<'s, Q, F>;
+
+    fn declare(access: &mut SystemAccess) {
+        // The filter's types are read-locked by the same view: a clash with
+        // the query's own types too.
+        let mut own = SystemAccess::new();
+        Q::access(&mut |c| own.add_component_borrow(c));
+        F::access(&mut |c| own.add_component_borrow(c));
+        for name in own.clashes() {
+            access.record_clash(name.clone());
+        }
+        for c in own.components() {
+            access.add_component_borrow(c.clone());
+        }
+    }
+
+    fn fetch<'s>(ctx: &'s SystemContext<'_>) -> Result<Self::Item<'s>, SystemError> {
+        ctx.query_filtered::<Q, F>().map(Query)
+    }
+
+    /// Change filters and terms compare with the tick of the system's
+    /// previous run (see [`LastRun`](crate::LastRun)).
+    fn fetch_local<'s>(
+        ctx: &'s SystemContext<'_>,
+        local: &'s mut LocalState,
+    ) -> Result<Self::Item<'s>, SystemError> {
+        let last_run = local.value_or_default::<crate::LastRun>();
+        let now = ctx.change_tick();
+        let view = ctx.query_since::<Q, F>(last_run.since(now))?;
+        // Only a run that got its view has seen the changes.
+        last_run.start(now);
+        Ok(Query(view))
+    }
+}
+
+/// The change tick a system parameter's system last ran at, kept in the
+/// parameter's [`LocalState`]; `None` before the first run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LastRun(Option<u32>);
+
+impl LastRun {
+    /// The `since` tick for a run at change tick `now`: the previous
+    /// run's tick, or one older than every stored tick
+    /// ([`STALE_AGE`](ecs_engine::STALE_AGE)) for a first run or one past
+    /// the horizon, so it sees everything.
+    pub fn since(&self, now: u32) -> u32 {
+        match self.0 {
+            Some(last) if now.wrapping_sub(last) <= MAX_CHANGE_AGE => last,
+            _ => now.wrapping_sub(STALE_AGE),
+        }
+    }
+
+    /// [`since`](Self::since), and records `now` as the last run.
+    pub fn start(&mut self, now: u32) -> u32 {
+        let since = self.since(now);
+        self.0 = Some(now);
+        since
+    }
+
+    /// The tick of the last run, if there was one.
+    pub fn tick(&self) -> Option<u32> {
+        self.0
+    }
+}
+
+/// A system parameter: the entities that lost a `T` (removed, or
+/// despawned while holding one) since the system last ran, oldest first.
+/// Dereferences to [`Removed`] (`iter`, `len`, and `missed`: removals the
+/// bounded log dropped before this system read them, counted, never
+/// silently lost). Declares a read of `T` (ordered after its writers) and
+/// enables its tracking at build. Works in function systems and
+/// [`StatefulSystem`](crate::StatefulSystem)s, which keep its cursor.
+///
+/// # Examples
+///
+/// ```
+/// use ecs_engine::{Entity, Registry};
+/// use scheduler::{RemovedComponents, ResMut, Schedule, Tick};
+///
+/// struct Shield;
+/// #[derive(Default)]
+/// struct Lost(Vec<Entity>);
+///
+/// fn watch(removed: RemovedComponents<Shield>, mut lost: ResMut<Lost>) {
+///     lost.0.extend(removed.iter());
+/// }
+///
+/// let mut registry = Registry::new();
+/// registry.insert_resource(Lost::default());
+/// let a = registry.spawn((Shield,));
+/// let b = registry.spawn((Shield,));
+/// let mut builder = Schedule::builder();
+/// builder.add(watch);
+/// let mut schedule = builder.build(&mut registry).unwrap();
+/// registry.remove::<Shield>(a).unwrap();
+/// registry.despawn(b).unwrap();
+/// schedule.run(&mut registry, Tick::default()).unwrap();
+/// schedule.run(&mut registry, Tick::default()).unwrap();
+/// assert_eq!(registry.resource::<Lost>().unwrap().0, [a, b]);
+/// ```
+pub struct RemovedComponents<'s, T: Component>(Removed<'s, T>);
+
+impl<T: Component> std::fmt::Debug for RemovedComponents<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl<'s, T: Component> Deref for RemovedComponents<'s, T> {
+    type Target = Removed<'s, T>;
+    fn deref(&self) -> &Removed<'s, T> {
+        &self.0
+    }
+}
+
+impl<T: Component> SystemParam for RemovedComponents<'_, T> {
+    type Item<'s> = RemovedComponents<'s, T>;
+
+    fn declare(access: &mut SystemAccess) {
+        access.add_component_borrow(ComponentAccess::tracked::<T>(Access::Read));
+    }
+
+    fn fetch<'s>(ctx: &'s SystemContext<'_>) -> Result<Self::Item<'s>, SystemError> {
+        Err(SystemError::Failed {
+            system: ctx.system_name().to_owned(),
+            message: format!(
+                "`RemovedComponents<{}>` keeps a cursor per system: use it in a function system, a run condition or a StatefulSystem",
+                crate::short_name(std::any::type_name::<T>())
+            ),
+        })
+    }
+
+    fn fetch_local<'s>(
+        ctx: &'s SystemContext<'_>,
+        local: &'s mut LocalState,
+    ) -> Result<Self::Item<'s>, SystemError> {
+        let cursor = local.value_or_default::<RemovedCursor>();
+        ctx.removed::<T>(cursor).map(RemovedComponents)
+    }
+}
