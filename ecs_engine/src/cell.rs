@@ -1,5 +1,6 @@
 //! [`RegistryCell`]: a registry shared between threads, every pool and
-//! resource reached through its lock.
+//! resource reached through its lock, and [`Registry::cell`], which makes
+//! one.
 
 use std::ptr::NonNull;
 
@@ -7,6 +8,14 @@ use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 
 use crate::storage::locked::Locked;
 use crate::{Access, ComponentId, ComponentInfo, EcsError, Entity, EntityAllocator, Registry};
+
+impl Registry {
+    /// Borrows the registry for parallel systems: every pool and resource
+    /// is then reached through its lock.
+    pub fn cell(&mut self) -> RegistryCell<'_> {
+        RegistryCell::new(self)
+    }
+}
 
 /// An exclusive borrow of a [`Registry`] that many threads can share: each
 /// thread borrows the pools and resources it needs through their locks, so
@@ -67,7 +76,7 @@ impl<'w> RegistryCell<'w> {
         }
     }
 
-    /// The lock-only handle (for `change/` and `query/entry.rs`).
+    /// The lock-only handle (for `change/` and `query/view.rs`).
     pub(crate) fn locked(&self) -> Locked<'w> {
         self.registry
     }

@@ -3,9 +3,9 @@
 //! This file holds the struct, its entity methods (spawn, reserve, despawn)
 //! and its memory figure; the other `impl Registry` blocks live beside it:
 //! `components.rs` (component types and values), `visit.rs` (`visit`,
-//! `retain`, cells) and `resources.rs`; the view entry points are in
-//! `query/entry.rs`, the change clock in `change/clock.rs`, removal logs
-//! in `change/removed.rs`.
+//! `retain`) and `resources.rs`; the view entry points are in
+//! `query/view.rs`, `cell` in `cell.rs`, the change clock in
+//! `change/clock.rs`, removal logs in `change/removed.rs`.
 
 mod components;
 mod resources;

@@ -98,7 +98,7 @@
 //! filters [`Added`] and [`Changed`] are in `query/filters.rs`, the terms
 //! [`Ref`], [`RefMut`] and [`Untracked`] in `query/tracked.rs`, and
 //! [`Registry::view_since`] with the other view entry points in
-//! `query/entry.rs`.
+//! `query/view.rs`.
 
 pub(crate) mod clock;
 pub(crate) mod removed;

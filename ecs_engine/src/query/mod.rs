@@ -20,11 +20,10 @@
 //! - `filters.rs`: every filter;
 //! - `tracked.rs`: [`Ref`], [`RefMut`], [`Untracked`];
 //! - `view.rs` and `par.rs`: [`View`], [`ExclusiveView`], [`ViewIter`],
-//!   sequential and parallel passes;
-//! - `raw_view.rs`: [`RawView`] over run-time components;
-//! - `entry.rs`: the view entry points of `Registry` and `RegistryCell`.
+//!   sequential and parallel passes, and (in `view.rs`) the view entry
+//!   points of `Registry` and `RegistryCell`;
+//! - `raw_view.rs`: [`RawView`] over run-time components.
 
-pub(crate) mod entry;
 pub(crate) mod filters;
 pub(crate) mod par;
 pub(crate) mod raw_view;

@@ -1,9 +1,8 @@
-//! `Registry` methods that walk entities: views, `visit` (with the
-//! [`EntityChanges`] it hands out), `retain`, and the `RegistryCell`
-//! borrow for parallel systems.
+//! `Registry` methods that change entities while walking them: `visit`
+//! (with the [`EntityChanges`] it hands out) and `retain`.
 
 use super::Registry;
-use crate::{Component, Entity, QueryData, RegistryCell};
+use crate::{Component, Entity, QueryData};
 
 impl Registry {
     /// Visits every entity matching `Q` once, like [`View::each_with_entity`](crate::View::each_with_entity),
@@ -56,12 +55,6 @@ impl Registry {
                 changes.despawn();
             }
         })
-    }
-
-    /// Borrows the registry for parallel systems: every pool and resource
-    /// is then reached through its lock.
-    pub fn cell(&mut self) -> RegistryCell<'_> {
-        RegistryCell::new(self)
     }
 }
 
