@@ -9,8 +9,7 @@ use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 
 use super::traits::{Driver, QueryData, ReadOnlyQueryData, block_start, sealed, whole_run_start};
 use crate::storage::locked::Locked;
-use crate::storage::runs::RunInfo;
-use crate::storage::sparse_index::SparseIndex;
+use crate::storage::lookup::{RunInfo, SparseIndex};
 use crate::{Access, Component, ComponentAccess, EcsError, Entity, SparseSet};
 
 impl<T: Component> sealed::SealedQueryData for &T {}

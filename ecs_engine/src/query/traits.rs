@@ -6,8 +6,7 @@
 use std::ops::Range;
 
 use crate::storage::locked::Locked;
-use crate::storage::runs::{RUN_CACHE_SLOTS, RunCache, RunInfo};
-use crate::storage::sparse_index::SparseIndex;
+use crate::storage::lookup::{RUN_CACHE_SLOTS, RunCache, RunInfo, SparseIndex};
 use crate::{ComponentAccess, EcsError, Entity, SparseSet};
 
 pub(crate) mod sealed {

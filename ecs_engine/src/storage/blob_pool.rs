@@ -21,8 +21,7 @@ use std::alloc::{self, Layout};
 use std::ptr::{self, NonNull};
 
 use crate::panic::FirstPanic;
-use crate::storage::runs::RunInfo;
-use crate::storage::sparse_index::SparseIndex;
+use crate::storage::lookup::{RunInfo, SparseIndex};
 use crate::{DropFn, Entity, SparseSet};
 
 /// The bytes of a pool's values.

@@ -5,19 +5,18 @@
 //! - `sparse[dense[i].index()] == i`;
 //! - every other sparse slot is empty.
 //!
-//! The sparse array is paged (`sparse_index.rs`): a page of
+//! The sparse array is paged (`lookup.rs`): a page of
 //! [`PAGE_LEN`](crate::PAGE_LEN) slots is allocated the first time an index
 //! in its range is stored, so one entity with index 10,000,000 costs one
 //! page, not ten million slots. Removal moves the last element into the hole
 //! (swap-and-pop), so the dense arrays stay packed and iteration touches only
 //! live components. See EnTT's and shipyard's sparse sets for the same
 //! layout. What views need to join sets by position (identity, revision,
-//! written positions, run cache) is in `runs.rs`.
+//! written positions, run cache) is in `lookup.rs` too.
 
 mod remove_many;
 
-use super::runs::RunInfo;
-use super::sparse_index::{EMPTY, SparseIndex};
+use super::lookup::{EMPTY, RunInfo, SparseIndex};
 use crate::change::ticks::{self, ChangeTicks, TickSlices};
 use crate::panic::FirstPanic;
 use crate::{EcsError, Entity, InsertError};
@@ -498,7 +497,7 @@ impl<T> SparseSet<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::sparse_index::PAGE_LEN;
+    use crate::storage::lookup::PAGE_LEN;
     use std::num::NonZeroU32;
 
     fn e(index: u32, generation: u32) -> Entity {
