@@ -1,8 +1,8 @@
 //! Bundles: tuples of components spawned or inserted together, and used as
 //! type lists in `has::<(A, B)>()`.
 
-use crate::pools::typed_mut;
-use crate::unwind::FirstPanic;
+use crate::panic::FirstPanic;
+use crate::storage::pools::typed_mut;
 use crate::{Component, EcsError, Entity, Registry};
 
 mod sealed {

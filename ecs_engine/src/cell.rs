@@ -1,16 +1,21 @@
 //! [`RegistryCell`]: a registry shared between threads, every pool and
-//! resource reached through its lock.
+//! resource reached through its lock, and [`Registry::cell`], which makes
+//! one.
 
 use std::ptr::NonNull;
 
 use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 
-use crate::locked::Locked;
-use crate::query::QueryFilter;
-use crate::{
-    Access, ComponentId, ComponentInfo, EcsError, Entity, EntityAllocator, QueryData, RawView,
-    Registry, View,
-};
+use crate::storage::locked::Locked;
+use crate::{Access, ComponentId, ComponentInfo, EcsError, Entity, EntityAllocator, Registry};
+
+impl Registry {
+    /// Borrows the registry for parallel systems: every pool and resource
+    /// is then reached through its lock.
+    pub fn cell(&mut self) -> RegistryCell<'_> {
+        RegistryCell::new(self)
+    }
+}
 
 /// An exclusive borrow of a [`Registry`] that many threads can share: each
 /// thread borrows the pools and resources it needs through their locks, so
@@ -58,7 +63,7 @@ use crate::{
 /// ```
 #[derive(Debug)]
 pub struct RegistryCell<'w> {
-    registry: Locked<'w>,
+    pub(crate) registry: Locked<'w>,
 }
 
 impl<'w> RegistryCell<'w> {
@@ -71,41 +76,9 @@ impl<'w> RegistryCell<'w> {
         }
     }
 
-    /// The lock-only handle (for `change.rs`).
+    /// The lock-only handle (for `change/` and `query/view.rs`).
     pub(crate) fn locked(&self) -> Locked<'w> {
         self.registry
-    }
-
-    /// Borrows the pools of `Q` (read or write locks).
-    ///
-    /// # Errors
-    ///
-    /// [`EcsError::BorrowConflict`] naming the type when a pool is already
-    /// borrowed in a conflicting way (by another view alive on any thread,
-    /// or because `Q` names a type twice with a write).
-    pub fn view<Q: QueryData>(&self) -> Result<View<'_, Q>, EcsError> {
-        View::new(self.registry)
-    }
-
-    /// Borrows the pools of `Q` and of the filter `F`.
-    ///
-    /// # Errors
-    ///
-    /// As [`view`](Self::view).
-    pub fn view_filtered<Q: QueryData, F: QueryFilter>(&self) -> Result<View<'_, Q, F>, EcsError> {
-        View::new(self.registry)
-    }
-
-    /// Borrows the pools of run-time components for a [`RawView`]: a read
-    /// lock per [`Access::Read`] term, a write lock per [`Access::Write`]
-    /// term.
-    ///
-    /// # Errors
-    ///
-    /// As [`Registry::raw_view`], and [`EcsError::BorrowConflict`] naming
-    /// the component when a pool is already borrowed in a conflicting way.
-    pub fn raw_view(&self, terms: &[(ComponentId, Access)]) -> Result<RawView<'w>, EcsError> {
-        RawView::new(self.registry, terms)
     }
 
     /// A pointer to `entity`'s value of run-time component `id`, found

@@ -34,7 +34,7 @@ use std::any::TypeId;
 
 use parking_lot::MappedRwLockReadGuard;
 
-use crate::locked::Locked;
+use crate::storage::locked::Locked;
 use crate::{Access, EcsError, Entity, QueryData, QueryFilter, Registry, SparseSet};
 
 /// The marker of a disabled entity: views skip entities that have it

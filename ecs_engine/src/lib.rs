@@ -60,7 +60,7 @@
 //! [`Registry::view_since`]). A tracked pool keeps two `u32` ticks per
 //! component beside its arrays; `&mut T` marks what it hands out,
 //! [`RefMut`] marks on write, and [`Untracked`] opts out. Ticks compare modulo 2^32 with a clamped
-//! horizon ([`MAX_CHANGE_AGE`]). Details in the module docs of `change.rs`,
+//! horizon ([`MAX_CHANGE_AGE`]). Details in the module docs of `change/mod.rs`,
 //! reproduced on [`Added`]'s and [`Changed`]'s pages.
 //!
 //! # Components registered at run time
@@ -108,19 +108,18 @@
 //!
 //! Confined to a few places, all covered by the crate's tests under Miri:
 //! views hand out `&mut T` for many entities of one write-locked pool
-//! through a raw pointer (`query.rs`); the registry's `&self` accessors
+//! through a raw pointer (`query/terms.rs`, `query/tracked.rs`); the registry's `&self` accessors
 //! read pools and resources without taking their locks, which is sound
 //! because write locks are only ever taken through an exclusive borrow
-//! (`pools.rs`), and views and cells hold a lock-only handle with no path
-//! to those unlocked reads (`locked.rs`); the entity slice cast of [`Entity::slice_as_bits`]; and
-//! the byte storage of run-time components (`blob_pool.rs`, the aligned
+//! (`storage/pools.rs`), and views and cells hold a lock-only handle with no path
+//! to those unlocked reads (`storage/locked.rs`); the entity slice cast of [`Entity::slice_as_bits`]; and
+//! the byte storage of run-time components (`storage/blob_pool.rs`, the aligned
 //! column; `raw_value.rs`, the arena), whose public entry points
 //! ([`Registry::insert_raw`], [`RawComponent::new`],
 //! [`ComponentDescriptor::with_drop`]) are `unsafe fn`s with a `# Safety`
 //! contract.
 
 mod access;
-mod blob_pool;
 mod bundle;
 mod cell;
 mod change;
@@ -129,55 +128,37 @@ mod descriptor;
 mod disabled;
 mod entity;
 mod error;
-mod filter;
 mod hierarchy;
-mod lanes;
-mod locked;
-mod panic_message;
-mod pool_mut;
-mod pools;
-mod prefetch;
+mod panic;
 mod query;
 mod raw_value;
-mod raw_view;
 mod registry;
 mod resources;
 mod sort;
-mod sparse_set;
-mod type_id_map;
-mod unwind;
-mod view;
+mod storage;
 
-pub use access::Access;
+pub use access::{Access, ComponentAccess, ComponentKey};
 pub use bundle::{Bundle, SpawnBatch};
 pub use cell::RegistryCell;
 pub use change::{
-    Added, CHECK_INTERVAL, Changed, ComponentMut, ComponentRef, MAX_CHANGE_AGE, REMOVED_CAPACITY,
-    Ref, RefMut, Removed, RemovedCursor, STALE_AGE, Untracked, is_newer,
+    CHECK_INTERVAL, MAX_CHANGE_AGE, REMOVED_CAPACITY, Removed, RemovedCursor, STALE_AGE, is_newer,
 };
-pub use component::{Component, ComponentAccess, ComponentId, ComponentInfo, ComponentKey};
+pub use component::{Component, ComponentId, ComponentInfo};
 pub use descriptor::{ComponentDescriptor, DropFn};
 pub use disabled::Disabled;
-pub use entity::{AllocatorState, AllocatorStateError, Entity, EntityAllocator};
+pub use entity::{AllocatorState, AllocatorStateError, Entity, EntityAllocator, IndexLane};
 pub use error::EcsError;
-pub use filter::{Has, Or};
 pub use hierarchy::{
     BreadthFirst, ChildOf, Children, DepthFirst, HierarchyState, HierarchyStateError,
 };
-pub use lanes::IndexLane;
-pub use panic_message::panic_message;
-pub use pool_mut::PoolMut;
-pub use query::{QueryData, QueryFilter, ReadOnlyQueryData, With, Without};
+pub use panic::panic_message;
+pub use query::{
+    Added, Changed, ComponentMut, ComponentRef, ExclusiveView, Has, Or, QueryData, QueryFilter,
+    RawChunk, RawView, ReadOnlyQueryData, Ref, RefMut, Untracked, View, ViewIter, With, Without,
+};
 pub use raw_value::{RawArena, RawComponent, RawSlot};
-pub use raw_view::{RawChunk, RawView};
 pub use registry::{EntityChanges, InsertError, Registry};
-pub use sparse_set::{PAGE_LEN, SparseSet};
-pub use type_id_map::{TypeIdHasher, TypeIdMap};
-pub use view::{ExclusiveView, View, ViewIter};
+pub use storage::{PAGE_LEN, PoolMut, SparseSet, TypeIdHasher, TypeIdMap};
 
 #[doc(hidden)]
-pub use change::{RefBlock, RefCursor, RefMutBlock, RefMutCursor};
-#[doc(hidden)]
-pub use filter::HasBlock;
-#[doc(hidden)]
-pub use query::MutCursor;
+pub use query::{HasBlock, MutCursor, RefBlock, RefCursor, RefMutBlock, RefMutCursor};

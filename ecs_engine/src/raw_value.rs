@@ -13,7 +13,7 @@ use std::fmt;
 use std::mem::MaybeUninit;
 use std::ptr::{self, NonNull};
 
-use crate::unwind::FirstPanic;
+use crate::panic::FirstPanic;
 use crate::{ComponentId, ComponentInfo, DropFn, EcsError, Entity, Registry};
 
 /// A value of run-time component `id`, given by its bytes, whose ownership

@@ -2,19 +2,21 @@
 //!
 //! This file holds the struct, its entity methods (spawn, reserve, despawn)
 //! and its memory figure; the other `impl Registry` blocks live beside it:
-//! `components.rs` (component types and values), `views.rs` (views,
-//! `visit`, `retain`, cells) and `resources.rs`.
+//! `components.rs` (component types and values), `visit.rs` (`visit`,
+//! `retain`) and `resources.rs`; the view entry points are in
+//! `query/view.rs`, `cell` in `cell.rs`, the change clock in
+//! `change/clock.rs`, removal logs in `change/removed.rs`.
 
 mod components;
 mod resources;
-mod views;
+mod visit;
 
-pub use views::EntityChanges;
+pub use visit::EntityChanges;
 
 use std::any::type_name;
 
-use crate::pools::Pools;
 use crate::resources::Resources;
+use crate::storage::pools::Pools;
 use crate::{Bundle, EcsError, Entity, EntityAllocator, SpawnBatch};
 
 /// The world: entities, one [`SparseSet`](crate::SparseSet) per component type, and
@@ -58,8 +60,8 @@ pub struct Registry {
     /// Set by the first `set_parent`: until then despawn skips the
     /// hierarchy's bookkeeping (no pool lookup).
     pub(crate) has_hierarchy: bool,
-    /// The change tick and the tracked types (`change.rs`).
-    pub(crate) change: crate::change::ChangeClock,
+    /// The change tick and the tracked types (`change/clock.rs`).
+    pub(crate) change: crate::change::clock::ChangeClock,
 }
 
 /// The value [`Registry::try_insert`] refused, with the reason.

@@ -12,8 +12,8 @@ use parking_lot::{
 };
 
 use crate::EcsError;
-use crate::pools::{try_read, try_write};
-use crate::type_id_map::TypeIdMap;
+use crate::storage::pools::{try_read, try_write};
+use crate::storage::type_id_map::TypeIdMap;
 
 struct ResourceSlot {
     name: &'static str,

@@ -1,7 +1,7 @@
 //! Bringing pools into one order: [`Registry::sort_pools`].
 //!
 //! A view joins its pools by position, with no lookup, where they hold the
-//! driving pool's entities as one run (see `query.rs`); pools filled in
+//! driving pool's entities as one run (see `query/traits.rs`); pools filled in
 //! different orders (archetypes spawned interleaved, components added and
 //! removed over time) fall back to one sparse lookup per entity and pool.
 //! Sorting every pool by one key puts the entities that share pools in the

@@ -22,7 +22,8 @@
 
 use std::num::NonZeroU32;
 
-use super::{EntityAllocator, MAX_INDEX, bit, set_bit};
+use super::MAX_INDEX;
+use super::allocator::{EntityAllocator, bit, set_bit};
 use crate::Registry;
 
 /// The state of an [`EntityAllocator`] as plain vectors: what

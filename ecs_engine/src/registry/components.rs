@@ -5,10 +5,9 @@ use std::any::type_name;
 use std::ptr::NonNull;
 
 use super::{InsertError, Registry, missing};
-use crate::locked::Locked;
 use crate::{
-    Access, Bundle, Component, ComponentDescriptor, ComponentId, ComponentInfo, EcsError, Entity,
-    PoolMut, RawView, SparseSet,
+    Bundle, Component, ComponentDescriptor, ComponentId, ComponentInfo, EcsError, Entity, PoolMut,
+    SparseSet,
 };
 
 impl Registry {
@@ -405,19 +404,6 @@ impl Registry {
             entity,
             component: info.name_cow(),
         })
-    }
-
-    /// A [`RawView`] over run-time components: the entities that have all
-    /// of `terms`' components, each term read or written as given.
-    ///
-    /// # Errors
-    ///
-    /// [`EcsError::NoTerms`] for an empty list,
-    /// [`EcsError::UnknownComponent`] / [`EcsError::TypedComponent`] for an
-    /// id that is not a run-time component here, and
-    /// [`EcsError::DuplicateTerm`] for an id listed twice.
-    pub fn raw_view(&mut self, terms: &[(ComponentId, Access)]) -> Result<RawView<'_>, EcsError> {
-        RawView::new(Locked::exclusive(self), terms)
     }
 
     /// `true` when `entity` is alive and has every component type of `B`

@@ -1,4 +1,4 @@
-//! Review of the query language: Or, filter tuples of 8, Has, entity-only
+//! The query language: Or, filter tuples of 8, Has, entity-only
 //! views, get_many_mut edge cases, read-only views through `&self`.
 
 use ecs_engine::{Disabled, EcsError, Entity, Has, Or, Registry, With, Without};

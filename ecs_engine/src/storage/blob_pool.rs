@@ -20,8 +20,8 @@
 use std::alloc::{self, Layout};
 use std::ptr::{self, NonNull};
 
-use crate::sparse_set::{RunInfo, SparseIndex};
-use crate::unwind::FirstPanic;
+use crate::panic::FirstPanic;
+use crate::storage::lookup::{RunInfo, SparseIndex};
 use crate::{DropFn, Entity, SparseSet};
 
 /// The bytes of a pool's values.

@@ -22,10 +22,10 @@
 
 use std::fmt;
 
+use super::traits::{Driver, same_run, whole_run_start};
 use crate::disabled::{self, Disabled, DisabledBorrow};
-use crate::locked::Locked;
-use crate::pools::LockedBlob;
-use crate::query::{Driver, same_run, whole_run_start};
+use crate::storage::locked::Locked;
+use crate::storage::pools::LockedBlob;
 use crate::{Access, ComponentId, EcsError, Entity, SparseSet};
 
 /// The pools of a list of run-time components, locked for as long as the

@@ -13,7 +13,7 @@
 
 use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 
-use crate::pools::LockedBlob;
+use crate::storage::pools::LockedBlob;
 use crate::{Access, Component, ComponentId, ComponentInfo, EcsError, EntityAllocator, Registry};
 use crate::{Entity, SparseSet};
 
@@ -25,7 +25,8 @@ use crate::{Entity, SparseSet};
 #[derive(Clone, Copy)]
 pub struct Locked<'w> {
     registry: &'w Registry,
-    /// The tick change filters and terms compare with (`change.rs`).
+    /// The tick change filters and terms compare with (`query/filters.rs`,
+    /// `query/tracked.rs`).
     since: u32,
 }
 

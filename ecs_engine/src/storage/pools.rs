@@ -27,13 +27,13 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::Hasher;
 
-use crate::type_id_map::{TypeIdHasher, TypeIdMap};
+use crate::storage::type_id_map::{TypeIdHasher, TypeIdMap};
 use parking_lot::{
     MappedRwLockReadGuard, MappedRwLockWriteGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
 };
 
-use crate::blob_pool::BlobPool;
-use crate::unwind::FirstPanic;
+use crate::panic::FirstPanic;
+use crate::storage::blob_pool::BlobPool;
 use crate::{
     Access, Component, ComponentDescriptor, ComponentId, ComponentInfo, EcsError, Entity, SparseSet,
 };

@@ -1,4 +1,4 @@
-//! Review of change detection: every path that writes or removes a
+//! Change detection on every path that writes or removes a
 //! tracked component, tried as a user would.
 
 use ecs_engine::{Changed, Entity, Has, Or, Registry, RemovedCursor, With};

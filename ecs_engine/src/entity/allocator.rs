@@ -1,157 +1,12 @@
-//! Generational entity handles and the allocator that hands them out.
-//!
-//! An [`Entity`] is a slot index plus the generation of that slot. The
-//! [`EntityAllocator`] keeps one generation per slot and a first-in, first-out
-//! queue of free slots:
-//!
-//! - a freed slot goes to the back of the queue and is reused only after every
-//!   slot freed before it, so a handle that was just destroyed stays dead for as
-//!   long as possible;
-//! - every reuse bumps the slot's generation, so a stale handle never matches
-//!   the slot's new owner;
-//! - a slot whose generation has reached the limit is retired for good instead
-//!   of wrapping around to a generation an old handle might still carry.
-
-mod allocator_state;
-
-pub use allocator_state::{AllocatorState, AllocatorStateError};
+//! [`EntityAllocator`]: hands out [`Entity`] handles, reuses freed slots
+//! first-in, first-out and tracks which handles are alive (the rules in the
+//! `entity` module docs).
 
 use std::collections::VecDeque;
-use std::fmt;
 use std::num::NonZeroU32;
 
+use super::handle::{Entity, MAX_INDEX};
 use crate::EcsError;
-
-/// A handle to an entity: a slot index and the generation of that slot.
-///
-/// Handles are plain values: cheap to copy, compare, hash and order (by index,
-/// then generation), and safe to keep. A handle whose slot was freed, or
-/// reused by a newer entity, is *stale*: every registry operation treats it as
-/// not alive. The generation is never zero, so `Option<Entity>` is as small as
-/// `Entity` (8 bytes).
-///
-/// The layout is fixed (`#[repr(C, align(8))]`, index first), so on
-/// little-endian targets a `&[Entity]` has the bytes of the `&[u64]` of
-/// their [`to_bits`](Entity::to_bits) values: see
-/// [`Entity::slice_as_bits`].
-///
-/// # Examples
-///
-/// ```
-/// use ecs_engine::Entity;
-///
-/// assert_eq!(std::mem::size_of::<Option<Entity>>(), 8);
-/// assert!(Entity::NULL.is_null());
-/// let e = Entity::from_bits(5 | (2 << 32)).unwrap();
-/// assert_eq!((e.index(), e.generation()), (5, 2));
-/// assert_eq!(e.to_string(), "5:2");
-/// ```
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[repr(C, align(8))]
-pub struct Entity {
-    index: u32,
-    generation: NonZeroU32,
-}
-
-impl Entity {
-    /// The null handle: never alive in any registry, and the value that
-    /// `Default` gives. Its index and generation are both `u32::MAX`.
-    pub const NULL: Entity = Entity {
-        index: u32::MAX,
-        generation: NonZeroU32::MAX,
-    };
-
-    /// The slot index: the position of the entity in the allocator and in
-    /// every sparse array.
-    #[inline]
-    pub const fn index(self) -> u32 {
-        self.index
-    }
-
-    /// The generation of the slot when this handle was made (1 for a slot's
-    /// first entity).
-    #[inline]
-    pub const fn generation(self) -> u32 {
-        self.generation.get()
-    }
-
-    /// `true` for [`Entity::NULL`].
-    #[inline]
-    pub const fn is_null(self) -> bool {
-        self.index == u32::MAX
-    }
-
-    /// The handle as one 64-bit value: the generation in the high 32 bits and
-    /// the index in the low 32 bits. Round-trips through [`Entity::from_bits`].
-    #[inline]
-    pub const fn to_bits(self) -> u64 {
-        ((self.generation.get() as u64) << 32) | self.index as u64
-    }
-
-    /// Rebuilds a handle from [`Entity::to_bits`]; `None` when the generation
-    /// part is zero, which no handle has.
-    #[inline]
-    pub const fn from_bits(bits: u64) -> Option<Entity> {
-        match NonZeroU32::new((bits >> 32) as u32) {
-            Some(generation) => Some(Entity {
-                index: bits as u32,
-                generation,
-            }),
-            None => None,
-        }
-    }
-
-    /// The handles as their [`to_bits`](Entity::to_bits) values, without
-    /// copying (for the C API, whose handles are `u64`s).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ecs_engine::Registry;
-    ///
-    /// let mut registry = Registry::new();
-    /// let entities = [registry.spawn(()), registry.spawn(())];
-    /// let bits = ecs_engine::Entity::slice_as_bits(&entities);
-    /// assert_eq!(bits, &[entities[0].to_bits(), entities[1].to_bits()]);
-    /// ```
-    #[cfg(target_endian = "little")]
-    #[inline]
-    pub fn slice_as_bits(entities: &[Entity]) -> &[u64] {
-        // SAFETY: `Entity` is `repr(C, align(8))` with two `u32` fields
-        // (`index` at offset 0, `generation` at 4): 8 bytes, no padding,
-        // the size and alignment of `u64`, and every `Entity` bit pattern
-        // is a valid `u64`. On a little-endian target those bytes read as
-        // `index | generation << 32`, which is `to_bits()`. The slice keeps
-        // the borrow's lifetime and length.
-        unsafe { std::slice::from_raw_parts(entities.as_ptr().cast::<u64>(), entities.len()) }
-    }
-
-    #[inline]
-    pub(crate) const fn new(index: u32, generation: NonZeroU32) -> Entity {
-        Entity { index, generation }
-    }
-}
-
-impl Default for Entity {
-    fn default() -> Self {
-        Entity::NULL
-    }
-}
-
-impl fmt::Debug for Entity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.index, self.generation)
-    }
-}
-
-impl fmt::Display for Entity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self, f)
-    }
-}
-
-/// The largest index a live entity can have; `u32::MAX` is the null index.
-pub(crate) const MAX_INDEX: u32 = u32::MAX - 1;
 
 /// Hands out [`Entity`] handles, reuses freed slots first-in, first-out and
 /// tracks which handles are alive.
@@ -178,19 +33,19 @@ pub(crate) const MAX_INDEX: u32 = u32::MAX - 1;
 pub struct EntityAllocator {
     /// Current generation of every slot ever used: the live entity's, or the
     /// one the next entity in that slot will get.
-    generations: Vec<NonZeroU32>,
+    pub(super) generations: Vec<NonZeroU32>,
     /// One bit per slot: set while the slot holds a live entity.
-    alive: Vec<u64>,
+    pub(super) alive: Vec<u64>,
     /// One bit per slot: set while the slot is reserved (handed out by
     /// `reserve`, not alive yet, not free).
-    reserved: Vec<u64>,
+    pub(super) reserved: Vec<u64>,
     /// Free slots, oldest first.
-    free: VecDeque<u32>,
-    live: u32,
-    reserved_count: u32,
-    max_live: u32,
-    max_generation: NonZeroU32,
-    retired: u32,
+    pub(super) free: VecDeque<u32>,
+    pub(super) live: u32,
+    pub(super) reserved_count: u32,
+    pub(super) max_live: u32,
+    pub(super) max_generation: NonZeroU32,
+    pub(super) retired: u32,
 }
 
 impl Default for EntityAllocator {
@@ -613,12 +468,12 @@ impl EntityAllocator {
 }
 
 #[inline]
-fn bit(bits: &[u64], index: usize) -> bool {
+pub(super) fn bit(bits: &[u64], index: usize) -> bool {
     bits[index / 64] & (1 << (index % 64)) != 0
 }
 
 #[inline]
-fn set_bit(bits: &mut [u64], index: u32, value: bool) {
+pub(super) fn set_bit(bits: &mut [u64], index: u32, value: bool) {
     let (word, mask) = (index as usize / 64, 1u64 << (index % 64));
     if value {
         bits[word] |= mask;

@@ -1,16 +1,21 @@
 //! Views: the borrowed pools of a [`QueryData`], iterated with a closure
 //! ([`View::each`]), an [`Iterator`] ([`View::iter`]) or in parallel
-//! ([`View::par_each`]).
+//! ([`View::par_each`], in `par.rs`); [`ExclusiveView`], what a writing
+//! view's passes go through, and [`ViewIter`]; and where views are opened:
+//! every view entry point of [`Registry`] (`view`, `view_mut`,
+//! `view_filtered`, `view_since`, `view_mut_since`, `raw_view`) and of
+//! [`RegistryCell`] (`view`, `view_filtered`, `view_since`, `raw_view`),
+//! each a [`View`] or a [`RawView`] over the registry's lock-only handle.
 
 use std::fmt;
 use std::ops::{Deref, DerefMut, Range};
 
-use rayon::prelude::*;
-
+use super::filters::{With, Without};
+use super::raw_view::RawView;
+use super::traits::{Driver, QueryData, QueryFilter, ReadOnlyQueryData};
 use crate::disabled::{self, Disabled, DisabledBorrow};
-use crate::locked::Locked;
-use crate::query::{Driver, QueryData, QueryFilter, ReadOnlyQueryData, With, Without};
-use crate::{Component, EcsError, Entity, SparseSet};
+use crate::storage::locked::Locked;
+use crate::{Access, Component, ComponentId, EcsError, Entity, Registry, RegistryCell, SparseSet};
 
 /// The pools of a query `Q`, borrowed (locked) for as long as the view
 /// lives, with a filter `F` on the entities visited.
@@ -87,51 +92,7 @@ impl<Q: QueryData, F: QueryFilter> fmt::Debug for View<'_, Q, F> {
 /// Entities per block: a view checks once per block whether all its pools
 /// hold the driver's entities at the same positions, and then joins the
 /// block by position, with no lookup.
-const BLOCK: usize = 512;
-
-/// The fewest driver positions a parallel task walks.
-const MIN_CHUNK: usize = 64;
-
-/// The fewest driver positions a task gets when the walk is long enough
-/// to give every thread that many. A task costs about a microsecond to
-/// hand to another thread, and the thief then pulls the entities' data
-/// from the cache of the thread that last wrote it: cut into 64-entity
-/// tasks, a 600-entity `par_each` ran slower on 2 threads than on 1 (the
-/// harness's default shoot'em up).
-const SMALL_TASK: usize = 256;
-
-/// Driver positions per task of a parallel walk over `len` positions on
-/// `threads` threads: about 8 tasks per thread, for balance (a thread
-/// that finds its data in its own cache finishes more of them), but no
-/// task shorter than [`SMALL_TASK`] while each thread could still get one
-/// that long, nor shorter than [`MIN_CHUNK`]. 100,000 entities on 2
-/// threads make 16 tasks; 4,000 on 2 make 16 (of 250 to 256); 600 on 2
-/// make 3; 1,000 on 16 make 16 (of 64); 64 or fewer make one, walked on
-/// the calling thread.
-///
-/// Each chunk is a task of its own (`with_max_len(1)`): left to rayon's
-/// adaptive splitting, the list of chunks is cut only about
-/// `log2(threads) + 1` times unless a thief comes, so a thread that is busy
-/// elsewhere when the walk starts (the other system of a wave) later finds
-/// only halves already being run, and on 2 threads the `particles`
-/// respawn walk ran on one thread while the other sat idle.
-pub(crate) fn chunk_len(len: usize, threads: usize) -> usize {
-    let threads = threads.max(1);
-    let balanced = len.div_ceil(threads * 8);
-    let per_thread = len.div_ceil(threads);
-    balanced.max(SMALL_TASK.min(per_thread)).max(MIN_CHUNK)
-}
-
-/// The most tasks of a [`View::par_fold`]: its chunks depend on the
-/// entity count only, never on the thread count, so its result does not
-/// either.
-const FOLD_TASKS: usize = 64;
-
-/// Driver positions per chunk of a [`View::par_fold`] over `len`
-/// positions (independent of the thread count).
-pub(crate) fn fold_chunk_len(len: usize) -> usize {
-    len.div_ceil(FOLD_TASKS).max(MIN_CHUNK)
-}
+pub(super) const BLOCK: usize = 512;
 
 /// `true` when neither the query nor the filter offers a pool to drive a
 /// view, so the alive entities must.
@@ -144,14 +105,14 @@ fn needs_all<Q: QueryData, F: QueryFilter>(
 }
 
 /// The cursors of one pass: what each fetch reads.
-struct Pass<'a, Q: QueryData, F: QueryFilter> {
+pub(super) struct Pass<'a, Q: QueryData, F: QueryFilter> {
     query: Q::Cursor<'a>,
     filter: F::Cursor<'a>,
     driver: Driver<'a>,
     /// Where the driver's whole array sits in each pool, found once.
     run: Q::Run,
     /// The driver's entities.
-    entities: &'a [Entity],
+    pub(super) entities: &'a [Entity],
     /// The entities to skip; `None` when none is disabled or the query
     /// asks for disabled entities.
     disabled: Option<&'a SparseSet<Disabled>>,
@@ -256,7 +217,7 @@ impl<'a, Q: QueryData, F: QueryFilter> Pass<'a, Q, F> {
     ///
     /// As `walk_block`.
     #[inline(never)]
-    unsafe fn filter_map_into<T>(
+    pub(super) unsafe fn filter_map_into<T>(
         self,
         range: Range<usize>,
         f: &impl Fn(Entity, Q::Item<'a>) -> Option<T>,
@@ -278,7 +239,7 @@ impl<'a, Q: QueryData, F: QueryFilter> Pass<'a, Q, F> {
     ///
     /// As `walk_block`.
     #[inline]
-    unsafe fn walk(self, range: Range<usize>, f: &mut impl FnMut(Entity, Q::Item<'a>)) {
+    pub(super) unsafe fn walk(self, range: Range<usize>, f: &mut impl FnMut(Entity, Q::Item<'a>)) {
         let mut start = range.start;
         while start < range.end {
             let end = (start + BLOCK).min(range.end);
@@ -351,7 +312,7 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
             .unwrap_or_else(|e| panic!("View::without: {e}"))
     }
 
-    fn pass(&mut self) -> Pass<'_, Q, F> {
+    pub(super) fn pass(&mut self) -> Pass<'_, Q, F> {
         Pass::new(
             Q::cursor(&mut self.query),
             &self.filter,
@@ -367,158 +328,6 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
         self.registry.is_alive(entity)
             && F::matches(F::cursor(&self.filter), entity, usize::MAX)
             && !disabled::cursor(&self.disabled).is_some_and(|d| d.contains(entity))
-    }
-
-    /// Calls `f` with the item of every matching entity, in parallel on the
-    /// current rayon pool: the driving pool is split into chunks of
-    /// consecutive entities, each chunk run by one task. The chunk size
-    /// follows the entity count and the pool's thread count (about 8
-    /// tasks per thread, none shorter than 256 entities while each thread
-    /// could get one that long, nor than 64: 4,000 entities on 2 threads
-    /// make 16 tasks, 600 make 3, and 1,000 on 16 threads make 16).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # // rayon's pool trips crossbeam-epoch under Miri's Stacked Borrows.
-    /// # if cfg!(miri) { return; }
-    /// use ecs_engine::Registry;
-    ///
-    /// struct Position(f32);
-    /// struct Velocity(f32);
-    ///
-    /// let mut registry = Registry::new();
-    /// for i in 0..1_000 {
-    ///     registry.spawn((Position(0.0), Velocity(i as f32)));
-    /// }
-    /// registry
-    ///     .view_mut::<(&mut Position, &Velocity)>()
-    ///     .par_each(|(p, v)| p.0 += v.0);
-    /// let total: f32 = registry.view::<&Position>().iter().map(|p| p.0).sum();
-    /// assert_eq!(total, 499_500.0);
-    /// ```
-    pub fn par_each<'a, Fun>(&'a mut self, f: Fun)
-    where
-        Fun: Fn(Q::Item<'a>) + Send + Sync,
-        Q::Cursor<'a>: Send + Sync,
-        F::Cursor<'a>: Send + Sync,
-    {
-        self.par_each_init(|| (), move |(), item| f(item));
-    }
-
-    /// As [`par_each`](Self::par_each), with a state per task: `init`
-    /// makes one for each chunk of entities (a scratch buffer, a random
-    /// number generator seeded from the chunk, ...), and `f` gets it with
-    /// every item of that chunk. How many states are made depends on the
-    /// entity count and the thread count.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # if cfg!(miri) { return; }
-    /// use ecs_engine::Registry;
-    ///
-    /// struct Path(Vec<u32>);
-    ///
-    /// let mut registry = Registry::new();
-    /// for i in 0..200 {
-    ///     registry.spawn((Path(vec![i, i + 1]),));
-    /// }
-    /// registry.view_mut::<&mut Path>().par_each_init(Vec::new, |scratch: &mut Vec<u32>, path| {
-    ///     scratch.clear();
-    ///     scratch.extend(path.0.iter().rev());
-    ///     path.0.clone_from(scratch);
-    /// });
-    /// assert!(registry.view::<&Path>().iter().all(|p| p.0[0] == p.0[1] + 1));
-    /// ```
-    pub fn par_each_init<'a, S, Init, Fun>(&'a mut self, init: Init, f: Fun)
-    where
-        Init: Fn() -> S + Send + Sync,
-        Fun: Fn(&mut S, Q::Item<'a>) + Send + Sync,
-        Q::Cursor<'a>: Send + Sync,
-        F::Cursor<'a>: Send + Sync,
-    {
-        let pass = self.pass();
-        let len = pass.entities.len();
-        let chunk = chunk_len(len, rayon::current_num_threads());
-        (0..len.div_ceil(chunk))
-            .into_par_iter()
-            .with_max_len(1)
-            .for_each(|n| {
-                let range = n * chunk..((n + 1) * chunk).min(len);
-                let mut state = init();
-                // SAFETY: chunks are disjoint, so each position is walked once.
-                unsafe { pass.walk(range, &mut |_, item| f(&mut state, item)) };
-            });
-    }
-
-    /// Folds the items of every matching entity in parallel on the current
-    /// rayon pool: each chunk of consecutive entities is folded with
-    /// `fold`, starting from `init()`, in the driving pool's dense order,
-    /// and the chunks' results are combined with `reduce`, left to right in
-    /// chunk order. `init()` when no entity matches.
-    ///
-    /// Deterministic: the chunks depend on the number of entities in the
-    /// driving pool only (at most 64 chunks of at least 64 entities), never
-    /// on the thread count, and the reduction order is fixed, so the
-    /// result is the same bit for bit on a pool of any size, even for a
-    /// `reduce` that is not associative (floating-point sums). It is equal
-    /// to a serial fold when `fold` and `reduce` agree (an associative
-    /// `reduce` with `init()` as its identity).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # if cfg!(miri) { return; }
-    /// use ecs_engine::Registry;
-    ///
-    /// struct Mass(f64);
-    ///
-    /// let mut registry = Registry::new();
-    /// for i in 1..=1_000 {
-    ///     registry.spawn((Mass(i as f64),));
-    /// }
-    /// let (total, heaviest) = registry.view::<&Mass>().par_fold(
-    ///     || (0.0, 0.0_f64),
-    ///     |(sum, max), m| (sum + m.0, max.max(m.0)),
-    ///     |(s1, m1), (s2, m2)| (s1 + s2, m1.max(m2)),
-    /// );
-    /// assert_eq!((total, heaviest), (500_500.0, 1_000.0));
-    /// ```
-    pub fn par_fold<'a, Acc, Init, Fold, Reduce>(
-        &'a mut self,
-        init: Init,
-        fold: Fold,
-        reduce: Reduce,
-    ) -> Acc
-    where
-        Acc: Send,
-        Init: Fn() -> Acc + Send + Sync,
-        Fold: Fn(Acc, Q::Item<'a>) -> Acc + Send + Sync,
-        Reduce: FnMut(Acc, Acc) -> Acc,
-        Q::Cursor<'a>: Send + Sync,
-        F::Cursor<'a>: Send + Sync,
-    {
-        let pass = self.pass();
-        let len = pass.entities.len();
-        let chunk = fold_chunk_len(len);
-        let parts: Vec<Acc> = (0..len.div_ceil(chunk))
-            .into_par_iter()
-            .with_max_len(1)
-            .map(|n| {
-                let range = n * chunk..((n + 1) * chunk).min(len);
-                let mut acc = Some(init());
-                // SAFETY: chunks are disjoint, so each position is walked once.
-                unsafe {
-                    pass.walk(range, &mut |_, item| {
-                        let so_far = acc.take().expect("refilled after every item");
-                        acc = Some(fold(so_far, item));
-                    });
-                }
-                acc.expect("refilled after every item")
-            })
-            .collect();
-        parts.into_iter().reduce(reduce).unwrap_or_else(init)
     }
 
     /// The items of several distinct entities at once (for a query that
@@ -586,83 +395,6 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
             unsafe { Q::fetch(cursor, entities[k], usize::MAX) }
         });
         Ok(items.map(|item| item.expect("every term holds the entity (checked above)")))
-    }
-
-    /// Calls `f` with the handle and the item of every matching entity, in
-    /// parallel on the current rayon pool (chunks as in
-    /// [`par_each`](Self::par_each)), and collects the `Some` results in
-    /// the driving pool's dense order: the order a serial
-    /// [`each_with_entity`](Self::each_with_entity) would see them, whatever
-    /// the thread count, so what is built from them stays deterministic.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # // rayon's pool trips crossbeam-epoch under Miri's Stacked Borrows.
-    /// # if cfg!(miri) { return; }
-    /// use ecs_engine::{Entity, Registry};
-    ///
-    /// struct Health(i32);
-    ///
-    /// let mut registry = Registry::new();
-    /// let a = registry.spawn((Health(0),));
-    /// let _b = registry.spawn((Health(5),));
-    /// let c = registry.spawn((Health(-1),));
-    /// let dead: Vec<Entity> = registry
-    ///     .view::<&Health>()
-    ///     .par_filter_map(|entity, health| (health.0 <= 0).then_some(entity));
-    /// assert_eq!(dead, vec![a, c]);
-    /// ```
-    pub fn par_filter_map<'a, T, Fun>(&'a mut self, f: Fun) -> Vec<T>
-    where
-        T: Send,
-        Fun: Fn(Entity, Q::Item<'a>) -> Option<T> + Send + Sync,
-        Q::Cursor<'a>: Send + Sync,
-        F::Cursor<'a>: Send + Sync,
-    {
-        let mut out = Vec::new();
-        self.par_filter_map_into(&mut out, f);
-        out
-    }
-
-    /// As [`par_filter_map`](Self::par_filter_map), appending to `out`
-    /// (whose memory a caller can keep from tick to tick). On a pool of
-    /// one thread the walk is serial, straight into `out`.
-    pub fn par_filter_map_into<'a, T, Fun>(&'a mut self, out: &mut Vec<T>, f: Fun)
-    where
-        T: Send,
-        Fun: Fn(Entity, Q::Item<'a>) -> Option<T> + Send + Sync,
-        Q::Cursor<'a>: Send + Sync,
-        F::Cursor<'a>: Send + Sync,
-    {
-        let pass = self.pass();
-        let len = pass.entities.len();
-        let threads = rayon::current_num_threads();
-        if threads == 1 || len <= MIN_CHUNK {
-            // SAFETY: one walk over the whole driver: each position once.
-            unsafe { pass.filter_map_into(0..len, &f, out) };
-            return;
-        }
-        let chunk = chunk_len(len, threads);
-        let parts: Vec<Vec<T>> = (0..len.div_ceil(chunk))
-            .into_par_iter()
-            .with_max_len(1)
-            .map(|n| {
-                let range = n * chunk..((n + 1) * chunk).min(len);
-                // Room for a short chunk's every entity (growing push by
-                // push cost a tenth of a small walk), but not a long one's:
-                // a filter that keeps few of a million would reserve
-                // megabytes per chunk.
-                let mut found = Vec::with_capacity(range.len().min(BLOCK));
-                // SAFETY: chunks are disjoint, so each position is walked once.
-                unsafe { pass.filter_map_into(range, &f, &mut found) };
-                found
-            })
-            .collect();
-        out.reserve(parts.iter().map(Vec::len).sum());
-        for part in parts {
-            out.extend(part);
-        }
     }
 }
 
@@ -893,31 +625,148 @@ impl<'a, Q: QueryData, F: QueryFilter> Iterator for ViewIter<'a, Q, F> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::{chunk_len, fold_chunk_len};
+// --- where views are opened ---------------------------------------------------
 
-    fn tasks(len: usize, chunk: usize) -> usize {
-        len.div_ceil(chunk)
+impl Registry {
+    /// A read-only view over `Q` (e.g. `(Entity, &Position, Option<&Name>)`).
+    ///
+    /// # Panics
+    ///
+    /// Never for a well-formed program: read locks taken through `&self`
+    /// cannot conflict, since write locks need `&mut Registry`.
+    #[track_caller]
+    pub fn view<Q: ReadOnlyQueryData>(&self) -> View<'_, Q> {
+        View::new(Locked::shared(self)).unwrap_or_else(|e| panic!("Registry::view: {e}"))
     }
 
-    #[test]
-    fn parallel_chunks_follow_the_entity_and_thread_counts() {
-        assert_eq!(tasks(100_000, chunk_len(100_000, 2)), 16);
-        assert_eq!(tasks(4_000, chunk_len(4_000, 2)), 16);
-        assert_eq!(tasks(600, chunk_len(600, 2)), 3);
-        assert_eq!(tasks(1_000, chunk_len(1_000, 16)), 16);
-        assert_eq!(tasks(1_000, chunk_len(1_000, 2)), 4);
-        assert_eq!(tasks(100, chunk_len(100, 16)), 2);
-        assert_eq!(tasks(1_000_000, chunk_len(1_000_000, 16)), 128);
-        assert_eq!(tasks(0, chunk_len(0, 4)), 0);
-        assert_eq!(chunk_len(10, 0), 64);
+    /// A view over `Q` that may write components (e.g.
+    /// `(&mut Position, &Velocity)`).
+    ///
+    /// # Panics
+    ///
+    /// When `Q` names one component type twice and one of them is `&mut`.
+    #[track_caller]
+    pub fn view_mut<Q: QueryData>(&mut self) -> View<'_, Q> {
+        self.track_observed::<Q, ()>();
+        View::new(Locked::exclusive(self))
+            .unwrap_or_else(|e| panic!("Registry::view_mut: query names a type twice: {e}"))
     }
 
-    #[test]
-    fn fold_chunks_ignore_the_thread_count() {
-        assert_eq!(tasks(1_000, fold_chunk_len(1_000)), 16);
-        assert_eq!(tasks(1_000_000, fold_chunk_len(1_000_000)), 64);
-        assert_eq!(tasks(10, fold_chunk_len(10)), 1);
+    /// A view over `Q` with filter `F` (e.g. `Without<Frozen>`), for code
+    /// that names the filter as a type.
+    ///
+    /// # Panics
+    ///
+    /// As [`view_mut`](Self::view_mut), also for a filter type the query
+    /// writes.
+    #[track_caller]
+    pub fn view_filtered<Q: QueryData, F: QueryFilter>(&mut self) -> View<'_, Q, F> {
+        self.track_observed::<Q, F>();
+        View::new(Locked::exclusive(self))
+            .unwrap_or_else(|e| panic!("Registry::view_filtered: {e}"))
+    }
+
+    /// Starts tracking the changes of every type `Q` or `F` asks about
+    /// (`Added`, `Changed`, `Ref`, `RefMut`), as a schedule does at build,
+    /// so a view that asks is never silently answered "everything" for a
+    /// type nobody tracked: a type starts with every component stamped
+    /// now, as for a system's first run.
+    pub(crate) fn track_observed<Q: QueryData, F: QueryFilter>(&mut self) {
+        let mut track = |access: crate::ComponentAccess| {
+            if let Some(track) = access.track {
+                track(self);
+            }
+        };
+        Q::access(&mut track);
+        F::access(&mut track);
+    }
+
+    /// A read-only view whose change filters and terms ([`Added`](crate::Added),
+    /// [`Changed`](crate::Changed), [`Ref`](crate::Ref)) compare with `since`, a change tick the
+    /// caller saved earlier ([`change_tick`](Self::change_tick)). Plain
+    /// views ([`view`](Self::view)) compare with the tick before the
+    /// current one: they see what changed since the last
+    /// [`advance_change_tick`](Self::advance_change_tick).
+    ///
+    /// # Panics
+    ///
+    /// Never for a well-formed program (read locks through `&self`).
+    #[track_caller]
+    pub fn view_since<Q: ReadOnlyQueryData, F: QueryFilter>(&self, since: u32) -> View<'_, Q, F> {
+        View::new(Locked::shared(self).with_since(since))
+            .unwrap_or_else(|e| panic!("Registry::view_since: {e}"))
+    }
+
+    /// [`view_since`](Self::view_since) for a query that may write.
+    ///
+    /// # Panics
+    ///
+    /// As [`view_filtered`](Self::view_filtered).
+    #[track_caller]
+    pub fn view_mut_since<Q: QueryData, F: QueryFilter>(&mut self, since: u32) -> View<'_, Q, F> {
+        self.track_observed::<Q, F>();
+        View::new(Locked::exclusive(self).with_since(since))
+            .unwrap_or_else(|e| panic!("Registry::view_mut_since: {e}"))
+    }
+
+    /// A [`RawView`] over run-time components: the entities that have all
+    /// of `terms`' components, each term read or written as given.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::NoTerms`] for an empty list,
+    /// [`EcsError::UnknownComponent`] / [`EcsError::TypedComponent`] for an
+    /// id that is not a run-time component here, and
+    /// [`EcsError::DuplicateTerm`] for an id listed twice.
+    pub fn raw_view(&mut self, terms: &[(ComponentId, Access)]) -> Result<RawView<'_>, EcsError> {
+        RawView::new(Locked::exclusive(self), terms)
+    }
+}
+
+impl<'w> RegistryCell<'w> {
+    /// Borrows the pools of `Q` (read or write locks).
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::BorrowConflict`] naming the type when a pool is already
+    /// borrowed in a conflicting way (by another view alive on any thread,
+    /// or because `Q` names a type twice with a write).
+    pub fn view<Q: QueryData>(&self) -> Result<View<'_, Q>, EcsError> {
+        View::new(self.registry)
+    }
+
+    /// Borrows the pools of `Q` and of the filter `F`.
+    ///
+    /// # Errors
+    ///
+    /// As [`view`](Self::view).
+    pub fn view_filtered<Q: QueryData, F: QueryFilter>(&self) -> Result<View<'_, Q, F>, EcsError> {
+        View::new(self.registry)
+    }
+
+    /// Borrows the pools of run-time components for a [`RawView`]: a read
+    /// lock per [`Access::Read`] term, a write lock per [`Access::Write`]
+    /// term.
+    ///
+    /// # Errors
+    ///
+    /// As [`Registry::raw_view`], and [`EcsError::BorrowConflict`] naming
+    /// the component when a pool is already borrowed in a conflicting way.
+    pub fn raw_view(&self, terms: &[(ComponentId, Access)]) -> Result<RawView<'w>, EcsError> {
+        RawView::new(self.registry, terms)
+    }
+
+    /// [`view_filtered`](Self::view_filtered) whose change filters and
+    /// terms compare with `since` (the scheduler passes the tick the
+    /// system last ran at).
+    ///
+    /// # Errors
+    ///
+    /// As [`view`](Self::view).
+    pub fn view_since<Q: QueryData, F: QueryFilter>(
+        &self,
+        since: u32,
+    ) -> Result<View<'_, Q, F>, EcsError> {
+        View::new(self.locked().with_since(since))
     }
 }

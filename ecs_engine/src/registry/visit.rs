@@ -1,67 +1,11 @@
-//! `Registry` methods that walk entities: views, `visit` (with the
-//! [`EntityChanges`] it hands out), `retain`, and the `RegistryCell`
-//! borrow for parallel systems.
+//! `Registry` methods that change entities while walking them: `visit`
+//! (with the [`EntityChanges`] it hands out) and `retain`.
 
 use super::Registry;
-use crate::locked::Locked;
-use crate::query::{QueryFilter, ReadOnlyQueryData};
-use crate::{Component, Entity, QueryData, RegistryCell, View};
+use crate::{Component, Entity, QueryData};
 
 impl Registry {
-    /// A read-only view over `Q` (e.g. `(Entity, &Position, Option<&Name>)`).
-    ///
-    /// # Panics
-    ///
-    /// Never for a well-formed program: read locks taken through `&self`
-    /// cannot conflict, since write locks need `&mut Registry`.
-    #[track_caller]
-    pub fn view<Q: ReadOnlyQueryData>(&self) -> View<'_, Q> {
-        View::new(Locked::shared(self)).unwrap_or_else(|e| panic!("Registry::view: {e}"))
-    }
-
-    /// A view over `Q` that may write components (e.g.
-    /// `(&mut Position, &Velocity)`).
-    ///
-    /// # Panics
-    ///
-    /// When `Q` names one component type twice and one of them is `&mut`.
-    #[track_caller]
-    pub fn view_mut<Q: QueryData>(&mut self) -> View<'_, Q> {
-        self.track_observed::<Q, ()>();
-        View::new(Locked::exclusive(self))
-            .unwrap_or_else(|e| panic!("Registry::view_mut: query names a type twice: {e}"))
-    }
-
-    /// A view over `Q` with filter `F` (e.g. `Without<Frozen>`), for code
-    /// that names the filter as a type.
-    ///
-    /// # Panics
-    ///
-    /// As [`view_mut`](Self::view_mut), also for a filter type the query
-    /// writes.
-    #[track_caller]
-    pub fn view_filtered<Q: QueryData, F: QueryFilter>(&mut self) -> View<'_, Q, F> {
-        self.track_observed::<Q, F>();
-        View::new(Locked::exclusive(self))
-            .unwrap_or_else(|e| panic!("Registry::view_filtered: {e}"))
-    }
-
-    /// Starts tracking the changes of every type `Q` or `F` asks about
-    /// (`Added`, `Changed`, `Ref`, `RefMut`), as a schedule does at build,
-    /// so a view that asks is never silently answered "everything" for a
-    /// type nobody tracked: a type starts with every component stamped
-    /// now, as for a system's first run.
-    pub(crate) fn track_observed<Q: QueryData, F: QueryFilter>(&mut self) {
-        let mut track = |access: crate::ComponentAccess| {
-            if let Some(track) = access.track {
-                track(self);
-            }
-        };
-        Q::access(&mut track);
-        F::access(&mut track);
-    }
-
-    /// Visits every entity matching `Q` once, like [`View::each_with_entity`],
+    /// Visits every entity matching `Q` once, like [`View::each_with_entity`](crate::View::each_with_entity),
     /// and lets the closure despawn the visited entity or remove its
     /// components through [`EntityChanges`]. The changes are applied when
     /// the pass ends, so every other entity is still visited exactly once;
@@ -111,12 +55,6 @@ impl Registry {
                 changes.despawn();
             }
         })
-    }
-
-    /// Borrows the registry for parallel systems: every pool and resource
-    /// is then reached through its lock.
-    pub fn cell(&mut self) -> RegistryCell<'_> {
-        RegistryCell::new(self)
     }
 }
 

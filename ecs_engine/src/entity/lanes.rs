@@ -2,8 +2,7 @@
 
 use std::num::NonZeroU32;
 
-use crate::Entity;
-use crate::entity::MAX_INDEX;
+use super::handle::{Entity, MAX_INDEX};
 
 /// Lane `lane` of `lanes` fresh-index lanes opened at slot `base`.
 ///

@@ -15,7 +15,7 @@
 
 use super::{EMPTY, SparseSet};
 use crate::Entity;
-use crate::prefetch::prefetch;
+use crate::storage::prefetch::prefetch;
 
 /// Removals looked up ahead at a time: enough misses in flight to fill the
 /// memory pipeline, few enough that their lines stay in the first-level

@@ -1,0 +1,220 @@
+//! The bottom of change detection: the constants of the clock, [`is_newer`],
+//! the tick arrays and removal log of one tracked pool ([`ChangeTicks`]),
+//! the hooks every structural path of a sparse set calls to keep them in
+//! step, and [`mark`], the store `&mut T` terms make on fetch.
+
+use std::collections::VecDeque;
+
+use crate::Entity;
+
+/// Advances of the change tick between two clamps of the old ticks
+/// (bevy's `CHECK_TICK_THRESHOLD`).
+pub const CHECK_INTERVAL: u32 = 518_400_000;
+
+/// The oldest age a change tick keeps: older ticks are clamped to this age
+/// every [`CHECK_INTERVAL`] advances, so no age ever reaches 2^32 (which
+/// would wrap and make an old change look new).
+pub const MAX_CHANGE_AGE: u32 = u32::MAX - (2 * CHECK_INTERVAL - 1);
+
+/// The age a `since` past the horizon counts as: older than any stored
+/// tick (ticks are clamped to [`MAX_CHANGE_AGE`] every [`CHECK_INTERVAL`]
+/// advances, so none reaches this age), so such a `since` sees every
+/// component as changed. A system's first run compares with this age.
+pub const STALE_AGE: u32 = MAX_CHANGE_AGE + CHECK_INTERVAL;
+
+/// Removals a tracked type's log keeps by default; older ones are dropped
+/// and counted ([`Removed::missed`](crate::Removed::missed)).
+pub const REMOVED_CAPACITY: usize = 1 << 16;
+
+/// `true` when `tick` is newer than `since`, both read relative to `now`
+/// (wrapping), with `since` older than [`STALE_AGE`] counted as that old
+/// (older than any stored tick).
+///
+/// # Examples
+///
+/// ```
+/// use ecs_engine::is_newer;
+///
+/// assert!(is_newer(5, 4, 5));
+/// assert!(!is_newer(4, 4, 5));
+/// // Across the wrap: tick 1 came 3 ticks after u32::MAX - 1.
+/// assert!(is_newer(1, u32::MAX - 1, 2));
+/// ```
+#[inline]
+pub fn is_newer(tick: u32, since: u32, now: u32) -> bool {
+    let since_age = now.wrapping_sub(since).min(STALE_AGE);
+    now.wrapping_sub(tick) < since_age
+}
+
+/// The change ticks of one tracked pool, parallel to its components, and
+/// its log of removals.
+#[derive(Debug)]
+pub(crate) struct ChangeTicks {
+    /// The registry's change tick, copied here on every advance.
+    pub(crate) now: u32,
+    pub(crate) added: Vec<u32>,
+    pub(crate) changed: Vec<u32>,
+    pub(crate) removed: RemovedLog,
+}
+
+/// The entities that lost a component, in order, with sequence numbers:
+/// `entries[k]` has number `first + k`. Bounded; the oldest entries go
+/// first, counted by the readers that missed them.
+#[derive(Debug)]
+pub(crate) struct RemovedLog {
+    pub(crate) entries: VecDeque<Entity>,
+    pub(crate) first: u64,
+    pub(crate) capacity: usize,
+}
+
+impl RemovedLog {
+    pub(crate) fn push(&mut self, entity: Entity) {
+        if self.capacity == 0 {
+            self.first += 1;
+            return;
+        }
+        if self.entries.len() == self.capacity {
+            self.entries.pop_front();
+            self.first += 1;
+        }
+        self.entries.push_back(entity);
+    }
+
+    pub(crate) fn end(&self) -> u64 {
+        self.first + self.entries.len() as u64
+    }
+}
+
+impl ChangeTicks {
+    pub(crate) fn new(len: usize, now: u32) -> Self {
+        ChangeTicks {
+            now,
+            added: vec![now; len],
+            changed: vec![now; len],
+            removed: RemovedLog {
+                entries: VecDeque::new(),
+                first: 0,
+                capacity: REMOVED_CAPACITY,
+            },
+        }
+    }
+
+    /// Clamps every tick older than [`MAX_CHANGE_AGE`] to that age.
+    pub(crate) fn clamp(&mut self) {
+        let now = self.now;
+        let oldest = now.wrapping_sub(MAX_CHANGE_AGE);
+        for tick in self.added.iter_mut().chain(self.changed.iter_mut()) {
+            if now.wrapping_sub(*tick) > MAX_CHANGE_AGE {
+                *tick = oldest;
+            }
+        }
+    }
+
+    #[inline]
+    pub(crate) fn added_at(&self, i: usize) -> u32 {
+        self.added[i]
+    }
+
+    #[inline]
+    pub(crate) fn changed_at(&self, i: usize) -> u32 {
+        self.changed[i]
+    }
+}
+
+// --- hooks called by `SparseSet` on every structural path -----------------
+
+/// A component was appended at the end of the pool.
+#[inline]
+pub(crate) fn ticks_pushed(changes: &mut Option<Box<ChangeTicks>>) {
+    if let Some(c) = changes {
+        c.added.push(c.now);
+        c.changed.push(c.now);
+    }
+}
+
+/// `count` components were appended at the end of the pool.
+#[inline]
+pub(crate) fn ticks_pushed_n(changes: &mut Option<Box<ChangeTicks>>, count: usize) {
+    if let Some(c) = changes {
+        let now = c.now;
+        c.added.resize(c.added.len() + count, now);
+        c.changed.resize(c.changed.len() + count, now);
+    }
+}
+
+/// The components at dense positions `a` and `b` traded places.
+#[inline]
+pub(crate) fn ticks_swapped(changes: &mut Option<Box<ChangeTicks>>, a: usize, b: usize) {
+    if let Some(c) = changes {
+        c.added.swap(a, b);
+        c.changed.swap(a, b);
+    }
+}
+
+/// The component at dense position `i` was written.
+#[inline]
+pub(crate) fn ticks_marked(changes: &mut Option<Box<ChangeTicks>>, i: usize) {
+    if let Some(c) = changes {
+        c.changed[i] = c.now;
+    }
+}
+
+/// Every component was (or may have been) written.
+#[inline]
+pub(crate) fn ticks_marked_all(changes: &mut Option<Box<ChangeTicks>>) {
+    if let Some(c) = changes {
+        let now = c.now;
+        c.changed.fill(now);
+    }
+}
+
+/// `entity`'s component at dense position `i` was swap-removed.
+#[inline]
+pub(crate) fn ticks_swap_removed(changes: &mut Option<Box<ChangeTicks>>, i: usize, entity: Entity) {
+    if let Some(c) = changes {
+        c.added.swap_remove(i);
+        c.changed.swap_remove(i);
+        c.removed.push(entity);
+    }
+}
+
+/// Every component of `dense` is about to be removed.
+pub(crate) fn ticks_cleared(changes: &mut Option<Box<ChangeTicks>>, dense: &[Entity]) {
+    if let Some(c) = changes {
+        c.added.clear();
+        c.changed.clear();
+        for &entity in dense {
+            c.removed.push(entity);
+        }
+    }
+}
+
+/// Heap bytes of the tick arrays and the removal log.
+pub(crate) fn ticks_heap_bytes(changes: &Option<Box<ChangeTicks>>) -> usize {
+    changes.as_ref().map_or(0, |c| {
+        std::mem::size_of::<ChangeTicks>()
+            + (c.added.capacity() + c.changed.capacity()) * 4
+            + c.removed.entries.capacity() * std::mem::size_of::<Entity>()
+    })
+}
+
+/// Marks position `i` of a changed-tick array with `now`, when there is one.
+///
+/// # Safety
+///
+/// `ticks` is null or points to an array longer than `i` that nobody else
+/// reads or writes at `i` meanwhile.
+#[inline(always)]
+pub(crate) unsafe fn mark(ticks: *mut u32, i: usize, now: u32) {
+    if !ticks.is_null() {
+        // SAFETY: the caller's contract.
+        unsafe { *ticks.add(i) = now };
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TickSlices<'a> {
+    pub(crate) added: &'a [u32],
+    pub(crate) changed: &'a [u32],
+    pub(crate) now: u32,
+}

@@ -1,0 +1,29 @@
+//! Generational entity handles and the allocator that hands them out.
+//!
+//! An [`Entity`] is a slot index plus the generation of that slot. The
+//! [`EntityAllocator`] keeps one generation per slot and a first-in, first-out
+//! queue of free slots:
+//!
+//! - a freed slot goes to the back of the queue and is reused only after every
+//!   slot freed before it, so a handle that was just destroyed stays dead for as
+//!   long as possible;
+//! - every reuse bumps the slot's generation, so a stale handle never matches
+//!   the slot's new owner;
+//! - a slot whose generation has reached the limit is retired for good instead
+//!   of wrapping around to a generation an old handle might still carry.
+//!
+//! Files: `handle.rs` ([`Entity`]), `allocator.rs` ([`EntityAllocator`]),
+//! `allocator_state.rs` ([`AllocatorState`], the allocator as plain data
+//! for snapshots) and `lanes.rs` ([`IndexLane`], fresh indices handed out
+//! by several command buffers at once).
+
+mod allocator;
+mod allocator_state;
+mod handle;
+mod lanes;
+
+pub use allocator::EntityAllocator;
+pub use allocator_state::{AllocatorState, AllocatorStateError};
+pub use handle::Entity;
+pub(crate) use handle::MAX_INDEX;
+pub use lanes::IndexLane;

@@ -1,0 +1,23 @@
+//! Component storage, from the bottom up: the paged sparse array and the
+//! run bookkeeping views join by (`lookup.rs`), the [`SparseSet`] of one
+//! Rust type (`sparse_set.rs`, with its batch removal in
+//! `sparse_set/remove_many.rs`), the untyped pool of a run-time component
+//! (`blob_pool.rs`), the table of pools behind their locks (`pools.rs`,
+//! keyed through `type_id_map.rs`), the [`PoolMut`] borrow of one pool
+//! (`pool_mut.rs`), and the lock-only handle views and cells reach the
+//! registry through (`locked.rs`); `prefetch.rs` holds the cache hint the
+//! batch paths use.
+
+pub(crate) mod blob_pool;
+pub(crate) mod locked;
+pub(crate) mod lookup;
+pub(crate) mod pool_mut;
+pub(crate) mod pools;
+pub(crate) mod prefetch;
+pub(crate) mod sparse_set;
+pub(crate) mod type_id_map;
+
+pub use lookup::PAGE_LEN;
+pub use pool_mut::PoolMut;
+pub use sparse_set::SparseSet;
+pub use type_id_map::{TypeIdHasher, TypeIdMap};
