@@ -760,6 +760,8 @@ fn pairwise_order(
     let mut out = Bits::new(n, n);
     let (mut candidates, mut forward) = (vec![0u64; words], vec![0u64; words]);
     let (mut a, mut d) = (vec![0u64; words], vec![0u64; words]);
+    let (mut a_old, mut d_old) = (vec![0u64; words], vec![0u64; words]);
+    let (mut a_new, mut d_new) = (vec![0u64; words], vec![0u64; words]);
     for i in 0..n {
         // Only bits after `i` are read: from word `lo`, the first masked.
         let lo = (i + 1) / 64;
@@ -814,30 +816,21 @@ fn pairwise_order(
         }
         a[lo] &= first_mask;
         d[lo] &= first_mask;
-        let nonzero = |row: &[u64]| -> Vec<(usize, u64)> {
-            (lo..words)
-                .filter(|&k| row[k] != 0)
-                .map(|k| (k, row[k]))
-                .collect()
-        };
-        let (a_words, d_words) = (nonzero(&a), nonzero(&d));
-        if a_words.is_empty() || d_words.is_empty() {
-            continue;
+        // Every later ancestor of `i` now reaches every later descendant.
+        // Ancestors from before the row already reach the descendants from
+        // before it (and the other way round): only the new ones spread.
+        for k in lo..words {
+            let (a0, d0) = (anc.row(i)[k], desc.row(i)[k]);
+            let mask = if k == lo { first_mask } else { !0 };
+            a_old[k] = a0 & mask;
+            d_old[k] = d0 & mask;
+            a_new[k] = a[k] & !a0;
+            d_new[k] = d[k] & !d0;
         }
-        for x in ones(&a[lo..], lo) {
-            let row = desc.row_mut(x);
-            for &(k, v) in &d_words {
-                row[k] |= v;
-            }
-            desc_any[x] = true;
-        }
-        for y in ones(&d[lo..], lo) {
-            let row = anc.row_mut(y);
-            for &(k, v) in &a_words {
-                row[k] |= v;
-            }
-            anc_any[y] = true;
-        }
+        spread(&mut desc, &mut desc_any, &a_old[lo..], &d_new[lo..], lo);
+        spread(&mut desc, &mut desc_any, &a_new[lo..], &d[lo..], lo);
+        spread(&mut anc, &mut anc_any, &d_old[lo..], &a_new[lo..], lo);
+        spread(&mut anc, &mut anc_any, &d_new[lo..], &a[lo..], lo);
     }
     let explicit = successor_lists(n, explicit_edges.iter().copied());
     levels(n, |u, successors| {
@@ -846,6 +839,26 @@ fn pairwise_order(
     })
     .expect("the pairwise rule closes no cycle")
     .concat()
+}
+
+/// ORs `bits` (words from word `first` of a row) into the row of every
+/// node in `targets` (the same words), marking those rows non-empty.
+fn spread(rows: &mut Bits, any: &mut [bool], targets: &[u64], bits: &[u64], first: usize) {
+    let words: Vec<(usize, u64)> = (first..)
+        .zip(bits)
+        .filter(|&(_, &v)| v != 0)
+        .map(|(k, &v)| (k, v))
+        .collect();
+    if words.is_empty() {
+        return;
+    }
+    for x in ones(targets, first) {
+        let row = rows.row_mut(x);
+        for &(k, v) in &words {
+            row[k] |= v;
+        }
+        any[x] = true;
+    }
 }
 
 /// Kahn's algorithm over `graph`. `Err` holds the nodes left on or behind
