@@ -1,13 +1,15 @@
 //! Scheduler benchmarks, each beside a baseline in the same group: the same
 //! loops run one after the other on plain `Vec`s, or on one thread.
 
+use std::alloc::Layout;
 use std::hint::black_box;
 use std::time::Duration;
 
-use criterion::{Criterion, criterion_group, criterion_main};
-use ecs_runtime::ecs_engine::Registry;
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use ecs_runtime::ecs_engine::{ComponentDescriptor, ComponentId, Registry};
 use ecs_runtime::scheduler::{
-    DeclaredSystem, Policy, Query, Res, Schedule, SystemAccess, SystemContext, SystemError, Tick,
+    DeclaredSystem, Policy, Query, Res, Schedule, ScheduleBuilder, SystemAccess, SystemContext,
+    SystemError, Tick,
 };
 
 /// Entities per archetype in `schedule`.
@@ -346,6 +348,123 @@ fn exclusive(c: &mut Criterion) {
     group.finish();
 }
 
+/// Run-time components in `schedule_build`'s random lists.
+const BUILD_COMPONENTS: usize = 1_000;
+
+/// `n` systems that all write `A`: every pair conflicts.
+fn conflicting(n: usize) -> ScheduleBuilder {
+    let mut builder = Schedule::builder();
+    builder.threads(1);
+    for i in 0..n {
+        builder.add(DeclaredSystem::new(
+            format!("s{i}"),
+            SystemAccess::new().write::<A>(),
+            nothing as Run,
+        ));
+    }
+    builder
+}
+
+/// `n` systems, each touching 4 of `ids` at random (xorshift, fixed
+/// seed), one access in four a write.
+fn random_access(n: usize, ids: &[ComponentId]) -> ScheduleBuilder {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut builder = Schedule::builder();
+    builder.threads(1);
+    for i in 0..n {
+        let mut access = SystemAccess::new();
+        for _ in 0..4 {
+            let k = (next() % ids.len() as u64) as usize;
+            access = if next().is_multiple_of(4) {
+                access.write_runtime(ids[k], format!("c{k}"))
+            } else {
+                access.read_runtime(ids[k], format!("c{k}"))
+            };
+        }
+        builder.add(DeclaredSystem::new(format!("s{i}"), access, nothing as Run));
+    }
+    builder
+}
+
+/// Kahn's levels of `edges` over `n` nodes on plain `Vec`s: the least a
+/// build must do once it knows its edges.
+fn plain_levels(n: usize, edges: &[(usize, usize)]) -> Vec<Vec<usize>> {
+    let mut successors = vec![Vec::new(); n];
+    let mut in_degree = vec![0usize; n];
+    for &(from, to) in edges {
+        successors[from].push(to);
+        in_degree[to] += 1;
+    }
+    let mut wave: Vec<usize> = (0..n).filter(|&i| in_degree[i] == 0).collect();
+    let mut waves = Vec::new();
+    while !wave.is_empty() {
+        let mut next = Vec::new();
+        for &u in &wave {
+            for &v in &successors[u] {
+                in_degree[v] -= 1;
+                if in_degree[v] == 0 {
+                    next.push(v);
+                }
+            }
+        }
+        next.sort_unstable();
+        waves.push(std::mem::replace(&mut wave, next));
+    }
+    waves
+}
+
+/// Schedule build time (names, access, DAG, waves, a one-thread pool),
+/// each beside a plain topological sort of the edges the built DAG keeps.
+fn schedule_build(c: &mut Criterion) {
+    let mut group = c.benchmark_group("schedule_build");
+    group.sample_size(10);
+    let mut registry = Registry::new();
+    let ids: Vec<ComponentId> = (0..BUILD_COMPONENTS)
+        .map(|k| {
+            registry
+                .register_runtime(ComponentDescriptor::new(
+                    format!("c{k}"),
+                    Layout::new::<u32>(),
+                ))
+                .unwrap()
+        })
+        .collect();
+    let cases: [(String, Box<dyn Fn() -> ScheduleBuilder>); 3] = [
+        ("1000_conflicting".into(), Box::new(|| conflicting(1_000))),
+        ("10000_conflicting".into(), Box::new(|| conflicting(10_000))),
+        (
+            format!("10000_random_over_{BUILD_COMPONENTS}_components"),
+            Box::new(|| random_access(10_000, &ids)),
+        ),
+    ];
+    for (label, make) in &cases {
+        let schedule = make().build(&mut registry).unwrap();
+        let n = schedule.len();
+        let edges: Vec<(usize, usize)> = schedule
+            .edges()
+            .map(|(from, to, _)| (from.index(), to.index()))
+            .collect();
+        assert_eq!(plain_levels(n, &edges).len(), schedule.waves().len());
+        group.bench_function(label.as_str(), |b| {
+            b.iter_batched(
+                make,
+                |builder| builder.build(&mut registry).unwrap(),
+                BatchSize::PerIteration,
+            )
+        });
+        group.bench_function(format!("{label}_baseline_plain_toposort"), |b| {
+            b.iter(|| plain_levels(n, black_box(&edges)))
+        });
+    }
+    group.finish();
+}
+
 fn config() -> Criterion {
     Criterion::default()
         .sample_size(30)
@@ -356,6 +475,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = schedule, empty_schedule, run_conditions, exclusive, heavy_compute
+    targets = schedule, empty_schedule, run_conditions, exclusive, heavy_compute, schedule_build
 }
 criterion_main!(benches);

@@ -277,6 +277,20 @@ fn schedule_errors_name_the_systems() {
     fails(engine.tick(), ECS_ERR_SCHEDULE, "nobody");
 }
 
+#[test]
+fn a_system_ordered_before_itself_is_refused_as_a_cycle() {
+    let engine = Engine::new(1);
+    let mut a = SystemSpec::new("a", Some(idle));
+    a.before = vec![c"a".into()];
+    ok(a.add(&engine));
+    fails(
+        engine.build(),
+        ECS_ERR_SCHEDULE,
+        "cycle: `a` before `a` (`a` declared before)",
+    );
+    engine.destroy();
+}
+
 unsafe extern "C" fn count_drop(value: *mut c_void, user: *mut c_void) {
     // SAFETY: `user` is the test's counter; `value` an aligned u64.
     unsafe {

@@ -1,5 +1,6 @@
 //! The schedule explains itself: a text report and a Graphviz DOT export.
 
+use std::borrow::Cow;
 use std::fmt::{self, Write};
 
 use crate::{EdgeReason, Schedule, SystemId};
@@ -83,6 +84,11 @@ impl Schedule {
     /// Every edge of the DAG: `(from, to, reasons)`, `from` running in an
     /// earlier wave than `to`. The reasons say which explicit constraint or
     /// which conflict (type and [`Rule`](crate::Rule)) put the edge there.
+    /// Every explicit constraint has its edge; a conflicting pair that a
+    /// path of other edges already orders the same way may have none of
+    /// its own (of N systems that all write one type, system k keeps only
+    /// the edge from system k - 1); [`to_dot`](Self::to_dot) draws those
+    /// too.
     pub fn edges(&self) -> impl Iterator<Item = (SystemId, SystemId, &[EdgeReason])> {
         self.dag
             .edges()
@@ -96,10 +102,15 @@ impl Schedule {
     }
 
     /// The DAG in Graphviz DOT: one cluster per wave, an edge per ordering
-    /// with its reasons as the label, one line per reason. An edge whose
-    /// writer-first rule fell back to registration order (it would have
-    /// closed a cycle; [`Rule::CycleFallback`](crate::Rule::CycleFallback))
-    /// is dashed. Render with `dot -Tsvg`.
+    /// with its reasons as the label, one line per reason: every explicit
+    /// constraint, and every conflicting pair the constraints leave
+    /// unordered, also where the DAG orders it through a longer path (so
+    /// the output grows with the square of the systems; see
+    /// [`to_dot_reduced`](Self::to_dot_reduced) for large schedules). An
+    /// edge whose writer-first rule fell back to registration order (it
+    /// would have closed a cycle;
+    /// [`Rule::CycleFallback`](crate::Rule::CycleFallback)) is dashed.
+    /// Render with `dot -Tsvg`.
     pub fn to_dot(&self) -> String {
         self.dot(false)
     }
@@ -124,10 +135,18 @@ impl Schedule {
             }
             dot.push_str("  }\n");
         }
-        for (from, to, reasons) in self.dag.edges() {
-            if reduced && self.dag.implied(from, to) {
-                continue;
-            }
+        let edges = if reduced {
+            let reach = self.dag.reach();
+            self.dag
+                .edges()
+                .filter(|&(from, to, _)| !self.dag.implied(&reach, from, to))
+                .map(|(from, to, reasons)| (from, to, Cow::Borrowed(reasons)))
+                .collect()
+        } else {
+            self.dag
+                .drawn_edges(|i| &self.slots[self.position[i]].access)
+        };
+        for (from, to, reasons) in edges {
             // Each reason escaped on its own, joined by DOT's line break.
             let label: Vec<String> = reasons.iter().map(|r| escape(&r.to_string())).collect();
             let style = if reasons.iter().any(|r| r.is_fallback()) {
