@@ -4,7 +4,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use ecs_engine::{
-    Added, CHECK_INTERVAL, Changed, Entity, MAX_CHANGE_AGE, Ref, RefMut, Registry, RemovedCursor,
+    Added, CHECK_INTERVAL, Changed, Entity, MAX_CHANGE_AGE, Mut, Ref, Registry, RemovedCursor,
     Untracked, is_newer,
 };
 use proptest::prelude::*;
@@ -215,7 +215,7 @@ fn ref_mut_marks_on_write_only() {
     registry.get_mut::<A>(e[3]).unwrap().0 = 3;
     let mut seen_changed = Vec::new();
     registry
-        .view_mut_since::<(Entity, RefMut<A>, &B), ()>(since)
+        .view_mut_since::<(Entity, Mut<A>, &B), ()>(since)
         .each(|(entity, mut a, b)| {
             assert!(!a.is_added());
             if a.is_changed() {
@@ -238,7 +238,7 @@ fn ref_mut_marks_on_write_only() {
     // Untracked type: always changed, writes fine.
     let mut plain = Registry::new();
     plain.spawn((B(1),));
-    plain.view_mut::<RefMut<B>>().each(|mut b| {
+    plain.view_mut::<Mut<B>>().each(|mut b| {
         assert!(b.is_changed() && b.is_added());
         b.0 = 2;
     });
@@ -423,7 +423,7 @@ enum Op {
     GetMut(usize),
     Untracked(usize),
     ViewWrite(u32),
-    RefMutWrite(u32),
+    MutWrite(u32),
     Advance,
     /// Runs system `k` (compares its filters with the model).
     Run(usize),
@@ -438,7 +438,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => any::<usize>().prop_map(Op::GetMut),
         1 => any::<usize>().prop_map(Op::Untracked),
         1 => (0..4u32).prop_map(Op::ViewWrite),
-        1 => (0..4u32).prop_map(Op::RefMutWrite),
+        1 => (0..4u32).prop_map(Op::MutWrite),
         3 => Just(Op::Advance),
         3 => (0..3usize).prop_map(Op::Run),
     ]
@@ -549,10 +549,10 @@ proptest! {
                         slot.value = registry.get::<A>(*e).unwrap().0;
                     }
                 }
-                Op::RefMutWrite(m) => {
+                Op::MutWrite(m) => {
                     // Only what is written through is marked.
                     let mut written = Vec::new();
-                    registry.view_mut::<(Entity, RefMut<A>, &B)>().each(|(e, mut a, b)| {
+                    registry.view_mut::<(Entity, Mut<A>, &B)>().each(|(e, mut a, b)| {
                         if b.0 % 4 == m {
                             a.0 = a.0.wrapping_add(1);
                             written.push((e, a.0));

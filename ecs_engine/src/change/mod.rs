@@ -37,14 +37,14 @@
 //!
 //! A view term `&mut T` marks the component changed when the view hands
 //! it out (in a block walk, one store per entity beside the `&mut T`), not
-//! when the code writes through it: cheaper than a `Mut<T>` wrapper that
-//! marks on `DerefMut`, and the same for the usual loop that writes what it
-//! fetches. So do [`Registry::get_mut`](crate::Registry::get_mut),
+//! when the code writes through it: cheaper than the [`Mut<T>`] term,
+//! which marks on `DerefMut`, and the same for the usual loop that writes
+//! what it fetches. So do [`Registry::get_mut`](crate::Registry::get_mut),
 //! [`SparseSet::get_mut`](crate::SparseSet::get_mut),
 //! `components_mut`, `iter_mut` and a replacing insert. Code that writes
 //! without changing the value opts out with [`Untracked<T>`] (a view term)
 //! or [`Registry::get_mut_untracked`]. Where a pass reads many and writes
-//! few, [`RefMut<T>`] marks on `DerefMut` instead (bevy's `Mut<T>`), and
+//! few, [`Mut<T>`] marks on `DerefMut` instead (as bevy's `Mut<T>` does), and
 //! tells the state before the pass ([`ComponentMut::is_changed`]).
 //!
 //! # Wrap-around
@@ -96,7 +96,7 @@
 //! a sparse set calls), `clock.rs` (the registry's clock and
 //! [`Registry::track_changes`]) and `removed.rs` ([`Removed`]); the
 //! filters [`Added`] and [`Changed`] are in `query/filters.rs`, the terms
-//! [`Ref`], [`RefMut`] and [`Untracked`] in `query/tracked.rs`, and
+//! [`Ref`], [`Mut`] and [`Untracked`] in `query/tracked.rs`, and
 //! [`Registry::view_since`] with the other view entry points in
 //! `query/view.rs`.
 

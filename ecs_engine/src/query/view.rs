@@ -667,7 +667,7 @@ impl Registry {
     }
 
     /// Starts tracking the changes of every type `Q` or `F` asks about
-    /// (`Added`, `Changed`, `Ref`, `RefMut`), as a schedule does at build,
+    /// (`Added`, `Changed`, `Ref`, `Mut`), as a schedule does at build,
     /// so a view that asks is never silently answered "everything" for a
     /// type nobody tracked: a type starts with every component stamped
     /// now, as for a system's first run.
