@@ -141,7 +141,8 @@ pub use access::{Access, ComponentAccess, ComponentKey};
 pub use bundle::{Bundle, SpawnBatch};
 pub use cell::RegistryCell;
 pub use change::{
-    CHECK_INTERVAL, MAX_CHANGE_AGE, REMOVED_CAPACITY, Removed, RemovedCursor, STALE_AGE, is_newer,
+    CHECK_INTERVAL, ChangeTick, MAX_CHANGE_AGE, REMOVED_CAPACITY, Removed, RemovedCursor,
+    STALE_AGE, is_newer,
 };
 pub use component::{Component, ComponentId, ComponentInfo};
 pub use descriptor::{ComponentDescriptor, DropFn};

@@ -3,9 +3,11 @@
 //!
 //! # The clock
 //!
-//! A [`Registry`] keeps a `u32` *change tick* ([`Registry::change_tick`]),
-//! advanced by [`Registry::advance_change_tick`] (the scheduler advances it
-//! before every wave). Every insert of a tracked component stamps its
+//! A [`Registry`] keeps a *change tick* ([`ChangeTick`], a wrapping `u32`;
+//! [`Registry::change_tick`]), advanced by
+//! [`Registry::advance_change_tick`] (the scheduler advances it before
+//! every wave and every apply, several times a frame: it is not the
+//! scheduler's frame `Tick`). Every insert of a tracked component stamps its
 //! *added* and *changed* ticks with the current tick; every write through
 //! `&mut T` stamps its *changed* tick. A filter or term asks "newer than
 //! `since`?", where `since` is the tick a system last ran at (the scheduler
@@ -92,7 +94,7 @@
 //!
 //! # Files
 //!
-//! `ticks.rs` (the constants, [`is_newer`], the tick arrays and the hooks
+//! `ticks.rs` ([`ChangeTick`], the constants, [`is_newer`], the tick arrays and the hooks
 //! a sparse set calls), `clock.rs` (the registry's clock and
 //! [`Registry::track_changes`]) and `removed.rs` ([`Removed`]); the
 //! filters [`Added`] and [`Changed`] are in `query/filters.rs`, the terms
@@ -105,4 +107,6 @@ pub(crate) mod removed;
 pub(crate) mod ticks;
 
 pub use removed::{Removed, RemovedCursor};
-pub use ticks::{CHECK_INTERVAL, MAX_CHANGE_AGE, REMOVED_CAPACITY, STALE_AGE, is_newer};
+pub use ticks::{
+    CHECK_INTERVAL, ChangeTick, MAX_CHANGE_AGE, REMOVED_CAPACITY, STALE_AGE, is_newer,
+};

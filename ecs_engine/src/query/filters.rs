@@ -12,7 +12,7 @@ use std::marker::PhantomData;
 use parking_lot::MappedRwLockReadGuard;
 
 use super::traits::{Driver, QueryFilter, sealed};
-use crate::change::ticks::is_newer;
+use crate::change::ticks::newer;
 use crate::storage::locked::Locked;
 use crate::{Access, Component, ComponentAccess, EcsError, Entity, SparseSet};
 
@@ -347,7 +347,7 @@ macro_rules! change_filter {
                     return false;
                 };
                 pool.ticks()
-                    .is_none_or(|t| is_newer(t.$field[i], since, t.now))
+                    .is_none_or(|t| newer(t.$field[i], since, t.now))
             }
 
             fn access(out: &mut dyn FnMut(ComponentAccess)) {

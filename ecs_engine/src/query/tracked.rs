@@ -11,9 +11,9 @@ use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 
 use super::terms::MutCursor;
 use super::traits::{Driver, QueryData, ReadOnlyQueryData, block_start, sealed};
-use crate::change::ticks::is_newer;
+use crate::change::ticks::newer;
 use crate::storage::locked::Locked;
-use crate::{Access, Component, ComponentAccess, EcsError, Entity, SparseSet};
+use crate::{Access, ChangeTick, Component, ComponentAccess, EcsError, Entity, SparseSet};
 
 // --- Ref<T> ------------------------------------------------------------------
 
@@ -90,23 +90,23 @@ impl<'a, T> ComponentRef<'a, T> {
     /// `true` when the component was added after the view's `since` tick
     /// (always `true` for an untracked type).
     pub fn is_added(&self) -> bool {
-        is_newer(self.added, self.since, self.now)
+        newer(self.added, self.since, self.now)
     }
 
     /// `true` when the component was added or written after the view's
     /// `since` tick (always `true` for an untracked type).
     pub fn is_changed(&self) -> bool {
-        is_newer(self.changed, self.since, self.now)
+        newer(self.changed, self.since, self.now)
     }
 
-    /// The tick the component was added at.
-    pub fn added_tick(&self) -> u32 {
-        self.added
+    /// The change tick the component was added at.
+    pub fn added_tick(&self) -> ChangeTick {
+        ChangeTick::new(self.added)
     }
 
-    /// The tick the component was last written at.
-    pub fn changed_tick(&self) -> u32 {
-        self.changed
+    /// The change tick the component was last written at.
+    pub fn changed_tick(&self) -> ChangeTick {
+        ChangeTick::new(self.changed)
     }
 }
 
@@ -442,14 +442,14 @@ impl<T> ComponentMut<'_, T> {
     /// `true` when the component was added after the view's `since` tick
     /// (always `true` for an untracked type).
     pub fn is_added(&self) -> bool {
-        is_newer(self.added, self.since, self.now)
+        newer(self.added, self.since, self.now)
     }
 
     /// `true` when the component was added or written after the view's
     /// `since` tick, before this item was handed out (always `true` for
     /// an untracked type).
     pub fn is_changed(&self) -> bool {
-        is_newer(self.changed, self.since, self.now)
+        newer(self.changed, self.since, self.now)
     }
 
     /// The component, writable, without marking it changed (bevy's

@@ -7,8 +7,8 @@ use std::ptr::NonNull;
 
 use command_buffer::CommandBuffer;
 use ecs_engine::{
-    Access, ComponentAccess, ComponentId, ComponentInfo, Entity, QueryData, QueryFilter, RawView,
-    RegistryCell, View,
+    Access, ChangeTick, ComponentAccess, ComponentId, ComponentInfo, Entity, QueryData,
+    QueryFilter, RawView, RegistryCell, View,
 };
 use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 
@@ -217,7 +217,7 @@ impl<'a> SystemContext<'a> {
     /// As [`query_filtered`](Self::query_filtered).
     pub fn query_since<Q: QueryData, F: QueryFilter>(
         &self,
-        since: u32,
+        since: ChangeTick,
     ) -> Result<View<'_, Q, F>, SystemError> {
         self.check_components(|out| {
             Q::access(out);
@@ -230,7 +230,7 @@ impl<'a> SystemContext<'a> {
 
     /// The registry's change tick for this run (the same for every system
     /// of a wave).
-    pub fn change_tick(&self) -> u32 {
+    pub fn change_tick(&self) -> ChangeTick {
         self.cell.change_tick()
     }
 
