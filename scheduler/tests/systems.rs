@@ -456,7 +456,7 @@ fn the_scheduler_records_each_runs_worker_start_and_duration() {
     schedule.run(&mut registry, tick(0)).unwrap();
     registry.resource_mut::<Paused>().unwrap().0 = true;
     schedule.run(&mut registry, tick(1)).unwrap();
-    let runs: Vec<_> = schedule.last_runs().collect();
+    let runs: Vec<_> = schedule.system_runs().collect();
     assert_eq!(runs.len(), 2);
     assert_eq!((runs[0].system.index(), runs[0].tick), (0, 1));
     // hurt was skipped at tick 1: its record is tick 0's.

@@ -223,7 +223,10 @@ impl<Q: QueryData + 'static, F: QueryFilter + 'static> SystemParam for Query<'_,
 
 /// The change tick ([`ChangeTick`]) a system parameter's system last ran
 /// at, kept in the parameter's [`LocalState`]; `None` before the first
-/// run.
+/// run. This is what "last run" means in this crate (as bevy's
+/// `last_run`): the records of runs (frame tick, worker, start, duration)
+/// are [`SystemRun`](crate::SystemRun)s, from
+/// [`Schedule::system_runs`](crate::Schedule::system_runs).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LastRun(Option<ChangeTick>);
 
