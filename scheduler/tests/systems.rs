@@ -2,12 +2,13 @@
 //! sets, systems returning `Result`, and resources checked before the
 //! first system runs.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use ecs_engine::{Entity, Registry};
 use scheduler::{
-    BuildError, Commands, Local, Query, Res, ResMut, RunError, Schedule, SystemError, Tick,
+    BuildError, Commands, DeclaredSystem, Local, Query, Res, ResMut, RunError, Schedule,
+    SystemAccess, SystemError, Tick,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -421,6 +422,46 @@ fn startup_systems_run_once_before_the_first_tick() {
     positions.sort_unstable();
     assert_eq!(positions, [13, 100]);
     assert_eq!(registry.resource::<Level>(), Some(&Level(1)));
+}
+
+/// `SystemContext::system_index` is the system's own index, for a tick
+/// system and for a startup system alike (it once returned the startup
+/// system's events key: the number of tick systems plus its index).
+#[test]
+fn a_system_sees_its_own_index_at_startup_and_at_tick() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let recorder = |name: &'static str| {
+        let seen = Arc::clone(&seen);
+        DeclaredSystem::new(name, SystemAccess::new(), move |ctx| {
+            seen.lock().unwrap().push((name, ctx.system_index()));
+            Ok(())
+        })
+    };
+    let mut builder = Schedule::builder();
+    builder.threads(1);
+    builder.add(recorder("tick_0"));
+    builder.add(recorder("tick_1")).after("tick_0");
+    builder.add(recorder("tick_2")).after("tick_1");
+    builder.add_startup(recorder("startup_0"));
+    builder.add_startup(recorder("startup_1"));
+    let mut registry = Registry::new();
+    let mut schedule = builder.build(&mut registry).unwrap();
+    schedule.run(&mut registry, tick(0)).unwrap();
+    schedule.run(&mut registry, tick(1)).unwrap();
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(
+        seen,
+        [
+            ("startup_0", 0),
+            ("startup_1", 1),
+            ("tick_0", 0),
+            ("tick_1", 1),
+            ("tick_2", 2),
+            ("tick_0", 0),
+            ("tick_1", 1),
+            ("tick_2", 2),
+        ]
+    );
 }
 
 #[test]
