@@ -8,7 +8,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use ecs_engine::{Changed, RefMut, Registry, Untracked};
+use ecs_engine::{Changed, Mut, Registry, Untracked};
 
 /// Entities in the `simple_iter` cases.
 const ENTITIES: usize = 10_000;
@@ -84,7 +84,7 @@ fn simple_iter(c: &mut Criterion) {
     group.bench_function("registry_tracking_on_ref_mut", |b| {
         b.iter(|| {
             tracked
-                .view_mut::<(RefMut<Position>, &Velocity)>()
+                .view_mut::<(Mut<Position>, &Velocity)>()
                 .each(|(mut p, v)| add(&mut p.0, &v.0))
         })
     });

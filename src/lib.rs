@@ -54,7 +54,7 @@ pub mod prelude {
     pub use crate::{Engine, EngineBuilder, EngineError, InputProducer, InputSender, SystemHandle};
 
     // Change detection (issue 15).
-    pub use ecs_engine::{Added, Changed, Ref, RefMut, Untracked};
+    pub use ecs_engine::{Added, ChangeTick, Changed, Mut, Ref, Untracked};
     pub use scheduler::RemovedComponents;
 }
 

@@ -1,14 +1,14 @@
 //! Change ticks and removal logs through a command buffer.
 
 use command_buffer::CommandBuffer;
-use ecs_engine::{Added, Changed, Entity, Registry, RemovedCursor};
+use ecs_engine::{Added, ChangeTick, Changed, Entity, Registry, RemovedCursor};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct A(u32);
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct B(u32);
 
-fn ids<F: ecs_engine::QueryFilter>(registry: &Registry, since: u32) -> Vec<Entity> {
+fn ids<F: ecs_engine::QueryFilter>(registry: &Registry, since: ChangeTick) -> Vec<Entity> {
     let mut v: Vec<Entity> = registry.view_since::<Entity, F>(since).iter().collect();
     v.sort_by_key(|e| e.to_bits());
     v

@@ -59,7 +59,7 @@
 //! tick (a system's last run, or one the caller saved:
 //! [`Registry::view_since`]). A tracked pool keeps two `u32` ticks per
 //! component beside its arrays; `&mut T` marks what it hands out,
-//! [`RefMut`] marks on write, and [`Untracked`] opts out. Ticks compare modulo 2^32 with a clamped
+//! [`Mut`] marks on write, and [`Untracked`] opts out. Ticks compare modulo 2^32 with a clamped
 //! horizon ([`MAX_CHANGE_AGE`]). Details in the module docs of `change/mod.rs`,
 //! reproduced on [`Added`]'s and [`Changed`]'s pages.
 //!
@@ -141,7 +141,8 @@ pub use access::{Access, ComponentAccess, ComponentKey};
 pub use bundle::{Bundle, SpawnBatch};
 pub use cell::RegistryCell;
 pub use change::{
-    CHECK_INTERVAL, MAX_CHANGE_AGE, REMOVED_CAPACITY, Removed, RemovedCursor, STALE_AGE, is_newer,
+    CHECK_INTERVAL, ChangeTick, MAX_CHANGE_AGE, REMOVED_CAPACITY, Removed, RemovedCursor,
+    STALE_AGE, is_newer,
 };
 pub use component::{Component, ComponentId, ComponentInfo};
 pub use descriptor::{ComponentDescriptor, DropFn};
@@ -153,12 +154,13 @@ pub use hierarchy::{
 };
 pub use panic::panic_message;
 pub use query::{
-    Added, Changed, ComponentMut, ComponentRef, ExclusiveView, Has, Or, QueryData, QueryFilter,
-    RawChunk, RawView, ReadOnlyQueryData, Ref, RefMut, Untracked, View, ViewIter, With, Without,
+    Added, Changed, ComponentMut, ComponentRef, ExclusiveView, Has, Mut, Or, QueryData,
+    QueryFilter, RawChunk, RawView, ReadOnlyQueryData, Ref, Untracked, View, ViewIter, With,
+    Without,
 };
 pub use raw_value::{RawArena, RawComponent, RawSlot};
 pub use registry::{EntityChanges, InsertError, Registry};
 pub use storage::{PAGE_LEN, PoolMut, SparseSet, TypeIdHasher, TypeIdMap};
 
 #[doc(hidden)]
-pub use query::{HasBlock, MutCursor, RefBlock, RefCursor, RefMutBlock, RefMutCursor};
+pub use query::{HasBlock, MutCursor, MutTermBlock, MutTermCursor, RefBlock, RefCursor};

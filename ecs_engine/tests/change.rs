@@ -4,8 +4,8 @@
 use std::collections::{BTreeSet, HashMap};
 
 use ecs_engine::{
-    Added, CHECK_INTERVAL, Changed, Entity, MAX_CHANGE_AGE, Ref, RefMut, Registry, RemovedCursor,
-    Untracked, is_newer,
+    Added, CHECK_INTERVAL, ChangeTick, Changed, Entity, MAX_CHANGE_AGE, Mut, Ref, Registry,
+    RemovedCursor, Untracked, is_newer,
 };
 use proptest::prelude::*;
 
@@ -16,7 +16,7 @@ struct B(u32);
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Z;
 
-fn changed_a(registry: &Registry, since: u32) -> Vec<Entity> {
+fn changed_a(registry: &Registry, since: ChangeTick) -> Vec<Entity> {
     registry
         .view_since::<(Entity, &A), Changed<A>>(since)
         .iter()
@@ -24,7 +24,7 @@ fn changed_a(registry: &Registry, since: u32) -> Vec<Entity> {
         .collect()
 }
 
-fn added_a(registry: &Registry, since: u32) -> Vec<Entity> {
+fn added_a(registry: &Registry, since: ChangeTick) -> Vec<Entity> {
     registry
         .view_since::<(Entity, &A), Added<A>>(since)
         .iter()
@@ -38,7 +38,7 @@ fn sorted(mut v: Vec<Entity>) -> Vec<Entity> {
 }
 
 /// Sets up a registry tracking `A` with `n` entities, and advances once.
-fn world(n: u32) -> (Registry, Vec<Entity>, u32) {
+fn world(n: u32) -> (Registry, Vec<Entity>, ChangeTick) {
     let mut registry = Registry::new();
     registry.track_changes::<A>();
     let entities = (0..n).map(|i| registry.spawn((A(i), B(i)))).collect();
@@ -125,7 +125,7 @@ fn enabling_fills_the_current_tick() {
     let a = registry.spawn((A(1),));
     registry.advance_change_tick();
     registry.advance_change_tick();
-    let before = registry.change_tick() - 1;
+    let before = registry.change_tick().wrapping_sub(1);
     registry.track_changes::<A>();
     assert_eq!(
         registry.pool::<A>().unwrap().change_ticks(a),
@@ -215,7 +215,7 @@ fn ref_mut_marks_on_write_only() {
     registry.get_mut::<A>(e[3]).unwrap().0 = 3;
     let mut seen_changed = Vec::new();
     registry
-        .view_mut_since::<(Entity, RefMut<A>, &B), ()>(since)
+        .view_mut_since::<(Entity, Mut<A>, &B), ()>(since)
         .each(|(entity, mut a, b)| {
             assert!(!a.is_added());
             if a.is_changed() {
@@ -238,7 +238,7 @@ fn ref_mut_marks_on_write_only() {
     // Untracked type: always changed, writes fine.
     let mut plain = Registry::new();
     plain.spawn((B(1),));
-    plain.view_mut::<RefMut<B>>().each(|mut b| {
+    plain.view_mut::<Mut<B>>().each(|mut b| {
         assert!(b.is_changed() && b.is_added());
         b.0 = 2;
     });
@@ -257,7 +257,11 @@ fn swap_remove_keeps_ticks_in_step() {
     for &entity in pool.entities() {
         let (added, changed) = pool.change_ticks(entity).unwrap();
         assert_eq!(added, since);
-        let expected = if entity == e[5] { since + 1 } else { since };
+        let expected = if entity == e[5] {
+            since.wrapping_add(1)
+        } else {
+            since
+        };
         assert_eq!(changed, expected, "{entity}");
     }
 }
@@ -288,7 +292,11 @@ fn sort_pools_moves_ticks_with_their_components() {
         "the sort must reorder the pool"
     );
     for &entity in &e {
-        let expected = if entity == e[3] { since + 1 } else { since };
+        let expected = if entity == e[3] {
+            since.wrapping_add(1)
+        } else {
+            since
+        };
         assert_eq!(
             pool.change_ticks(entity),
             Some((since, expected)),
@@ -365,18 +373,27 @@ fn bounded_log_counts_drops() {
 
 #[test]
 fn compare_is_modular() {
-    assert!(is_newer(0, u32::MAX, 0));
-    assert!(is_newer(3, u32::MAX - 3, 10));
-    assert!(!is_newer(u32::MAX - 3, 3, 10));
+    let t = ChangeTick::new;
+    assert!(is_newer(t(0), t(u32::MAX), t(0)));
+    assert!(is_newer(t(3), t(u32::MAX - 3), t(10)));
+    assert!(!is_newer(t(u32::MAX - 3), t(3), t(10)));
     // A `since` past the horizon counts as MAX_CHANGE_AGE old.
-    assert!(is_newer(100u32.wrapping_sub(MAX_CHANGE_AGE - 1), 101, 100));
+    assert!(is_newer(
+        t(100).wrapping_sub(MAX_CHANGE_AGE - 1),
+        t(101),
+        t(100)
+    ));
+    // The method and the function agree.
+    assert!(t(3).is_newer_than(t(u32::MAX - 3), t(10)));
+    assert!(!t(u32::MAX - 3).is_newer_than(t(3), t(10)));
+    assert_eq!(t(u32::MAX - 3).age(t(10)), 14);
 }
 
 /// The clock crosses `u32::MAX`: filters keep working across the wrap.
 #[test]
 fn runs_past_the_wrap() {
     let mut registry = Registry::new();
-    registry.set_change_tick_for_tests(u32::MAX - 5);
+    registry.set_change_tick_for_tests(ChangeTick::new(u32::MAX - 5));
     registry.track_changes::<A>();
     let e: Vec<Entity> = (0..4).map(|i| registry.spawn((A(i),))).collect();
     let mut since = registry.change_tick();
@@ -387,7 +404,7 @@ fn runs_past_the_wrap() {
         assert_eq!(changed_a(&registry, since), vec![target], "step {step}");
         since = registry.change_tick();
     }
-    assert!(registry.change_tick() < 10, "the clock wrapped");
+    assert!(registry.change_tick().get() < 10, "the clock wrapped");
 }
 
 /// A tick older than the horizon is clamped, so it never looks new again
@@ -403,7 +420,7 @@ fn old_ticks_are_clamped() {
     registry.set_change_tick_for_tests(start.wrapping_add(u32::MAX - 10));
     let now = registry.change_tick();
     let (added, changed) = registry.pool::<A>().unwrap().change_ticks(a).unwrap();
-    assert!(now.wrapping_sub(added) <= MAX_CHANGE_AGE + CHECK_INTERVAL);
+    assert!(added.age(now) <= MAX_CHANGE_AGE + CHECK_INTERVAL);
     assert_eq!(added, changed);
     registry.set_change_tick_for_tests(start.wrapping_add(5));
     // A whole lap after the spawn: unclamped, the spawn tick would look 5
@@ -423,7 +440,7 @@ enum Op {
     GetMut(usize),
     Untracked(usize),
     ViewWrite(u32),
-    RefMutWrite(u32),
+    MutWrite(u32),
     Advance,
     /// Runs system `k` (compares its filters with the model).
     Run(usize),
@@ -438,7 +455,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => any::<usize>().prop_map(Op::GetMut),
         1 => any::<usize>().prop_map(Op::Untracked),
         1 => (0..4u32).prop_map(Op::ViewWrite),
-        1 => (0..4u32).prop_map(Op::RefMutWrite),
+        1 => (0..4u32).prop_map(Op::MutWrite),
         3 => Just(Op::Advance),
         3 => (0..3usize).prop_map(Op::Run),
     ]
@@ -461,7 +478,7 @@ struct Model {
 }
 
 struct System {
-    last_run: Option<(u64, u32)>,
+    last_run: Option<(u64, ChangeTick)>,
     cursor: RemovedCursor,
     removed_read: usize,
 }
@@ -483,7 +500,7 @@ proptest! {
         ops in prop::collection::vec(op(), 1..if cfg!(miri) { 40 } else { 300 }),
     ) {
         let mut registry = Registry::new();
-        registry.set_change_tick_for_tests(start);
+        registry.set_change_tick_for_tests(ChangeTick::new(start));
         registry.track_changes::<A>();
         let mut model = Model { now: 0, alive: Vec::new(), a: HashMap::new(), removed: Vec::new() };
         let mut systems: Vec<System> = (0..3)
@@ -549,10 +566,10 @@ proptest! {
                         slot.value = registry.get::<A>(*e).unwrap().0;
                     }
                 }
-                Op::RefMutWrite(m) => {
+                Op::MutWrite(m) => {
                     // Only what is written through is marked.
                     let mut written = Vec::new();
-                    registry.view_mut::<(Entity, RefMut<A>, &B)>().each(|(e, mut a, b)| {
+                    registry.view_mut::<(Entity, Mut<A>, &B)>().each(|(e, mut a, b)| {
                         if b.0 % 4 == m {
                             a.0 = a.0.wrapping_add(1);
                             written.push((e, a.0));
@@ -629,5 +646,5 @@ fn a_mutable_view_that_asks_about_changes_starts_tracking() {
     registry.advance_change_tick();
     registry.get_mut::<A>(e[1]).unwrap().0 = 10;
     assert_eq!(changed_a(&registry, since_now), vec![e[1]]);
-    assert!(since < since_now);
+    assert_eq!(since_now, since.wrapping_add(1));
 }

@@ -1,14 +1,14 @@
 //! Change detection on every path that writes or removes a
 //! tracked component, tried as a user would.
 
-use ecs_engine::{Changed, Entity, Has, Or, Registry, RemovedCursor, With};
+use ecs_engine::{ChangeTick, Changed, Entity, Has, Or, Registry, RemovedCursor, With};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct A(u32);
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct B(u32);
 
-fn changed_a(registry: &Registry, since: u32) -> Vec<Entity> {
+fn changed_a(registry: &Registry, since: ChangeTick) -> Vec<Entity> {
     let mut v: Vec<Entity> = registry
         .view_since::<(Entity, &A), Changed<A>>(since)
         .iter()
@@ -18,7 +18,7 @@ fn changed_a(registry: &Registry, since: u32) -> Vec<Entity> {
     v
 }
 
-fn world(n: u32) -> (Registry, Vec<Entity>, u32) {
+fn world(n: u32) -> (Registry, Vec<Entity>, ChangeTick) {
     let mut registry = Registry::new();
     registry.track_changes::<A>();
     let entities = (0..n).map(|i| registry.spawn((A(i), B(i)))).collect();

@@ -1,4 +1,10 @@
-//! A thread-safe FIFO event queue for input that arrives from other threads.
+//! The thread-safe input queue: a FIFO that hands values produced on other
+//! threads (input devices, the network, a replay reader) to the game loop.
+//!
+//! Not the event system: events between systems are the scheduler's
+//! `Events<T>` channel, sent with an `EventWriter<T>` and read with an
+//! `EventReader<T>` (`scheduler/src/events/`); this crate only carries
+//! what arrives from outside the loop.
 //!
 //! A game's world is updated by one loop, but its input does not come from
 //! that loop: a keyboard thread, a network thread or a replay reader produce
@@ -12,14 +18,14 @@
 //! queued and then stop. `EventQueue<T>` is `Send + Sync + 'static` for
 //! `T: Send + 'static`, so the engine can keep it as a resource.
 //!
-//! # Not for messages between systems, nor for replayable input
+//! # Not for events between systems, nor for replayable input
 //!
 //! Which tick drains an event depends on when its producer thread ran, and
 //! a queue resource that systems push to and drain is declared as two
 //! *reads*, so those systems may share a wave and the order of their
 //! pushes depends on thread timing: neither is deterministic. For
-//! messages between systems use the scheduler's events (`EventWriter` /
-//! `EventReader`); for input that must replay identically use the
+//! events between systems use the scheduler's events (`scheduler::Events`,
+//! `EventWriter`, `EventReader`); for input that must replay identically use the
 //! engine's tick-stamped input (`EngineBuilder::input_producer`), which
 //! delivers each value at the tick it names.
 //!

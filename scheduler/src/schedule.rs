@@ -403,13 +403,15 @@ impl Schedule {
         })
     }
 
-    /// The last run of each system that has run, by registration order:
-    /// its tick, worker thread, start and duration, measured by the
+    /// The record of each system's latest run ([`SystemRun`]), for the
+    /// systems that have run, by registration order: its frame tick
+    /// number, worker thread, start and duration, measured by the
     /// scheduler (so a caller need not wrap systems to time them). A
     /// system skipped by a run condition, disabled, or in a wave the tick
     /// did not reach keeps the record of an earlier tick: compare
-    /// [`SystemRun::tick`].
-    pub fn last_runs(&self) -> impl Iterator<Item = SystemRun> + '_ {
+    /// [`SystemRun::tick`]. (Not the change tick a system last ran at:
+    /// that is its parameters' [`LastRun`](crate::LastRun).)
+    pub fn system_runs(&self) -> impl Iterator<Item = SystemRun> + '_ {
         self.position.iter().filter_map(|&p| self.slots[p].last)
     }
 

@@ -12,12 +12,13 @@ use crate::system::condition::SharedCondition;
 use crate::{System, SystemAccess, SystemContext, SystemId, Tick};
 
 /// One run of one system, as the scheduler measured it: see
-/// [`Schedule::last_runs`](crate::Schedule::last_runs).
+/// [`Schedule::system_runs`](crate::Schedule::system_runs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SystemRun {
     /// The system.
     pub system: SystemId,
-    /// The number of the tick it ran in.
+    /// The number of the frame tick it ran in
+    /// ([`Tick::number`](crate::Tick::number)).
     pub tick: u64,
     /// Index of the pool's worker thread that ran it (`0..threads`), or
     /// `None` when it ran on another thread.

@@ -243,12 +243,12 @@ fn removed_components_per_system() {
     );
 }
 
-/// `RefMut` in a system: only the components written through it are
+/// `Mut` in a system: only the components written through it are
 /// reported to a later reader; `RemovedComponents` counts what its log
 /// dropped before a skipped reader came back.
 #[test]
 fn ref_mut_marks_written_only_and_drops_are_counted() {
-    fn heal(mut q: Query<ecs_engine::RefMut<Health>>) {
+    fn heal(mut q: Query<ecs_engine::Mut<Health>>) {
         q.each(|mut h| {
             if h.0 == 0 {
                 h.0 = 10;

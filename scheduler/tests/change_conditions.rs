@@ -1,7 +1,7 @@
 //! Change detection in schedules: a run condition that asks
 //! about changes, startup systems.
 
-use ecs_engine::{Added, Changed, Entity, Registry};
+use ecs_engine::{Added, ChangeTick, Changed, Entity, Registry};
 use scheduler::{Commands, Query, ResMut, Schedule, Tick};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -151,11 +151,11 @@ fn a_schedule_runs_across_the_wrap() {
     builder.add(writer);
     builder.add(count_changed).after("writer");
     let mut schedule = builder.build(&mut registry).unwrap();
-    registry.set_change_tick_for_tests(u32::MAX - 6);
+    registry.set_change_tick_for_tests(ChangeTick::new(u32::MAX - 6));
     for _ in 0..8 {
         schedule.run(&mut registry, Tick::default()).unwrap();
     }
-    assert!(registry.change_tick() < 100, "wrapped");
+    assert!(registry.change_tick().get() < 100, "wrapped");
     // First run: all 3 new; then the writer's one write on odd runs.
     assert_eq!(
         registry.resource::<Counts>().unwrap().0,

@@ -2,12 +2,13 @@
 //! sets, systems returning `Result`, and resources checked before the
 //! first system runs.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use ecs_engine::{Entity, Registry};
 use scheduler::{
-    BuildError, Commands, Local, Query, Res, ResMut, RunError, Schedule, SystemError, Tick,
+    BuildError, Commands, DeclaredSystem, Local, Query, Res, ResMut, RunError, Schedule,
+    SystemAccess, SystemError, Tick,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -423,6 +424,46 @@ fn startup_systems_run_once_before_the_first_tick() {
     assert_eq!(registry.resource::<Level>(), Some(&Level(1)));
 }
 
+/// `SystemContext::system_index` is the system's own index, for a tick
+/// system and for a startup system alike (it once returned the startup
+/// system's events key: the number of tick systems plus its index).
+#[test]
+fn a_system_sees_its_own_index_at_startup_and_at_tick() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let recorder = |name: &'static str| {
+        let seen = Arc::clone(&seen);
+        DeclaredSystem::new(name, SystemAccess::new(), move |ctx| {
+            seen.lock().unwrap().push((name, ctx.system_index()));
+            Ok(())
+        })
+    };
+    let mut builder = Schedule::builder();
+    builder.threads(1);
+    builder.add(recorder("tick_0"));
+    builder.add(recorder("tick_1")).after("tick_0");
+    builder.add(recorder("tick_2")).after("tick_1");
+    builder.add_startup(recorder("startup_0"));
+    builder.add_startup(recorder("startup_1"));
+    let mut registry = Registry::new();
+    let mut schedule = builder.build(&mut registry).unwrap();
+    schedule.run(&mut registry, tick(0)).unwrap();
+    schedule.run(&mut registry, tick(1)).unwrap();
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(
+        seen,
+        [
+            ("startup_0", 0),
+            ("startup_1", 1),
+            ("tick_0", 0),
+            ("tick_1", 1),
+            ("tick_2", 2),
+            ("tick_0", 0),
+            ("tick_1", 1),
+            ("tick_2", 2),
+        ]
+    );
+}
+
 #[test]
 fn a_failing_startup_system_names_itself_and_runs_once() {
     let runs = Arc::new(AtomicUsize::new(0));
@@ -456,7 +497,7 @@ fn the_scheduler_records_each_runs_worker_start_and_duration() {
     schedule.run(&mut registry, tick(0)).unwrap();
     registry.resource_mut::<Paused>().unwrap().0 = true;
     schedule.run(&mut registry, tick(1)).unwrap();
-    let runs: Vec<_> = schedule.last_runs().collect();
+    let runs: Vec<_> = schedule.system_runs().collect();
     assert_eq!(runs.len(), 2);
     assert_eq!((runs[0].system.index(), runs[0].tick), (0, 1));
     // hurt was skipped at tick 1: its record is tick 0's.

@@ -2,7 +2,7 @@
 //! advance and the periodic clamp of the tracked types' old ticks, and the
 //! `Registry` methods that start tracking a type.
 
-use super::ticks::{CHECK_INTERVAL, ChangeTicks};
+use super::ticks::{CHECK_INTERVAL, ChangeTick, ChangeTicks};
 use crate::storage::pools::Pools;
 use crate::{Component, Entity, Registry, RegistryCell, SparseSet};
 
@@ -30,8 +30,8 @@ pub(crate) struct ChangeClock {
 impl Registry {
     /// The current change tick: what an insert or a write made now is
     /// stamped with.
-    pub fn change_tick(&self) -> u32 {
-        self.change.now
+    pub fn change_tick(&self) -> ChangeTick {
+        ChangeTick::new(self.change.now)
     }
 
     /// Advances the change tick by one (wrapping) and returns the new
@@ -40,10 +40,10 @@ impl Registry {
     /// uses the registry directly calls it where it wants a boundary
     /// (e.g. once per frame), and saves [`change_tick`](Self::change_tick)
     /// as the `since` of its next [`view_since`](Self::view_since).
-    pub fn advance_change_tick(&mut self) -> u32 {
+    pub fn advance_change_tick(&mut self) -> ChangeTick {
         let now = self.change.now.wrapping_add(1);
         self.set_clock(now);
-        now
+        ChangeTick::new(now)
     }
 
     fn set_clock(&mut self, now: u32) {
@@ -60,7 +60,8 @@ impl Registry {
     /// Sets the change tick to `tick` and clamps every old tick, as a
     /// jump of that many advances would: a test hook for wrap-around.
     #[doc(hidden)]
-    pub fn set_change_tick_for_tests(&mut self, tick: u32) {
+    pub fn set_change_tick_for_tests(&mut self, tick: ChangeTick) {
+        let tick = tick.get();
         self.change.last_check = tick.wrapping_sub(CHECK_INTERVAL);
         self.set_clock(tick);
     }
@@ -108,7 +109,7 @@ impl Registry {
 
 impl RegistryCell<'_> {
     /// The registry's current change tick.
-    pub fn change_tick(&self) -> u32 {
+    pub fn change_tick(&self) -> ChangeTick {
         self.locked().change_tick()
     }
 }

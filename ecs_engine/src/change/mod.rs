@@ -3,9 +3,11 @@
 //!
 //! # The clock
 //!
-//! A [`Registry`] keeps a `u32` *change tick* ([`Registry::change_tick`]),
-//! advanced by [`Registry::advance_change_tick`] (the scheduler advances it
-//! before every wave). Every insert of a tracked component stamps its
+//! A [`Registry`] keeps a *change tick* ([`ChangeTick`], a wrapping `u32`;
+//! [`Registry::change_tick`]), advanced by
+//! [`Registry::advance_change_tick`] (the scheduler advances it before
+//! every wave and every apply, several times a frame: it is not the
+//! scheduler's frame `Tick`). Every insert of a tracked component stamps its
 //! *added* and *changed* ticks with the current tick; every write through
 //! `&mut T` stamps its *changed* tick. A filter or term asks "newer than
 //! `since`?", where `since` is the tick a system last ran at (the scheduler
@@ -37,14 +39,14 @@
 //!
 //! A view term `&mut T` marks the component changed when the view hands
 //! it out (in a block walk, one store per entity beside the `&mut T`), not
-//! when the code writes through it: cheaper than a `Mut<T>` wrapper that
-//! marks on `DerefMut`, and the same for the usual loop that writes what it
-//! fetches. So do [`Registry::get_mut`](crate::Registry::get_mut),
+//! when the code writes through it: cheaper than the [`Mut<T>`] term,
+//! which marks on `DerefMut`, and the same for the usual loop that writes
+//! what it fetches. So do [`Registry::get_mut`](crate::Registry::get_mut),
 //! [`SparseSet::get_mut`](crate::SparseSet::get_mut),
 //! `components_mut`, `iter_mut` and a replacing insert. Code that writes
 //! without changing the value opts out with [`Untracked<T>`] (a view term)
 //! or [`Registry::get_mut_untracked`]. Where a pass reads many and writes
-//! few, [`RefMut<T>`] marks on `DerefMut` instead (bevy's `Mut<T>`), and
+//! few, [`Mut<T>`] marks on `DerefMut` instead (as bevy's `Mut<T>` does), and
 //! tells the state before the pass ([`ComponentMut::is_changed`]).
 //!
 //! # Wrap-around
@@ -92,11 +94,11 @@
 //!
 //! # Files
 //!
-//! `ticks.rs` (the constants, [`is_newer`], the tick arrays and the hooks
+//! `ticks.rs` ([`ChangeTick`], the constants, [`is_newer`], the tick arrays and the hooks
 //! a sparse set calls), `clock.rs` (the registry's clock and
 //! [`Registry::track_changes`]) and `removed.rs` ([`Removed`]); the
 //! filters [`Added`] and [`Changed`] are in `query/filters.rs`, the terms
-//! [`Ref`], [`RefMut`] and [`Untracked`] in `query/tracked.rs`, and
+//! [`Ref`], [`Mut`] and [`Untracked`] in `query/tracked.rs`, and
 //! [`Registry::view_since`] with the other view entry points in
 //! `query/view.rs`.
 
@@ -105,4 +107,6 @@ pub(crate) mod removed;
 pub(crate) mod ticks;
 
 pub use removed::{Removed, RemovedCursor};
-pub use ticks::{CHECK_INTERVAL, MAX_CHANGE_AGE, REMOVED_CAPACITY, STALE_AGE, is_newer};
+pub use ticks::{
+    CHECK_INTERVAL, ChangeTick, MAX_CHANGE_AGE, REMOVED_CAPACITY, STALE_AGE, is_newer,
+};

@@ -1,7 +1,8 @@
-//! The bottom of change detection: the constants of the clock, [`is_newer`],
-//! the tick arrays and removal log of one tracked pool ([`ChangeTicks`]),
-//! the hooks every structural path of a sparse set calls to keep them in
-//! step, and [`mark`], the store `&mut T` terms make on fetch.
+//! The bottom of change detection: [`ChangeTick`] and [`is_newer`], the
+//! constants of the clock, the tick arrays (raw `u32`s) and removal log of
+//! one tracked pool ([`ChangeTicks`]), the hooks every structural path of a
+//! sparse set calls to keep them in step, and [`mark`], the store `&mut T`
+//! terms make on fetch.
 
 use std::collections::VecDeque;
 
@@ -26,22 +27,111 @@ pub const STALE_AGE: u32 = MAX_CHANGE_AGE + CHECK_INTERVAL;
 /// and counted ([`Removed::missed`](crate::Removed::missed)).
 pub const REMOVED_CAPACITY: usize = 1 << 16;
 
-/// `true` when `tick` is newer than `since`, both read relative to `now`
-/// (wrapping), with `since` older than [`STALE_AGE`] counted as that old
-/// (older than any stored tick).
+/// A change tick: a reading of a registry's change clock
+/// ([`Registry::change_tick`](crate::Registry::change_tick)), which
+/// advances by one (wrapping, modulo 2^32) per
+/// [`advance_change_tick`](crate::Registry::advance_change_tick). Inserts
+/// and writes of tracked components are stamped with one; change filters
+/// and terms compare them with a `since` tick.
+///
+/// Not the frame tick (the scheduler's `Tick`, a `u64` frame number with a
+/// fixed step): a schedule advances the change tick several times a frame
+/// (before every wave and every apply).
+///
+/// Ticks wrap, so they have no order of their own: compare them relative
+/// to the current tick with [`is_newer_than`](Self::is_newer_than), and
+/// measure distances with [`age`](Self::age).
 ///
 /// # Examples
 ///
 /// ```
-/// use ecs_engine::is_newer;
+/// use ecs_engine::ChangeTick;
 ///
-/// assert!(is_newer(5, 4, 5));
-/// assert!(!is_newer(4, 4, 5));
+/// let now = ChangeTick::new(5);
+/// assert!(ChangeTick::new(5).is_newer_than(ChangeTick::new(4), now));
+/// assert!(!ChangeTick::new(4).is_newer_than(ChangeTick::new(4), now));
 /// // Across the wrap: tick 1 came 3 ticks after u32::MAX - 1.
-/// assert!(is_newer(1, u32::MAX - 1, 2));
+/// let since = ChangeTick::new(u32::MAX - 1);
+/// assert!(ChangeTick::new(1).is_newer_than(since, ChangeTick::new(2)));
+/// assert_eq!(since.age(ChangeTick::new(2)), 4);
+/// assert_eq!(since.wrapping_add(3), ChangeTick::new(1));
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[repr(transparent)]
+pub struct ChangeTick(u32);
+
+impl ChangeTick {
+    /// The tick with raw value `raw`.
+    #[inline]
+    pub const fn new(raw: u32) -> Self {
+        ChangeTick(raw)
+    }
+
+    /// The raw value.
+    #[inline]
+    pub const fn get(self) -> u32 {
+        self.0
+    }
+
+    /// The tick `advances` advances after this one (wrapping).
+    #[inline]
+    #[must_use]
+    pub const fn wrapping_add(self, advances: u32) -> Self {
+        ChangeTick(self.0.wrapping_add(advances))
+    }
+
+    /// The tick `advances` advances before this one (wrapping).
+    #[inline]
+    #[must_use]
+    pub const fn wrapping_sub(self, advances: u32) -> Self {
+        ChangeTick(self.0.wrapping_sub(advances))
+    }
+
+    /// How many advances ago this tick was, read at `now` (wrapping: a
+    /// tick after `now` reads as very old).
+    #[inline]
+    pub const fn age(self, now: ChangeTick) -> u32 {
+        now.0.wrapping_sub(self.0)
+    }
+
+    /// `true` when this tick is newer than `since`, both read relative to
+    /// `now` (wrapping), with `since` older than [`STALE_AGE`] counted as
+    /// that old (older than any stored tick).
+    #[inline]
+    pub fn is_newer_than(self, since: ChangeTick, now: ChangeTick) -> bool {
+        newer(self.0, since.0, now.0)
+    }
+}
+
+impl std::fmt::Display for ChangeTick {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// `true` when `tick` is newer than `since`, both read relative to `now`:
+/// [`ChangeTick::is_newer_than`] as a function.
+///
+/// # Examples
+///
+/// ```
+/// use ecs_engine::{ChangeTick, is_newer};
+///
+/// let t = ChangeTick::new;
+/// assert!(is_newer(t(5), t(4), t(5)));
+/// assert!(!is_newer(t(4), t(4), t(5)));
+/// // Across the wrap: tick 1 came 3 ticks after u32::MAX - 1.
+/// assert!(is_newer(t(1), t(u32::MAX - 1), t(2)));
 /// ```
 #[inline]
-pub fn is_newer(tick: u32, since: u32, now: u32) -> bool {
+pub fn is_newer(tick: ChangeTick, since: ChangeTick, now: ChangeTick) -> bool {
+    tick.is_newer_than(since, now)
+}
+
+/// [`ChangeTick::is_newer_than`] on the raw values the tick arrays store
+/// (the filters' and terms' hot path).
+#[inline]
+pub(crate) fn newer(tick: u32, since: u32, now: u32) -> bool {
     let since_age = now.wrapping_sub(since).min(STALE_AGE);
     now.wrapping_sub(tick) < since_age
 }

@@ -12,7 +12,7 @@ use std::marker::PhantomData;
 use parking_lot::MappedRwLockReadGuard;
 
 use super::traits::{Driver, QueryFilter, sealed};
-use crate::change::ticks::is_newer;
+use crate::change::ticks::newer;
 use crate::storage::locked::Locked;
 use crate::{Access, Component, ComponentAccess, EcsError, Entity, SparseSet};
 
@@ -258,7 +258,7 @@ filter_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
 /// A read lock on `T`'s pool: a query that writes `T` cannot take this
 /// filter (refused like [`With`](crate::With); a schedule refuses such a
 /// system at build). To write the components that changed, take
-/// [`RefMut<T>`](crate::RefMut) and test [`ComponentMut::is_changed`](crate::ComponentMut::is_changed).
+/// [`Mut<T>`](crate::Mut) and test [`ComponentMut::is_changed`](crate::ComponentMut::is_changed).
 ///
 /// # Examples
 ///
@@ -347,7 +347,7 @@ macro_rules! change_filter {
                     return false;
                 };
                 pool.ticks()
-                    .is_none_or(|t| is_newer(t.$field[i], since, t.now))
+                    .is_none_or(|t| newer(t.$field[i], since, t.now))
             }
 
             fn access(out: &mut dyn FnMut(ComponentAccess)) {

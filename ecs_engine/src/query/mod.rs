@@ -1,6 +1,6 @@
 //! Queries and views. What a view asks for: [`QueryData`] terms (`&T`,
 //! `&mut T`, `Option<Q>`, [`Entity`], [`Has`] and tuples of them, and the
-//! change-tracking [`Ref`], [`RefMut`] and [`Untracked`]) and
+//! change-tracking [`Ref`], [`Mut`] and [`Untracked`]) and
 //! [`QueryFilter`]s ([`With`], [`Without`], [`Or`], [`Added`],
 //! [`Changed`] and tuples of them).
 //!
@@ -18,7 +18,7 @@
 //! - `traits.rs`: the traits and the driver (runs, blocks, run cache);
 //! - `terms.rs`: `&T`, `&mut T`, `Option<Q>`, [`Entity`], [`Has`], tuples;
 //! - `filters.rs`: every filter;
-//! - `tracked.rs`: [`Ref`], [`RefMut`], [`Untracked`];
+//! - `tracked.rs`: [`Ref`], [`Mut`], [`Untracked`];
 //! - `view.rs` and `par.rs`: [`View`], [`ExclusiveView`], [`ViewIter`],
 //!   sequential and parallel passes, and (in `view.rs`) the view entry
 //!   points of `Registry` and `RegistryCell`;
@@ -36,7 +36,7 @@ pub use filters::{Added, Changed, Or, With, Without};
 pub use raw_view::{RawChunk, RawView};
 pub use terms::{Has, HasBlock, MutCursor};
 pub use tracked::{
-    ComponentMut, ComponentRef, Ref, RefBlock, RefCursor, RefMut, RefMutBlock, RefMutCursor,
+    ComponentMut, ComponentRef, Mut, MutTermBlock, MutTermCursor, Ref, RefBlock, RefCursor,
     Untracked,
 };
 pub use traits::{QueryData, QueryFilter, ReadOnlyQueryData};

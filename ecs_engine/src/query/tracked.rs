@@ -1,6 +1,6 @@
 //! The change-tracking query terms: [`Ref<T>`] (`T`, read, with its change
 //! state), [`Untracked<T>`] (`&mut T` that marks nothing) and
-//! [`RefMut<T>`] (`T`, writable, marked changed on `DerefMut`), all
+//! [`Mut<T>`] (`T`, writable, marked changed on `DerefMut`), all
 //! relative to the view's `since` tick; the ticks they read are kept by
 //! `change/ticks.rs`.
 
@@ -11,9 +11,9 @@ use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 
 use super::terms::MutCursor;
 use super::traits::{Driver, QueryData, ReadOnlyQueryData, block_start, sealed};
-use crate::change::ticks::is_newer;
+use crate::change::ticks::newer;
 use crate::storage::locked::Locked;
-use crate::{Access, Component, ComponentAccess, EcsError, Entity, SparseSet};
+use crate::{Access, ChangeTick, Component, ComponentAccess, EcsError, Entity, SparseSet};
 
 // --- Ref<T> ------------------------------------------------------------------
 
@@ -90,23 +90,23 @@ impl<'a, T> ComponentRef<'a, T> {
     /// `true` when the component was added after the view's `since` tick
     /// (always `true` for an untracked type).
     pub fn is_added(&self) -> bool {
-        is_newer(self.added, self.since, self.now)
+        newer(self.added, self.since, self.now)
     }
 
     /// `true` when the component was added or written after the view's
     /// `since` tick (always `true` for an untracked type).
     pub fn is_changed(&self) -> bool {
-        is_newer(self.changed, self.since, self.now)
+        newer(self.changed, self.since, self.now)
     }
 
-    /// The tick the component was added at.
-    pub fn added_tick(&self) -> u32 {
-        self.added
+    /// The change tick the component was added at.
+    pub fn added_tick(&self) -> ChangeTick {
+        ChangeTick::new(self.added)
     }
 
-    /// The tick the component was last written at.
-    pub fn changed_tick(&self) -> u32 {
-        self.changed
+    /// The change tick the component was last written at.
+    pub fn changed_tick(&self) -> ChangeTick {
+        ChangeTick::new(self.changed)
     }
 }
 
@@ -370,7 +370,7 @@ impl<T: Component> QueryData for Untracked<T> {
     }
 }
 
-// --- RefMut<T> -----------------------------------------------------------
+// --- Mut<T> -----------------------------------------------------------
 
 /// A query term: `T`, writable, with its change state; unlike `&mut T`, it
 /// marks the component changed only when written through
@@ -385,7 +385,7 @@ impl<T: Component> QueryData for Untracked<T> {
 /// # Examples
 ///
 /// ```
-/// use ecs_engine::{Changed, Entity, RefMut, Registry};
+/// use ecs_engine::{Changed, Entity, Mut, Registry};
 ///
 /// struct Health(u32);
 ///
@@ -395,7 +395,7 @@ impl<T: Component> QueryData for Untracked<T> {
 /// let b = registry.spawn((Health(0),));
 /// let since = registry.change_tick();
 /// registry.advance_change_tick();
-/// registry.view_mut::<RefMut<Health>>().each(|mut h| {
+/// registry.view_mut::<Mut<Health>>().each(|mut h| {
 ///     if h.0 == 0 {
 ///         h.0 = 10; // marks `b` only
 ///     }
@@ -408,15 +408,15 @@ impl<T: Component> QueryData for Untracked<T> {
 /// assert_eq!(changed, vec![b]);
 /// # let _ = a;
 /// ```
-pub struct RefMut<T>(PhantomData<fn() -> T>);
+pub struct Mut<T>(PhantomData<fn() -> T>);
 
-impl<T> std::fmt::Debug for RefMut<T> {
+impl<T> std::fmt::Debug for Mut<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "RefMut<{}>", std::any::type_name::<T>())
+        write!(f, "Mut<{}>", std::any::type_name::<T>())
     }
 }
 
-/// The item of a [`RefMut<T>`] term: `&mut T` that marks the component
+/// The item of a [`Mut<T>`] term: `&mut T` that marks the component
 /// changed on its first write (`DerefMut`), and its change state.
 pub struct ComponentMut<'a, T> {
     value: &'a mut T,
@@ -442,14 +442,14 @@ impl<T> ComponentMut<'_, T> {
     /// `true` when the component was added after the view's `since` tick
     /// (always `true` for an untracked type).
     pub fn is_added(&self) -> bool {
-        is_newer(self.added, self.since, self.now)
+        newer(self.added, self.since, self.now)
     }
 
     /// `true` when the component was added or written after the view's
     /// `since` tick, before this item was handed out (always `true` for
     /// an untracked type).
     pub fn is_changed(&self) -> bool {
-        is_newer(self.changed, self.since, self.now)
+        newer(self.changed, self.since, self.now)
     }
 
     /// The component, writable, without marking it changed (bevy's
@@ -475,40 +475,41 @@ impl<T> std::ops::DerefMut for ComponentMut<'_, T> {
     }
 }
 
-/// What a [`RefMut`] term reads per entity: the write-locked pool's parts
+/// What a [`Mut`] term reads per entity (named apart from [`MutCursor`],
+/// the `&mut T` cursor it wraps): the write-locked pool's parts
 /// and raw pointers to its components and ticks.
 #[doc(hidden)]
-pub struct RefMutCursor<'a, T> {
+pub struct MutTermCursor<'a, T> {
     inner: MutCursor<'a, T>,
     added: *const u32,
     since: u32,
 }
 
-impl<T> std::fmt::Debug for RefMutCursor<'_, T> {
+impl<T> std::fmt::Debug for MutTermCursor<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RefMutCursor").finish_non_exhaustive()
+        f.debug_struct("MutTermCursor").finish_non_exhaustive()
     }
 }
 
-impl<T> Clone for RefMutCursor<'_, T> {
+impl<T> Clone for MutTermCursor<'_, T> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<T> Copy for RefMutCursor<'_, T> {}
+impl<T> Copy for MutTermCursor<'_, T> {}
 
 // SAFETY: as `MutCursor` (which this wraps): each thread builds items for
 // distinct entities only (the `QueryData::fetch` contract); the added ticks
 // are only read.
-unsafe impl<T: Send + Sync> Send for RefMutCursor<'_, T> {}
+unsafe impl<T: Send + Sync> Send for MutTermCursor<'_, T> {}
 // SAFETY: see the `Send` impl above.
-unsafe impl<T: Send + Sync> Sync for RefMutCursor<'_, T> {}
+unsafe impl<T: Send + Sync> Sync for MutTermCursor<'_, T> {}
 
-/// A block of a [`RefMut`] term: its `&mut T` block and its added ticks.
+/// A block of a [`Mut`] term: its `&mut T` block and its added ticks.
 #[doc(hidden)]
 #[derive(Debug)]
-pub struct RefMutBlock<'a, T> {
+pub struct MutTermBlock<'a, T> {
     values: *mut T,
     changed: *mut u32,
     added: *const u32,
@@ -517,13 +518,13 @@ pub struct RefMutBlock<'a, T> {
     _borrow: PhantomData<&'a mut [T]>,
 }
 
-impl<T> Clone for RefMutBlock<'_, T> {
+impl<T> Clone for MutTermBlock<'_, T> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<T> Copy for RefMutBlock<'_, T> {}
+impl<T> Copy for MutTermBlock<'_, T> {}
 
 /// The item for raw parts at one position.
 ///
@@ -560,13 +561,13 @@ unsafe fn item_mut<'a, T>(
     }
 }
 
-impl<T: Component> sealed::SealedQueryData for RefMut<T> {}
+impl<T: Component> sealed::SealedQueryData for Mut<T> {}
 
-impl<T: Component> QueryData for RefMut<T> {
+impl<T: Component> QueryData for Mut<T> {
     type Item<'a> = ComponentMut<'a, T>;
     type Borrow<'w> = (Option<MappedRwLockWriteGuard<'w, SparseSet<T>>>, u32);
-    type Cursor<'a> = Option<RefMutCursor<'a, T>>;
-    type Block<'a> = RefMutBlock<'a, T>;
+    type Cursor<'a> = Option<MutTermCursor<'a, T>>;
+    type Block<'a> = MutTermBlock<'a, T>;
     type Run = Option<usize>;
     const DRIVES: bool = true;
 
@@ -587,7 +588,7 @@ impl<T: Component> QueryData for RefMut<T> {
             Some(c) => c.added.as_ptr(),
             None => std::ptr::null(),
         };
-        Some(RefMutCursor {
+        Some(MutTermCursor {
             inner: MutCursor::of(pool),
             added,
             since,
@@ -645,7 +646,7 @@ impl<T: Component> QueryData for RefMut<T> {
                 (data.add(start), ticks.add(start), c.added.add(start))
             }
         };
-        Some(RefMutBlock {
+        Some(MutTermBlock {
             values,
             changed,
             added,

@@ -15,7 +15,9 @@ use super::raw_view::RawView;
 use super::traits::{Driver, QueryData, QueryFilter, ReadOnlyQueryData};
 use crate::disabled::{self, Disabled, DisabledBorrow};
 use crate::storage::locked::Locked;
-use crate::{Access, Component, ComponentId, EcsError, Entity, Registry, RegistryCell, SparseSet};
+use crate::{
+    Access, ChangeTick, Component, ComponentId, EcsError, Entity, Registry, RegistryCell, SparseSet,
+};
 
 /// The pools of a query `Q`, borrowed (locked) for as long as the view
 /// lives, with a filter `F` on the entities visited.
@@ -667,7 +669,7 @@ impl Registry {
     }
 
     /// Starts tracking the changes of every type `Q` or `F` asks about
-    /// (`Added`, `Changed`, `Ref`, `RefMut`), as a schedule does at build,
+    /// (`Added`, `Changed`, `Ref`, `Mut`), as a schedule does at build,
     /// so a view that asks is never silently answered "everything" for a
     /// type nobody tracked: a type starts with every component stamped
     /// now, as for a system's first run.
@@ -692,7 +694,10 @@ impl Registry {
     ///
     /// Never for a well-formed program (read locks through `&self`).
     #[track_caller]
-    pub fn view_since<Q: ReadOnlyQueryData, F: QueryFilter>(&self, since: u32) -> View<'_, Q, F> {
+    pub fn view_since<Q: ReadOnlyQueryData, F: QueryFilter>(
+        &self,
+        since: ChangeTick,
+    ) -> View<'_, Q, F> {
         View::new(Locked::shared(self).with_since(since))
             .unwrap_or_else(|e| panic!("Registry::view_since: {e}"))
     }
@@ -703,7 +708,10 @@ impl Registry {
     ///
     /// As [`view_filtered`](Self::view_filtered).
     #[track_caller]
-    pub fn view_mut_since<Q: QueryData, F: QueryFilter>(&mut self, since: u32) -> View<'_, Q, F> {
+    pub fn view_mut_since<Q: QueryData, F: QueryFilter>(
+        &mut self,
+        since: ChangeTick,
+    ) -> View<'_, Q, F> {
         self.track_observed::<Q, F>();
         View::new(Locked::exclusive(self).with_since(since))
             .unwrap_or_else(|e| panic!("Registry::view_mut_since: {e}"))
@@ -765,7 +773,7 @@ impl<'w> RegistryCell<'w> {
     /// As [`view`](Self::view).
     pub fn view_since<Q: QueryData, F: QueryFilter>(
         &self,
-        since: u32,
+        since: ChangeTick,
     ) -> Result<View<'_, Q, F>, EcsError> {
         View::new(self.locked().with_since(since))
     }

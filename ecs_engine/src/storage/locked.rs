@@ -14,7 +14,9 @@
 use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 
 use crate::storage::pools::LockedBlob;
-use crate::{Access, Component, ComponentId, ComponentInfo, EcsError, EntityAllocator, Registry};
+use crate::{
+    Access, ChangeTick, Component, ComponentId, ComponentInfo, EcsError, EntityAllocator, Registry,
+};
 use crate::{Entity, SparseSet};
 
 /// A borrow of a registry whose pools and resources are reached through
@@ -26,7 +28,7 @@ use crate::{Entity, SparseSet};
 pub struct Locked<'w> {
     registry: &'w Registry,
     /// The tick change filters and terms compare with (`query/filters.rs`,
-    /// `query/tracked.rs`).
+    /// `query/tracked.rs`), raw as the tick arrays store it.
     since: u32,
 }
 
@@ -41,7 +43,7 @@ impl std::fmt::Debug for Locked<'_> {
 impl<'w> Locked<'w> {
     /// The locks of an exclusively borrowed registry: any lock may be taken.
     pub(crate) fn exclusive(registry: &'w mut Registry) -> Self {
-        let since = registry.change_tick().wrapping_sub(1);
+        let since = registry.change_tick().wrapping_sub(1).get();
         Locked { registry, since }
     }
 
@@ -51,13 +53,16 @@ impl<'w> Locked<'w> {
     /// for a write lock), so the unlocked reads of other `&Registry` users
     /// meet no writer.
     pub(crate) fn shared(registry: &'w Registry) -> Self {
-        let since = registry.change_tick().wrapping_sub(1);
+        let since = registry.change_tick().wrapping_sub(1).get();
         Locked { registry, since }
     }
 
     /// The same locks, with change filters comparing with `since`.
-    pub(crate) fn with_since(self, since: u32) -> Self {
-        Locked { since, ..self }
+    pub(crate) fn with_since(self, since: ChangeTick) -> Self {
+        Locked {
+            since: since.get(),
+            ..self
+        }
     }
 
     /// The tick change filters and terms compare with: by default the one
@@ -68,7 +73,7 @@ impl<'w> Locked<'w> {
 
     /// The registry's change tick (no lock guards it: it only advances
     /// through `&mut Registry`).
-    pub(crate) fn change_tick(self) -> u32 {
+    pub(crate) fn change_tick(self) -> ChangeTick {
         self.registry.change_tick()
     }
 

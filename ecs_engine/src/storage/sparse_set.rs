@@ -17,7 +17,7 @@
 mod remove_many;
 
 use super::lookup::{EMPTY, RunInfo, SparseIndex};
-use crate::change::ticks::{self, ChangeTicks, TickSlices};
+use crate::change::ticks::{self, ChangeTick, ChangeTicks, TickSlices};
 use crate::panic::FirstPanic;
 use crate::{EcsError, Entity, InsertError};
 
@@ -459,10 +459,13 @@ impl<T> SparseSet<T> {
 
     /// The (added, changed) ticks of `entity`'s component; `None` when it
     /// has none or the pool keeps no ticks.
-    pub fn change_ticks(&self, entity: Entity) -> Option<(u32, u32)> {
+    pub fn change_ticks(&self, entity: Entity) -> Option<(ChangeTick, ChangeTick)> {
         let c = self.changes.as_ref()?;
         let i = self.dense_index(entity)?;
-        Some((c.added_at(i), c.changed_at(i)))
+        Some((
+            ChangeTick::new(c.added_at(i)),
+            ChangeTick::new(c.changed_at(i)),
+        ))
     }
 
     /// `entity`'s component, mutable, without marking it changed: for a

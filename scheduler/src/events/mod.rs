@@ -71,6 +71,15 @@ use parking_lot::Mutex;
 /// events again the next time it runs (within the window), so nothing is
 /// lost to a failure.
 ///
+/// # Not for input from other threads
+///
+/// `Events` are sent and read by systems (and between ticks through
+/// `&mut Registry`). Values produced on other threads (input devices, the
+/// network) go through the thread-safe input queue, the `event_queue`
+/// crate's `EventQueue<T>`, drained by the game loop, or, to replay
+/// identically, through the engine's tick-stamped input
+/// (`EngineBuilder::input_producer`), which delivers them as events.
+///
 /// # Examples
 ///
 /// ```
@@ -111,8 +120,10 @@ pub struct Events<T> {
     start: u64,
     /// Sequence number the next event gets.
     sent: u64,
-    /// The tick events are stamped with now.
-    now: u64,
+    /// The frame tick number ([`Tick::number`](crate::Tick::number))
+    /// events sent now are stamped with: the tick running, or between
+    /// ticks the last one that ran. Not a change tick.
+    tick_number: u64,
     retention: u64,
     /// The reader systems known from the schedule (registration indices):
     /// an event all of them have seen is dropped at the next tick.
@@ -136,6 +147,7 @@ pub struct Events<T> {
 #[derive(Debug)]
 struct Chunk<T> {
     start: u64,
+    /// The frame tick number the events were sent in.
     tick: u64,
     events: Vec<T>,
 }
@@ -171,7 +183,7 @@ impl<T> Events<T> {
             chunks: VecDeque::new(),
             start: 0,
             sent: 0,
-            now: 0,
+            tick_number: 0,
             retention: ticks.max(2),
             readers: Vec::new(),
             pending: Mutex::new(Vec::new()),
@@ -227,17 +239,17 @@ impl<T> Events<T> {
         }
     }
 
-    /// Appends `value`, stamped with the current tick (between ticks: the
-    /// last tick that ran).
+    /// Appends `value`, stamped with the current frame tick number
+    /// (between ticks: the last tick that ran).
     pub fn send(&mut self, value: T) {
         match self.chunks.back_mut() {
-            Some(chunk) if chunk.tick == self.now => chunk.events.push(value),
+            Some(chunk) if chunk.tick == self.tick_number => chunk.events.push(value),
             _ => {
                 let mut events = self.spare.get_mut().pop().unwrap_or_default();
                 events.push(value);
                 self.chunks.push_back(Chunk {
                     start: self.sent,
-                    tick: self.now,
+                    tick: self.tick_number,
                     events,
                 });
             }
@@ -245,10 +257,10 @@ impl<T> Events<T> {
         self.sent += 1;
     }
 
-    /// Starts tick `tick`: drops the events older than the retention
+    /// Starts frame tick number `tick`: drops the events older than the retention
     /// window, and those every known reader has seen.
     pub(crate) fn begin_tick(&mut self, tick: u64) {
-        self.now = tick;
+        self.tick_number = tick;
         let seen = {
             let cursors = self.cursors.get_mut();
             self.readers
@@ -292,7 +304,7 @@ impl<T> Events<T> {
                 self.sent += events.len() as u64;
                 self.chunks.push_back(Chunk {
                     start,
-                    tick: self.now,
+                    tick: self.tick_number,
                     events,
                 });
             }

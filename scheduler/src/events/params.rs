@@ -174,7 +174,7 @@ impl<T: Send + Sync + 'static> SystemParam for EventWriter<'_, T> {
         Ok(EventWriter {
             events,
             buffer,
-            system: ctx.system_index(),
+            system: ctx.events_key(),
         })
     }
 }
@@ -189,7 +189,7 @@ impl<T: Send + Sync + 'static> SystemParam for EventReader<'_, T> {
 
     fn fetch<'s>(ctx: &'s SystemContext<'_>) -> Result<Self::Item<'s>, SystemError> {
         let events = ctx.events::<T>(Access::Read)?;
-        let system = ctx.system_index();
+        let system = ctx.events_key();
         let (from, to, missed) = events.read_for(system);
         Ok(EventReader {
             events,

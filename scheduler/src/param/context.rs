@@ -7,8 +7,8 @@ use std::ptr::NonNull;
 
 use command_buffer::CommandBuffer;
 use ecs_engine::{
-    Access, ComponentAccess, ComponentId, ComponentInfo, Entity, QueryData, QueryFilter, RawView,
-    RegistryCell, View,
+    Access, ChangeTick, ComponentAccess, ComponentId, ComponentInfo, Entity, QueryData,
+    QueryFilter, RawView, RegistryCell, View,
 };
 use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 
@@ -38,7 +38,11 @@ pub struct SystemContext<'a> {
     cell: &'a RegistryCell<'a>,
     commands: RefCell<&'a mut CommandBuffer>,
     tick: Tick,
-    system: usize,
+    /// The running system ([`with_system_id`](Self::with_system_id)).
+    system: SystemId,
+    /// The key of its event cursors and its place in the merge order of
+    /// sent events ([`with_events_key`](Self::with_events_key)).
+    events_key: usize,
 }
 
 impl std::fmt::Debug for SystemContext<'_> {
@@ -67,30 +71,45 @@ impl<'a> SystemContext<'a> {
             cell,
             commands: RefCell::new(commands),
             tick,
-            system: 0,
+            system: SystemId(0),
+            events_key: 0,
         }
     }
 
-    /// Sets the running system's registration index (default 0): the
-    /// order its sent events are merged in, and the key of its event
-    /// cursors. The scheduler sets it.
+    /// Sets the running system (default: `SystemId` 0), and with it the
+    /// key of its event cursors and its place in the order sent events
+    /// are merged in: its index (a schedule keys its startup systems'
+    /// events after the tick systems' instead, leaving
+    /// [`system_index`](Self::system_index) the system's own index). The
+    /// scheduler sets it.
     pub fn with_system_id(mut self, id: SystemId) -> Self {
-        self.system = id.index();
+        self.system = id;
+        self.events_key = id.index();
         self
     }
 
     /// Sets the key of the running system's event cursors and of its
-    /// place in the order sent events are merged in (the scheduler's:
-    /// startup systems are numbered after the tick systems).
+    /// place in the order sent events are merged in, leaving its
+    /// [`system_index`](Self::system_index) alone (the scheduler's:
+    /// startup systems are keyed after the tick systems, so a startup
+    /// reader never shares a cursor with a tick system).
     pub(crate) fn with_events_key(mut self, key: usize) -> Self {
-        self.system = key;
+        self.events_key = key;
         self
     }
 
-    /// The running system's registration index (for a startup system run
-    /// by a schedule: the number of tick systems plus its startup index).
+    /// The running system's registration index ([`SystemId::index`]):
+    /// its place among the tick systems, or for a startup system among
+    /// the startup systems.
     pub fn system_index(&self) -> usize {
-        self.system
+        self.system.index()
+    }
+
+    /// The key of the running system's event cursors and its place in
+    /// the merge order of sent events (see
+    /// [`with_events_key`](Self::with_events_key)).
+    pub(crate) fn events_key(&self) -> usize {
+        self.events_key
     }
 
     /// The channel of events `T`, checked against the declared event
@@ -217,7 +236,7 @@ impl<'a> SystemContext<'a> {
     /// As [`query_filtered`](Self::query_filtered).
     pub fn query_since<Q: QueryData, F: QueryFilter>(
         &self,
-        since: u32,
+        since: ChangeTick,
     ) -> Result<View<'_, Q, F>, SystemError> {
         self.check_components(|out| {
             Q::access(out);
@@ -230,7 +249,7 @@ impl<'a> SystemContext<'a> {
 
     /// The registry's change tick for this run (the same for every system
     /// of a wave).
-    pub fn change_tick(&self) -> u32 {
+    pub fn change_tick(&self) -> ChangeTick {
         self.cell.change_tick()
     }
 

@@ -55,8 +55,8 @@
 use std::ops::{Deref, DerefMut};
 
 use ecs_engine::{
-    Access, Component, ComponentAccess, MAX_CHANGE_AGE, QueryData, QueryFilter, Removed,
-    RemovedCursor, STALE_AGE, View,
+    Access, ChangeTick, Component, ComponentAccess, MAX_CHANGE_AGE, QueryData, QueryFilter,
+    Removed, RemovedCursor, STALE_AGE, View,
 };
 
 use crate::{LocalState, SystemAccess, SystemContext, SystemError, SystemParam};
@@ -221,32 +221,36 @@ impl<Q: QueryData + 'static, F: QueryFilter + 'static> SystemParam for Query<'_,
     }
 }
 
-/// The change tick a system parameter's system last ran at, kept in the
-/// parameter's [`LocalState`]; `None` before the first run.
+/// The change tick ([`ChangeTick`]) a system parameter's system last ran
+/// at, kept in the parameter's [`LocalState`]; `None` before the first
+/// run. This is what "last run" means in this crate (as bevy's
+/// `last_run`): the records of runs (frame tick, worker, start, duration)
+/// are [`SystemRun`](crate::SystemRun)s, from
+/// [`Schedule::system_runs`](crate::Schedule::system_runs).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct LastRun(Option<u32>);
+pub struct LastRun(Option<ChangeTick>);
 
 impl LastRun {
     /// The `since` tick for a run at change tick `now`: the previous
     /// run's tick, or one older than every stored tick
     /// ([`STALE_AGE`](ecs_engine::STALE_AGE)) for a first run or one past
     /// the horizon, so it sees everything.
-    pub fn since(&self, now: u32) -> u32 {
+    pub fn since(&self, now: ChangeTick) -> ChangeTick {
         match self.0 {
-            Some(last) if now.wrapping_sub(last) <= MAX_CHANGE_AGE => last,
+            Some(last) if last.age(now) <= MAX_CHANGE_AGE => last,
             _ => now.wrapping_sub(STALE_AGE),
         }
     }
 
     /// [`since`](Self::since), and records `now` as the last run.
-    pub fn start(&mut self, now: u32) -> u32 {
+    pub fn start(&mut self, now: ChangeTick) -> ChangeTick {
         let since = self.since(now);
         self.0 = Some(now);
         since
     }
 
-    /// The tick of the last run, if there was one.
-    pub fn tick(&self) -> Option<u32> {
+    /// The change tick of the last run, if there was one.
+    pub fn tick(&self) -> Option<ChangeTick> {
         self.0
     }
 }
