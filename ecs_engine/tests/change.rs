@@ -485,7 +485,7 @@ struct System {
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: if cfg!(miri) { 3 } else { 128 },
+        cases: if cfg!(miri) { 2 } else { 128 },
         failure_persistence: None,
         ..ProptestConfig::default()
     })]

@@ -253,7 +253,7 @@ fn check_all(ops: &[Op]) {
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: if cfg!(miri) { 4 } else { 128 },
+        cases: if cfg!(miri) { 2 } else { 128 },
         failure_persistence: None,
         ..ProptestConfig::default()
     })]

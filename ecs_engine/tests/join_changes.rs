@@ -177,7 +177,7 @@ proptest! {
     })]
 
     #[test]
-    fn joins_match_the_model_after_any_changes(ops in prop::collection::vec(op(), 0..200)) {
+    fn joins_match_the_model_after_any_changes(ops in prop::collection::vec(op(), 0..if cfg!(miri) { 40 } else { 200 })) {
         run(&ops);
     }
 }
@@ -189,7 +189,7 @@ fn long_runs_of_small_changes_stay_exact() {
     let mut ops = Vec::new();
     let rounds = if cfg!(miri) { 3 } else { 200 };
     for round in 0..rounds {
-        for k in 0..40 {
+        for k in 0..if cfg!(miri) { 12 } else { 40 } {
             ops.push(Op::Despawn(round * 7919 + k * 104_729));
             ops.push(Op::SpawnBoth);
         }

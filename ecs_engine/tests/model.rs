@@ -309,7 +309,7 @@ fn run(ops: Vec<Op>) {
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: if cfg!(miri) { 3 } else { 256 },
+        cases: if cfg!(miri) { 2 } else { 256 },
         failure_persistence: None,
         ..ProptestConfig::default()
     })]

@@ -147,7 +147,7 @@ fn joined(model: &HashMap<(Entity, usize), u64>, live: &[Entity], cs: &[usize]) 
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: if cfg!(miri) { 3 } else { 256 },
+        cases: if cfg!(miri) { 2 } else { 256 },
         failure_persistence: None,
         ..ProptestConfig::default()
     })]

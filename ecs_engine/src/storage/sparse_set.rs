@@ -563,14 +563,16 @@ mod tests {
 
     #[test]
     fn far_index_costs_one_page() {
+        // Miri fills the page table slot by slot: a nearer index there.
+        let far = if cfg!(miri) { 1_000_000 } else { 10_000_000 };
         let mut set = SparseSet::new();
-        set.insert(e(10_000_000, 1), 1u8).unwrap();
+        set.insert(e(far, 1), 1u8).unwrap();
         let pages = set.sparse.pages.iter().flatten().count();
         assert_eq!(pages, 1);
         // The page table holds one pointer per page up to the index.
-        let table = (10_000_000 / PAGE_LEN + 1) * 8;
+        let table = (far as usize / PAGE_LEN + 1) * 8;
         assert!(set.heap_bytes() < table + PAGE_LEN * 4 + 16 * 1024);
-        assert!(!set.contains(e(9_999_999, 1)));
+        assert!(!set.contains(e(far - 1, 1)));
         assert!(!set.contains(e(u32::MAX - 1, 1)));
     }
 
@@ -614,7 +616,7 @@ mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig {
-            cases: if cfg!(miri) { 4 } else { 256 },
+            cases: if cfg!(miri) { 2 } else { 256 },
             failure_persistence: None,
             ..proptest::prelude::ProptestConfig::default()
         })]
