@@ -331,3 +331,52 @@ fn a_batch_that_ran_dry_keeps_placeholders_until_applied() {
     commands.apply(&mut registry);
     assert_eq!(registry.get::<Health>(third), Some(&Health(3)));
 }
+
+#[test]
+fn handles_reserved_before_the_entities_were_replaced_are_dropped_not_reused() {
+    let mut registry = Registry::new();
+    let mut kept = CommandBuffer::new();
+    kept.prepare(&mut registry);
+    let mut dropped = CommandBuffer::new();
+    dropped.prepare(&mut registry);
+    let dropped_handles = dropped.reserve_state().handles;
+    // The world to load holds both buffers' handles as reserved: they are
+    // what the loaded run's own buffers will restore.
+    let loaded = registry.entities().clone();
+    let stale = kept.reserve_state().handles;
+    drop(dropped);
+
+    registry.replace_entities(loaded);
+    assert_eq!(registry.entities_epoch(), 1);
+    // The kept buffer drops its stale handles (neither spawned nor
+    // cancelled) and reserves anew; the dropped buffer's orphans, of the
+    // old epoch, are not cancelled in the new allocator either.
+    assert!(kept.resync(&mut registry));
+    assert_eq!(registry.entities().reserved(), 3 * 64);
+    assert!(
+        dropped_handles
+            .iter()
+            .all(|&e| registry.entities().is_reserved(e))
+    );
+    let fresh = kept.reserve_state().handles;
+    assert_eq!(fresh.len(), 64);
+    assert!(fresh.iter().all(|e| !stale.contains(e)));
+
+    let e = kept.spawn((Health(7),));
+    assert_eq!(e, fresh[0]);
+    kept.apply(&mut registry);
+    assert_eq!(registry.get::<Health>(e), Some(&Health(7)));
+    assert!(stale.iter().all(|&s| !registry.is_alive(s)));
+}
+
+#[test]
+#[should_panic(expected = "before the registry's entities were replaced")]
+fn spawns_recorded_before_the_entities_were_replaced_are_refused_at_apply() {
+    let mut registry = Registry::new();
+    let mut commands = CommandBuffer::new();
+    commands.prepare(&mut registry);
+    let loaded = registry.entities().clone();
+    commands.spawn((Health(1),));
+    registry.replace_entities(loaded);
+    commands.apply(&mut registry);
+}

@@ -62,6 +62,9 @@ pub struct Registry {
     pub(crate) has_hierarchy: bool,
     /// The change tick and the tracked types (`change/clock.rs`).
     pub(crate) change: crate::change::clock::ChangeClock,
+    /// How many times [`replace_entities`](Registry::replace_entities)
+    /// swapped the allocator (`entity/allocator_state.rs`).
+    pub(crate) entities_epoch: u64,
 }
 
 /// The value [`Registry::try_insert`] refused, with the reason.

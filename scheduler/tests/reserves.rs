@@ -115,3 +115,58 @@ fn bad_reserves_are_refused_and_change_nothing() {
     );
     assert_eq!(first.command_reserves(), before);
 }
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Tag(u64);
+
+/// Spawns one entity per tick and then inserts a `Tag` on the handle the
+/// spawn returned: the pattern that, with a stale reserve, would tag an
+/// unrelated entity.
+fn spawn_and_tag(tick: Tick, mut commands: Commands) {
+    let entity = commands.spawn((Age(tick.number),));
+    commands.insert(entity, Tag(tick.number));
+}
+
+#[test]
+fn a_world_loaded_into_a_running_schedule_is_never_written_by_stale_handles() {
+    // The world to load: 40 entities, saved as a snapshot loader sees it.
+    let mut source = Registry::new();
+    let saved: Vec<Entity> = (0..40).map(|n| source.spawn((Age(1_000 + n),))).collect();
+    let entities = source.entities().export_state();
+
+    for threads in [1, 2] {
+        let mut registry = Registry::new();
+        let mut builder = Schedule::builder();
+        builder.add(spawn_and_tag);
+        builder.threads(threads);
+        let mut schedule = builder.build(&mut registry).unwrap();
+        run(&mut schedule, &mut registry, 0..3);
+
+        // The load: the buffer's reserve still holds handles of the old
+        // allocator, and the loaded world's entities have the same indices.
+        registry.replace_entities(EntityAllocator::from_state(entities.clone()).unwrap());
+        for (n, &entity) in saved.iter().enumerate() {
+            registry.insert(entity, Age(1_000 + n as u64)).unwrap();
+        }
+        run(&mut schedule, &mut registry, 3..5);
+
+        for (n, &entity) in saved.iter().enumerate() {
+            assert_eq!(registry.get::<Age>(entity), Some(&Age(1_000 + n as u64)));
+            assert_eq!(registry.get::<Tag>(entity), None, "{threads} threads");
+        }
+        let mut tagged: Vec<(Entity, u64, u64)> = registry
+            .view::<(Entity, &Age, &Tag)>()
+            .iter()
+            .map(|(e, a, t)| (e, a.0, t.0))
+            .collect();
+        tagged.sort_by_key(|&(_, age, _)| age);
+        assert_eq!(
+            tagged.iter().map(|&(_, a, t)| (a, t)).collect::<Vec<_>>(),
+            vec![(3, 3), (4, 4)],
+            "{threads} threads: the two spawns after the load, each with its own tag"
+        );
+        assert!(tagged.iter().all(|(e, ..)| !saved.contains(e)));
+        assert_eq!(registry.len(), saved.len() + 2);
+        assert_eq!(schedule.command_report().total_skipped(), 0);
+    }
+}

@@ -548,6 +548,15 @@ impl Snapshots {
     /// Everything is decoded and checked before the registry changes: on
     /// any error it is exactly as before.
     ///
+    /// Loading into the registry of a running schedule or engine is safe:
+    /// the load goes through
+    /// [`Registry::replace_entities`](ecs_engine::Registry::replace_entities),
+    /// and every command buffer drops the handles it reserved before and
+    /// reserves anew before its next spawn (`CommandBuffer::resync`), so
+    /// no spawn returns, and no later command writes onto, a loaded
+    /// entity. To resume the saved run with its own spawn ids, restore the
+    /// saved reserves too (`Engine::restore_command_reserves`).
+    ///
     /// # Errors
     ///
     /// - [`SnapshotError::Version`]: the snapshot's format version is not

@@ -61,29 +61,34 @@ use crate::{CommandBuffer, ReservePolicy};
 /// buffers gave back; stored in the registry as [`LedgerResource`].
 #[derive(Debug, Default)]
 pub(crate) struct Ledger {
-    orphans: Mutex<Vec<Entity>>,
+    /// Handles of dropped buffers, with the registry's entities epoch they
+    /// were reserved in.
+    orphans: Mutex<Vec<(u64, Entity)>>,
     has_orphans: AtomicBool,
 }
 
 impl Ledger {
-    fn adopt(&self, handles: impl IntoIterator<Item = Entity>) {
+    fn adopt(&self, epoch: u64, handles: impl IntoIterator<Item = Entity>) {
         let mut orphans = self.orphans.lock().unwrap_or_else(PoisonError::into_inner);
-        orphans.extend(handles);
+        orphans.extend(handles.into_iter().map(|entity| (epoch, entity)));
         self.has_orphans
             .store(!orphans.is_empty(), Ordering::Release);
     }
 
     /// Cancels every orphaned handle, sorted, so their slots return to the
     /// free queue in an order that does not depend on which buffer dropped
-    /// first.
+    /// first. Handles from an earlier entities epoch are dropped: they name
+    /// nothing of the registry's present allocator.
     fn reclaim(&self, registry: &mut Registry) {
         if !self.has_orphans.swap(false, Ordering::Acquire) {
             return;
         }
         let mut orphans =
             std::mem::take(&mut *self.orphans.lock().unwrap_or_else(PoisonError::into_inner));
+        let epoch = registry.entities_epoch();
+        orphans.retain(|&(from, _)| from == epoch);
         orphans.sort_unstable();
-        for entity in orphans {
+        for (_, entity) in orphans {
             // A handle the user already activated or cancelled by hand is
             // simply not reserved any more.
             let _ = registry.cancel_reserved(entity);
@@ -109,6 +114,9 @@ pub(crate) struct Reserve {
     /// Reserved handles of discarded spawns, cancelled at the next apply.
     to_cancel: Vec<Entity>,
     ledger: Option<Arc<Ledger>>,
+    /// The registry's [`entities_epoch`](Registry::entities_epoch) the
+    /// handles were reserved in.
+    epoch: u64,
     pub(crate) policy: ReservePolicy,
     /// Spawns recorded since the last apply or clear.
     spawns: usize,
@@ -275,14 +283,17 @@ impl Reserve {
     }
 
     /// Binds this buffer to `registry`'s ledger (creating it if `create`),
-    /// reclaims the registry's orphaned handles, and cancels this buffer's
-    /// discarded ones.
+    /// drops its handles if the registry's entities were replaced since
+    /// they were reserved, reclaims the registry's orphaned handles, and
+    /// cancels this buffer's discarded ones.
     ///
     /// # Panics
     ///
-    /// When this buffer holds handles reserved from another registry.
+    /// When this buffer holds handles reserved from another registry, or
+    /// spawns recorded with handles of replaced entities.
     #[track_caller]
     pub(crate) fn connect(&mut self, registry: &mut Registry, create: bool) {
+        self.forget_replaced(registry.entities_epoch());
         let current = registry.resource::<LedgerResource>().map(|r| &r.0);
         let same = match (&self.ledger, current) {
             (Some(mine), Some(theirs)) => Arc::ptr_eq(mine, theirs),
@@ -310,6 +321,30 @@ impl Reserve {
         for entity in self.to_cancel.drain(..) {
             let _ = registry.cancel_reserved(entity);
         }
+    }
+
+    /// Drops every held handle when they were reserved in an earlier
+    /// entities epoch than `epoch` (the registry's allocator was replaced
+    /// since: they name nothing, or an unrelated entity, so they are
+    /// neither spawned nor cancelled).
+    ///
+    /// # Panics
+    ///
+    /// When spawns recorded since the last apply got such handles.
+    #[track_caller]
+    fn forget_replaced(&mut self, epoch: u64) {
+        if self.epoch == epoch {
+            return;
+        }
+        assert!(
+            self.handed_out == 0 && self.lane.is_none(),
+            "CommandBuffer holds spawns recorded with handles reserved before the \
+             registry's entities were replaced (Registry::replace_entities, a snapshot \
+             load); apply or clear the buffer before replacing them"
+        );
+        self.handles.clear();
+        self.to_cancel.clear();
+        self.epoch = epoch;
     }
 
     /// Reserves handles until `target` are not handed out; stops early at
@@ -372,7 +407,7 @@ impl Reserve {
                 .chain(self.to_cancel.drain(..))
                 .collect();
             if !handles.is_empty() {
-                ledger.adopt(handles);
+                ledger.adopt(self.epoch, handles);
             }
         }
     }
@@ -430,11 +465,14 @@ impl CommandBuffer {
     /// buffer). [`apply`](Self::apply) does this itself at its end; call
     /// `prepare` once for each new buffer, in a fixed order, before its
     /// first wave. It stops quietly at the live-entity limit, as the top-up
-    /// in apply does.
+    /// in apply does. Handles reserved before the registry's entities were
+    /// replaced are dropped first (see [`resync`](Self::resync)).
     ///
     /// # Panics
     ///
-    /// When this buffer holds handles reserved from another registry.
+    /// When this buffer holds handles reserved from another registry, or
+    /// unapplied spawns recorded before the registry's entities were
+    /// replaced.
     ///
     /// # Examples
     ///
@@ -453,6 +491,48 @@ impl CommandBuffer {
     pub fn prepare(&mut self, registry: &mut Registry) {
         self.reserve.connect(registry, false);
         self.reserve.adjust(registry);
+    }
+
+    /// Re-reserves after `registry`'s entities were replaced
+    /// ([`Registry::replace_entities`], which a snapshot load calls) since
+    /// this buffer reserved its handles: they name nothing of the new
+    /// allocator, or an unrelated entity, so they are dropped (neither
+    /// spawned nor cancelled) and the reserve is refilled as by
+    /// [`prepare`](Self::prepare). Returns whether it did; otherwise it
+    /// does nothing, in O(1). The scheduler calls it for every buffer
+    /// before each wave, so a `spawn` after a load never returns a handle
+    /// of the loaded world.
+    ///
+    /// # Panics
+    ///
+    /// When spawns recorded before the replacement are still unapplied
+    /// (apply or clear the buffer first), or the buffer holds handles
+    /// reserved from another registry.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use command_buffer::CommandBuffer;
+    /// use ecs_engine::Registry;
+    ///
+    /// let mut registry = Registry::new();
+    /// let mut commands = CommandBuffer::new();
+    /// commands.prepare(&mut registry);
+    /// let saved = registry.entities().clone();
+    /// let a = registry.spawn(());
+    /// registry.replace_entities(saved); // `a` was never spawned here
+    /// assert!(commands.resync(&mut registry));
+    /// assert!(!commands.resync(&mut registry));
+    /// let b = commands.spawn_empty();
+    /// assert!(registry.entities().is_reserved(b));
+    /// ```
+    #[track_caller]
+    pub fn resync(&mut self, registry: &mut Registry) -> bool {
+        if self.reserve.epoch == registry.entities_epoch() {
+            return false;
+        }
+        self.prepare(registry);
+        true
     }
 
     /// Gives every handle in the reserve back to `registry` (they become

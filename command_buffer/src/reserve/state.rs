@@ -119,6 +119,8 @@ impl CommandBuffer {
         reserve.spawns = 0;
         // Bound to this registry's ledger (created if it has none).
         reserve.ledger = None;
+        // The handles are the present allocator's, whatever the buffer held.
+        reserve.epoch = registry.entities_epoch();
         reserve.connect(registry, true);
         Ok(())
     }

@@ -247,6 +247,12 @@ impl Registry {
     /// components. Returns the allocator it replaced. A snapshot loader
     /// calls this, then inserts the saved components.
     ///
+    /// Handles reserved from the replaced allocator name nothing in the new
+    /// one (or an unrelated entity): the call advances
+    /// [`entities_epoch`](Self::entities_epoch), and command buffers drop
+    /// the handles they reserved in an earlier epoch instead of spawning
+    /// them.
+    ///
     /// # Panics
     ///
     /// When a component's `Drop` panics, as [`clear`](Self::clear); the
@@ -269,8 +275,32 @@ impl Registry {
     /// ```
     pub fn replace_entities(&mut self, allocator: EntityAllocator) -> EntityAllocator {
         let old = std::mem::replace(&mut self.allocator, allocator);
+        self.entities_epoch = self.entities_epoch.wrapping_add(1);
         self.pools.clear();
         old
+    }
+
+    /// How many times [`replace_entities`](Self::replace_entities) replaced
+    /// this registry's allocator (0 for a new registry). A handle reserved
+    /// in one epoch is meaningless in a later one, even where the new
+    /// allocator has a slot of that index and generation: whoever keeps
+    /// reserved handles (a command buffer) records the epoch they came
+    /// from and drops them when it changed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    ///
+    /// let mut registry = Registry::new();
+    /// assert_eq!(registry.entities_epoch(), 0);
+    /// let copy = registry.entities().clone();
+    /// registry.replace_entities(copy);
+    /// assert_eq!(registry.entities_epoch(), 1);
+    /// ```
+    #[inline]
+    pub fn entities_epoch(&self) -> u64 {
+        self.entities_epoch
     }
 }
 
@@ -389,6 +419,7 @@ mod tests {
         assert_eq!((registry.count::<u32>(), registry.count::<u64>()), (0, 0));
         assert_eq!(registry.resource::<i8>(), Some(&5));
         assert_eq!(registry.entities().entity_at(a.index()), Some(a));
+        assert_eq!(registry.entities_epoch(), 1);
         registry.insert(a, 4_u32).unwrap();
         assert_eq!(registry.get::<u32>(a), Some(&4));
     }

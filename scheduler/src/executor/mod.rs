@@ -125,6 +125,14 @@ pub(crate) fn run_waves(
     for (wave_index, (range, timing)) in wave_ranges.iter().zip(wave_timings.iter_mut()).enumerate()
     {
         let wave = &mut slots[range.clone()];
+        // If the registry's entities were replaced (a snapshot load, between
+        // ticks or by an earlier exclusive system), a buffer's reserved
+        // handles name nothing of the new world, or an unrelated entity:
+        // each buffer of the wave reserves anew, in slot order, before its
+        // system can spawn. One comparison per buffer otherwise.
+        for slot in wave.iter_mut().filter(|slot| slot.access.commands()) {
+            slot.buffer.resync(registry);
+        }
         // Each wave runs at a change tick of its own, after every earlier
         // change (`Added`/`Changed` compare with a system's last run).
         registry.advance_change_tick();
