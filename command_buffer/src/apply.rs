@@ -27,7 +27,7 @@ use std::borrow::Cow;
 use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
 
-use ecs_engine::{EcsError, Entity, RawArena, Registry};
+use ecs_engine::{EcsError, Entity, RawArena, Registry, panic_message};
 
 use crate::report::Outcome;
 use crate::reserve::SpawnHandles;
@@ -496,17 +496,6 @@ pub struct CommandPanic {
     pub index: usize,
     /// The panic's message (`<non-string panic payload>` when it has none).
     pub message: String,
-}
-
-/// The message of a panic payload.
-fn panic_message(payload: &(dyn Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "<non-string panic payload>".to_owned()
-    }
 }
 
 /// Applies `buffers` to `registry` one after the other, in the order given
