@@ -103,6 +103,7 @@
 mod apply;
 mod buffer;
 mod command;
+mod entity_commands;
 mod placeholder;
 mod policy;
 mod report;
@@ -111,6 +112,7 @@ mod storage;
 
 pub use apply::{ApplyMode, CommandPanic, apply_all, apply_all_with};
 pub use buffer::CommandBuffer;
+pub use entity_commands::{ChildBuilder, EntityCommands};
 pub use placeholder::is_placeholder;
 pub use policy::ReservePolicy;
 pub use report::{ApplyError, ApplyReport, CommandKind, ResolvedPlaceholder, SkippedCommand};

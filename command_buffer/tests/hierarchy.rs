@@ -298,3 +298,55 @@ fn a_spawned_bundle_holding_a_hierarchy_value_is_skipped_and_its_handle_given_ba
     assert_eq!(registry.count::<ChildOf>(), 0);
     assert_consistent(&registry);
 }
+
+#[test]
+fn entity_commands_chain_in_call_order_and_build_trees() {
+    #[derive(Debug, PartialEq)]
+    struct Name(&'static str);
+    let mut registry = Registry::new();
+    let old = registry.spawn((Name("old"),));
+    let mut commands = CommandBuffer::new();
+    commands.prepare(&mut registry);
+
+    let root = commands.spawn((Name("root"),));
+    let mut grandchild = Entity::NULL;
+    commands
+        .entity(root)
+        .insert((1_u32,))
+        .insert((2_u32,)) // call order: the second insert wins
+        .with_children(|children| {
+            children.spawn((Name("a"),));
+            children.spawn((Name("b"),)).with_children(|deeper| {
+                grandchild = deeper.spawn((Name("b1"),)).id();
+            });
+        })
+        .add_child(old);
+    commands.apply(&mut registry);
+    assert_consistent(&registry);
+
+    assert_eq!(registry.get::<u32>(root), Some(&2));
+    let names = |registry: &Registry, parent| -> Vec<&'static str> {
+        registry
+            .children(parent)
+            .iter()
+            .map(|&c| registry.get::<Name>(c).unwrap().0)
+            .collect()
+    };
+    assert_eq!(names(&registry, root), ["a", "b", "old"]);
+    assert_eq!(
+        registry.get::<ChildOf>(grandchild).map(ChildOf::parent),
+        Some(registry.children(root)[1])
+    );
+
+    // Despawning the tree leaves only what was not in it; a chained
+    // command on a dead entity is skipped and reported.
+    let mut commands = CommandBuffer::new();
+    commands.entity(old).remove_parent().remove::<Name>();
+    commands.entity(root).despawn_recursive();
+    commands.entity(grandchild).insert((3_u32,));
+    let report = commands.apply(&mut registry);
+    assert_consistent(&registry);
+    assert_eq!(registry.len(), 1);
+    assert!(registry.is_alive(old) && registry.get::<Name>(old).is_none());
+    assert_eq!(report.skipped(CommandKind::InsertBundle), 1);
+}

@@ -20,6 +20,9 @@ pub struct ResourceAccess {
     pub access: Access,
     /// Whether a registry holds the resource.
     present: fn(&Registry) -> bool,
+    /// Whether the schedule refuses to run without it (`false` for an
+    /// `Option<Res<R>>`).
+    required: bool,
 }
 
 impl std::fmt::Debug for ResourceAccess {
@@ -27,6 +30,7 @@ impl std::fmt::Debug for ResourceAccess {
         f.debug_struct("ResourceAccess")
             .field("name", &self.name)
             .field("access", &self.access)
+            .field("required", &self.required)
             .finish()
     }
 }
@@ -47,7 +51,26 @@ impl ResourceAccess {
             name: type_name::<R>(),
             access,
             present: Registry::contains_resource::<R>,
+            required: true,
         }
+    }
+
+    /// The same access, but the resource may be absent: the schedule runs
+    /// without it (the system's `Option<Res<R>>` or `Option<ResMut<R>>`
+    /// is `None` then). It is still ordered against the systems that
+    /// write (or read) `R`.
+    #[must_use]
+    pub fn optional(self) -> Self {
+        ResourceAccess {
+            required: false,
+            ..self
+        }
+    }
+
+    /// `false` for an [`optional`](Self::optional) access: the schedule's
+    /// check for missing resources skips it.
+    pub fn is_required(&self) -> bool {
+        self.required
     }
 
     /// `true` when `registry` holds the resource.

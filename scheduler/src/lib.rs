@@ -126,7 +126,7 @@ pub use executor::WaveTiming;
 pub use explain::Explain;
 pub use graph::{EdgeReason, Policy, Rule};
 pub use param::context::{SystemContext, SystemId};
-pub use param::query::{LastRun, Query, RemovedComponents};
+pub use param::query::{LastRun, Query, QuerySingleError, RemovedComponents};
 pub use param::{Commands, Local, LocalState, Res, ResMut, SystemParam};
 pub use schedule::Schedule;
 pub use slot::SystemRun;

@@ -186,3 +186,48 @@ fn a_query_writing_what_its_has_term_reads_fails_naming_the_system() {
         }
     );
 }
+
+#[test]
+fn single_names_why_there_is_not_exactly_one() {
+    use scheduler::QuerySingleError;
+    type Seen = Arc<std::sync::Mutex<Vec<Result<i32, QuerySingleError>>>>;
+    let seen: Seen = Arc::default();
+    let log = Arc::clone(&seen);
+    let mut builder = Schedule::builder();
+    builder.add(move |mut players: Query<&mut Health, With<Player>>| {
+        let found = players.single_mut().map(|h| {
+            h.0 += 1;
+            h.0
+        });
+        log.lock().unwrap().push(found);
+    });
+    let mut registry = Registry::new();
+    let mut schedule = builder.build(&mut registry).unwrap();
+    schedule.run(&mut registry, Tick::default()).unwrap();
+    let hero = registry.spawn((Health(10), Player));
+    schedule.run(&mut registry, Tick::default()).unwrap();
+    registry.spawn((Health(5), Player));
+    schedule.run(&mut registry, Tick::default()).unwrap();
+
+    let seen = seen.lock().unwrap();
+    assert!(
+        matches!(seen[0], Err(QuerySingleError::NoEntities { query }) if query.contains("Health")),
+        "{:?}",
+        seen[0]
+    );
+    assert_eq!(seen[1], Ok(11));
+    assert!(
+        matches!(seen[2], Err(QuerySingleError::MultipleEntities { .. })),
+        "{:?}",
+        seen[2]
+    );
+    assert!(
+        seen[2]
+            .as_ref()
+            .unwrap_err()
+            .to_string()
+            .contains("more than one")
+    );
+    // The failed `single_mut` wrote nothing.
+    assert_eq!(registry.get::<Health>(hero), Some(&Health(11)));
+}

@@ -319,6 +319,42 @@ fn a_missing_resource_is_reported_before_any_system_runs() {
 }
 
 #[test]
+fn optional_resources_may_be_absent_and_are_still_ordered() {
+    #[derive(Debug, PartialEq)]
+    struct Gravity(i64);
+    fn fall(gravity: Option<Res<Gravity>>, mut ships: Query<&mut Position>) {
+        let g = gravity.map_or(0, |g| g.0);
+        ships.each(|p| p.0 -= g);
+    }
+    fn tune(gravity: Option<ResMut<Gravity>>) {
+        if let Some(mut gravity) = gravity {
+            gravity.0 += 1;
+        }
+    }
+    let mut registry = Registry::new();
+    let ship = registry.spawn((Position(100), Velocity(0)));
+    let mut builder = Schedule::builder();
+    builder.add(tune);
+    builder.add(fall);
+    let mut schedule = builder.build(&mut registry).unwrap();
+    // The writer and the reader of `Gravity` are ordered, registration
+    // order first, as for `ResMut` and `Res`.
+    let waves: Vec<Vec<&str>> = schedule
+        .waves()
+        .into_iter()
+        .map(|w| w.into_iter().map(|(_, n)| n).collect())
+        .collect();
+    assert_eq!(waves.len(), 2, "{waves:?}");
+    assert!(waves[0][0].ends_with("tune"), "{waves:?}");
+    schedule.run(&mut registry, tick(0)).unwrap();
+    assert_eq!(registry.get::<Position>(ship), Some(&Position(100)));
+    registry.insert_resource(Gravity(1));
+    schedule.run(&mut registry, tick(1)).unwrap();
+    assert_eq!(registry.resource::<Gravity>(), Some(&Gravity(2)));
+    assert_eq!(registry.get::<Position>(ship), Some(&Position(98)));
+}
+
+#[test]
 fn closures_that_only_panic_are_still_systems() {
     let mut builder = Schedule::builder();
     builder.add(|| panic!("zero")).named("zero");

@@ -102,6 +102,37 @@ impl<T: Send + Sync + 'static> EventReader<'_, T> {
         self.events.range(self.from, self.to)
     }
 
+    /// The new events, oldest first: bevy's name for [`iter`](Self::iter),
+    /// the same iterator.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    /// use scheduler::{EventReader, EventWriter, ResMut, Schedule, Tick};
+    ///
+    /// struct Hit(u32);
+    /// fn shoot(mut hits: EventWriter<Hit>) {
+    ///     hits.send(Hit(4));
+    /// }
+    /// fn score(hits: EventReader<Hit>, mut total: ResMut<u32>) {
+    ///     for hit in hits.read() {
+    ///         *total += hit.0;
+    ///     }
+    /// }
+    /// let mut registry = Registry::new();
+    /// registry.insert_resource(0_u32);
+    /// let mut builder = Schedule::builder();
+    /// builder.add(shoot);
+    /// builder.add(score);
+    /// let mut schedule = builder.build(&mut registry).unwrap();
+    /// schedule.run(&mut registry, Tick::default()).unwrap();
+    /// assert_eq!(registry.resource::<u32>(), Some(&4));
+    /// ```
+    pub fn read(&self) -> EventIter<'_, T> {
+        self.iter()
+    }
+
     /// The new events as slices, oldest first (one per writer run or per
     /// tick of direct sends): for the tightest loops, a plain loop over
     /// each slice, as fast as over a `Vec`.

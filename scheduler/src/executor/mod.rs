@@ -46,8 +46,9 @@ fn commands_of(slot: &mut Slot) -> Option<&mut CommandBuffer> {
     slot.access.commands().then_some(&mut slot.buffer)
 }
 
-/// Every resource the `slots` declare must be in `registry`: the first
-/// missing one (by slot order) is the error.
+/// Every resource the `slots` require must be in `registry`: the first
+/// missing one (by slot order) is the error. Optional ones
+/// (`Option<Res<R>>`) may be absent.
 pub(crate) fn check_resources<'a>(
     slots: impl IntoIterator<Item = &'a Slot>,
     registry: &Registry,
@@ -58,7 +59,7 @@ pub(crate) fn check_resources<'a>(
             .access
             .resources()
             .iter()
-            .find(|r| !r.is_present(registry))
+            .find(|r| r.is_required() && !r.is_present(registry))
         {
             return Err(RunError::MissingResource {
                 tick: tick.number,

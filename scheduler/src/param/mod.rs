@@ -14,7 +14,7 @@ use std::cell::RefMut;
 use std::ops::{Deref, DerefMut};
 
 use command_buffer::CommandBuffer;
-use ecs_engine::Access;
+use ecs_engine::{Access, EcsError};
 use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 
 use crate::{ResourceAccess, SystemAccess, SystemContext, SystemError, Tick};
@@ -237,6 +237,93 @@ impl<R: Send + Sync + 'static> SystemParam for ResMut<'_, R> {
 
     fn fetch<'s>(ctx: &'s SystemContext<'_>) -> Result<Self::Item<'s>, SystemError> {
         ctx.resource_mut::<R>().map(ResMut)
+    }
+}
+
+/// `Option<Res<R>>`: the resource when the registry holds one, `None`
+/// otherwise (bevy's optional resource). Ordered against the systems that
+/// write `R`, as `Res<R>` is, but the schedule runs without it.
+///
+/// ```
+/// use ecs_engine::Registry;
+/// use scheduler::{Res, ResMut, Schedule, Tick};
+///
+/// struct Wind(f32);
+/// #[derive(Default)]
+/// struct Drift(f32);
+///
+/// fn drift(wind: Option<Res<Wind>>, mut drift: ResMut<Drift>) {
+///     drift.0 += wind.map_or(0.0, |w| w.0);
+/// }
+///
+/// let mut registry = Registry::new();
+/// registry.insert_resource(Drift::default());
+/// let mut builder = Schedule::builder();
+/// builder.add(drift);
+/// let mut schedule = builder.build(&mut registry).unwrap();
+/// schedule.run(&mut registry, Tick::default()).unwrap(); // no wind yet
+/// registry.insert_resource(Wind(1.5));
+/// schedule.run(&mut registry, Tick::default()).unwrap();
+/// assert_eq!(registry.resource::<Drift>().unwrap().0, 1.5);
+/// ```
+impl<R: Send + Sync + 'static> SystemParam for Option<Res<'_, R>> {
+    type Item<'s> = Option<Res<'s, R>>;
+
+    fn declare(access: &mut SystemAccess) {
+        access.add_resource_borrow(ResourceAccess::of::<R>(Access::Read).optional());
+    }
+
+    fn fetch<'s>(ctx: &'s SystemContext<'_>) -> Result<Self::Item<'s>, SystemError> {
+        absent_as_none(ctx.resource::<R>()).map(|guard| guard.map(Res))
+    }
+}
+
+/// `Option<ResMut<R>>`: the resource for writing when the registry holds
+/// one, `None` otherwise. Ordered as `ResMut<R>` is; the schedule runs
+/// without it.
+///
+/// ```
+/// use ecs_engine::Registry;
+/// use scheduler::{ResMut, Schedule, Tick};
+///
+/// struct Score(u32);
+///
+/// fn bump(score: Option<ResMut<Score>>) {
+///     if let Some(mut score) = score {
+///         score.0 += 1;
+///     }
+/// }
+///
+/// let mut registry = Registry::new();
+/// let mut builder = Schedule::builder();
+/// builder.add(bump);
+/// let mut schedule = builder.build(&mut registry).unwrap();
+/// schedule.run(&mut registry, Tick::default()).unwrap();
+/// registry.insert_resource(Score(0));
+/// schedule.run(&mut registry, Tick::default()).unwrap();
+/// assert_eq!(registry.resource::<Score>().unwrap().0, 1);
+/// ```
+impl<R: Send + Sync + 'static> SystemParam for Option<ResMut<'_, R>> {
+    type Item<'s> = Option<ResMut<'s, R>>;
+
+    fn declare(access: &mut SystemAccess) {
+        access.add_resource_borrow(ResourceAccess::of::<R>(Access::Write).optional());
+    }
+
+    fn fetch<'s>(ctx: &'s SystemContext<'_>) -> Result<Self::Item<'s>, SystemError> {
+        absent_as_none(ctx.resource_mut::<R>()).map(|guard| guard.map(ResMut))
+    }
+}
+
+/// A missing resource as `None`; every other error stays one.
+fn absent_as_none<G>(fetched: Result<G, SystemError>) -> Result<Option<G>, SystemError> {
+    match fetched {
+        Ok(guard) => Ok(Some(guard)),
+        Err(SystemError::Registry {
+            source: EcsError::MissingResource { .. },
+            ..
+        }) => Ok(None),
+        Err(error) => Err(error),
     }
 }
 

@@ -54,9 +54,11 @@
 
 use std::ops::{Deref, DerefMut};
 
+use std::any::type_name;
+
 use ecs_engine::{
-    Access, ChangeTick, Component, ComponentAccess, MAX_CHANGE_AGE, QueryData, QueryFilter,
-    Removed, RemovedCursor, STALE_AGE, View,
+    Access, ChangeTick, Component, ComponentAccess, ExclusiveView, MAX_CHANGE_AGE, QueryData,
+    QueryFilter, ReadOnlyQueryData, Removed, RemovedCursor, STALE_AGE, View, ViewIter,
 };
 
 use crate::{LocalState, SystemAccess, SystemContext, SystemError, SystemParam};
@@ -182,6 +184,161 @@ impl<'s, Q: QueryData, F: QueryFilter> Deref for Query<'s, Q, F> {
 impl<Q: QueryData, F: QueryFilter> DerefMut for Query<'_, Q, F> {
     fn deref_mut(&mut self) -> &mut Self::Target {
         &mut self.0
+    }
+}
+
+/// Why [`Query::single`] or [`Query::single_mut`] found no item.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum QuerySingleError {
+    /// No entity matches the query.
+    #[error("query `{query}` matches no entity, one was expected")]
+    NoEntities {
+        /// The query's type name.
+        query: &'static str,
+    },
+    /// More than one entity matches the query.
+    #[error("query `{query}` matches more than one entity, one was expected")]
+    MultipleEntities {
+        /// The query's type name.
+        query: &'static str,
+    },
+}
+
+/// The one item of `items`, or why there is not exactly one.
+fn exactly_one<I: Iterator>(
+    mut items: I,
+    query: &'static str,
+) -> Result<I::Item, QuerySingleError> {
+    match (items.next(), items.next()) {
+        (Some(item), None) => Ok(item),
+        (None, _) => Err(QuerySingleError::NoEntities { query }),
+        (Some(_), Some(_)) => Err(QuerySingleError::MultipleEntities { query }),
+    }
+}
+
+impl<'s, Q: ReadOnlyQueryData, F: QueryFilter> Query<'s, Q, F> {
+    /// The item of the one entity the query matches (the player, the
+    /// camera): bevy's `Query::single`.
+    ///
+    /// # Errors
+    ///
+    /// [`QuerySingleError::NoEntities`] when none matches,
+    /// [`QuerySingleError::MultipleEntities`] when more than one does.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::{Registry, With};
+    /// use scheduler::{Query, ResMut, Schedule, Tick};
+    ///
+    /// struct Player;
+    /// struct Position(f32);
+    ///
+    /// fn follow(player: Query<&Position, With<Player>>, mut camera: ResMut<f32>) {
+    ///     if let Ok(position) = player.single() {
+    ///         *camera = position.0;
+    ///     }
+    /// }
+    /// let mut registry = Registry::new();
+    /// registry.insert_resource(0.0_f32);
+    /// registry.spawn((Player, Position(3.5)));
+    /// registry.spawn((Position(9.0),));
+    /// let mut builder = Schedule::builder();
+    /// builder.add(follow);
+    /// let mut schedule = builder.build(&mut registry).unwrap();
+    /// schedule.run(&mut registry, Tick::default()).unwrap();
+    /// assert_eq!(registry.resource::<f32>(), Some(&3.5));
+    /// ```
+    pub fn single(&self) -> Result<Q::Item<'_>, QuerySingleError> {
+        exactly_one(self.0.iter(), type_name::<Self>())
+    }
+}
+
+impl<'s, Q: QueryData, F: QueryFilter> Query<'s, Q, F> {
+    /// The items of every matching entity, `&mut` terms included: bevy's
+    /// `Query::iter_mut` (the same iterator as `iter` on a writing query,
+    /// and what `for item in &mut query` runs).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    /// use scheduler::{Query, Schedule, Tick};
+    ///
+    /// struct Health(u32);
+    ///
+    /// fn regenerate(mut q: Query<&mut Health>) {
+    ///     for health in q.iter_mut() {
+    ///         health.0 += 1;
+    ///     }
+    ///     for health in &mut q {
+    ///         health.0 += 1;
+    ///     }
+    /// }
+    /// let mut registry = Registry::new();
+    /// let e = registry.spawn((Health(1),));
+    /// let mut builder = Schedule::builder();
+    /// builder.add(regenerate);
+    /// let mut schedule = builder.build(&mut registry).unwrap();
+    /// schedule.run(&mut registry, Tick::default()).unwrap();
+    /// assert_eq!(registry.get::<Health>(e).unwrap().0, 3);
+    /// ```
+    pub fn iter_mut(&mut self) -> ViewIter<'_, Q, F> {
+        ExclusiveView::iter(&mut self.0)
+    }
+
+    /// The item of the one entity the query matches, `&mut` terms
+    /// included: bevy's `Query::single_mut`.
+    ///
+    /// # Errors
+    ///
+    /// As [`single`](Self::single).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::{Registry, With};
+    /// use scheduler::{Query, Schedule, Tick};
+    ///
+    /// struct Player;
+    /// struct Lives(u32);
+    ///
+    /// fn lose_one(mut player: Query<&mut Lives, With<Player>>) {
+    ///     player.single_mut().unwrap().0 -= 1;
+    /// }
+    /// let mut registry = Registry::new();
+    /// let p = registry.spawn((Player, Lives(3)));
+    /// let mut builder = Schedule::builder();
+    /// builder.add(lose_one);
+    /// let mut schedule = builder.build(&mut registry).unwrap();
+    /// schedule.run(&mut registry, Tick::default()).unwrap();
+    /// assert_eq!(registry.get::<Lives>(p).unwrap().0, 2);
+    /// ```
+    pub fn single_mut(&mut self) -> Result<Q::Item<'_>, QuerySingleError> {
+        exactly_one(ExclusiveView::iter(&mut self.0), type_name::<Self>())
+    }
+}
+
+/// `for item in &query`: the items of a read-only query, as
+/// [`View::iter`].
+impl<'a, Q: ReadOnlyQueryData, F: QueryFilter> IntoIterator for &'a Query<'_, Q, F> {
+    type Item = Q::Item<'a>;
+    type IntoIter = ViewIter<'a, Q, F>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+/// `for item in &mut query`: the items of any query, `&mut` terms
+/// included, as [`Query::iter_mut`].
+impl<'a, Q: QueryData, F: QueryFilter> IntoIterator for &'a mut Query<'_, Q, F> {
+    type Item = Q::Item<'a>;
+    type IntoIter = ViewIter<'a, Q, F>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter_mut()
     }
 }
 
