@@ -131,7 +131,10 @@ pub use param::{Commands, Local, LocalState, Res, ResMut, SystemParam};
 pub use schedule::Schedule;
 pub use slot::SystemRun;
 pub use snapshot_reserves::RestoreReservesError;
-pub use system::condition::{Condition, FunctionCondition, IntoCondition};
+pub use system::condition::{
+    Condition, EveryNTicks, FunctionCondition, IntoCondition, IsCondition, OnTimer, every_n_ticks,
+    on_timer, resource_exists,
+};
 pub use system::{
     DeclaredSystem, ExclusiveSystem, FunctionSystem, IntoSystem, IsExclusive, IsStateful, IsSystem,
     Stateful, StatefulSystem, System, SystemOutput,

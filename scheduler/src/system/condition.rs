@@ -1,5 +1,6 @@
 //! Run conditions: predicates over resources, evaluated each tick before a
-//! system runs; a `false` skips the system for that tick.
+//! system runs; a `false` skips the system for that tick. Built-in ones:
+//! [`resource_exists`], [`every_n_ticks`] and [`on_timer`].
 
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -7,7 +8,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::access::short_name;
-use crate::{LocalState, SystemAccess, SystemContext, SystemError, SystemParam};
+use crate::{LocalState, Res, SystemAccess, SystemContext, SystemError, SystemParam, Tick};
 
 /// A predicate the scheduler evaluates right before a system would run,
 /// each tick: `true` runs the system, `false` skips it for the tick (it
@@ -46,6 +47,18 @@ pub trait IntoCondition<Marker> {
     type Condition: Condition;
     /// Makes the condition.
     fn into_condition(self) -> Self::Condition;
+}
+
+/// Marker for [`IntoCondition`] on a type that is a [`Condition`] already
+/// (such as [`EveryNTicks`]).
+#[derive(Debug)]
+pub struct IsCondition;
+
+impl<C: Condition> IntoCondition<IsCondition> for C {
+    type Condition = C;
+    fn into_condition(self) -> C {
+        self
+    }
 }
 
 /// A [`Condition`] made from a function; see [`IntoCondition`].
@@ -122,4 +135,142 @@ pub(crate) type SharedCondition = Arc<Mutex<Box<dyn Condition>>>;
 
 pub(crate) fn share(condition: impl Condition) -> SharedCondition {
     Arc::new(Mutex::new(Box::new(condition)))
+}
+
+/// A run condition: `true` while the registry holds a resource `R`
+/// (bevy's `resource_exists`). Pass the function itself:
+/// `.run_if(resource_exists::<R>)`.
+///
+/// # Examples
+///
+/// ```
+/// use ecs_engine::Registry;
+/// use scheduler::{Schedule, Tick, resource_exists};
+///
+/// struct Paused;
+/// fn count(mut n: scheduler::ResMut<u32>) {
+///     *n += 1;
+/// }
+/// let mut registry = Registry::new();
+/// registry.insert_resource(0_u32);
+/// let mut builder = Schedule::builder();
+/// builder.add(count).run_if(resource_exists::<Paused>);
+/// let mut schedule = builder.build(&mut registry).unwrap();
+/// schedule.run(&mut registry, Tick::default()).unwrap();
+/// registry.insert_resource(Paused);
+/// schedule.run(&mut registry, Tick::default()).unwrap();
+/// assert_eq!(registry.resource::<u32>(), Some(&1));
+/// ```
+pub fn resource_exists<R: Send + Sync + 'static>(resource: Option<Res<R>>) -> bool {
+    resource.is_some()
+}
+
+/// A run condition: `true` on the ticks whose number is a multiple of `n`
+/// (ticks 0, n, 2n, ...), whatever the wall clock does, so the same ticks
+/// on any machine and thread count.
+///
+/// # Panics
+///
+/// When `n` is 0.
+///
+/// # Examples
+///
+/// ```
+/// use ecs_engine::Registry;
+/// use scheduler::{ResMut, Schedule, Tick, every_n_ticks};
+///
+/// fn autosave(mut saves: ResMut<Vec<u64>>, tick: Tick) {
+///     saves.push(tick.number);
+/// }
+/// let mut registry = Registry::new();
+/// registry.insert_resource(Vec::<u64>::new());
+/// let mut builder = Schedule::builder();
+/// builder.add(autosave).run_if(every_n_ticks(3));
+/// let mut schedule = builder.build(&mut registry).unwrap();
+/// for number in 0..7 {
+///     schedule.run(&mut registry, Tick { number, ..Tick::default() }).unwrap();
+/// }
+/// assert_eq!(registry.resource::<Vec<u64>>().unwrap(), &[0, 3, 6]);
+/// ```
+pub fn every_n_ticks(n: u64) -> EveryNTicks {
+    assert!(
+        n > 0,
+        "every_n_ticks(0): the period must be at least one tick"
+    );
+    EveryNTicks { n }
+}
+
+/// The run condition [`every_n_ticks`] makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EveryNTicks {
+    n: u64,
+}
+
+impl Condition for EveryNTicks {
+    fn access(&self) -> SystemAccess {
+        SystemAccess::new()
+    }
+
+    fn evaluate(&mut self, ctx: &SystemContext<'_>) -> Result<bool, SystemError> {
+        Ok(ctx.tick().number.is_multiple_of(self.n))
+    }
+}
+
+/// A run condition: `true` once each time the simulated clock (the tick's
+/// number times its fixed [`step`](Tick::step), in seconds) passes a
+/// multiple of `period` seconds: on tick `n` when
+/// `floor(n * step / period) > floor((n - 1) * step / period)`. Simulated
+/// time, not the wall clock (bevy's `on_timer` uses real time), so the
+/// same ticks on every run: with a 1/60 s step, `on_timer(0.5)` is true
+/// on ticks 30, 60, 90, ...
+///
+/// # Panics
+///
+/// When `period` is not a positive finite number.
+///
+/// # Examples
+///
+/// ```
+/// use ecs_engine::Registry;
+/// use scheduler::{ResMut, Schedule, Tick, on_timer};
+///
+/// fn spawn_wave(mut waves: ResMut<Vec<u64>>, tick: Tick) {
+///     waves.push(tick.number);
+/// }
+/// let mut registry = Registry::new();
+/// registry.insert_resource(Vec::<u64>::new());
+/// let mut builder = Schedule::builder();
+/// builder.add(spawn_wave).run_if(on_timer(0.5));
+/// let mut schedule = builder.build(&mut registry).unwrap();
+/// for number in 0..100 {
+///     let tick = Tick { number, step: 1.0 / 60.0, delta: 0.0 };
+///     schedule.run(&mut registry, tick).unwrap();
+/// }
+/// assert_eq!(registry.resource::<Vec<u64>>().unwrap(), &[30, 60, 90]);
+/// ```
+pub fn on_timer(period: f64) -> OnTimer {
+    assert!(
+        period.is_finite() && period > 0.0,
+        "on_timer({period}): the period must be a positive number of seconds"
+    );
+    OnTimer { period }
+}
+
+/// The run condition [`on_timer`] makes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OnTimer {
+    /// Seconds of simulated time.
+    period: f64,
+}
+
+impl Condition for OnTimer {
+    fn access(&self) -> SystemAccess {
+        SystemAccess::new()
+    }
+
+    fn evaluate(&mut self, ctx: &SystemContext<'_>) -> Result<bool, SystemError> {
+        let tick: Tick = ctx.tick();
+        let periods = |number: u64| (number as f64 * tick.step / self.period).floor();
+        Ok(tick.number > 0 && periods(tick.number) > periods(tick.number - 1))
+    }
 }
