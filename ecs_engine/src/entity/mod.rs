@@ -12,18 +12,16 @@
 //! - a slot whose generation has reached the limit is retired for good instead
 //!   of wrapping around to a generation an old handle might still carry.
 //!
-//! Files: `handle.rs` ([`Entity`]), `allocator.rs` ([`EntityAllocator`]),
-//! `allocator_state.rs` ([`AllocatorState`], the allocator as plain data
-//! for snapshots) and `lanes.rs` ([`IndexLane`], fresh indices handed out
-//! by several command buffers at once).
+//! Files: `handle.rs` ([`Entity`]), `allocator.rs` ([`EntityAllocator`],
+//! and [`IndexLane`], fresh indices handed out by several command buffers
+//! at once) and `allocator_state.rs` ([`AllocatorState`], the allocator as
+//! plain data for snapshots).
 
 mod allocator;
 mod allocator_state;
 mod handle;
-mod lanes;
 
-pub use allocator::EntityAllocator;
+pub use allocator::{EntityAllocator, IndexLane};
 pub use allocator_state::{AllocatorState, AllocatorStateError};
 pub use handle::Entity;
 pub(crate) use handle::MAX_INDEX;
-pub use lanes::IndexLane;
