@@ -1,5 +1,6 @@
 //! The command line.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -83,7 +84,13 @@ impl Args {
                 let _ = error.print();
                 return ExitCode::SUCCESS;
             }
-            crate::output::note(&one_line(&error.render().to_string()));
+            // One line on standard error (a failed write leaves the exit
+            // code to speak).
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "{}",
+                one_line(&error.render().to_string())
+            );
             ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2))
         })
     }
