@@ -12,7 +12,7 @@ mod error;
 mod input;
 
 use std::marker::PhantomData;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use command_buffer::ApplyReport;
 use ecs_engine::Registry;
@@ -72,6 +72,31 @@ pub struct Engine {
     last_start: Option<Instant>,
     /// Tick-stamped input, delivered before each tick.
     inputs: Vec<Box<dyn InputPump>>,
+    /// Real time given to [`advance`](Engine::advance) and not simulated
+    /// yet, in seconds (less than one step between calls).
+    unticked: f64,
+    /// The most ticks one `advance` runs.
+    max_catch_up: u32,
+}
+
+/// The most ticks one [`Engine::advance`] runs by default: a frame that
+/// took longer than this many steps (a debugger pause, a slow machine)
+/// drops the rest instead of spending the next frames catching up (and
+/// falling further behind). 8 ticks is 133 ms at 60 Hz.
+pub const DEFAULT_MAX_CATCH_UP: u32 = 8;
+
+/// What one [`Engine::advance`] did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Advance {
+    /// Fixed ticks run (0 when less than a step has accumulated).
+    pub ticks: u32,
+    /// Seconds of real time dropped because the catch-up cap was reached
+    /// (0 unless the frame took longer than the cap's steps).
+    pub dropped: f64,
+    /// The time accumulated past the last tick, as a fraction of a step
+    /// in `[0, 1)`: how far to interpolate between the last two ticks'
+    /// states when drawing.
+    pub overstep: f64,
 }
 
 impl Drop for Engine {
@@ -112,6 +137,8 @@ impl Engine {
             ticks: 0,
             last_start: None,
             inputs,
+            unticked: 0.0,
+            max_catch_up: DEFAULT_MAX_CATCH_UP,
         }
     }
 
@@ -158,6 +185,79 @@ impl Engine {
         }
         self.schedule.run(&mut self.registry, tick)?;
         Ok(tick)
+    }
+
+    /// The real-time loop's step: adds `elapsed` (the real time since the
+    /// previous call, e.g. the frame time) to the time not yet simulated,
+    /// and runs as many fixed [`tick`](Self::tick)s as fit, at most
+    /// [`max_catch_up`](Self::set_max_catch_up) (the rest is dropped and
+    /// reported, never run later). Each tick simulates one fixed
+    /// [`step`](Self::step), so the results depend on the number of ticks
+    /// alone, not on how the frames were cut. The leftover fraction
+    /// ([`Advance::overstep`]) is for interpolating what is drawn.
+    ///
+    /// # Errors
+    ///
+    /// The first [`EngineError::Run`] of a tick; the ticks before it ran,
+    /// the failed one counts as run (its step is used up), and the time
+    /// left stays for the next call.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ecs_runtime::Engine;
+    ///
+    /// let mut builder = Engine::builder();
+    /// builder.step(0.01);
+    /// let mut engine = builder.build().unwrap();
+    /// let frame = engine.advance(Duration::from_millis(25)).unwrap();
+    /// assert_eq!(frame.ticks, 2);
+    /// assert!((frame.overstep - 0.5).abs() < 1e-9);
+    /// let frame = engine.advance(Duration::from_millis(5)).unwrap(); // 5 + 5 ms
+    /// assert_eq!((frame.ticks, engine.ticks()), (1, 3));
+    ///
+    /// // A 1 s stall runs the cap (8 ticks) and drops the rest.
+    /// let frame = engine.advance(Duration::from_secs(1)).unwrap();
+    /// assert_eq!(frame.ticks, 8);
+    /// assert!((frame.dropped - 0.92).abs() < 1e-9);
+    /// ```
+    pub fn advance(&mut self, elapsed: Duration) -> Result<Advance, EngineError> {
+        self.unticked += elapsed.as_secs_f64();
+        // A hair of rounding must not lose a step: 0.025 s at 0.01 s per
+        // step is 2.5 steps, 0.03 s is 3 (not 2.9999...).
+        let due = (self.unticked / self.step + 1e-9).floor();
+        let run = due.min(f64::from(self.max_catch_up));
+        let mut dropped = 0.0;
+        if due > run {
+            dropped = (due - run) * self.step;
+            self.unticked -= dropped;
+        }
+        let mut ticks = 0;
+        while f64::from(ticks) < run {
+            self.unticked = (self.unticked - self.step).max(0.0);
+            ticks += 1;
+            self.tick()?;
+        }
+        Ok(Advance {
+            ticks,
+            dropped,
+            overstep: (self.unticked / self.step).min(1.0 - f64::EPSILON),
+        })
+    }
+
+    /// Sets the most ticks one [`advance`](Self::advance) runs (default
+    /// [`DEFAULT_MAX_CATCH_UP`]).
+    ///
+    /// # Panics
+    ///
+    /// When `max` is 0 (no tick would ever run).
+    pub fn set_max_catch_up(&mut self, max: u32) {
+        assert!(
+            max > 0,
+            "Engine::set_max_catch_up(0): no tick would ever run"
+        );
+        self.max_catch_up = max;
     }
 
     /// Runs `n` ticks, stopping at the first failure.

@@ -28,8 +28,8 @@ pub mod checksum;
 mod engine;
 
 pub use engine::{
-    DEFAULT_STEP, Engine, EngineBuilder, EngineError, InputError, InputProducer, InputSender,
-    InputStats, SystemEntry, SystemHandle,
+    Advance, DEFAULT_MAX_CATCH_UP, DEFAULT_STEP, Engine, EngineBuilder, EngineError, InputError,
+    InputProducer, InputSender, InputStats, SystemEntry, SystemHandle,
 };
 
 pub use command_buffer;

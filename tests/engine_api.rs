@@ -278,3 +278,60 @@ fn run_conditions_sets_and_startup_through_the_engine() {
         .collect();
     assert_eq!(x, [2.0]);
 }
+
+#[test]
+fn advance_runs_the_ticks_that_fit_whatever_the_frames() {
+    use std::time::Duration;
+    let world = |frames: &[u64]| {
+        let mut builder = Engine::builder();
+        builder.step(0.01).threads(2).add_system(movement);
+        let mut engine = builder.build().unwrap();
+        let ship = engine.registry_mut().spawn((Position(0.0), Velocity(3.0)));
+        let mut ran = 0;
+        for &ms in frames {
+            let frame = engine.advance(Duration::from_millis(ms)).unwrap();
+            assert!((0.0..1.0).contains(&frame.overstep), "{frame:?}");
+            assert_eq!(frame.dropped, 0.0);
+            ran += u64::from(frame.ticks);
+        }
+        assert_eq!(ran, engine.ticks());
+        (ran, engine.registry().get::<Position>(ship).copied())
+    };
+    // 120 ms of frames, cut three ways: 12 ticks each time, the same world.
+    let even = world(&[10; 12]);
+    assert_eq!(even.0, 12);
+    assert_eq!(world(&[3, 7, 25, 5, 40, 1, 9, 30]), even);
+    assert_eq!(world(&[60, 60]), even);
+    assert_eq!(world(&[4; 30]), even);
+}
+
+#[test]
+fn advance_caps_the_catch_up_and_keeps_time_after_a_failure() {
+    use std::time::Duration;
+    let mut builder = Engine::builder();
+    builder.step(0.01);
+    builder
+        .add_system(|tick: Tick| -> Result<(), String> {
+            if tick.number == 1 {
+                Err("tick one".into())
+            } else {
+                Ok(())
+            }
+        })
+        .named("flaky");
+    let mut engine = builder.build().unwrap();
+    // 5.5 steps are due: tick 0 runs, tick 1 fails, the rest is kept.
+    let error = engine.advance(Duration::from_micros(55_000)).unwrap_err();
+    assert!(error.to_string().contains("flaky"), "{error}");
+    assert_eq!(engine.ticks(), 2);
+    let frame = engine.advance(Duration::ZERO).unwrap();
+    assert_eq!((frame.ticks, engine.ticks()), (3, 5));
+    assert!((frame.overstep - 0.5).abs() < 1e-6, "{frame:?}");
+    // A long stall under a cap of 3: 3 ticks, the rest dropped and
+    // reported, the half step kept.
+    engine.set_max_catch_up(3);
+    let frame = engine.advance(Duration::from_secs(1)).unwrap();
+    assert_eq!(frame.ticks, 3);
+    assert!((frame.dropped - 0.97).abs() < 1e-6, "{frame:?}");
+    assert!((frame.overstep - 0.5).abs() < 1e-6, "{frame:?}");
+}
