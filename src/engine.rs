@@ -10,6 +10,7 @@
 mod builder;
 mod error;
 mod input;
+mod plugin;
 
 use std::marker::PhantomData;
 use std::time::{Duration, Instant};
@@ -22,6 +23,7 @@ use scheduler::{RunError, Schedule, SystemId, Tick};
 pub use builder::{DEFAULT_STEP, EngineBuilder, SystemEntry};
 pub use error::EngineError;
 pub use input::{InputError, InputProducer, InputSender, InputStats};
+pub use plugin::Plugin;
 
 use input::InputPump;
 

@@ -29,7 +29,7 @@ mod engine;
 
 pub use engine::{
     Advance, DEFAULT_MAX_CATCH_UP, DEFAULT_STEP, Engine, EngineBuilder, EngineError, InputError,
-    InputProducer, InputSender, InputStats, SystemEntry, SystemHandle,
+    InputProducer, InputSender, InputStats, Plugin, SystemEntry, SystemHandle,
 };
 
 pub use command_buffer;

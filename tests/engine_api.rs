@@ -335,3 +335,48 @@ fn advance_caps_the_catch_up_and_keeps_time_after_a_failure() {
     assert!((frame.dropped - 0.97).abs() < 1e-6, "{frame:?}");
     assert!((frame.overstep - 0.5).abs() < 1e-6, "{frame:?}");
 }
+
+#[test]
+fn a_unique_plugin_added_twice_fails_the_build_naming_it() {
+    use ecs_runtime::{EngineError, Plugin};
+    fn physics(builder: &mut EngineBuilder) {
+        builder.add_system(movement).named("movement");
+    }
+    /// Spawns one ship each time it is added: not unique.
+    struct Ship(f64);
+    impl Plugin for Ship {
+        fn build(&self, builder: &mut EngineBuilder) {
+            builder
+                .registry_mut()
+                .spawn((Position(0.0), Velocity(self.0)));
+        }
+        fn is_unique(&self) -> bool {
+            false
+        }
+    }
+
+    let mut builder = Engine::builder();
+    builder
+        .add_plugin(physics)
+        .add_plugin(Ship(1.0))
+        .add_plugin(Ship(2.0));
+    let mut engine = builder.build().unwrap();
+    engine.run(60).unwrap();
+    let mut xs: Vec<f64> = engine
+        .registry()
+        .view::<&Position>()
+        .iter()
+        .map(|p| (p.0 * 1e6).round() / 1e6)
+        .collect();
+    xs.sort_by(f64::total_cmp);
+    assert_eq!(xs, [1.0, 2.0]);
+
+    let mut builder = Engine::builder();
+    builder.add_plugin(physics).add_plugin(physics);
+    let error = builder.build().unwrap_err();
+    match &error {
+        EngineError::DuplicatePlugin { name } => assert!(name.contains("physics"), "{name}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(error.to_string().contains("added twice"), "{error}");
+}

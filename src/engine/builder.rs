@@ -47,6 +47,10 @@ pub struct EngineBuilder {
     threads: Option<usize>,
     step: f64,
     inputs: Vec<Box<dyn InputPump>>,
+    /// The names of the unique plugins added (`plugin.rs`).
+    pub(super) plugins: Vec<String>,
+    /// The first unique plugin added twice: the build fails with it.
+    pub(super) duplicate_plugin: Option<String>,
 }
 
 impl std::fmt::Debug for EngineBuilder {
@@ -67,6 +71,8 @@ impl Default for EngineBuilder {
             threads: None,
             step: DEFAULT_STEP,
             inputs: Vec::new(),
+            plugins: Vec::new(),
+            duplicate_plugin: None,
         }
     }
 }
@@ -313,8 +319,12 @@ impl EngineBuilder {
             threads,
             step,
             inputs,
+            duplicate_plugin,
             ..
         } = self;
+        if let Some(name) = duplicate_plugin {
+            return Err((EngineError::DuplicatePlugin { name }, Box::new(registry)));
+        }
         if threads == Some(0) {
             return Err((EngineError::ZeroThreads, Box::new(registry)));
         }

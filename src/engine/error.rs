@@ -20,6 +20,13 @@ pub enum EngineError {
         /// The refused step, in seconds.
         step: f64,
     },
+    /// A unique [`Plugin`](crate::Plugin) was added twice (its systems
+    /// would run twice); the second was not built.
+    #[error("the plugin `{name}` was added twice")]
+    DuplicatePlugin {
+        /// The plugin's [`name`](crate::Plugin::name).
+        name: String,
+    },
     /// The schedule could not be built (duplicate names, an unknown
     /// `before`/`after` target, a cycle).
     #[error("cannot build the schedule: {0}")]
