@@ -339,3 +339,38 @@ fn the_hierarchy_round_trips_when_registered() {
         assert_eq!(loaded.children(e[0]), [e[6]]);
     }
 }
+
+#[test]
+fn entity_handles_in_components_derive_serde() {
+    #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+    struct Target {
+        entity: ecs_engine::Entity,
+        others: Vec<ecs_engine::Entity>,
+    }
+    let mut registry = ecs_engine::Registry::new();
+    let a = registry.spawn(());
+    let b = registry.spawn(());
+    registry.despawn(a).unwrap();
+    let c = registry.spawn(()); // a's slot, the next generation
+    let target = Target {
+        entity: c,
+        others: vec![b, ecs_engine::Entity::NULL],
+    };
+    let json = serde_json::to_string(&target).unwrap();
+    assert_eq!(
+        json,
+        format!(
+            "{{\"entity\":{},\"others\":[{},{}]}}",
+            c.to_bits(),
+            b.to_bits(),
+            ecs_engine::Entity::NULL.to_bits()
+        )
+    );
+    assert_eq!(serde_json::from_str::<Target>(&json).unwrap(), target);
+    // Generation 0 is no handle: refused, with the value named.
+    let error = serde_json::from_str::<Target>("{\"entity\":7,\"others\":[]}").unwrap_err();
+    assert!(
+        error.to_string().contains("invalid value: integer `7`"),
+        "{error}"
+    );
+}

@@ -134,3 +134,36 @@ impl fmt::Display for Entity {
 
 /// The largest index a live entity can have; `u32::MAX` is the null index.
 pub(crate) const MAX_INDEX: u32 = u32::MAX - 1;
+
+/// With the `serde` feature: an [`Entity`] is written as its
+/// [`to_bits`](Entity::to_bits) value (a `u64`: the index in the low 32
+/// bits, the generation in the high ones), so a component or resource
+/// holding handles can derive `Serialize`. Handles are only meaningful
+/// with the allocator state they came from (see
+/// [`AllocatorState`](crate::AllocatorState)).
+#[cfg(feature = "serde")]
+impl serde::Serialize for Entity {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u64(self.to_bits())
+    }
+}
+
+/// With the `serde` feature: reads the `u64` that
+/// [`Serialize`](serde::Serialize) writes.
+///
+/// # Errors
+///
+/// A `u64` whose high 32 bits (the generation) are 0, which no handle
+/// has: the deserializer's "invalid value" error.
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for Entity {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Entity, D::Error> {
+        let bits = <u64 as serde::Deserialize>::deserialize(deserializer)?;
+        Entity::from_bits(bits).ok_or_else(|| {
+            serde::de::Error::invalid_value(
+                serde::de::Unexpected::Unsigned(bits),
+                &"an entity handle (index in the low 32 bits, a generation of 1 or more in the high 32)",
+            )
+        })
+    }
+}
