@@ -105,6 +105,29 @@ impl Registry {
         &self.allocator
     }
 
+    /// How many times [`replace_entities`](Self::replace_entities) replaced
+    /// this registry's allocator (0 for a new registry). A handle reserved
+    /// in one epoch is meaningless in a later one, even where the new
+    /// allocator has a slot of that index and generation: whoever keeps
+    /// reserved handles (a command buffer) records the epoch they came
+    /// from and drops them when it changed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    ///
+    /// let mut registry = Registry::new();
+    /// assert_eq!(registry.entities_epoch(), 0);
+    /// let copy = registry.entities().clone();
+    /// registry.replace_entities(copy);
+    /// assert_eq!(registry.entities_epoch(), 1);
+    /// ```
+    #[inline]
+    pub fn entities_epoch(&self) -> u64 {
+        self.entities_epoch
+    }
+
     // --- entities -------------------------------------------------------
 
     /// Spawns an entity with the components of `bundle` (a tuple; `()` for
