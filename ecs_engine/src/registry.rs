@@ -177,6 +177,7 @@ impl Registry {
         SpawnBatch {
             registry: self,
             bundles: bundles.into_iter(),
+            grown: false,
         }
     }
 
