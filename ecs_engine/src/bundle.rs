@@ -244,8 +244,9 @@ bundle_tuple!(A a, B b, C c, D d, E e, F f, G g, H h, I i, J j, K k);
 bundle_tuple!(A a, B b, C c, D d, E e, F f, G g, H h, I i, J j, K k, L l);
 
 /// The handles of a [`Registry::spawn_batch`], spawned as the iterator is
-/// advanced; whatever is left is spawned when it drops, with each pool
-/// found and grown once. Dropping it at once (`registry.spawn_batch(..);`)
+/// advanced (the first step grows each pool once, from the bundles'
+/// lower size hint); whatever is left is spawned when it drops, with each
+/// pool found and grown once. Dropping it at once (`registry.spawn_batch(..);`)
 /// spawns the whole batch on that fast path and allocates no list of
 /// handles; `.collect::<Vec<_>>()` gives the handles, in order.
 ///
@@ -258,6 +259,10 @@ bundle_tuple!(A a, B b, C c, D d, E e, F f, G g, H h, I i, J j, K k, L l);
 pub struct SpawnBatch<'r, B: Bundle, I: Iterator<Item = B>> {
     pub(crate) registry: &'r mut Registry,
     pub(crate) bundles: I,
+    /// `false` until the first handle is taken; that call grows each pool
+    /// once for the iterator's lower size hint, so a collected batch does
+    /// not grow its pools by doubling.
+    pub(crate) grown: bool,
 }
 
 impl<B: Bundle, I: Iterator<Item = B>> std::fmt::Debug for SpawnBatch<'_, B, I> {
@@ -275,6 +280,15 @@ impl<B: Bundle, I: Iterator<Item = B>> Iterator for SpawnBatch<'_, B, I> {
     #[track_caller]
     fn next(&mut self) -> Option<Entity> {
         let bundle = self.bundles.next()?;
+        if !self.grown {
+            self.grown = true;
+            // A refused bundle (one naming the hierarchy) creates no pool.
+            if !B::names_hierarchy() {
+                let additional = self.bundles.size_hint().0.saturating_add(1);
+                B::reserve(self.registry, additional);
+                self.registry.allocator.reserve_slots(additional);
+            }
+        }
         Some(self.registry.spawn(bundle))
     }
 

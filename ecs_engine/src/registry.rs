@@ -203,6 +203,7 @@ impl Registry {
         SpawnBatch {
             registry: self,
             bundles: bundles.into_iter(),
+            grown: false,
         }
     }
 
@@ -360,9 +361,11 @@ impl Registry {
 
     /// Despawns the entities of `entities` in order, as many
     /// [`despawn`](Self::despawn) calls would, but removes the components
-    /// pool by pool (and the pools in parallel on the current rayon pool,
-    /// for a large batch of components that need no drop), which keeps
-    /// each pool's memory warm and costs one pass over the pool table.
+    /// pool by pool (and the pools in parallel, for a large batch of
+    /// components that need no drop, when called on a rayon worker thread;
+    /// never from another thread, which would block on the global pool),
+    /// which keeps each pool's memory warm and costs one pass over the pool
+    /// table.
     ///
     /// # Errors
     ///

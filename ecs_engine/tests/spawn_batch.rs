@@ -147,3 +147,28 @@ fn the_live_limit_cuts_a_fresh_range() {
     assert_eq!(registry.count::<A>(), 25);
     assert_eq!(registry.view::<(&A, &B)>().iter().count(), 25);
 }
+
+/// A collected batch grows each pool and the allocator once, from the size
+/// hint, as a dropped one does: the same heap bytes (issue 29; by doubling
+/// the collected one held 54.4 bytes per entity at a million, 52.3 dropped).
+#[test]
+fn a_collected_batch_holds_what_a_dropped_one_holds() {
+    const N: u32 = 10_000;
+    let mut dropped = Registry::new();
+    dropped.spawn_batch((0..N).map(|i| (A(i), B(i as f32))));
+    let mut collected = Registry::new();
+    let handles: Vec<Entity> = collected
+        .spawn_batch((0..N).map(|i| (A(i), B(i as f32))))
+        .collect();
+    assert_eq!(handles.len(), N as usize);
+    assert_eq!(collected.len(), N as usize);
+    assert_eq!(pools(&collected), pools(&dropped));
+    assert_eq!(collected.heap_bytes(), dropped.heap_bytes());
+    // Partly iterated, then dropped: grown once as well.
+    let mut partly = Registry::new();
+    let mut batch = partly.spawn_batch((0..N).map(|i| (A(i), B(i as f32))));
+    let first: Vec<Entity> = batch.by_ref().take(100).collect();
+    drop(batch);
+    assert_eq!(first, handles[..100]);
+    assert_eq!(partly.heap_bytes(), dropped.heap_bytes());
+}

@@ -364,6 +364,30 @@ impl EntityAllocator {
         Ok(Entity::new(index, self.generations[index as usize]))
     }
 
+    /// Grows the slot tables once for `additional` allocations (the freed
+    /// slots waiting are used first; at most what the limits allow), so
+    /// that many `allocate` calls in a row do not grow them by doubling.
+    pub(crate) fn reserve_slots(&mut self, additional: usize) {
+        let by_live = self
+            .max_live
+            .saturating_sub(self.live.saturating_add(self.reserved_count));
+        let len = self.generations.len();
+        let by_index = (MAX_INDEX as usize + 1).saturating_sub(len);
+        let fresh = additional
+            .saturating_sub(self.free.len())
+            .min(by_live as usize)
+            .min(by_index);
+        if fresh == 0 {
+            return;
+        }
+        self.generations.reserve_exact(fresh);
+        let words = (len + fresh).div_ceil(64);
+        self.alive
+            .reserve_exact(words.saturating_sub(self.alive.len()));
+        self.reserved
+            .reserve_exact(words.saturating_sub(self.reserved.len()));
+    }
+
     /// Number of freed slots waiting for reuse.
     pub(crate) fn free_len(&self) -> usize {
         self.free.len()

@@ -528,10 +528,19 @@ impl Pools {
 
     /// Removes every entity of `entities` from every pool. When no pool's
     /// components run code on drop (so no removal can unwind), pool by
-    /// pool, the pools in parallel on the current rayon pool when the batch
-    /// is large: each pool sees the entities in the same order as entity
-    /// by entity, so the result is the same. Otherwise entity by entity, as
+    /// pool: each pool sees the entities in the same order as entity by
+    /// entity, so the result is the same. Otherwise entity by entity, as
     /// [`remove_entity`](Self::remove_entity).
+    ///
+    /// The pools go in parallel only for a large batch *and* when the
+    /// caller is already a rayon worker (a schedule's apply between
+    /// waves), where the split costs a push onto its own deque. Called from
+    /// any other thread (a `CommandBuffer::apply` in a plain loop), a
+    /// parallel split injects a job into the global pool, blocks the
+    /// caller on a latch and moves the pools' cache lines to the workers'
+    /// cores and back. That was the `command_flush` regression of issue 29:
+    /// a buffer's 10,000 despawns reach here as 20 batches of 512, so 20
+    /// such splits (about 80 context switches) per apply.
     pub(crate) fn remove_entities(&mut self, entities: &[Entity]) {
         /// Removals below which the pools are not worth a parallel split.
         const PARALLEL_REMOVALS: usize = 256;
@@ -547,7 +556,10 @@ impl Pools {
                 pool.remove_entities(entities);
             }
         };
-        if entities.len() >= PARALLEL_REMOVALS && self.slots.len() > 1 {
+        if entities.len() >= PARALLEL_REMOVALS
+            && self.slots.len() > 1
+            && rayon::current_thread_index().is_some()
+        {
             use rayon::prelude::*;
             self.slots.par_iter_mut().for_each(remove_all);
         } else {

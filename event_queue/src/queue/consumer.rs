@@ -262,6 +262,7 @@ impl<T: Send> EventQueue<T> {
             self.shared.not_full.notify_all();
         }
         Drain {
+            taken: batch.len(),
             batch,
             shared: &self.shared,
         }
@@ -287,6 +288,9 @@ impl<T: Send> EventQueue<T> {
 #[must_use = "the drained events are dropped unless the iterator is consumed"]
 pub struct Drain<'a, T> {
     pub(super) batch: VecDeque<T>,
+    /// How many events the batch held when it was taken: whether its
+    /// buffer was in use (see `Drop`).
+    taken: usize,
     shared: &'a Shared<T>,
 }
 
@@ -321,7 +325,15 @@ impl<T> Drop for Drain<'_, T> {
         // Drop unconsumed events outside the lock (invariant 6).
         self.batch.clear();
         let capacity = self.batch.capacity();
-        if capacity == 0 || capacity > MAX_RECYCLED_CAPACITY {
+        // A buffer past MAX_RECYCLED_CAPACITY is kept only while it is in
+        // use (this batch filled a quarter of it): a queue whose batches
+        // stay large keeps its buffers, as a plain mutex-and-swap queue
+        // does, instead of regrowing one from a small buffer after every
+        // drain (issue 29: batches of 10^5 events under load did that,
+        // each growth a copy into fresh pages). A burst's buffer is freed
+        // by the first drain that finds it mostly empty.
+        let in_use = self.taken.saturating_mul(4) >= capacity;
+        if capacity == 0 || (capacity > MAX_RECYCLED_CAPACITY && !in_use) {
             return;
         }
         let mut spare = self.shared.spare.lock();

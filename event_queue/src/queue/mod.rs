@@ -20,7 +20,8 @@
 //! Beside it, `spare` (its own small lock, touched only by consumers) keeps
 //! the empty buffer a finished [`Drain`] handed back; the next drain swaps it
 //! in, so a queue drained once per tick stops allocating once it has seen its
-//! largest tick.
+//! largest tick. Buffers past `MAX_RECYCLED_CAPACITY` are handed back only
+//! while their batches fill a quarter of them.
 //!
 //! Invariants, each kept under the lock:
 //!
@@ -88,8 +89,10 @@ use std::time::Duration;
 use crate::error::{Closed, TryPushError};
 use crate::sync::{Condvar, Mutex, MutexGuard};
 
-/// A [`Drain`] gives its buffer back for reuse only up to this many slots, so
-/// one burst does not pin a huge allocation for the queue's whole life.
+/// A [`Drain`] gives its buffer back for reuse up to this many slots; a
+/// bigger one only while its batch filled at least a quarter of it, so one
+/// burst does not pin a huge allocation for the queue's whole life, while a
+/// queue whose batches stay large does not regrow its buffer every drain.
 const MAX_RECYCLED_CAPACITY: usize = 1 << 16;
 
 /// The smallest buffer a push installs when the queue has none.

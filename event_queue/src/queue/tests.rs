@@ -31,13 +31,34 @@ fn a_finished_drain_hands_its_buffer_to_the_next_drain() {
 }
 
 #[test]
-fn a_huge_buffer_is_not_kept() {
+fn a_huge_buffer_is_kept_while_its_batches_fill_it() {
     let queue = EventQueue::new();
     for n in 0..=MAX_RECYCLED_CAPACITY {
         queue.push(n).unwrap();
     }
+    let batch = queue.drain();
+    let huge = batch.batch.capacity();
+    assert!(huge > MAX_RECYCLED_CAPACITY);
+    drop(batch);
+    // Filled past a quarter: kept for the next drain.
+    assert_eq!(queue.shared.spare.lock().capacity(), huge);
+    // A small batch: the next drain swaps the huge buffer into the queue
+    // and recycles the small one.
+    queue.push(1).unwrap();
     drop(queue.drain());
+    assert_eq!(queue.shared.state.lock().queue.capacity(), huge);
+    let small = queue.shared.spare.lock().capacity();
+    assert!(small < huge);
+    // The huge buffer comes back with three events in it: mostly empty,
+    // so it is freed, and the small spare stays.
+    for n in 0..3 {
+        queue.push(n).unwrap();
+    }
+    let batch = queue.drain();
+    assert_eq!((batch.len(), batch.batch.capacity()), (3, huge));
+    drop(batch);
     assert_eq!(queue.shared.spare.lock().capacity(), 0);
+    assert!(queue.shared.state.lock().queue.capacity() <= small);
 }
 
 #[test]
