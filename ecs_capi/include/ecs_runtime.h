@@ -15,11 +15,21 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-// The API's major version: changes only with incompatible changes.
-#define ECS_API_VERSION_MAJOR 1
+// The API's major version: changes only with incompatible changes
+// (2: `ecs_component_id` became 64 bits wide).
+#define ECS_API_VERSION_MAJOR 2
 
 // The API's minor version: grows with compatible additions.
 #define ECS_API_VERSION_MINOR 0
+
+// The most worker threads an engine's pool may have
+// (`ecs_engine_desc.threads`): 1024.
+#define ECS_THREADS_MAX 1024
+
+// The largest `ecs_system_desc.spawn_reserve`: 1,048,576 handles (about
+// 16 MiB of bookkeeping per system). A larger value is refused by
+// `ecs_system_add` with `ECS_ERR_INVALID_ARGUMENT`.
+#define ECS_SPAWN_RESERVE_MAX (1 << 20)
 
 // A running system's command buffer, from `ecs_ctx_commands`: valid
 // while the system runs. Opaque to C.
@@ -76,9 +86,11 @@ typedef struct ecs_component_desc {
 } ecs_component_desc;
 
 // A component type's id, from `ecs_component_register`: valid only in the
-// engine that registered it (an id from another engine is refused with
-// `ECS_ERR_UNKNOWN_COMPONENT`).
-typedef uint32_t ecs_component_id;
+// engine that registered it. An id from any other engine of the process,
+// live or destroyed, is refused with `ECS_ERR_UNKNOWN_COMPONENT`: the
+// high 48 bits are the engine's tag, never reused, and the low 16 the
+// component's index.
+typedef uint64_t ecs_component_id;
 
 // The tick being run.
 typedef struct ecs_tick {
@@ -119,7 +131,7 @@ typedef void (*ecs_chunk_fn)(const struct ecs_view_chunk *chunk, void *user_data
 typedef struct ecs_engine_desc {
   // `sizeof(ecs_engine_desc)`: lets later versions add fields.
   uint32_t struct_size;
-  // Worker threads of the engine's pool, at least 1.
+  // Worker threads of the engine's pool, 1 to `ECS_THREADS_MAX`.
   uint32_t threads;
   // The fixed step of a tick, in seconds; 0 means 1/60.
   double step_seconds;
@@ -177,7 +189,8 @@ typedef struct ecs_system_desc {
   // spawns). A tuning knob only: `ecs_commands_spawn` beyond the reserve
   // still gives real handles (fresh slots, the same on any thread
   // count); a system that spawns many entities every tick can set this
-  // to the most it spawns per tick to keep entity indices packed.
+  // to the most it spawns per tick to keep entity indices packed. At
+  // most `ECS_SPAWN_RESERVE_MAX`.
   size_t spawn_reserve;
 } ecs_system_desc;
 
@@ -243,7 +256,9 @@ typedef struct ecs_system_desc {
 #define ECS_ERR_BORROW_CONFLICT 16
 
 // A limit was reached: too many live entities, too many component types
-// (65,536 per engine), or a thread pool the system could not start.
+// (65,536 per engine), a thread pool the system could not start, or
+// memory the allocator could not give (a component value too large for
+// the memory or address space left). Nothing changed.
 #define ECS_ERR_LIMIT 17
 
 #ifdef __cplusplus
@@ -424,13 +439,16 @@ ecs_status ecs_commands_despawn(struct ecs_commands *commands, ecs_entity entity
 
 // Records the insertion of component `id` on `entity`, copying the
 // component's size in bytes from `value` now. If the command is never
-// applied (the entity died first, or the tick failed), the copy is
-// dropped with the component's destructor.
+// applied (the entity died first, the tick failed, or the memory for the
+// value cannot be had when it is applied), the copy is dropped with the
+// component's destructor.
 //
 // # Errors
 //
 // `ECS_ERR_NULL_POINTER`; `ECS_ERR_STALE_ENTITY` (generation 0);
-// `ECS_ERR_UNKNOWN_COMPONENT`.
+// `ECS_ERR_UNKNOWN_COMPONENT`; `ECS_ERR_LIMIT` when the buffer cannot get
+// the memory for the copy (nothing is read from `value` then, and it
+// stays the caller's).
 //
 // # Safety
 //
@@ -462,7 +480,10 @@ ecs_status ecs_commands_remove(struct ecs_commands *commands,
 //
 // `ECS_ERR_NULL_POINTER` when `desc` or `out` is NULL;
 // `ECS_ERR_INVALID_ARGUMENT` when `struct_size` is too small, `threads` is
-// 0, or `step_seconds` is negative or not finite.
+// 0 or above `ECS_THREADS_MAX`, or `step_seconds` is negative or not
+// finite; `ECS_ERR_LIMIT` when the process has used up the engine tags
+// of component ids (2^48 - 1 engines: tags are never reused). Nothing is
+// made on failure.
 //
 // # Safety
 //
@@ -586,7 +607,10 @@ ecs_status ecs_entity_count(const struct ecs_engine *engine, size_t *out);
 // # Errors
 //
 // `ECS_ERR_NULL_POINTER` (engine, or value, even for a size-0 component);
-// `ECS_ERR_STALE_ENTITY`; `ECS_ERR_UNKNOWN_COMPONENT`.
+// `ECS_ERR_STALE_ENTITY`; `ECS_ERR_UNKNOWN_COMPONENT`; `ECS_ERR_LIMIT`
+// when the allocator cannot give the room for the value (a component too
+// large for the memory or address space left). Nothing is read from
+// `value` on failure, and the world is unchanged.
 //
 // # Safety
 //
@@ -666,7 +690,7 @@ ecs_status ecs_world_checksum(const struct ecs_engine *engine,
 // # Errors
 //
 // `ECS_ERR_NULL_POINTER`; `ECS_ERR_INVALID_ARGUMENT` for a small
-// `struct_size` or an `event_size` of 0.
+// `struct_size`, or an `event_size` of 0 or above `PTRDIFF_MAX`.
 //
 // # Safety
 //
@@ -698,7 +722,9 @@ void ecs_queue_destroy(struct ecs_queue *queue);
 //
 // # Errors
 //
-// `ECS_ERR_NULL_POINTER`; `ECS_ERR_QUEUE_CLOSED` (the event is not kept).
+// `ECS_ERR_NULL_POINTER`; `ECS_ERR_QUEUE_CLOSED` (the event is not kept);
+// `ECS_ERR_LIMIT` when the allocator cannot give the room for a copy
+// (nothing is read from `event` then).
 //
 // # Safety
 //
@@ -711,7 +737,7 @@ ecs_status ecs_queue_push(const struct ecs_queue *queue, const void *event);
 // # Errors
 //
 // `ECS_ERR_NULL_POINTER`; `ECS_ERR_QUEUE_FULL` when a bounded queue is
-// full; `ECS_ERR_QUEUE_CLOSED`.
+// full; `ECS_ERR_QUEUE_CLOSED`; `ECS_ERR_LIMIT` as for `ecs_queue_push`.
 //
 // # Safety
 //
@@ -780,11 +806,14 @@ const char *ecs_status_name(ecs_status status);
 // # Errors
 //
 // `ECS_ERR_NULL_POINTER` (engine, desc, name, run, a non-empty list);
-// `ECS_ERR_INVALID_ARGUMENT` (struct_size, empty or non-UTF-8 names);
+// `ECS_ERR_INVALID_ARGUMENT` (struct_size, empty or non-UTF-8 names, a
+// `spawn_reserve` above `ECS_SPAWN_RESERVE_MAX`);
 // `ECS_ERR_UNKNOWN_COMPONENT` for an id not registered;
 // `ECS_ERR_DUPLICATE_NAME` when a system has the name;
-// `ECS_ERR_WRONG_STATE` once the schedule is built. A `before`/`after`
-// name that no system has is reported by the build (`ECS_ERR_SCHEDULE`).
+// `ECS_ERR_SCHEDULE` when `before` or `after` names the system itself;
+// `ECS_ERR_WRONG_STATE` once the schedule is built. A refused system is
+// not added, and the engine is as it was. A `before`/`after` name that no
+// system has is reported by the build (`ECS_ERR_SCHEDULE`).
 //
 // # Safety
 //

@@ -7,10 +7,11 @@ use std::ptr::NonNull;
 use ::ecs_engine::{ComponentId, RawComponent, RawView};
 use scheduler::SystemContext;
 
-use crate::boundary::{arg, call, call_value, slice_arg, write_out};
+use crate::boundary::{arg, call, call_value, foreign, slice_arg, write_out};
 use crate::component::{decode, ecs_component_id};
 use crate::engine::{ecs_entity, entity};
 use crate::status::{Failure, ecs_status};
+use crate::tag::Tag;
 
 /// A running system's context: passed to its callback, valid only during
 /// that call, and only on the thread that runs it. Opaque to C.
@@ -20,7 +21,7 @@ pub struct ecs_system_ctx {
     /// struct, which lives on the stack of the system's run.
     context: NonNull<SystemContext<'static>>,
     /// The engine's id tag, to decode component ids.
-    tag: u32,
+    tag: Tag,
     commands: ecs_commands,
 }
 
@@ -29,13 +30,13 @@ pub struct ecs_system_ctx {
 #[derive(Debug)]
 pub struct ecs_commands {
     context: NonNull<SystemContext<'static>>,
-    tag: u32,
+    tag: Tag,
 }
 
 impl ecs_system_ctx {
     /// The C view of `context`, for one call of a system's callback in the
     /// engine tagged `tag`.
-    pub(crate) fn new(context: &SystemContext<'_>, tag: u32) -> Self {
+    pub(crate) fn new(context: &SystemContext<'_>, tag: Tag) -> Self {
         let context = NonNull::from(context).cast::<SystemContext<'static>>();
         ecs_system_ctx {
             context,
@@ -52,7 +53,8 @@ impl ecs_system_ctx {
 }
 
 impl ecs_commands {
-    fn context(&self) -> &SystemContext<'static> {
+    /// The running system's context.
+    pub(crate) fn context(&self) -> &SystemContext<'static> {
         // SAFETY: as in `ecs_system_ctx::context`.
         unsafe { self.context.as_ref() }
     }
@@ -198,10 +200,14 @@ pub unsafe extern "C" fn ecs_view_each(
         let each = each.ok_or_else(|| Failure::null(F, "each"))?;
         // SAFETY: the caller's promise on `ctx` and `ids`.
         let mut view = unsafe { open_view(ctx, ids, ids_len, F) }?;
-        view.each(|entity, components| {
-            // SAFETY: the C caller's promise on `each`; the pointers are
-            // valid during the call.
-            unsafe { each(entity.to_bits(), components.as_ptr().cast(), user_data) }
+        // The whole walk is the C program's (one switch, not one per
+        // entity): a panic in the walk itself would be caught all the same.
+        foreign(|| {
+            view.each(|entity, components| {
+                // SAFETY: the C caller's promise on `each`; the pointers are
+                // valid during the call.
+                unsafe { each(entity.to_bits(), components.as_ptr().cast(), user_data) }
+            });
         });
         Ok(())
     })
@@ -259,7 +265,7 @@ pub unsafe extern "C" fn ecs_view_each_chunk(
             };
             // SAFETY: the C caller's promise on `each`; the chunk and what
             // it points at are valid during the call.
-            unsafe { each(&c, user_data) }
+            foreign(|| unsafe { each(&c, user_data) });
         });
         Ok(())
     })
@@ -398,13 +404,16 @@ pub unsafe extern "C" fn ecs_commands_despawn(
 
 /// Records the insertion of component `id` on `entity`, copying the
 /// component's size in bytes from `value` now. If the command is never
-/// applied (the entity died first, or the tick failed), the copy is
-/// dropped with the component's destructor.
+/// applied (the entity died first, the tick failed, or the memory for the
+/// value cannot be had when it is applied), the copy is dropped with the
+/// component's destructor.
 ///
 /// # Errors
 ///
 /// `ECS_ERR_NULL_POINTER`; `ECS_ERR_STALE_ENTITY` (generation 0);
-/// `ECS_ERR_UNKNOWN_COMPONENT`.
+/// `ECS_ERR_UNKNOWN_COMPONENT`; `ECS_ERR_LIMIT` when the buffer cannot get
+/// the memory for the copy (nothing is read from `value` then, and it
+/// stays the caller's).
 ///
 /// # Safety
 ///
@@ -435,6 +444,11 @@ pub unsafe extern "C" fn ecs_commands_insert(
             return Err(Failure::null(F, "value"));
         }
         let mut buffer = context.commands().map_err(Failure::from)?;
+        // Room for the copy first: a size the allocator cannot give is
+        // refused here, before anything is read from `value`.
+        buffer
+            .try_reserve_raw(info)
+            .map_err(|e| Failure::registry(F, &e))?;
         // SAFETY: `value` is non-null and readable for the component's size
         // (the C caller's promise); any byte is a valid `MaybeUninit<u8>`,
         // and the slice lives only for this call.

@@ -49,8 +49,9 @@ pub use context::{
     ecs_system_ctx, ecs_tick, ecs_view_chunk, ecs_view_each, ecs_view_each_chunk,
 };
 pub use engine::{
-    ECS_ENTITY_NULL, ecs_engine, ecs_engine_build, ecs_engine_create, ecs_engine_desc,
-    ecs_engine_destroy, ecs_engine_run, ecs_engine_tick, ecs_engine_ticks, ecs_entity,
+    ECS_ENTITY_NULL, ECS_THREADS_MAX, ecs_engine, ecs_engine_build, ecs_engine_create,
+    ecs_engine_desc, ecs_engine_destroy, ecs_engine_run, ecs_engine_tick, ecs_engine_ticks,
+    ecs_entity,
 };
 pub use entity::{
     ecs_despawn, ecs_entity_count, ecs_get, ecs_has, ecs_insert, ecs_is_alive, ecs_remove,
@@ -62,10 +63,11 @@ pub use queue::{
     ecs_queue_try_push,
 };
 pub use status::*;
-pub use system::{ecs_system_add, ecs_system_desc, ecs_system_fn};
+pub use system::{ECS_SPAWN_RESERVE_MAX, ecs_system_add, ecs_system_desc, ecs_system_fn};
 
-/// The API's major version: changes only with incompatible changes.
-pub const ECS_API_VERSION_MAJOR: u32 = 1;
+/// The API's major version: changes only with incompatible changes
+/// (2: `ecs_component_id` became 64 bits wide).
+pub const ECS_API_VERSION_MAJOR: u32 = 2;
 /// The API's minor version: grows with compatible additions.
 pub const ECS_API_VERSION_MINOR: u32 = 0;
 
@@ -92,4 +94,14 @@ impl SendPtr {
     fn get(self) -> *mut std::ffi::c_void {
         self.0
     }
+}
+
+/// Test support, not part of the C API (the header has no such function):
+/// runs a call whose body panics with `message`, as a bug inside the
+/// library would, and returns its status, `ECS_ERR_PANIC` (the message is
+/// then `ecs_test_panic: panicked: {message}`). The tests use it to check
+/// that such a panic prints nothing.
+#[doc(hidden)]
+pub fn __panic_inside_a_call(message: &str) -> ecs_status {
+    boundary::call("ecs_test_panic", || panic!("{message}"))
 }
