@@ -112,6 +112,27 @@ typedef uint64_t ecs_entity;
 // the order given), valid during the call.
 typedef void (*ecs_each_fn)(ecs_entity entity, void *const *components, void *user_data);
 
+// The terms of a filtered view (`ecs_view_each_filtered`).
+typedef struct ecs_view_desc {
+  // `sizeof(ecs_view_desc)`.
+  uint32_t struct_size;
+  // The components the callback gets a pointer to, in this order (at
+  // least one), as for `ecs_view_each`.
+  const ecs_component_id *ids;
+  // Number of ids in `ids`.
+  size_t ids_len;
+  // Components an entity must also have to be visited (no pointer is
+  // given for them); may be NULL when `with_len` is 0.
+  const ecs_component_id *with;
+  // Number of ids in `with`.
+  size_t with_len;
+  // Components an entity must not have to be visited; may be NULL when
+  // `without_len` is 0.
+  const ecs_component_id *without;
+  // Number of ids in `without`.
+  size_t without_len;
+} ecs_view_desc;
+
 // A run of a view's entities whose components lie side by side: row `i`
 // is `entities[i]`, and `columns[k]` points at `len` consecutive values of
 // the view's `k`-th id (stride: that component's size).
@@ -372,6 +393,34 @@ ecs_status ecs_view_each(struct ecs_system_ctx *ctx,
                          size_t ids_len,
                          ecs_each_fn each,
                          void *user_data);
+
+// As `ecs_view_each` over `desc->ids`, visiting only the entities that
+// also have every component of `desc->with` and none of
+// `desc->without`, in the same order as `ecs_view_each` (the filters only
+// skip entities). As in Rust's `With<T>` and `Without<T>`, a filter reads
+// its component's membership: each id of `with` and `without` must be
+// declared by the system (read or write), so filtered systems are ordered
+// against systems that write those components. Each `without` term costs
+// one lookup per visited entity.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (ctx, desc, each, a list with a non-zero
+// length); `ECS_ERR_INVALID_ARGUMENT` for a small `struct_size`, no
+// `ids`, or an id named twice (in one list or two);
+// `ECS_ERR_UNKNOWN_COMPONENT`, `ECS_ERR_UNDECLARED` and
+// `ECS_ERR_BORROW_CONFLICT` as for `ecs_view_each`, for the ids of every
+// list. Nothing is visited on failure.
+//
+// # Safety
+//
+// `ctx` is NULL or the context passed to the running callback; `desc` is
+// NULL or valid, its lists valid for their lengths; `each` is sound to
+// call with `user_data`.
+ecs_status ecs_view_each_filtered(struct ecs_system_ctx *ctx,
+                                  const struct ecs_view_desc *desc,
+                                  ecs_each_fn each,
+                                  void *user_data);
 
 // As `ecs_view_each`, but one call per chunk of entities whose
 // components lie side by side: the fast way to write a loop over many
@@ -684,6 +733,182 @@ ecs_status ecs_world_checksum(const struct ecs_engine *engine,
                               const ecs_component_id *ids,
                               size_t ids_len,
                               uint64_t *out);
+
+// Makes `parent` the parent of `child` (detaching it from its old parent
+// first): `child` goes last in `parent`'s children. Setting the parent it
+// already has changes nothing (it keeps its place).
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER`; `ECS_ERR_STALE_ENTITY` when either is not
+// alive; `ECS_ERR_INVALID_ARGUMENT` when `parent` is `child` or one of its
+// descendants (a cycle). Nothing changes on failure.
+//
+// # Safety
+//
+// `engine` is NULL or a live engine used by no other thread.
+ecs_status ecs_set_parent(struct ecs_engine *engine, ecs_entity child, ecs_entity parent);
+
+// Detaches `child` from its parent: it becomes a root, keeping its own
+// subtree. Writes the parent it had to `*old_parent` (`ECS_ENTITY_NULL`
+// when it was a root) unless `old_parent` is NULL.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (engine); `ECS_ERR_STALE_ENTITY`.
+//
+// # Safety
+//
+// `engine` is NULL or a live engine used by no other thread;
+// `old_parent` is NULL or valid for writes.
+ecs_status ecs_remove_parent(struct ecs_engine *engine, ecs_entity child, ecs_entity *old_parent);
+
+// Writes the parent of `entity` to `*out`: `ECS_ENTITY_NULL` for a root.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER`; `ECS_ERR_STALE_ENTITY`.
+//
+// # Safety
+//
+// `engine` is NULL or a live engine; `out` is NULL or valid for writes.
+ecs_status ecs_parent(const struct ecs_engine *engine, ecs_entity entity, ecs_entity *out);
+
+// Copies the children of `entity`, in the order they were attached, to
+// `out[0..capacity]`, and writes how many it has to `*len` (which may be
+// more than `capacity`: then only the first `capacity` are copied; call
+// again with a larger array). `out` may be NULL when `capacity` is 0, to
+// ask for the count alone.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (engine, len, or out with a non-zero capacity);
+// `ECS_ERR_STALE_ENTITY`.
+//
+// # Safety
+//
+// `engine` is NULL or a live engine; `out` is NULL or valid for writes of
+// `capacity` handles; `len` is NULL or valid for writes.
+ecs_status ecs_children(const struct ecs_engine *engine,
+                        ecs_entity entity,
+                        ecs_entity *out,
+                        size_t capacity,
+                        size_t *len);
+
+// Despawns `entity` and its whole subtree (children, their children,
+// ...), detaching it from its parent first, and writes how many entities
+// were despawned to `*count` unless `count` is NULL.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (engine); `ECS_ERR_STALE_ENTITY` (nothing
+// changes).
+//
+// # Safety
+//
+// `engine` is NULL or a live engine used by no other thread; `count` is
+// NULL or valid for writes.
+ecs_status ecs_despawn_recursive(struct ecs_engine *engine, ecs_entity entity, size_t *count);
+
+// Disables `entity`: it stays alive with its components, but views skip
+// it until `ecs_enable`. Writes `true` to `*changed` (unless NULL) when
+// it was enabled before.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (engine); `ECS_ERR_STALE_ENTITY`.
+//
+// # Safety
+//
+// `engine` is NULL or a live engine used by no other thread; `changed`
+// is NULL or valid for writes.
+ecs_status ecs_disable(struct ecs_engine *engine, ecs_entity entity, bool *changed);
+
+// Enables `entity` again: views visit it. Writes `true` to `*changed`
+// (unless NULL) when it was disabled before.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (engine); `ECS_ERR_STALE_ENTITY`.
+//
+// # Safety
+//
+// As `ecs_disable`.
+ecs_status ecs_enable(struct ecs_engine *engine, ecs_entity entity, bool *changed);
+
+// Writes whether `entity` is disabled to `*out`.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER`; `ECS_ERR_STALE_ENTITY`.
+//
+// # Safety
+//
+// `engine` is NULL or a live engine; `out` is NULL or valid for writes.
+ecs_status ecs_is_disabled(const struct ecs_engine *engine, ecs_entity entity, bool *out);
+
+// Records making `parent` the parent of `child`, applied after the
+// system's wave as `ecs_set_parent` (skipped when either is dead by then
+// or it would close a cycle). Handles from `ecs_commands_spawn` may be
+// used.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER`; `ECS_ERR_STALE_ENTITY` for a handle that can
+// never be alive (generation 0); `ECS_ERR_UNDECLARED` when the system did
+// not declare commands.
+//
+// # Safety
+//
+// `commands` is NULL or from `ecs_ctx_commands` of the running system.
+ecs_status ecs_commands_set_parent(struct ecs_commands *commands,
+                                   ecs_entity child,
+                                   ecs_entity parent);
+
+// Records detaching `child` from its parent (as `ecs_remove_parent`).
+//
+// # Errors
+//
+// As `ecs_commands_set_parent`.
+//
+// # Safety
+//
+// As `ecs_commands_set_parent`.
+ecs_status ecs_commands_remove_parent(struct ecs_commands *commands, ecs_entity child);
+
+// Records despawning `entity` and its subtree (as
+// `ecs_despawn_recursive`; skipped when it is dead by then).
+//
+// # Errors
+//
+// As `ecs_commands_set_parent`.
+//
+// # Safety
+//
+// As `ecs_commands_set_parent`.
+ecs_status ecs_commands_despawn_recursive(struct ecs_commands *commands, ecs_entity entity);
+
+// Records disabling `entity` (as `ecs_disable`).
+//
+// # Errors
+//
+// As `ecs_commands_set_parent`.
+//
+// # Safety
+//
+// As `ecs_commands_set_parent`.
+ecs_status ecs_commands_disable(struct ecs_commands *commands, ecs_entity entity);
+
+// Records enabling `entity` again (as `ecs_enable`).
+//
+// # Errors
+//
+// As `ecs_commands_set_parent`.
+//
+// # Safety
+//
+// As `ecs_commands_set_parent`.
+ecs_status ecs_commands_enable(struct ecs_commands *commands, ecs_entity entity);
 
 // Creates a queue and writes its first handle to `*out`.
 //

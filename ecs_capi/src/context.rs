@@ -7,7 +7,7 @@ use std::ptr::NonNull;
 use ::ecs_engine::{ComponentId, RawComponent, RawView};
 use scheduler::SystemContext;
 
-use crate::boundary::{arg, call, call_value, foreign, slice_arg, write_out};
+use crate::boundary::{arg, call, call_value, check_struct_size, foreign, slice_arg, write_out};
 use crate::component::{decode, ecs_component_id};
 use crate::engine::{ecs_entity, entity};
 use crate::status::{Failure, ecs_status};
@@ -207,6 +207,119 @@ pub unsafe extern "C" fn ecs_view_each(
                 // SAFETY: the C caller's promise on `each`; the pointers are
                 // valid during the call.
                 unsafe { each(entity.to_bits(), components.as_ptr().cast(), user_data) }
+            });
+        });
+        Ok(())
+    })
+}
+
+/// The terms of a filtered view (`ecs_view_each_filtered`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ecs_view_desc {
+    /// `sizeof(ecs_view_desc)`.
+    pub struct_size: u32,
+    /// The components the callback gets a pointer to, in this order (at
+    /// least one), as for `ecs_view_each`.
+    pub ids: *const ecs_component_id,
+    /// Number of ids in `ids`.
+    pub ids_len: usize,
+    /// Components an entity must also have to be visited (no pointer is
+    /// given for them); may be NULL when `with_len` is 0.
+    pub with: *const ecs_component_id,
+    /// Number of ids in `with`.
+    pub with_len: usize,
+    /// Components an entity must not have to be visited; may be NULL when
+    /// `without_len` is 0.
+    pub without: *const ecs_component_id,
+    /// Number of ids in `without`.
+    pub without_len: usize,
+}
+
+const VIEW_DESC_V1: usize = std::mem::size_of::<ecs_view_desc>();
+
+/// As `ecs_view_each` over `desc->ids`, visiting only the entities that
+/// also have every component of `desc->with` and none of
+/// `desc->without`, in the same order as `ecs_view_each` (the filters only
+/// skip entities). As in Rust's `With<T>` and `Without<T>`, a filter reads
+/// its component's membership: each id of `with` and `without` must be
+/// declared by the system (read or write), so filtered systems are ordered
+/// against systems that write those components. Each `without` term costs
+/// one lookup per visited entity.
+///
+/// # Errors
+///
+/// `ECS_ERR_NULL_POINTER` (ctx, desc, each, a list with a non-zero
+/// length); `ECS_ERR_INVALID_ARGUMENT` for a small `struct_size`, no
+/// `ids`, or an id named twice (in one list or two);
+/// `ECS_ERR_UNKNOWN_COMPONENT`, `ECS_ERR_UNDECLARED` and
+/// `ECS_ERR_BORROW_CONFLICT` as for `ecs_view_each`, for the ids of every
+/// list. Nothing is visited on failure.
+///
+/// # Safety
+///
+/// `ctx` is NULL or the context passed to the running callback; `desc` is
+/// NULL or valid, its lists valid for their lengths; `each` is sound to
+/// call with `user_data`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ecs_view_each_filtered(
+    ctx: *mut ecs_system_ctx,
+    desc: *const ecs_view_desc,
+    each: ecs_each_fn,
+    user_data: *mut c_void,
+) -> ecs_status {
+    const F: &str = "ecs_view_each_filtered";
+    call(F, || {
+        let each = each.ok_or_else(|| Failure::null(F, "each"))?;
+        // SAFETY: the caller's promise on `ctx` and `desc`.
+        let (ctx, desc) = unsafe { (arg(ctx, F, "ctx")?, arg(desc, F, "desc")?) };
+        check_struct_size(desc.struct_size, VIEW_DESC_V1, F, "ecs_view_desc")?;
+        let decoded = |ptr, len, what| {
+            // SAFETY: the caller's promise on the lists of `desc`.
+            let ids = unsafe { slice_arg(ptr, len, F, what) }?;
+            ids.iter()
+                .map(|&id| decode(ctx.tag, id, F))
+                .collect::<Result<Vec<ComponentId>, Failure>>()
+        };
+        let ids = decoded(desc.ids, desc.ids_len, "desc->ids")?;
+        let with = decoded(desc.with, desc.with_len, "desc->with")?;
+        let without = decoded(desc.without, desc.without_len, "desc->without")?;
+        if ids.is_empty() {
+            return Err(Failure::invalid(F, "a view needs at least one id in `ids`"));
+        }
+        let context = ctx.context();
+        let mut all = ids.clone();
+        all.extend(&with);
+        for (k, id) in all.iter().chain(&without).enumerate() {
+            if all.iter().chain(&without).take(k).any(|other| other == id) {
+                let name = context
+                    .component_info(*id)
+                    .map_or_else(|| format!("#{}", id.to_u32()), |i| i.name().to_owned());
+                return Err(Failure::invalid(
+                    F,
+                    format!("component `{name}` is named twice in the view's lists"),
+                ));
+            }
+        }
+        // Each `without` id: declared, known, not write-locked by this
+        // system (a lock taken and released at once).
+        for &id in &without {
+            drop(context.raw_view(&[id]).map_err(Failure::from)?);
+        }
+        let mut view = context.raw_view(&all).map_err(Failure::from)?;
+        let excluded = |entity| {
+            without
+                .iter()
+                .any(|&id| context.get_raw(entity, id).is_ok())
+        };
+        foreign(|| {
+            view.each(|entity, components| {
+                if !excluded(entity) {
+                    // SAFETY: the C caller's promise on `each`; the
+                    // pointers (the first `ids_len` are the callback's) are
+                    // valid during the call.
+                    unsafe { each(entity.to_bits(), components.as_ptr().cast(), user_data) }
+                }
             });
         });
         Ok(())

@@ -34,6 +34,7 @@ mod component;
 mod context;
 mod engine;
 mod entity;
+mod hierarchy;
 mod queue;
 mod status;
 mod system;
@@ -46,7 +47,8 @@ pub use component::{
 pub use context::{
     ecs_chunk_fn, ecs_commands, ecs_commands_despawn, ecs_commands_insert, ecs_commands_remove,
     ecs_commands_spawn, ecs_ctx_commands, ecs_ctx_get, ecs_ctx_is_alive, ecs_ctx_tick, ecs_each_fn,
-    ecs_system_ctx, ecs_tick, ecs_view_chunk, ecs_view_each, ecs_view_each_chunk,
+    ecs_system_ctx, ecs_tick, ecs_view_chunk, ecs_view_desc, ecs_view_each, ecs_view_each_chunk,
+    ecs_view_each_filtered,
 };
 pub use engine::{
     ECS_ENTITY_NULL, ECS_THREADS_MAX, ecs_engine, ecs_engine_build, ecs_engine_create,
@@ -56,6 +58,11 @@ pub use engine::{
 pub use entity::{
     ecs_despawn, ecs_entity_count, ecs_get, ecs_has, ecs_insert, ecs_is_alive, ecs_remove,
     ecs_spawn, ecs_world_checksum,
+};
+pub use hierarchy::{
+    ecs_children, ecs_commands_despawn_recursive, ecs_commands_disable, ecs_commands_enable,
+    ecs_commands_remove_parent, ecs_commands_set_parent, ecs_despawn_recursive, ecs_disable,
+    ecs_enable, ecs_is_disabled, ecs_parent, ecs_remove_parent, ecs_set_parent,
 };
 pub use queue::{
     ecs_queue, ecs_queue_clone, ecs_queue_close, ecs_queue_create, ecs_queue_desc,
