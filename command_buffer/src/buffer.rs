@@ -12,7 +12,8 @@ use std::marker::PhantomData;
 use std::panic::AssertUnwindSafe;
 
 use ecs_engine::{
-    Bundle, Component, ComponentId, Disabled, Entity, RawArena, RawComponent, Registry,
+    Bundle, Component, ComponentId, ComponentInfo, Disabled, EcsError, Entity, RawArena,
+    RawComponent, Registry,
 };
 
 use crate::ReservePolicy;
@@ -320,6 +321,20 @@ impl CommandBuffer {
     pub fn insert_raw(&mut self, entity: Entity, value: RawComponent<'_>) {
         let slot = self.raw.push(value);
         self.queues.push(InsertRaw { entity, slot });
+    }
+
+    /// Makes room in the buffer for the bytes of one value of run-time
+    /// component `info`, so that the next [`insert_raw`](Self::insert_raw)
+    /// of such a value does not allocate for them (and cannot abort on a
+    /// value too large for the memory left). Callers that take sizes from
+    /// outside (the C API) call it before building the value.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::OutOfMemory`] when the allocator refuses the room (or
+    /// it would exceed `isize::MAX` bytes); the buffer is unchanged.
+    pub fn try_reserve_raw(&mut self, info: &ComponentInfo) -> Result<(), EcsError> {
+        self.raw.try_reserve(info)
     }
 
     /// Records removing (and dropping) `entity`'s component `id`, of either

@@ -15,11 +15,21 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-// The API's major version: changes only with incompatible changes.
-#define ECS_API_VERSION_MAJOR 1
+// The API's major version: changes only with incompatible changes
+// (2: `ecs_component_id` became 64 bits wide).
+#define ECS_API_VERSION_MAJOR 2
 
 // The API's minor version: grows with compatible additions.
 #define ECS_API_VERSION_MINOR 0
+
+// The most worker threads an engine's pool may have
+// (`ecs_engine_desc.threads`): 1024.
+#define ECS_THREADS_MAX 1024
+
+// The largest `ecs_system_desc.spawn_reserve`: 1,048,576 handles (about
+// 16 MiB of bookkeeping per system). A larger value is refused by
+// `ecs_system_add` with `ECS_ERR_INVALID_ARGUMENT`.
+#define ECS_SPAWN_RESERVE_MAX (1 << 20)
 
 // A running system's command buffer, from `ecs_ctx_commands`: valid
 // while the system runs. Opaque to C.
@@ -76,9 +86,11 @@ typedef struct ecs_component_desc {
 } ecs_component_desc;
 
 // A component type's id, from `ecs_component_register`: valid only in the
-// engine that registered it (an id from another engine is refused with
-// `ECS_ERR_UNKNOWN_COMPONENT`).
-typedef uint32_t ecs_component_id;
+// engine that registered it. An id from any other engine of the process,
+// live or destroyed, is refused with `ECS_ERR_UNKNOWN_COMPONENT`: the
+// high 48 bits are the engine's tag, never reused, and the low 16 the
+// component's index.
+typedef uint64_t ecs_component_id;
 
 // The tick being run.
 typedef struct ecs_tick {
@@ -100,6 +112,27 @@ typedef uint64_t ecs_entity;
 // the order given), valid during the call.
 typedef void (*ecs_each_fn)(ecs_entity entity, void *const *components, void *user_data);
 
+// The terms of a filtered view (`ecs_view_each_filtered`).
+typedef struct ecs_view_desc {
+  // `sizeof(ecs_view_desc)`.
+  uint32_t struct_size;
+  // The components the callback gets a pointer to, in this order (at
+  // least one), as for `ecs_view_each`.
+  const ecs_component_id *ids;
+  // Number of ids in `ids`.
+  size_t ids_len;
+  // Components an entity must also have to be visited (no pointer is
+  // given for them); may be NULL when `with_len` is 0.
+  const ecs_component_id *with;
+  // Number of ids in `with`.
+  size_t with_len;
+  // Components an entity must not have to be visited; may be NULL when
+  // `without_len` is 0.
+  const ecs_component_id *without;
+  // Number of ids in `without`.
+  size_t without_len;
+} ecs_view_desc;
+
 // A run of a view's entities whose components lie side by side: row `i`
 // is `entities[i]`, and `columns[k]` points at `len` consecutive values of
 // the view's `k`-th id (stride: that component's size).
@@ -119,7 +152,7 @@ typedef void (*ecs_chunk_fn)(const struct ecs_view_chunk *chunk, void *user_data
 typedef struct ecs_engine_desc {
   // `sizeof(ecs_engine_desc)`: lets later versions add fields.
   uint32_t struct_size;
-  // Worker threads of the engine's pool, at least 1.
+  // Worker threads of the engine's pool, 1 to `ECS_THREADS_MAX`.
   uint32_t threads;
   // The fixed step of a tick, in seconds; 0 means 1/60.
   double step_seconds;
@@ -177,7 +210,8 @@ typedef struct ecs_system_desc {
   // spawns). A tuning knob only: `ecs_commands_spawn` beyond the reserve
   // still gives real handles (fresh slots, the same on any thread
   // count); a system that spawns many entities every tick can set this
-  // to the most it spawns per tick to keep entity indices packed.
+  // to the most it spawns per tick to keep entity indices packed. At
+  // most `ECS_SPAWN_RESERVE_MAX`.
   size_t spawn_reserve;
 } ecs_system_desc;
 
@@ -243,7 +277,9 @@ typedef struct ecs_system_desc {
 #define ECS_ERR_BORROW_CONFLICT 16
 
 // A limit was reached: too many live entities, too many component types
-// (65,536 per engine), or a thread pool the system could not start.
+// (65,536 per engine), a thread pool the system could not start, or
+// memory the allocator could not give (a component value too large for
+// the memory or address space left). Nothing changed.
 #define ECS_ERR_LIMIT 17
 
 #ifdef __cplusplus
@@ -358,6 +394,34 @@ ecs_status ecs_view_each(struct ecs_system_ctx *ctx,
                          ecs_each_fn each,
                          void *user_data);
 
+// As `ecs_view_each` over `desc->ids`, visiting only the entities that
+// also have every component of `desc->with` and none of
+// `desc->without`, in the same order as `ecs_view_each` (the filters only
+// skip entities). As in Rust's `With<T>` and `Without<T>`, a filter reads
+// its component's membership: each id of `with` and `without` must be
+// declared by the system (read or write), so filtered systems are ordered
+// against systems that write those components. Each `without` term costs
+// one lookup per visited entity.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (ctx, desc, each, a list with a non-zero
+// length); `ECS_ERR_INVALID_ARGUMENT` for a small `struct_size`, no
+// `ids`, or an id named twice (in one list or two);
+// `ECS_ERR_UNKNOWN_COMPONENT`, `ECS_ERR_UNDECLARED` and
+// `ECS_ERR_BORROW_CONFLICT` as for `ecs_view_each`, for the ids of every
+// list. Nothing is visited on failure.
+//
+// # Safety
+//
+// `ctx` is NULL or the context passed to the running callback; `desc` is
+// NULL or valid, its lists valid for their lengths; `each` is sound to
+// call with `user_data`.
+ecs_status ecs_view_each_filtered(struct ecs_system_ctx *ctx,
+                                  const struct ecs_view_desc *desc,
+                                  ecs_each_fn each,
+                                  void *user_data);
+
 // As `ecs_view_each`, but one call per chunk of entities whose
 // components lie side by side: the fast way to write a loop over many
 // entities in C (one indirect call per chunk instead of per entity).
@@ -424,13 +488,16 @@ ecs_status ecs_commands_despawn(struct ecs_commands *commands, ecs_entity entity
 
 // Records the insertion of component `id` on `entity`, copying the
 // component's size in bytes from `value` now. If the command is never
-// applied (the entity died first, or the tick failed), the copy is
-// dropped with the component's destructor.
+// applied (the entity died first, the tick failed, or the memory for the
+// value cannot be had when it is applied), the copy is dropped with the
+// component's destructor.
 //
 // # Errors
 //
 // `ECS_ERR_NULL_POINTER`; `ECS_ERR_STALE_ENTITY` (generation 0);
-// `ECS_ERR_UNKNOWN_COMPONENT`.
+// `ECS_ERR_UNKNOWN_COMPONENT`; `ECS_ERR_LIMIT` when the buffer cannot get
+// the memory for the copy (nothing is read from `value` then, and it
+// stays the caller's).
 //
 // # Safety
 //
@@ -462,7 +529,10 @@ ecs_status ecs_commands_remove(struct ecs_commands *commands,
 //
 // `ECS_ERR_NULL_POINTER` when `desc` or `out` is NULL;
 // `ECS_ERR_INVALID_ARGUMENT` when `struct_size` is too small, `threads` is
-// 0, or `step_seconds` is negative or not finite.
+// 0 or above `ECS_THREADS_MAX`, or `step_seconds` is negative or not
+// finite; `ECS_ERR_LIMIT` when the process has used up the engine tags
+// of component ids (2^48 - 1 engines: tags are never reused). Nothing is
+// made on failure.
 //
 // # Safety
 //
@@ -586,7 +656,10 @@ ecs_status ecs_entity_count(const struct ecs_engine *engine, size_t *out);
 // # Errors
 //
 // `ECS_ERR_NULL_POINTER` (engine, or value, even for a size-0 component);
-// `ECS_ERR_STALE_ENTITY`; `ECS_ERR_UNKNOWN_COMPONENT`.
+// `ECS_ERR_STALE_ENTITY`; `ECS_ERR_UNKNOWN_COMPONENT`; `ECS_ERR_LIMIT`
+// when the allocator cannot give the room for the value (a component too
+// large for the memory or address space left). Nothing is read from
+// `value` on failure, and the world is unchanged.
 //
 // # Safety
 //
@@ -661,12 +734,188 @@ ecs_status ecs_world_checksum(const struct ecs_engine *engine,
                               size_t ids_len,
                               uint64_t *out);
 
+// Makes `parent` the parent of `child` (detaching it from its old parent
+// first): `child` goes last in `parent`'s children. Setting the parent it
+// already has changes nothing (it keeps its place).
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER`; `ECS_ERR_STALE_ENTITY` when either is not
+// alive; `ECS_ERR_INVALID_ARGUMENT` when `parent` is `child` or one of its
+// descendants (a cycle). Nothing changes on failure.
+//
+// # Safety
+//
+// `engine` is NULL or a live engine used by no other thread.
+ecs_status ecs_set_parent(struct ecs_engine *engine, ecs_entity child, ecs_entity parent);
+
+// Detaches `child` from its parent: it becomes a root, keeping its own
+// subtree. Writes the parent it had to `*old_parent` (`ECS_ENTITY_NULL`
+// when it was a root) unless `old_parent` is NULL.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (engine); `ECS_ERR_STALE_ENTITY`.
+//
+// # Safety
+//
+// `engine` is NULL or a live engine used by no other thread;
+// `old_parent` is NULL or valid for writes.
+ecs_status ecs_remove_parent(struct ecs_engine *engine, ecs_entity child, ecs_entity *old_parent);
+
+// Writes the parent of `entity` to `*out`: `ECS_ENTITY_NULL` for a root.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER`; `ECS_ERR_STALE_ENTITY`.
+//
+// # Safety
+//
+// `engine` is NULL or a live engine; `out` is NULL or valid for writes.
+ecs_status ecs_parent(const struct ecs_engine *engine, ecs_entity entity, ecs_entity *out);
+
+// Copies the children of `entity`, in the order they were attached, to
+// `out[0..capacity]`, and writes how many it has to `*len` (which may be
+// more than `capacity`: then only the first `capacity` are copied; call
+// again with a larger array). `out` may be NULL when `capacity` is 0, to
+// ask for the count alone.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (engine, len, or out with a non-zero capacity);
+// `ECS_ERR_STALE_ENTITY`.
+//
+// # Safety
+//
+// `engine` is NULL or a live engine; `out` is NULL or valid for writes of
+// `capacity` handles; `len` is NULL or valid for writes.
+ecs_status ecs_children(const struct ecs_engine *engine,
+                        ecs_entity entity,
+                        ecs_entity *out,
+                        size_t capacity,
+                        size_t *len);
+
+// Despawns `entity` and its whole subtree (children, their children,
+// ...), detaching it from its parent first, and writes how many entities
+// were despawned to `*count` unless `count` is NULL.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (engine); `ECS_ERR_STALE_ENTITY` (nothing
+// changes).
+//
+// # Safety
+//
+// `engine` is NULL or a live engine used by no other thread; `count` is
+// NULL or valid for writes.
+ecs_status ecs_despawn_recursive(struct ecs_engine *engine, ecs_entity entity, size_t *count);
+
+// Disables `entity`: it stays alive with its components, but views skip
+// it until `ecs_enable`. Writes `true` to `*changed` (unless NULL) when
+// it was enabled before.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (engine); `ECS_ERR_STALE_ENTITY`.
+//
+// # Safety
+//
+// `engine` is NULL or a live engine used by no other thread; `changed`
+// is NULL or valid for writes.
+ecs_status ecs_disable(struct ecs_engine *engine, ecs_entity entity, bool *changed);
+
+// Enables `entity` again: views visit it. Writes `true` to `*changed`
+// (unless NULL) when it was disabled before.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (engine); `ECS_ERR_STALE_ENTITY`.
+//
+// # Safety
+//
+// As `ecs_disable`.
+ecs_status ecs_enable(struct ecs_engine *engine, ecs_entity entity, bool *changed);
+
+// Writes whether `entity` is disabled to `*out`.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER`; `ECS_ERR_STALE_ENTITY`.
+//
+// # Safety
+//
+// `engine` is NULL or a live engine; `out` is NULL or valid for writes.
+ecs_status ecs_is_disabled(const struct ecs_engine *engine, ecs_entity entity, bool *out);
+
+// Records making `parent` the parent of `child`, applied after the
+// system's wave as `ecs_set_parent` (skipped when either is dead by then
+// or it would close a cycle). Handles from `ecs_commands_spawn` may be
+// used.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER`; `ECS_ERR_STALE_ENTITY` for a handle that can
+// never be alive (generation 0); `ECS_ERR_UNDECLARED` when the system did
+// not declare commands.
+//
+// # Safety
+//
+// `commands` is NULL or from `ecs_ctx_commands` of the running system.
+ecs_status ecs_commands_set_parent(struct ecs_commands *commands,
+                                   ecs_entity child,
+                                   ecs_entity parent);
+
+// Records detaching `child` from its parent (as `ecs_remove_parent`).
+//
+// # Errors
+//
+// As `ecs_commands_set_parent`.
+//
+// # Safety
+//
+// As `ecs_commands_set_parent`.
+ecs_status ecs_commands_remove_parent(struct ecs_commands *commands, ecs_entity child);
+
+// Records despawning `entity` and its subtree (as
+// `ecs_despawn_recursive`; skipped when it is dead by then).
+//
+// # Errors
+//
+// As `ecs_commands_set_parent`.
+//
+// # Safety
+//
+// As `ecs_commands_set_parent`.
+ecs_status ecs_commands_despawn_recursive(struct ecs_commands *commands, ecs_entity entity);
+
+// Records disabling `entity` (as `ecs_disable`).
+//
+// # Errors
+//
+// As `ecs_commands_set_parent`.
+//
+// # Safety
+//
+// As `ecs_commands_set_parent`.
+ecs_status ecs_commands_disable(struct ecs_commands *commands, ecs_entity entity);
+
+// Records enabling `entity` again (as `ecs_enable`).
+//
+// # Errors
+//
+// As `ecs_commands_set_parent`.
+//
+// # Safety
+//
+// As `ecs_commands_set_parent`.
+ecs_status ecs_commands_enable(struct ecs_commands *commands, ecs_entity entity);
+
 // Creates a queue and writes its first handle to `*out`.
 //
 // # Errors
 //
 // `ECS_ERR_NULL_POINTER`; `ECS_ERR_INVALID_ARGUMENT` for a small
-// `struct_size` or an `event_size` of 0.
+// `struct_size`, or an `event_size` of 0 or above `PTRDIFF_MAX`.
 //
 // # Safety
 //
@@ -698,7 +947,9 @@ void ecs_queue_destroy(struct ecs_queue *queue);
 //
 // # Errors
 //
-// `ECS_ERR_NULL_POINTER`; `ECS_ERR_QUEUE_CLOSED` (the event is not kept).
+// `ECS_ERR_NULL_POINTER`; `ECS_ERR_QUEUE_CLOSED` (the event is not kept);
+// `ECS_ERR_LIMIT` when the allocator cannot give the room for a copy
+// (nothing is read from `event` then).
 //
 // # Safety
 //
@@ -711,7 +962,7 @@ ecs_status ecs_queue_push(const struct ecs_queue *queue, const void *event);
 // # Errors
 //
 // `ECS_ERR_NULL_POINTER`; `ECS_ERR_QUEUE_FULL` when a bounded queue is
-// full; `ECS_ERR_QUEUE_CLOSED`.
+// full; `ECS_ERR_QUEUE_CLOSED`; `ECS_ERR_LIMIT` as for `ecs_queue_push`.
 //
 // # Safety
 //
@@ -780,11 +1031,14 @@ const char *ecs_status_name(ecs_status status);
 // # Errors
 //
 // `ECS_ERR_NULL_POINTER` (engine, desc, name, run, a non-empty list);
-// `ECS_ERR_INVALID_ARGUMENT` (struct_size, empty or non-UTF-8 names);
+// `ECS_ERR_INVALID_ARGUMENT` (struct_size, empty or non-UTF-8 names, a
+// `spawn_reserve` above `ECS_SPAWN_RESERVE_MAX`);
 // `ECS_ERR_UNKNOWN_COMPONENT` for an id not registered;
 // `ECS_ERR_DUPLICATE_NAME` when a system has the name;
-// `ECS_ERR_WRONG_STATE` once the schedule is built. A `before`/`after`
-// name that no system has is reported by the build (`ECS_ERR_SCHEDULE`).
+// `ECS_ERR_SCHEDULE` when `before` or `after` names the system itself;
+// `ECS_ERR_WRONG_STATE` once the schedule is built. A refused system is
+// not added, and the engine is as it was. A `before`/`after` name that no
+// system has is reported by the build (`ECS_ERR_SCHEDULE`).
 //
 // # Safety
 //

@@ -2,16 +2,84 @@
 //! which turns a `Result` into a status code, records the message of a
 //! failure for `ecs_last_error_message` (per thread), and catches panics so
 //! that none unwinds into C.
+//!
+//! A caught panic prints nothing: the first call installs a panic hook
+//! that is silent while the panicking thread is inside `call`'s body, and
+//! otherwise hands the panic to the hook that was there before (Rust's
+//! default one prints `thread ... panicked at`). Code of the C program
+//! that runs inside a call (system bodies, view callbacks, destructors) is
+//! run through [`foreign`], which is not silent: a panic in Rust code that
+//! the C program calls from there is not one this crate catches, so it is
+//! reported as usual.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::ffi::{CStr, CString, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Once;
 
 use crate::status::{ECS_ERR_PANIC, ECS_OK, Failure, ecs_status};
 
 thread_local! {
     /// The message of this thread's last failed call.
     static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+    /// `true` while this thread runs the body of a `call`, whose panics
+    /// are caught and reported as `ECS_ERR_PANIC` (and not inside a
+    /// [`foreign`] callback of it).
+    static CAUGHT_HERE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Sets `CAUGHT_HERE` for a scope and restores the value before it when
+/// dropped (on unwinding too).
+struct CaughtHere {
+    before: bool,
+}
+
+impl CaughtHere {
+    fn set(caught: bool) -> Self {
+        CaughtHere {
+            before: CAUGHT_HERE.replace(caught),
+        }
+    }
+}
+
+impl Drop for CaughtHere {
+    fn drop(&mut self) {
+        CAUGHT_HERE.set(self.before);
+    }
+}
+
+/// `true` when a panic on this thread now would be caught by `call`.
+pub(crate) fn caught_here() -> bool {
+    CAUGHT_HERE.get()
+}
+
+/// Installs the hook that keeps caught panics quiet, once per process.
+/// The hook it wraps is the one in place at the first call; a program
+/// that sets its own hook later replaces this one (and then hears of
+/// caught panics again).
+fn install_quiet_hook() {
+    static INSTALL: Once = Once::new();
+    // `take_hook` and `set_hook` panic on a panicking thread (a call made
+    // from a destructor during unwinding): the hook waits for a later call.
+    if INSTALL.is_completed() || std::thread::panicking() {
+        return;
+    }
+    INSTALL.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !caught_here() {
+                previous(info);
+            }
+        }));
+    });
+}
+
+/// Runs `callback`, code of the C program called from inside a call,
+/// with panics reported as usual: one in Rust code the C program calls
+/// from there is not caught by this crate.
+pub(crate) fn foreign<R>(callback: impl FnOnce() -> R) -> R {
+    let _loud = CaughtHere::set(false);
+    callback()
 }
 
 /// Records `message` as this thread's last error.
@@ -34,7 +102,12 @@ pub extern "C" fn ecs_last_error_message() -> *const c_char {
 /// success; on failure its status, with its message recorded; on a panic,
 /// `ECS_ERR_PANIC` with the panic's message.
 pub(crate) fn call(function: &str, body: impl FnOnce() -> Result<(), Failure>) -> ecs_status {
-    match catch_unwind(AssertUnwindSafe(body)) {
+    install_quiet_hook();
+    let caught = catch_unwind(AssertUnwindSafe(|| {
+        let _quiet = CaughtHere::set(true);
+        body()
+    }));
+    match caught {
         Ok(Ok(())) => ECS_OK,
         Ok(Err(failure)) => {
             set_last_error(&failure.message);
@@ -182,6 +255,33 @@ mod tests {
         let status = call("ecs_demo", || panic!("formatted {}", 42));
         assert_eq!(status, ECS_ERR_PANIC);
         assert_eq!(last_error(), "ecs_demo: panicked: formatted 42");
+    }
+
+    #[test]
+    fn only_the_body_of_a_call_is_quiet() {
+        assert!(!caught_here());
+        let mut inside = (false, true, false);
+        call("ecs_demo", || {
+            inside.0 = caught_here();
+            inside.1 = foreign(caught_here);
+            inside.2 = caught_here();
+            Ok(())
+        });
+        assert_eq!(inside, (true, false, true));
+        assert!(!caught_here());
+        // Nested calls (a callback calling the API) and a panic leave it
+        // as it was.
+        let nested = foreign(|| {
+            call("ecs_demo", || {
+                let status = call("ecs_inner", || panic!("inner"));
+                assert_eq!(status, ECS_ERR_PANIC);
+                assert!(caught_here());
+                Ok(())
+            });
+            caught_here()
+        });
+        assert!(!nested);
+        assert!(!caught_here());
     }
 
     #[test]

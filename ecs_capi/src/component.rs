@@ -6,15 +6,18 @@ use std::ffi::{c_char, c_void};
 
 use ::ecs_engine::{ComponentDescriptor, ComponentId, Registry};
 
-use crate::boundary::{arg, call, check_struct_size, string_arg, write_out};
+use crate::boundary::{arg, call, check_struct_size, foreign, string_arg, write_out};
 use crate::engine::EngineState;
 use crate::status::{ECS_ERR_LIMIT, ECS_ERR_UNKNOWN_COMPONENT, Failure, ecs_status};
+use crate::tag::Tag;
 use crate::{SendPtr, ecs_engine};
 
 /// A component type's id, from `ecs_component_register`: valid only in the
-/// engine that registered it (an id from another engine is refused with
-/// `ECS_ERR_UNKNOWN_COMPONENT`).
-pub type ecs_component_id = u32;
+/// engine that registered it. An id from any other engine of the process,
+/// live or destroyed, is refused with `ECS_ERR_UNKNOWN_COMPONENT`: the
+/// high 48 bits are the engine's tag, never reused, and the low 16 the
+/// component's index.
+pub type ecs_component_id = u64;
 
 /// A component destructor: called once for every value the engine drops
 /// (despawn, remove, replacement by an insert, an unapplied command, the
@@ -49,10 +52,10 @@ const COMPONENT_DESC_V1: usize = std::mem::size_of::<ecs_component_desc>();
 const INDEX_BITS: u32 = 16;
 
 /// The C id of `component` in the engine tagged `tag`: the tag in the high
-/// 16 bits, the registry's index in the low 16, so an id from another
+/// 48 bits, the registry's index in the low 16, so an id from another
 /// engine is refused instead of naming another component here.
 pub(crate) fn encode(
-    tag: u32,
+    tag: Tag,
     component: ComponentId,
     function: &str,
 ) -> Result<ecs_component_id, Failure> {
@@ -66,20 +69,21 @@ pub(crate) fn encode(
             ),
         ));
     }
-    Ok(tag << INDEX_BITS | index)
+    Ok(tag << INDEX_BITS | ecs_component_id::from(index))
 }
 
 /// The component `id` names in the engine tagged `tag`, or
 /// `ECS_ERR_UNKNOWN_COMPONENT` for an id of another engine.
 pub(crate) fn decode(
-    tag: u32,
+    tag: Tag,
     id: ecs_component_id,
     function: &str,
 ) -> Result<ComponentId, Failure> {
     if id >> INDEX_BITS != tag {
         return Err(unknown(id, function));
     }
-    Ok(ComponentId::from_u32(id & ((1 << INDEX_BITS) - 1)))
+    // The low 16 bits: the cast cannot truncate.
+    Ok(ComponentId::from_u32((id & ((1 << INDEX_BITS) - 1)) as u32))
 }
 
 fn unknown(id: ecs_component_id, function: &str) -> Failure {
@@ -199,7 +203,9 @@ pub unsafe extern "C" fn ecs_component_register(
             // stored under this id; the registry calls it once per value,
             // with an aligned pointer.
             descriptor = unsafe {
-                descriptor.with_drop(move |value| drop(value.as_ptr().cast(), user_data.get()))
+                descriptor.with_drop(move |value| {
+                    foreign(|| drop(value.as_ptr().cast(), user_data.get()));
+                })
             };
         }
         if engine.registry().component_types() >= 1 << INDEX_BITS {

@@ -7,10 +7,11 @@ use std::ptr::NonNull;
 use ::ecs_engine::{ComponentId, RawComponent, RawView};
 use scheduler::SystemContext;
 
-use crate::boundary::{arg, call, call_value, slice_arg, write_out};
+use crate::boundary::{arg, call, call_value, check_struct_size, foreign, slice_arg, write_out};
 use crate::component::{decode, ecs_component_id};
 use crate::engine::{ecs_entity, entity};
 use crate::status::{Failure, ecs_status};
+use crate::tag::Tag;
 
 /// A running system's context: passed to its callback, valid only during
 /// that call, and only on the thread that runs it. Opaque to C.
@@ -20,7 +21,7 @@ pub struct ecs_system_ctx {
     /// struct, which lives on the stack of the system's run.
     context: NonNull<SystemContext<'static>>,
     /// The engine's id tag, to decode component ids.
-    tag: u32,
+    tag: Tag,
     commands: ecs_commands,
 }
 
@@ -29,13 +30,13 @@ pub struct ecs_system_ctx {
 #[derive(Debug)]
 pub struct ecs_commands {
     context: NonNull<SystemContext<'static>>,
-    tag: u32,
+    tag: Tag,
 }
 
 impl ecs_system_ctx {
     /// The C view of `context`, for one call of a system's callback in the
     /// engine tagged `tag`.
-    pub(crate) fn new(context: &SystemContext<'_>, tag: u32) -> Self {
+    pub(crate) fn new(context: &SystemContext<'_>, tag: Tag) -> Self {
         let context = NonNull::from(context).cast::<SystemContext<'static>>();
         ecs_system_ctx {
             context,
@@ -52,7 +53,8 @@ impl ecs_system_ctx {
 }
 
 impl ecs_commands {
-    fn context(&self) -> &SystemContext<'static> {
+    /// The running system's context.
+    pub(crate) fn context(&self) -> &SystemContext<'static> {
         // SAFETY: as in `ecs_system_ctx::context`.
         unsafe { self.context.as_ref() }
     }
@@ -198,10 +200,127 @@ pub unsafe extern "C" fn ecs_view_each(
         let each = each.ok_or_else(|| Failure::null(F, "each"))?;
         // SAFETY: the caller's promise on `ctx` and `ids`.
         let mut view = unsafe { open_view(ctx, ids, ids_len, F) }?;
-        view.each(|entity, components| {
-            // SAFETY: the C caller's promise on `each`; the pointers are
-            // valid during the call.
-            unsafe { each(entity.to_bits(), components.as_ptr().cast(), user_data) }
+        // The whole walk is the C program's (one switch, not one per
+        // entity): a panic in the walk itself would be caught all the same.
+        foreign(|| {
+            view.each(|entity, components| {
+                // SAFETY: the C caller's promise on `each`; the pointers are
+                // valid during the call.
+                unsafe { each(entity.to_bits(), components.as_ptr().cast(), user_data) }
+            });
+        });
+        Ok(())
+    })
+}
+
+/// The terms of a filtered view (`ecs_view_each_filtered`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ecs_view_desc {
+    /// `sizeof(ecs_view_desc)`.
+    pub struct_size: u32,
+    /// The components the callback gets a pointer to, in this order (at
+    /// least one), as for `ecs_view_each`.
+    pub ids: *const ecs_component_id,
+    /// Number of ids in `ids`.
+    pub ids_len: usize,
+    /// Components an entity must also have to be visited (no pointer is
+    /// given for them); may be NULL when `with_len` is 0.
+    pub with: *const ecs_component_id,
+    /// Number of ids in `with`.
+    pub with_len: usize,
+    /// Components an entity must not have to be visited; may be NULL when
+    /// `without_len` is 0.
+    pub without: *const ecs_component_id,
+    /// Number of ids in `without`.
+    pub without_len: usize,
+}
+
+const VIEW_DESC_V1: usize = std::mem::size_of::<ecs_view_desc>();
+
+/// As `ecs_view_each` over `desc->ids`, visiting only the entities that
+/// also have every component of `desc->with` and none of
+/// `desc->without`, in the same order as `ecs_view_each` (the filters only
+/// skip entities). As in Rust's `With<T>` and `Without<T>`, a filter reads
+/// its component's membership: each id of `with` and `without` must be
+/// declared by the system (read or write), so filtered systems are ordered
+/// against systems that write those components. Each `without` term costs
+/// one lookup per visited entity.
+///
+/// # Errors
+///
+/// `ECS_ERR_NULL_POINTER` (ctx, desc, each, a list with a non-zero
+/// length); `ECS_ERR_INVALID_ARGUMENT` for a small `struct_size`, no
+/// `ids`, or an id named twice (in one list or two);
+/// `ECS_ERR_UNKNOWN_COMPONENT`, `ECS_ERR_UNDECLARED` and
+/// `ECS_ERR_BORROW_CONFLICT` as for `ecs_view_each`, for the ids of every
+/// list. Nothing is visited on failure.
+///
+/// # Safety
+///
+/// `ctx` is NULL or the context passed to the running callback; `desc` is
+/// NULL or valid, its lists valid for their lengths; `each` is sound to
+/// call with `user_data`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ecs_view_each_filtered(
+    ctx: *mut ecs_system_ctx,
+    desc: *const ecs_view_desc,
+    each: ecs_each_fn,
+    user_data: *mut c_void,
+) -> ecs_status {
+    const F: &str = "ecs_view_each_filtered";
+    call(F, || {
+        let each = each.ok_or_else(|| Failure::null(F, "each"))?;
+        // SAFETY: the caller's promise on `ctx` and `desc`.
+        let (ctx, desc) = unsafe { (arg(ctx, F, "ctx")?, arg(desc, F, "desc")?) };
+        check_struct_size(desc.struct_size, VIEW_DESC_V1, F, "ecs_view_desc")?;
+        let decoded = |ptr, len, what| {
+            // SAFETY: the caller's promise on the lists of `desc`.
+            let ids = unsafe { slice_arg(ptr, len, F, what) }?;
+            ids.iter()
+                .map(|&id| decode(ctx.tag, id, F))
+                .collect::<Result<Vec<ComponentId>, Failure>>()
+        };
+        let ids = decoded(desc.ids, desc.ids_len, "desc->ids")?;
+        let with = decoded(desc.with, desc.with_len, "desc->with")?;
+        let without = decoded(desc.without, desc.without_len, "desc->without")?;
+        if ids.is_empty() {
+            return Err(Failure::invalid(F, "a view needs at least one id in `ids`"));
+        }
+        let context = ctx.context();
+        let mut all = ids.clone();
+        all.extend(&with);
+        for (k, id) in all.iter().chain(&without).enumerate() {
+            if all.iter().chain(&without).take(k).any(|other| other == id) {
+                let name = context
+                    .component_info(*id)
+                    .map_or_else(|| format!("#{}", id.to_u32()), |i| i.name().to_owned());
+                return Err(Failure::invalid(
+                    F,
+                    format!("component `{name}` is named twice in the view's lists"),
+                ));
+            }
+        }
+        // Each `without` id: declared, known, not write-locked by this
+        // system (a lock taken and released at once).
+        for &id in &without {
+            drop(context.raw_view(&[id]).map_err(Failure::from)?);
+        }
+        let mut view = context.raw_view(&all).map_err(Failure::from)?;
+        let excluded = |entity| {
+            without
+                .iter()
+                .any(|&id| context.get_raw(entity, id).is_ok())
+        };
+        foreign(|| {
+            view.each(|entity, components| {
+                if !excluded(entity) {
+                    // SAFETY: the C caller's promise on `each`; the
+                    // pointers (the first `ids_len` are the callback's) are
+                    // valid during the call.
+                    unsafe { each(entity.to_bits(), components.as_ptr().cast(), user_data) }
+                }
+            });
         });
         Ok(())
     })
@@ -259,7 +378,7 @@ pub unsafe extern "C" fn ecs_view_each_chunk(
             };
             // SAFETY: the C caller's promise on `each`; the chunk and what
             // it points at are valid during the call.
-            unsafe { each(&c, user_data) }
+            foreign(|| unsafe { each(&c, user_data) });
         });
         Ok(())
     })
@@ -398,13 +517,16 @@ pub unsafe extern "C" fn ecs_commands_despawn(
 
 /// Records the insertion of component `id` on `entity`, copying the
 /// component's size in bytes from `value` now. If the command is never
-/// applied (the entity died first, or the tick failed), the copy is
-/// dropped with the component's destructor.
+/// applied (the entity died first, the tick failed, or the memory for the
+/// value cannot be had when it is applied), the copy is dropped with the
+/// component's destructor.
 ///
 /// # Errors
 ///
 /// `ECS_ERR_NULL_POINTER`; `ECS_ERR_STALE_ENTITY` (generation 0);
-/// `ECS_ERR_UNKNOWN_COMPONENT`.
+/// `ECS_ERR_UNKNOWN_COMPONENT`; `ECS_ERR_LIMIT` when the buffer cannot get
+/// the memory for the copy (nothing is read from `value` then, and it
+/// stays the caller's).
 ///
 /// # Safety
 ///
@@ -435,6 +557,11 @@ pub unsafe extern "C" fn ecs_commands_insert(
             return Err(Failure::null(F, "value"));
         }
         let mut buffer = context.commands().map_err(Failure::from)?;
+        // Room for the copy first: a size the allocator cannot give is
+        // refused here, before anything is read from `value`.
+        buffer
+            .try_reserve_raw(info)
+            .map_err(|e| Failure::registry(F, &e))?;
         // SAFETY: `value` is non-null and readable for the component's size
         // (the C caller's promise); any byte is a valid `MaybeUninit<u8>`,
         // and the slice lives only for this call.

@@ -10,8 +10,8 @@ use parking_lot::{Mutex, MutexGuard};
 
 use crate::boundary::{arg, call, call_value, check_struct_size, write_out};
 use crate::status::{
-    ECS_ERR_DUPLICATE_NAME, ECS_ERR_INVALID_ARGUMENT, ECS_ERR_SCHEDULE, ECS_ERR_WRONG_STATE,
-    Failure, ecs_status,
+    ECS_ERR_DUPLICATE_NAME, ECS_ERR_INVALID_ARGUMENT, ECS_ERR_LIMIT, ECS_ERR_SCHEDULE,
+    ECS_ERR_WRONG_STATE, Failure, ecs_status,
 };
 
 /// An entity handle: `(generation << 32) | index`. Never 0 (generations
@@ -23,13 +23,17 @@ pub type ecs_entity = u64;
 /// The null entity (`UINT64_MAX`): never alive.
 pub const ECS_ENTITY_NULL: ecs_entity = u64::MAX;
 
+/// The most worker threads an engine's pool may have
+/// (`ecs_engine_desc.threads`): 1024.
+pub const ECS_THREADS_MAX: u32 = 1024;
+
 /// Settings of a new engine.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct ecs_engine_desc {
     /// `sizeof(ecs_engine_desc)`: lets later versions add fields.
     pub struct_size: u32,
-    /// Worker threads of the engine's pool, at least 1.
+    /// Worker threads of the engine's pool, 1 to `ECS_THREADS_MAX`.
     pub threads: u32,
     /// The fixed step of a tick, in seconds; 0 means 1/60.
     pub step_seconds: f64,
@@ -70,7 +74,7 @@ pub struct ecs_engine {
 /// The engine's state, held by one call at a time.
 pub(crate) struct EngineState {
     /// Tags this engine's component ids (see `component::encode`).
-    pub(crate) tag: u32,
+    pub(crate) tag: crate::tag::Tag,
     stage: Stage,
 }
 
@@ -261,7 +265,10 @@ const ENGINE_DESC_V1: usize = std::mem::size_of::<ecs_engine_desc>();
 ///
 /// `ECS_ERR_NULL_POINTER` when `desc` or `out` is NULL;
 /// `ECS_ERR_INVALID_ARGUMENT` when `struct_size` is too small, `threads` is
-/// 0, or `step_seconds` is negative or not finite.
+/// 0 or above `ECS_THREADS_MAX`, or `step_seconds` is negative or not
+/// finite; `ECS_ERR_LIMIT` when the process has used up the engine tags
+/// of component ids (2^48 - 1 engines: tags are never reused). Nothing is
+/// made on failure.
 ///
 /// # Safety
 ///
@@ -283,6 +290,15 @@ pub unsafe extern "C" fn ecs_engine_create(
         if desc.threads == 0 {
             return Err(Failure::invalid(F, "`threads` is 0; give at least 1"));
         }
+        if desc.threads > ECS_THREADS_MAX {
+            return Err(Failure::invalid(
+                F,
+                format!(
+                    "`threads` is {}, above ECS_THREADS_MAX ({ECS_THREADS_MAX})",
+                    desc.threads
+                ),
+            ));
+        }
         let step = match desc.step_seconds {
             0.0 => 1.0 / 60.0,
             s if s.is_finite() && s > 0.0 => s,
@@ -293,11 +309,21 @@ pub unsafe extern "C" fn ecs_engine_create(
                 ));
             }
         };
+        let tag = crate::tag::next_tag().ok_or_else(|| {
+            Failure::new(
+                ECS_ERR_LIMIT,
+                format!(
+                    "{F}: this process has made {} engines, all the component-id tags \
+                     there are (tags are never reused)",
+                    crate::tag::MAX_TAG
+                ),
+            )
+        })?;
         let mut builder = ecs_runtime::Engine::builder();
         builder.threads(desc.threads as usize).step(step);
         let engine = Box::new(ecs_engine {
             state: Mutex::new(EngineState {
-                tag: crate::tag::next_tag(),
+                tag,
                 stage: Stage::Building {
                     builder,
                     names: HashSet::new(),

@@ -115,7 +115,10 @@ pub unsafe extern "C" fn ecs_entity_count(
 /// # Errors
 ///
 /// `ECS_ERR_NULL_POINTER` (engine, or value, even for a size-0 component);
-/// `ECS_ERR_STALE_ENTITY`; `ECS_ERR_UNKNOWN_COMPONENT`.
+/// `ECS_ERR_STALE_ENTITY`; `ECS_ERR_UNKNOWN_COMPONENT`; `ECS_ERR_LIMIT`
+/// when the allocator cannot give the room for the value (a component too
+/// large for the memory or address space left). Nothing is read from
+/// `value` on failure, and the world is unchanged.
 ///
 /// # Safety
 ///

@@ -34,6 +34,7 @@ mod component;
 mod context;
 mod engine;
 mod entity;
+mod hierarchy;
 mod queue;
 mod status;
 mod system;
@@ -46,15 +47,22 @@ pub use component::{
 pub use context::{
     ecs_chunk_fn, ecs_commands, ecs_commands_despawn, ecs_commands_insert, ecs_commands_remove,
     ecs_commands_spawn, ecs_ctx_commands, ecs_ctx_get, ecs_ctx_is_alive, ecs_ctx_tick, ecs_each_fn,
-    ecs_system_ctx, ecs_tick, ecs_view_chunk, ecs_view_each, ecs_view_each_chunk,
+    ecs_system_ctx, ecs_tick, ecs_view_chunk, ecs_view_desc, ecs_view_each, ecs_view_each_chunk,
+    ecs_view_each_filtered,
 };
 pub use engine::{
-    ECS_ENTITY_NULL, ecs_engine, ecs_engine_build, ecs_engine_create, ecs_engine_desc,
-    ecs_engine_destroy, ecs_engine_run, ecs_engine_tick, ecs_engine_ticks, ecs_entity,
+    ECS_ENTITY_NULL, ECS_THREADS_MAX, ecs_engine, ecs_engine_build, ecs_engine_create,
+    ecs_engine_desc, ecs_engine_destroy, ecs_engine_run, ecs_engine_tick, ecs_engine_ticks,
+    ecs_entity,
 };
 pub use entity::{
     ecs_despawn, ecs_entity_count, ecs_get, ecs_has, ecs_insert, ecs_is_alive, ecs_remove,
     ecs_spawn, ecs_world_checksum,
+};
+pub use hierarchy::{
+    ecs_children, ecs_commands_despawn_recursive, ecs_commands_disable, ecs_commands_enable,
+    ecs_commands_remove_parent, ecs_commands_set_parent, ecs_despawn_recursive, ecs_disable,
+    ecs_enable, ecs_is_disabled, ecs_parent, ecs_remove_parent, ecs_set_parent,
 };
 pub use queue::{
     ecs_queue, ecs_queue_clone, ecs_queue_close, ecs_queue_create, ecs_queue_desc,
@@ -62,10 +70,11 @@ pub use queue::{
     ecs_queue_try_push,
 };
 pub use status::*;
-pub use system::{ecs_system_add, ecs_system_desc, ecs_system_fn};
+pub use system::{ECS_SPAWN_RESERVE_MAX, ecs_system_add, ecs_system_desc, ecs_system_fn};
 
-/// The API's major version: changes only with incompatible changes.
-pub const ECS_API_VERSION_MAJOR: u32 = 1;
+/// The API's major version: changes only with incompatible changes
+/// (2: `ecs_component_id` became 64 bits wide).
+pub const ECS_API_VERSION_MAJOR: u32 = 2;
 /// The API's minor version: grows with compatible additions.
 pub const ECS_API_VERSION_MINOR: u32 = 0;
 
@@ -92,4 +101,14 @@ impl SendPtr {
     fn get(self) -> *mut std::ffi::c_void {
         self.0
     }
+}
+
+/// Test support, not part of the C API (the header has no such function):
+/// runs a call whose body panics with `message`, as a bug inside the
+/// library would, and returns its status, `ECS_ERR_PANIC` (the message is
+/// then `ecs_test_panic: panicked: {message}`). The tests use it to check
+/// that such a panic prints nothing.
+#[doc(hidden)]
+pub fn __panic_inside_a_call(message: &str) -> ecs_status {
+    boundary::call("ecs_test_panic", || panic!("{message}"))
 }

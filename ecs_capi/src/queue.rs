@@ -7,8 +7,8 @@ use event_queue::{EventQueue, PopTimeoutError, TryPushError};
 
 use crate::boundary::{arg, call, call_value, check_struct_size, write_out};
 use crate::status::{
-    ECS_ERR_QUEUE_CLOSED, ECS_ERR_QUEUE_EMPTY, ECS_ERR_QUEUE_FULL, ECS_ERR_TIMEOUT, Failure,
-    ecs_status,
+    ECS_ERR_LIMIT, ECS_ERR_QUEUE_CLOSED, ECS_ERR_QUEUE_EMPTY, ECS_ERR_QUEUE_FULL, ECS_ERR_TIMEOUT,
+    Failure, ecs_status,
 };
 
 /// A handle to a queue of fixed-size events, for any thread. Several
@@ -44,8 +44,24 @@ impl ecs_queue {
         if event.is_null() {
             return Err(Failure::null(function, "event"));
         }
-        // SAFETY: the caller's promise.
-        Ok(unsafe { std::slice::from_raw_parts(event.cast::<u8>(), self.event_size) }.into())
+        // The room first: a size the allocator cannot give is refused
+        // before anything is read from `event`.
+        let mut copy = Vec::new();
+        copy.try_reserve_exact(self.event_size).map_err(|_| {
+            Failure::new(
+                ECS_ERR_LIMIT,
+                format!(
+                    "{function}: the allocator refused {} bytes for a copy of the event",
+                    self.event_size
+                ),
+            )
+        })?;
+        // SAFETY: the caller's promise: `event` is valid for reads of
+        // `event_size` bytes.
+        copy.extend_from_slice(unsafe {
+            std::slice::from_raw_parts(event.cast::<u8>(), self.event_size)
+        });
+        Ok(copy.into_boxed_slice())
     }
 
     /// Copies `event` to `out`.
@@ -71,7 +87,7 @@ impl ecs_queue {
 /// # Errors
 ///
 /// `ECS_ERR_NULL_POINTER`; `ECS_ERR_INVALID_ARGUMENT` for a small
-/// `struct_size` or an `event_size` of 0.
+/// `struct_size`, or an `event_size` of 0 or above `PTRDIFF_MAX`.
 ///
 /// # Safety
 ///
@@ -93,6 +109,15 @@ pub unsafe extern "C" fn ecs_queue_create(
             return Err(Failure::invalid(
                 F,
                 "`event_size` is 0; events need at least 1 byte",
+            ));
+        }
+        if desc.event_size > isize::MAX.unsigned_abs() {
+            return Err(Failure::invalid(
+                F,
+                format!(
+                    "`event_size` is {}, above PTRDIFF_MAX (the most one allocation holds)",
+                    desc.event_size
+                ),
             ));
         }
         let queue = match desc.capacity {
@@ -160,7 +185,9 @@ pub unsafe extern "C" fn ecs_queue_destroy(queue: *mut ecs_queue) {
 ///
 /// # Errors
 ///
-/// `ECS_ERR_NULL_POINTER`; `ECS_ERR_QUEUE_CLOSED` (the event is not kept).
+/// `ECS_ERR_NULL_POINTER`; `ECS_ERR_QUEUE_CLOSED` (the event is not kept);
+/// `ECS_ERR_LIMIT` when the allocator cannot give the room for a copy
+/// (nothing is read from `event` then).
 ///
 /// # Safety
 ///
@@ -186,7 +213,7 @@ pub unsafe extern "C" fn ecs_queue_push(
 /// # Errors
 ///
 /// `ECS_ERR_NULL_POINTER`; `ECS_ERR_QUEUE_FULL` when a bounded queue is
-/// full; `ECS_ERR_QUEUE_CLOSED`.
+/// full; `ECS_ERR_QUEUE_CLOSED`; `ECS_ERR_LIMIT` as for `ecs_queue_push`.
 ///
 /// # Safety
 ///

@@ -53,7 +53,9 @@ pub const ECS_ERR_WRONG_STATE: ecs_status = 15;
 /// The component is borrowed in a way that conflicts with this access.
 pub const ECS_ERR_BORROW_CONFLICT: ecs_status = 16;
 /// A limit was reached: too many live entities, too many component types
-/// (65,536 per engine), or a thread pool the system could not start.
+/// (65,536 per engine), a thread pool the system could not start, or
+/// memory the allocator could not give (a component value too large for
+/// the memory or address space left). Nothing changed.
 pub const ECS_ERR_LIMIT: ecs_status = 17;
 
 const NAMES: [&CStr; 18] = [
@@ -129,7 +131,7 @@ pub(crate) fn ecs_error_status(error: &EcsError) -> ecs_status {
     match error {
         EcsError::NoSuchEntity { .. } => ECS_ERR_STALE_ENTITY,
         EcsError::MissingComponent { .. } => ECS_ERR_MISSING_COMPONENT,
-        EcsError::TooManyEntities { .. } => ECS_ERR_LIMIT,
+        EcsError::TooManyEntities { .. } | EcsError::OutOfMemory { .. } => ECS_ERR_LIMIT,
         EcsError::BorrowConflict { .. } => ECS_ERR_BORROW_CONFLICT,
         EcsError::UnknownComponent { .. } | EcsError::TypedComponent { .. } => {
             ECS_ERR_UNKNOWN_COMPONENT

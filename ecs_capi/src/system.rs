@@ -8,11 +8,11 @@ use command_buffer::ReservePolicy;
 use scheduler::{DeclaredSystem, SystemAccess};
 
 use crate::SendPtr;
-use crate::boundary::{arg, call, check_struct_size, slice_arg, string_arg};
+use crate::boundary::{arg, call, check_struct_size, foreign, slice_arg, string_arg};
 use crate::component::{component_name, ecs_component_id, known_id};
 use crate::context::ecs_system_ctx;
 use crate::engine::ecs_engine;
-use crate::status::{Failure, ecs_status};
+use crate::status::{ECS_ERR_SCHEDULE, Failure, ecs_status};
 
 /// A system's body: called once per tick on a worker thread with the
 /// system's context and its `user_data`. `ctx` and everything obtained
@@ -59,9 +59,15 @@ pub struct ecs_system_desc {
     /// spawns). A tuning knob only: `ecs_commands_spawn` beyond the reserve
     /// still gives real handles (fresh slots, the same on any thread
     /// count); a system that spawns many entities every tick can set this
-    /// to the most it spawns per tick to keep entity indices packed.
+    /// to the most it spawns per tick to keep entity indices packed. At
+    /// most `ECS_SPAWN_RESERVE_MAX`.
     pub spawn_reserve: usize,
 }
+
+/// The largest `ecs_system_desc.spawn_reserve`: 1,048,576 handles (about
+/// 16 MiB of bookkeeping per system). A larger value is refused by
+/// `ecs_system_add` with `ECS_ERR_INVALID_ARGUMENT`.
+pub const ECS_SPAWN_RESERVE_MAX: usize = 1 << 20;
 
 const SYSTEM_DESC_V1: usize = std::mem::size_of::<ecs_system_desc>();
 
@@ -74,11 +80,14 @@ const SYSTEM_DESC_V1: usize = std::mem::size_of::<ecs_system_desc>();
 /// # Errors
 ///
 /// `ECS_ERR_NULL_POINTER` (engine, desc, name, run, a non-empty list);
-/// `ECS_ERR_INVALID_ARGUMENT` (struct_size, empty or non-UTF-8 names);
+/// `ECS_ERR_INVALID_ARGUMENT` (struct_size, empty or non-UTF-8 names, a
+/// `spawn_reserve` above `ECS_SPAWN_RESERVE_MAX`);
 /// `ECS_ERR_UNKNOWN_COMPONENT` for an id not registered;
 /// `ECS_ERR_DUPLICATE_NAME` when a system has the name;
-/// `ECS_ERR_WRONG_STATE` once the schedule is built. A `before`/`after`
-/// name that no system has is reported by the build (`ECS_ERR_SCHEDULE`).
+/// `ECS_ERR_SCHEDULE` when `before` or `after` names the system itself;
+/// `ECS_ERR_WRONG_STATE` once the schedule is built. A refused system is
+/// not added, and the engine is as it was. A `before`/`after` name that no
+/// system has is reported by the build (`ECS_ERR_SCHEDULE`).
 ///
 /// # Safety
 ///
@@ -108,6 +117,27 @@ pub unsafe extern "C" fn ecs_system_add(
         let before = unsafe { names(desc.before, desc.before_len, F, "desc->before") }?;
         // SAFETY: NULL or an array of that many C strings, by the caller's promise.
         let after = unsafe { names(desc.after, desc.after_len, F, "desc->after") }?;
+        if desc.spawn_reserve > ECS_SPAWN_RESERVE_MAX {
+            return Err(Failure::invalid(
+                F,
+                format!(
+                    "system `{name}`: `spawn_reserve` is {}, above ECS_SPAWN_RESERVE_MAX \
+                     ({ECS_SPAWN_RESERVE_MAX})",
+                    desc.spawn_reserve
+                ),
+            ));
+        }
+        for (list, targets) in [("before", &before), ("after", &after)] {
+            if targets.contains(&name) {
+                return Err(Failure::new(
+                    ECS_ERR_SCHEDULE,
+                    format!(
+                        "{F}: system `{name}` names itself in `{list}`: a system cannot run \
+                         {list} itself"
+                    ),
+                ));
+            }
+        }
 
         let mut access = SystemAccess::new();
         for (ids, mode) in [(reads, Access::Read), (writes, Access::Write)] {
@@ -131,7 +161,7 @@ pub unsafe extern "C" fn ecs_system_add(
             let mut ctx = ecs_system_ctx::new(context, tag);
             // SAFETY: the C caller promised `run` is sound with
             // `user_data` on any thread; `ctx` lives across the call.
-            unsafe { run(&mut ctx, user_data.get()) };
+            foreign(|| unsafe { run(&mut ctx, user_data.get()) });
             Ok(())
         });
         engine.add_system(F, &name, |builder| {

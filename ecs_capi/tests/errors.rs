@@ -97,6 +97,14 @@ fn bad_descriptors_are_invalid_arguments() {
     desc.struct_size = size_of::<ecs_engine_desc>() as u32;
     desc.threads = 0;
     fails(create(&desc), ECS_ERR_INVALID_ARGUMENT, "threads");
+    for threads in [ECS_THREADS_MAX + 1, 100_000, u32::MAX] {
+        desc.threads = threads;
+        fails(
+            create(&desc),
+            ECS_ERR_INVALID_ARGUMENT,
+            &format!("`threads` is {threads}, above ECS_THREADS_MAX (1024)"),
+        );
+    }
     desc.threads = 1;
     desc.step_seconds = -1.0;
     fails(create(&desc), ECS_ERR_INVALID_ARGUMENT, "step_seconds");
@@ -127,6 +135,52 @@ fn bad_descriptors_are_invalid_arguments() {
         "event_size",
     );
     assert!(queue.is_null());
+    let queue_desc = ecs_queue_desc {
+        event_size: usize::MAX,
+        ..queue_desc
+    };
+    fails(
+        // SAFETY: both pointers are to locals that live across the call.
+        unsafe { ecs_queue_create(&queue_desc, &mut queue) },
+        ECS_ERR_INVALID_ARGUMENT,
+        "`event_size` is 18446744073709551615, above PTRDIFF_MAX",
+    );
+    assert!(queue.is_null());
+}
+
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "Miri stops at an allocation it cannot make instead of returning null"
+)]
+fn an_event_the_allocator_cannot_copy_is_a_limit() {
+    let desc = ecs_queue_desc {
+        struct_size: size_of::<ecs_queue_desc>() as u32,
+        event_size: isize::MAX as usize,
+        capacity: 0,
+    };
+    let mut queue = ptr::null_mut();
+    // SAFETY: both pointers are to locals that live across the call.
+    ok(unsafe { ecs_queue_create(&desc, &mut queue) });
+    let stand_in = 0u64;
+    // SAFETY: a live queue; the copy is refused before anything is read
+    // from the event (what this checks), so a `u64` stands for it.
+    unsafe {
+        for push in [ecs_queue_push, ecs_queue_try_push] {
+            fails(
+                push(queue, (&raw const stand_in).cast()),
+                ECS_ERR_LIMIT,
+                "the allocator refused 9223372036854775807 bytes",
+            );
+        }
+        let mut out = 0u64;
+        fails(
+            ecs_queue_try_pop(queue, (&raw mut out).cast()),
+            ECS_ERR_QUEUE_EMPTY,
+            "empty",
+        );
+        ecs_queue_destroy(queue);
+    }
 }
 
 #[test]
@@ -278,17 +332,80 @@ fn schedule_errors_name_the_systems() {
 }
 
 #[test]
-fn a_system_ordered_before_itself_is_refused_as_a_cycle() {
+fn a_system_ordered_before_or_after_itself_is_refused_when_added() {
     let engine = Engine::new(1);
+    let id = engine.register::<u32>(c"Count");
+    let e = engine.spawn();
+    engine.insert(e, id, 3u32);
     let mut a = SystemSpec::new("a", Some(idle));
     a.before = vec![c"a".into()];
-    ok(a.add(&engine));
     fails(
-        engine.build(),
+        a.add(&engine),
         ECS_ERR_SCHEDULE,
-        "cycle: `a` before `a` (`a` declared before)",
+        "system `a` names itself in `before`",
     );
-    engine.destroy();
+    let mut a = SystemSpec::new("a", Some(idle));
+    a.after = vec![c"b".into(), c"a".into()];
+    fails(
+        a.add(&engine),
+        ECS_ERR_SCHEDULE,
+        "system `a` names itself in `after`",
+    );
+    // Nothing was added: the name is free, the schedule builds, the world
+    // is intact.
+    ok(SystemSpec::new("a", Some(idle)).add(&engine));
+    ok(engine.build());
+    ok(engine.run(2));
+    assert_eq!(engine.ticks(), 2);
+    assert_eq!(engine.get::<u32>(e, id), 3);
+}
+
+/// Counts its runs in its user data (a `u32`).
+unsafe extern "C" fn count_runs(_: *mut ecs_system_ctx, user: *mut c_void) {
+    // SAFETY: `user` is the test's counter, used by this system alone.
+    unsafe { *user.cast::<u32>() += 1 };
+}
+
+#[test]
+fn a_spawn_reserve_past_the_maximum_is_refused_and_the_world_kept() {
+    let engine = Engine::new(2);
+    let id = engine.register::<u32>(c"Count");
+    let entities: Vec<_> = (0..3u32)
+        .map(|i| {
+            let e = engine.spawn();
+            engine.insert(e, id, i);
+            e
+        })
+        .collect();
+    for reserve in [ECS_SPAWN_RESERVE_MAX + 1, 1 << 32, usize::MAX] {
+        let mut greedy = SystemSpec::new("greedy", Some(idle));
+        greedy.commands = true;
+        greedy.spawn_reserve = reserve;
+        fails(
+            greedy.add(&engine),
+            ECS_ERR_INVALID_ARGUMENT,
+            &format!("`spawn_reserve` is {reserve}, above ECS_SPAWN_RESERVE_MAX"),
+        );
+    }
+    // The largest reserve is accepted; the build and the ticks work, and the
+    // world is as it was.
+    let mut runs = 0u32;
+    let mut largest = SystemSpec::new("largest", Some(count_runs));
+    largest.user_data = (&raw mut runs).cast();
+    largest.commands = true;
+    largest.spawn_reserve = if cfg!(miri) {
+        1_000
+    } else {
+        ECS_SPAWN_RESERVE_MAX
+    };
+    ok(largest.add(&engine));
+    ok(engine.build());
+    ok(engine.run(3));
+    assert_eq!(runs, 3);
+    assert_eq!(engine.count(), 3);
+    for (i, &e) in entities.iter().enumerate() {
+        assert_eq!(engine.get::<u32>(e, id), i as u32);
+    }
 }
 
 unsafe extern "C" fn count_drop(value: *mut c_void, user: *mut c_void) {
@@ -500,6 +617,29 @@ fn component_ids_of_another_engine_are_refused() {
     );
 }
 
+#[test]
+#[cfg_attr(miri, ignore = "makes 70,000 engines: minutes under Miri")]
+fn component_ids_of_another_engine_are_refused_after_65536_engines() {
+    // With 16-bit engine tags, one engine of any 65,535 made after `first`
+    // had its tag again, and the same id for its first component.
+    let first = Engine::new(1);
+    let id = first.register::<u32>(c"Position");
+    let e = first.spawn();
+    for made in 0..70_000u32 {
+        let other = Engine::new(1);
+        let other_id = other.register::<u32>(c"Position");
+        assert_ne!(other_id, id, "engine {made} after the first has its tag");
+        let f = other.spawn();
+        assert_eq!(
+            other.try_insert(f, id, 1u32),
+            ECS_ERR_UNKNOWN_COMPONENT,
+            "engine {made}"
+        );
+    }
+    first.insert(e, id, 2u32);
+    assert_eq!(first.get::<u32>(e, id), 2);
+}
+
 /// Spawns `count` entities with a `u32` each and records their handles.
 struct Spawner {
     id: ecs_component_id,
@@ -608,4 +748,113 @@ fn a_component_too_large_for_its_alignment_is_refused_with_the_reason() {
         "size 9223372036854775808 is too large",
     );
     assert!(!last_error().contains("power of two"), "{}", last_error());
+}
+
+/// A component as large as a Rust allocation may be (`PTRDIFF_MAX` rounded
+/// down to 8): registering it works, but no allocator can hold a value.
+fn huge_component(engine: &Engine) -> ecs_component_id {
+    let mut desc = component_desc::<u64>(c"Huge");
+    desc.size = isize::MAX as usize & !7;
+    engine
+        .register_desc(&desc)
+        .unwrap_or_else(|status| panic!("{status}: {}", last_error()))
+}
+
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "Miri stops at an allocation it cannot make instead of returning null"
+)]
+fn a_value_the_allocator_cannot_hold_is_a_limit_from_ecs_insert() {
+    let engine = Engine::new(1);
+    let huge = huge_component(&engine);
+    let small = engine.register::<u32>(c"Small");
+    let e = engine.spawn();
+    engine.insert(e, small, 5u32);
+    // Nothing is read from the value when the room cannot be made, so a
+    // `u64` stands for the huge value.
+    fails(
+        engine.try_insert(e, huge, 1u64),
+        ECS_ERR_LIMIT,
+        "ecs_insert: cannot store a value of component `Huge`: the allocator refused",
+    );
+    assert_eq!(engine.has(e, huge), Ok(false));
+    assert_eq!(engine.get::<u32>(e, small), 5);
+    // The engine is usable.
+    let f = engine.spawn();
+    engine.insert(f, small, 6u32);
+    ok(engine.tick());
+    assert_eq!(engine.count(), 2);
+    assert_eq!(engine.get::<u32>(f, small), 6);
+}
+
+/// What a system inserting a huge value through its commands was answered.
+struct HugeInsert {
+    entity: ecs_entity,
+    huge: ecs_component_id,
+    small: ecs_component_id,
+    insert: ecs_status,
+    message: String,
+    after: ecs_status,
+}
+
+unsafe extern "C" fn insert_huge(ctx: *mut ecs_system_ctx, user: *mut c_void) {
+    // SAFETY: `user` is the test's `HugeInsert`; the huge insert is refused
+    // before anything is read from its value (what the test checks), so a
+    // `u64` stands for it.
+    unsafe {
+        let seen = &mut *user.cast::<HugeInsert>();
+        let mut commands = ptr::null_mut();
+        ok(ecs_ctx_commands(ctx, &mut commands));
+        let stand_in = 1u64;
+        seen.insert = ecs_commands_insert(
+            commands,
+            seen.entity,
+            seen.huge,
+            (&raw const stand_in).cast(),
+        );
+        seen.message = last_error();
+        let value = 9u32;
+        seen.after =
+            ecs_commands_insert(commands, seen.entity, seen.small, (&raw const value).cast());
+    }
+}
+
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "Miri stops at an allocation it cannot make instead of returning null"
+)]
+fn a_value_the_allocator_cannot_hold_is_a_limit_from_ecs_commands_insert() {
+    let engine = Engine::new(2);
+    let huge = huge_component(&engine);
+    let small = engine.register::<u32>(c"Small");
+    let e = engine.spawn();
+    let mut seen = HugeInsert {
+        entity: e,
+        huge,
+        small,
+        insert: ECS_OK,
+        message: String::new(),
+        after: ECS_ERR_PANIC,
+    };
+    let mut spec = SystemSpec::new("inserter", Some(insert_huge));
+    spec.user_data = (&raw mut seen).cast();
+    spec.commands = true;
+    ok(spec.add(&engine));
+    ok(engine.tick());
+    assert_eq!(seen.insert, ECS_ERR_LIMIT, "{}", seen.message);
+    assert!(
+        seen.message.contains(
+            "ecs_commands_insert: cannot store a value of component `Huge`: the allocator refused"
+        ),
+        "{}",
+        seen.message
+    );
+    // The buffer still works: the next command was recorded and applied.
+    assert_eq!(seen.after, ECS_OK);
+    assert_eq!(engine.get::<u32>(e, small), 9);
+    assert_eq!(engine.has(e, huge), Ok(false));
+    ok(engine.tick());
+    assert_eq!(engine.ticks(), 2);
 }

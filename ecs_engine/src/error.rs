@@ -174,4 +174,15 @@ pub enum EcsError {
         /// The view's query and filter types.
         query: Cow<'static, str>,
     },
+    /// The allocator could not give the memory a run-time component's
+    /// value needs (a component too large for the memory or address space
+    /// left). Nothing changed: the value stays the caller's.
+    #[error("cannot store a value of component `{component}`: the allocator refused {bytes} bytes")]
+    OutOfMemory {
+        /// The component, as the registry names it.
+        component: Cow<'static, str>,
+        /// The size of the allocation that was refused, in bytes
+        /// (`usize::MAX` when the size itself overflows).
+        bytes: usize,
+    },
 }

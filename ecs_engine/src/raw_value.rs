@@ -136,6 +136,15 @@ impl<'a> RawComponent<'a> {
     }
 }
 
+/// Why a [`RawArena`] could not grow.
+#[derive(Debug)]
+enum Grow {
+    /// The size would exceed `isize::MAX` bytes.
+    Overflow,
+    /// The allocator refused this layout.
+    Refused(Layout),
+}
+
 /// Where one value sits in a [`RawArena`]; returned by [`RawArena::push`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RawSlot(usize);
@@ -247,27 +256,26 @@ impl RawArena {
     ///
     /// # Panics
     ///
-    /// When the buffer would exceed `isize::MAX` bytes.
+    /// When the buffer would exceed `isize::MAX` bytes; aborts (as `Vec`
+    /// does) when the allocator refuses the memory. Call
+    /// [`try_reserve`](Self::try_reserve) first to get those as an error.
     pub fn push(&mut self, value: RawComponent<'_>) -> RawSlot {
         let layout = value.info.layout();
         let size = layout.size();
-        let offset = if size == 0 {
-            0
-        } else {
-            let offset = self.used.next_multiple_of(layout.align());
-            let end = offset.checked_add(size).expect("raw arena overflow");
-            if end > self.cap || layout.align() > self.align {
-                self.grow(end, layout.align());
-            }
+        let offset = match self.room_for(layout) {
+            Ok(offset) => offset,
+            Err(Grow::Overflow) => panic!("raw arena overflow"),
+            Err(Grow::Refused(layout)) => alloc::handle_alloc_error(layout),
+        };
+        if size != 0 {
             let dst = self.buf.as_ptr().wrapping_add(offset);
             // SAFETY: `src` is a slice of at least `size` bytes (checked by
             // `RawComponent::new`); `dst..dst + size` lies in our allocation
-            // (`end <= cap`), which `src` cannot point into (nobody outside
-            // sees it).
+            // (`room_for` made room), which `src` cannot point into (nobody
+            // outside sees it).
             unsafe { ptr::copy_nonoverlapping(value.src.as_ptr().cast::<u8>(), dst, size) };
-            self.used = end;
-            offset
-        };
+            self.used = offset + size;
+        }
         self.entries.push(Entry {
             id: value.id,
             offset,
@@ -278,16 +286,64 @@ impl RawArena {
         RawSlot(self.entries.len() - 1)
     }
 
+    /// Makes room for one more value of component `info`, so that the next
+    /// [`push`](Self::push) of such a value allocates nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::OutOfMemory`] when the buffer would exceed
+    /// `isize::MAX` bytes or the allocator refuses the memory; the arena
+    /// is unchanged then.
+    pub fn try_reserve(&mut self, info: &ComponentInfo) -> Result<(), EcsError> {
+        let refused = |bytes| EcsError::OutOfMemory {
+            component: info.name_cow(),
+            bytes,
+        };
+        match self.room_for(info.layout()) {
+            Ok(_) => {}
+            Err(Grow::Overflow) => return Err(refused(usize::MAX)),
+            Err(Grow::Refused(layout)) => return Err(refused(layout.size())),
+        }
+        self.entries.try_reserve(1).map_err(|_| {
+            refused((self.entries.len() + 1).saturating_mul(std::mem::size_of::<Entry>()))
+        })
+    }
+
+    /// The offset at which a value of `layout` goes, growing the buffer
+    /// when it has no room there (a zero-size value takes no room: 0).
+    fn room_for(&mut self, layout: Layout) -> Result<usize, Grow> {
+        let size = layout.size();
+        if size == 0 {
+            return Ok(0);
+        }
+        let offset = self.used.next_multiple_of(layout.align());
+        let end = offset.checked_add(size).ok_or(Grow::Overflow)?;
+        if end > self.cap || layout.align() > self.align {
+            self.grow(end, layout.align())?;
+        }
+        Ok(offset)
+    }
+
     /// Reallocates to hold at least `min_cap` bytes with alignment `align`,
-    /// keeping the bytes in use (values are moved by copying bytes).
-    fn grow(&mut self, min_cap: usize, align: usize) {
+    /// keeping the bytes in use (values are moved by copying bytes). Tries
+    /// twice the capacity first, then exactly `min_cap`; unchanged when
+    /// the allocator refuses both.
+    fn grow(&mut self, min_cap: usize, align: usize) -> Result<(), Grow> {
         let new_align = self.align.max(align);
-        let new_cap = min_cap.max(self.cap * 2).max(64);
-        let new_layout =
-            Layout::from_size_align(new_cap, new_align).expect("raw arena capacity overflow");
-        // SAFETY: `new_layout` has a non-zero size.
-        let new = unsafe { alloc::alloc(new_layout) };
-        let new = NonNull::new(new).unwrap_or_else(|| alloc::handle_alloc_error(new_layout));
+        let doubled = min_cap.max(self.cap.saturating_mul(2)).max(64);
+        let try_alloc = |cap: usize| {
+            let layout = Layout::from_size_align(cap, new_align).map_err(|_| Grow::Overflow)?;
+            // SAFETY: `layout` has a non-zero size (at least `min_cap`,
+            // which covers a value of non-zero size).
+            let new = unsafe { alloc::alloc(layout) };
+            NonNull::new(new)
+                .map(|new| (new, cap))
+                .ok_or(Grow::Refused(layout))
+        };
+        let (new, new_cap) = match try_alloc(doubled) {
+            Err(_) if min_cap < doubled => try_alloc(min_cap)?,
+            result => result?,
+        };
         if self.cap != 0 {
             // SAFETY: the old buffer holds `used <= cap` bytes, the new one
             // has room for them, and they are different allocations.
@@ -298,6 +354,7 @@ impl RawArena {
         self.buf = new;
         self.cap = new_cap;
         self.align = new_align;
+        Ok(())
     }
 
     fn layout(&self) -> Layout {
@@ -401,5 +458,85 @@ impl Drop for RawArena {
             // SAFETY: allocated by `grow` with this layout.
             unsafe { alloc::dealloc(self.buf.as_ptr(), self.layout()) };
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ComponentDescriptor;
+
+    /// A registry with a `u64` component and one of `huge` bytes.
+    fn registry(huge: usize) -> (Registry, ComponentId, ComponentId) {
+        let mut registry = Registry::new();
+        let small = registry
+            .register_runtime(ComponentDescriptor::new("small", Layout::new::<u64>()))
+            .unwrap();
+        let layout = Layout::from_size_align(huge, 8).unwrap();
+        let huge = registry
+            .register_runtime(ComponentDescriptor::new("huge", layout))
+            .unwrap();
+        (registry, small, huge)
+    }
+
+    /// Pushes a `u64` value of `small` and inserts it on a new entity.
+    fn push_small(registry: &mut Registry, arena: &mut RawArena, small: ComponentId, v: u64) {
+        let info = registry.component_info(small).unwrap();
+        arena.try_reserve(info).unwrap();
+        // SAFETY: `info` is `small`'s, and `v` a valid u64.
+        let slot =
+            arena.push(unsafe { RawComponent::new(small, info, RawComponent::bytes_of(&v)) });
+        let e = registry.spawn(());
+        arena.insert_into(slot, registry, e).unwrap();
+        let stored = registry.get_raw(e, small).unwrap().cast::<u64>();
+        // SAFETY: an aligned u64, read while the registry is not changed.
+        assert_eq!(unsafe { *stored.as_ptr() }, v);
+    }
+
+    #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "Miri stops at an allocation it cannot make instead of returning null"
+    )]
+    fn try_reserve_refuses_what_the_allocator_cannot_give() {
+        let largest = isize::MAX as usize & !7;
+        let (mut registry, small, huge) = registry(largest);
+        let mut arena = RawArena::new();
+        let refused = arena
+            .try_reserve(registry.component_info(huge).unwrap())
+            .unwrap_err();
+        assert!(
+            matches!(&refused, EcsError::OutOfMemory { component, bytes }
+                if component == "huge" && *bytes == largest),
+            "{refused:?}"
+        );
+        assert_eq!((arena.len(), arena.heap_bytes()), (0, 0));
+        // The arena is still usable.
+        push_small(&mut registry, &mut arena, small, 7);
+    }
+
+    #[test]
+    fn try_reserve_refuses_a_buffer_past_isize_max() {
+        // Room for the value alone fits `isize::MAX`; after a `u64` it
+        // does not: refused before any allocation.
+        let (mut registry, small, huge) = registry(isize::MAX as usize & !7);
+        let mut arena = RawArena::new();
+        push_small(&mut registry, &mut arena, small, 1);
+        let used = arena.heap_bytes();
+        let refused = arena
+            .try_reserve(registry.component_info(huge).unwrap())
+            .unwrap_err();
+        assert!(
+            matches!(
+                &refused,
+                EcsError::OutOfMemory {
+                    bytes: usize::MAX,
+                    ..
+                }
+            ),
+            "{refused:?}"
+        );
+        assert_eq!(arena.heap_bytes(), used);
+        push_small(&mut registry, &mut arena, small, 2);
     }
 }

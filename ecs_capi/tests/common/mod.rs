@@ -72,7 +72,7 @@ impl Engine {
 
     /// Registers a component described by `desc`.
     pub fn register_desc(&self, desc: &ecs_component_desc) -> Result<ecs_component_id, ecs_status> {
-        let mut id = u32::MAX;
+        let mut id = ecs_component_id::MAX;
         // SAFETY: see `Engine` (`desc`'s name and user data are the caller's, valid for the call).
         let status = unsafe { ecs_component_register(self.raw, desc, &mut id) };
         if status == ECS_OK {
@@ -91,7 +91,7 @@ impl Engine {
 
     /// The id of the component named `name`.
     pub fn lookup(&self, name: &CStr) -> Result<ecs_component_id, ecs_status> {
-        let mut id = u32::MAX;
+        let mut id = ecs_component_id::MAX;
         // SAFETY: see `Engine`.
         let status = unsafe { ecs_component_lookup(self.raw, name.as_ptr(), &mut id) };
         if status == ECS_OK {

@@ -5,6 +5,7 @@ use std::any::type_name;
 use std::ptr::NonNull;
 
 use super::{InsertError, Registry, missing};
+use crate::storage::blob_pool::Refused;
 use crate::{
     Bundle, Component, ComponentDescriptor, ComponentId, ComponentInfo, EcsError, Entity, PoolMut,
     SparseSet,
@@ -337,9 +338,11 @@ impl Registry {
     ///
     /// [`EcsError::NoSuchEntity`] when `entity` is not alive,
     /// [`EcsError::UnknownComponent`] when `id` names no component here,
-    /// [`EcsError::TypedComponent`] when it names a Rust type. Nothing is
-    /// read from `src` then, and the value stays the caller's (to drop or
-    /// reuse).
+    /// [`EcsError::TypedComponent`] when it names a Rust type,
+    /// [`EcsError::OutOfMemory`] when the allocator cannot give the room
+    /// for the value (a component too large for the memory left). Nothing
+    /// is read from `src` then, and the value stays the caller's (to drop
+    /// or reuse).
     ///
     /// # Safety
     ///
@@ -357,13 +360,21 @@ impl Registry {
         self.check_alive(entity)?;
         let (pool, _) = self.pools.blob_mut(id)?;
         // SAFETY: forwarded contract (on `Err`, nothing was read).
-        unsafe { pool.insert(entity, src) }.map_err(|holder| EcsError::SlotHeld {
-            entity,
-            holder,
-            component: self
-                .pools
-                .info(id)
-                .map_or("?".into(), ComponentInfo::name_cow),
+        let refused = match unsafe { pool.insert(entity, src) } {
+            Ok(()) => return Ok(()),
+            Err(refused) => refused,
+        };
+        let component = self
+            .pools
+            .info(id)
+            .map_or("?".into(), ComponentInfo::name_cow);
+        Err(match refused {
+            Refused::Held(holder) => EcsError::SlotHeld {
+                entity,
+                holder,
+                component,
+            },
+            Refused::NoMemory { bytes } => EcsError::OutOfMemory { component, bytes },
         })
     }
 

@@ -8,7 +8,9 @@
 //!
 //! The column is one allocation with the component's alignment, holding
 //! `cap` values `stride` bytes apart (`stride` is the size rounded up to the
-//! alignment); it grows by doubling. A zero-size component allocates no
+//! alignment); it grows by doubling, or by one value when the allocator
+//! refuses the doubled size, and an insert the allocator cannot make room
+//! for is refused (the pool unchanged) rather than aborting. A zero-size component allocates no
 //! column: its values all live at one dangling, aligned address.
 //!
 //! Values are moved by copying `size` bytes (swap-and-pop on removal) and
@@ -54,12 +56,12 @@ impl Column {
         }
     }
 
-    /// The layout of an allocation of `cap` values.
-    fn array(&self, cap: usize) -> Layout {
+    /// The layout of an allocation of `cap` values, or `None` when it
+    /// would exceed `isize::MAX` bytes.
+    fn array(&self, cap: usize) -> Option<Layout> {
         self.stride
             .checked_mul(cap)
             .and_then(|size| Layout::from_size_align(size, self.item.align()).ok())
-            .expect("component column capacity overflow")
     }
 
     /// Address of value `i` (in bounds when `i < cap`).
@@ -68,25 +70,45 @@ impl Column {
         self.data.as_ptr().wrapping_add(i * self.stride)
     }
 
-    /// Makes room for value number `len` (0-based), doubling the capacity.
-    fn reserve_one(&mut self, len: usize) {
+    /// Makes room for value number `len` (0-based; `len <= cap`): doubles
+    /// the capacity (from 4 values, or 1 for values over 1 KiB, as `Vec`
+    /// does), or, when the allocator refuses that, grows by one value.
+    /// Nothing changes when both are refused: the error is the size in
+    /// bytes of the last allocation asked for.
+    fn try_reserve_one(&mut self, len: usize) -> Result<(), usize> {
         if len < self.cap {
-            return;
+            return Ok(());
         }
-        let new_cap = (self.cap * 2).max(4);
-        let new_layout = self.array(new_cap);
+        let first = if self.stride > 1024 { 1 } else { 4 };
+        let doubled = self.cap.saturating_mul(2).max(first);
+        let exact = self.cap.saturating_add(1);
+        match self.try_grow_to(doubled) {
+            Err(_) if exact < doubled => self.try_grow_to(exact),
+            result => result,
+        }
+    }
+
+    /// Reallocates the column to hold `new_cap > cap` values; on failure
+    /// keeps it as it was and returns the bytes asked for.
+    fn try_grow_to(&mut self, new_cap: usize) -> Result<(), usize> {
+        let new_layout = self
+            .array(new_cap)
+            .ok_or(self.stride.saturating_mul(new_cap))?;
         let data = if self.cap == 0 {
             // SAFETY: `new_layout` has a non-zero size (stride > 0 here,
             // since a zero-size column's capacity is unbounded).
             unsafe { alloc::alloc(new_layout) }
         } else {
-            // SAFETY: `data` was allocated with `self.array(self.cap)`, and
-            // the new size is non-zero and fits `isize` (checked by
-            // `Layout::from_size_align`).
-            unsafe { alloc::realloc(self.data.as_ptr(), self.array(self.cap), new_layout.size()) }
+            let old = self.array(self.cap).expect("allocated with this layout");
+            // SAFETY: `data` was allocated with `old`, and the new size is
+            // non-zero and fits `isize` (checked by `Layout::from_size_align`).
+            unsafe { alloc::realloc(self.data.as_ptr(), old, new_layout.size()) }
         };
-        self.data = NonNull::new(data).unwrap_or_else(|| alloc::handle_alloc_error(new_layout));
+        // A null pointer: the allocator refused, and (for `realloc`) the
+        // old allocation is untouched.
+        self.data = NonNull::new(data).ok_or(new_layout.size())?;
         self.cap = new_cap;
+        Ok(())
     }
 
     fn heap_bytes(&self) -> usize {
@@ -101,8 +123,9 @@ impl Column {
 impl Drop for Column {
     fn drop(&mut self) {
         if self.stride != 0 && self.cap != 0 {
-            // SAFETY: allocated with this layout by `reserve_one`.
-            unsafe { alloc::dealloc(self.data.as_ptr(), self.array(self.cap)) }
+            let layout = self.array(self.cap).expect("allocated with this layout");
+            // SAFETY: allocated with this layout by `try_grow_to`.
+            unsafe { alloc::dealloc(self.data.as_ptr(), layout) }
         }
     }
 }
@@ -122,6 +145,18 @@ impl Drop for CopyOnDrop {
         // overlap.
         unsafe { ptr::copy_nonoverlapping(self.src, self.dst, self.len) }
     }
+}
+
+/// Why [`BlobPool::insert`] refused a value (nothing was read from it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// The slot of the entity's index is held by this other handle.
+    Held(Entity),
+    /// The allocator refused an allocation of `bytes` bytes.
+    NoMemory {
+        /// The size asked for.
+        bytes: usize,
+    },
 }
 
 /// The values of one run-time component, packed densely, with O(1) lookup
@@ -250,19 +285,21 @@ impl BlobPool {
     /// Stores the value at `src` for `entity`, dropping the value it
     /// replaces. Generations are compared: when the slot of `entity`'s
     /// index is held by another generation, nothing is read from `src` and
-    /// the holder comes back as the error.
+    /// [`Refused::Held`] names the holder. When the allocator cannot give
+    /// the room for a new value, nothing is read from `src` either, the
+    /// pool is unchanged, and [`Refused::NoMemory`] gives the size asked.
     ///
     /// # Safety
     ///
     /// `src` is readable for the component's size and holds a valid value
     /// of it (any alignment), which the pool owns on `Ok`; it does not
-    /// point into this pool's column.
-    pub(crate) unsafe fn insert(&mut self, entity: Entity, src: *const u8) -> Result<(), Entity> {
+    /// point into this pool's column. (It is read only on `Ok`.)
+    pub(crate) unsafe fn insert(&mut self, entity: Entity, src: *const u8) -> Result<(), Refused> {
         let size = self.column.item.size();
         if let Some(i) = self.sparse.get(entity.index()) {
             let holder = self.dense[i];
             if holder != entity {
-                return Err(holder);
+                return Err(Refused::Held(holder));
             }
             // Moves the new value in once the old one is dropped, even if
             // its destructor unwinds.
@@ -276,7 +313,12 @@ impl BlobPool {
             return Ok(());
         }
         let len = self.dense.len();
-        self.column.reserve_one(len);
+        self.column
+            .try_reserve_one(len)
+            .map_err(|bytes| Refused::NoMemory { bytes })?;
+        self.dense.try_reserve(1).map_err(|_| Refused::NoMemory {
+            bytes: (len + 1).saturating_mul(std::mem::size_of::<Entity>()),
+        })?;
         // SAFETY: `src` is readable for `size` bytes (our contract), the
         // column has room for value `len`, and the two do not overlap.
         unsafe { ptr::copy_nonoverlapping(src, self.column.at(len), size) };
@@ -411,6 +453,37 @@ mod tests {
         unsafe { pool.insert(e(9), (&raw const v).cast()) }.unwrap();
         drop_pool(pool);
         assert_eq!(drops.load(Ordering::Relaxed), 6);
+    }
+
+    #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "Miri stops at an allocation it cannot make instead of returning null"
+    )]
+    fn a_value_the_allocator_cannot_hold_is_refused_and_changes_nothing() {
+        let huge = Layout::from_size_align(isize::MAX as usize & !7, 8).unwrap();
+        let mut pool = BlobPool::new(huge, None);
+        let value = 1u64;
+        // SAFETY: the room cannot be made, so nothing is read from `value`
+        // (what this test checks: a read past it would be caught by
+        // AddressSanitizer or valgrind).
+        let refused = unsafe { pool.insert(e(0), (&raw const value).cast()) }.unwrap_err();
+        assert_eq!(refused, Refused::NoMemory { bytes: huge.size() });
+        assert_eq!((pool.len(), pool.heap_bytes()), (0, 0));
+        assert!(!pool.contains(e(0)));
+    }
+
+    #[test]
+    fn large_values_start_with_room_for_one() {
+        let layout = Layout::from_size_align(4096, 8).unwrap();
+        let mut pool = BlobPool::new(layout, None);
+        let value = [7u8; 4096];
+        // SAFETY: 4096 plain bytes.
+        unsafe { pool.insert(e(0), value.as_ptr()) }.unwrap();
+        assert_eq!(pool.column.cap, 1);
+        // SAFETY: as above.
+        unsafe { pool.insert(e(1), value.as_ptr()) }.unwrap();
+        assert_eq!(pool.column.cap, 2);
     }
 
     fn drop_pool(pool: BlobPool) {
