@@ -363,7 +363,9 @@ impl ScheduleBuilder {
     /// Threads of the schedule's rayon pool (default: one per core, as
     /// [`std::thread::available_parallelism`] reports, at most
     /// [`MAX_THREADS`]). 0 and more than [`MAX_THREADS`] are refused by
-    /// [`build`](Self::build), before any thread starts.
+    /// [`build`](Self::build), before any thread starts. A schedule of one
+    /// thread starts no pool: it runs every tick on the thread that calls
+    /// [`Schedule::run`](crate::Schedule::run).
     pub fn threads(&mut self, threads: usize) -> &mut Self {
         self.threads = Some(threads);
         self
@@ -463,14 +465,21 @@ impl ScheduleBuilder {
             .threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
             .min(MAX_THREADS);
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("ecs-worker-{i}"))
-            .build()
-            .map_err(|error| BuildError::ThreadPool {
-                threads,
-                message: error.to_string(),
-            })?;
+        // One thread runs every tick on the caller's thread: no pool.
+        let pool = if threads > 1 {
+            Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .thread_name(|i| format!("ecs-worker-{i}"))
+                    .build()
+                    .map_err(|error| BuildError::ThreadPool {
+                        threads,
+                        message: error.to_string(),
+                    })?,
+            )
+        } else {
+            None
+        };
         let strict = self.strict;
         let startup_sources: Vec<NameSource> = self
             .startup

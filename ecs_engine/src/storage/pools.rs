@@ -547,7 +547,8 @@ impl Pools {
                 pool.remove_entities(entities);
             }
         };
-        if entities.len() >= PARALLEL_REMOVALS && self.slots.len() > 1 {
+        if entities.len() >= PARALLEL_REMOVALS && self.slots.len() > 1 && crate::walk_threads() > 1
+        {
             use rayon::prelude::*;
             self.slots.par_iter_mut().for_each(remove_all);
         } else {
