@@ -77,6 +77,9 @@ impl Schedule {
                 .iter()
                 .map(|range| slots[range.clone()].iter().map(|s| &s.access).collect()),
         );
+        let threads = pool
+            .as_ref()
+            .map_or(1, rayon::ThreadPool::current_num_threads);
         Schedule {
             slots,
             position,
@@ -91,7 +94,7 @@ impl Schedule {
             }),
             resources_checked: false,
             startup: Vec::new(),
-            watches: Watches::default(),
+            watches: Watches::new(threads),
         }
     }
 
