@@ -156,7 +156,7 @@ pub use panic::panic_message;
 pub use query::{
     Added, Changed, ComponentMut, ComponentRef, ExclusiveView, Has, Mut, Or, QueryData,
     QueryFilter, RawChunk, RawView, ReadOnlyQueryData, Ref, Untracked, View, ViewIter, With,
-    Without,
+    Without, run_serial, walk_threads,
 };
 pub use raw_value::{RawArena, RawComponent, RawSlot};
 pub use registry::{EntityChanges, InsertError, Registry};

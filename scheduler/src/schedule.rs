@@ -27,7 +27,9 @@ pub struct Schedule {
     /// Slot ranges of the waves, in order.
     pub(crate) wave_ranges: Vec<Range<usize>>,
     pub(crate) dag: Dag,
-    pool: rayon::ThreadPool,
+    /// The pool of a schedule of two threads or more; `None` for one
+    /// thread, whose ticks run on the caller's thread.
+    pool: Option<rayon::ThreadPool>,
     wave_timings: Vec<WaveTiming>,
     /// A tick has found every declared resource in the registry.
     resources_checked: bool,
@@ -51,7 +53,7 @@ impl std::fmt::Debug for Schedule {
 }
 
 impl Schedule {
-    pub(crate) fn new(mut slots: Vec<Slot>, dag: Dag, pool: rayon::ThreadPool) -> Schedule {
+    pub(crate) fn new(mut slots: Vec<Slot>, dag: Dag, pool: Option<rayon::ThreadPool>) -> Schedule {
         let mut wave_of = vec![0; slots.len()];
         for (k, wave) in dag.waves.iter().enumerate() {
             for &i in wave {
@@ -75,6 +77,9 @@ impl Schedule {
                 .iter()
                 .map(|range| slots[range.clone()].iter().map(|s| &s.access).collect()),
         );
+        let threads = pool
+            .as_ref()
+            .map_or(1, rayon::ThreadPool::current_num_threads);
         Schedule {
             slots,
             position,
@@ -89,7 +94,7 @@ impl Schedule {
             }),
             resources_checked: false,
             startup: Vec::new(),
-            watches: Watches::default(),
+            watches: Watches::new(threads),
         }
     }
 
@@ -106,7 +111,8 @@ impl Schedule {
         let mut timings = vec![WaveTiming::default(); startup.len()];
         let threads = self.threads();
         let between = &mut *self.between;
-        self.pool.install(|| {
+        let dispatch = listening_dispatch();
+        let run = || {
             run_waves(
                 &mut startup,
                 &ranges,
@@ -117,10 +123,14 @@ impl Schedule {
                     tick,
                     threads,
                     stage: Stage::Startup,
-                    dispatch: listening_dispatch().as_ref(),
+                    dispatch: dispatch.as_ref(),
                 },
             )
-        })
+        };
+        match &self.pool {
+            Some(pool) => pool.install(run),
+            None => ecs_engine::run_serial(run),
+        }
     }
 
     /// Ages every event channel the systems declare as the start of tick
@@ -134,14 +144,18 @@ impl Schedule {
 
     /// Threads in the schedule's pool.
     pub fn threads(&self) -> usize {
-        self.pool.current_num_threads()
+        self.pool
+            .as_ref()
+            .map_or(1, rayon::ThreadPool::current_num_threads)
     }
 
     /// Runs every wave once: each wave's enabled systems in parallel (a
     /// single-system wave inline), then each system's command buffer
-    /// applied to `registry` in registration order, then the next wave. The
-    /// whole tick runs as one job on the pool, so systems may use
-    /// `par_each` on it; no lock is held across a parallel call (views use
+    /// applied to `registry` in registration order, then the next wave. On
+    /// a schedule of one thread the whole tick runs on the calling thread,
+    /// every wave, apply and `par_each` included, with nothing handed to
+    /// any pool (see [`ecs_engine::run_serial`]). Otherwise the whole tick
+    /// runs as one job on the pool, so systems may use `par_each` on it; no lock is held across a parallel call (views use
     /// try-locks only). The pool's threads stay awake while ticks come
     /// (each runs the pool's work as it comes and yields its core between,
     /// for at most 500 µs without work), so no wave waits for a sleeping
@@ -213,6 +227,20 @@ impl Schedule {
         for slot in slots.iter_mut() {
             slot.report = ApplyReport::default();
         }
+        let dispatch = listening_dispatch();
+        let dispatch = dispatch.as_ref();
+        let pass = Pass {
+            tick,
+            threads,
+            stage: Stage::Tick,
+            dispatch,
+        };
+        let Some(pool) = pool else {
+            // One thread: the tick on the caller's thread, no hand-off.
+            return ecs_engine::run_serial(|| {
+                run_waves(slots, wave_ranges, wave_timings, between, registry, pass)
+            });
+        };
         if cfg!(miri) {
             // Under Miri the tick goes through `install`, which carries it
             // onto the pool as one job too: rayon's `in_place_scope` sets
@@ -220,13 +248,6 @@ impl Schedule {
             // references are still protected (a rayon-internal violation
             // of Tree Borrows, reported as soon as the caller returns
             // first), which would hide any finding of ours.
-            let dispatch = listening_dispatch();
-            let pass = Pass {
-                tick,
-                threads,
-                stage: Stage::Tick,
-                dispatch: dispatch.as_ref(),
-            };
             return pool
                 .install(|| run_waves(slots, wave_ranges, wave_timings, between, registry, pass));
         }
@@ -237,8 +258,6 @@ impl Schedule {
         // `install` would put the caller to sleep and wake it up again on
         // every tick, which costs more than a short tick itself.
         watches.keep_awake(pool);
-        let dispatch = listening_dispatch();
-        let dispatch = dispatch.as_ref();
         let mut outcome = None;
         let done = AtomicBool::new(false);
         let caller = std::thread::current();
@@ -249,19 +268,7 @@ impl Schedule {
                     caller: &caller,
                 };
                 outcome = Some(with_dispatch(dispatch, || {
-                    run_waves(
-                        slots,
-                        wave_ranges,
-                        wave_timings,
-                        between,
-                        registry,
-                        Pass {
-                            tick,
-                            threads,
-                            stage: Stage::Tick,
-                            dispatch,
-                        },
-                    )
+                    run_waves(slots, wave_ranges, wave_timings, between, registry, pass)
                 }));
             });
             wait_for(&done);

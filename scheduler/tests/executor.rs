@@ -384,3 +384,76 @@ fn the_world_is_bit_identical_with_1_2_and_8_threads() {
     assert_eq!(simulate(2, ticks), one);
     assert_eq!(simulate(8, ticks), one);
 }
+
+/// The threads that ran the systems and the `par_each`/`par_fold` items of
+/// a tick, as they came.
+type Seen = Arc<std::sync::Mutex<Vec<std::thread::ThreadId>>>;
+
+fn note(seen: &Seen) {
+    seen.lock().unwrap().push(std::thread::current().id());
+}
+
+#[test]
+fn a_one_thread_schedule_runs_every_wave_on_the_callers_thread() {
+    let seen: Seen = Arc::default();
+    let mut registry = Registry::new();
+    for i in 0..2_000 {
+        registry.spawn((Position(i as f64, 0.0), Velocity(1.0, 2.0), Age(0)));
+    }
+    let mut builder = Schedule::builder();
+    builder.threads(1);
+    // A wave of two systems (walking with `par_each` and `par_fold`), then
+    // a wave after them that spawns (its commands applied after it).
+    let s = seen.clone();
+    builder
+        .add(move |mut q: Query<(&mut Position, &Velocity)>| {
+            note(&s);
+            q.par_each(|(p, v)| {
+                note(&s);
+                p.0 += v.0;
+                p.1 += v.1;
+            });
+        })
+        .named("walk");
+    let s = seen.clone();
+    builder
+        .add(move |mut q: Query<&mut Age>| {
+            note(&s);
+            let total = q.par_fold(
+                || 0u64,
+                |n, a| {
+                    note(&s);
+                    a.0 += 1;
+                    n + 1
+                },
+                |a, b| a + b,
+            );
+            assert_eq!(total, 2_000);
+        })
+        .named("fold");
+    let s = seen.clone();
+    builder
+        .add(move |mut commands: Commands| {
+            note(&s);
+            commands.spawn((A,));
+        })
+        .named("spawn")
+        .after("walk")
+        .after("fold");
+    let mut schedule = builder.build(&mut registry).unwrap();
+    assert_eq!(schedule.threads(), 1);
+    assert_eq!(schedule.waves().len(), 2);
+    assert_eq!(schedule.waves()[0].len(), 2);
+    let caller = std::thread::current().id();
+    for number in 0..3 {
+        schedule.run(&mut registry, tick(number)).unwrap();
+    }
+    let seen = seen.lock().unwrap();
+    // 3 ticks of 3 systems, 2,000 `par_each` items and 2,000 folded.
+    assert_eq!(seen.len(), 3 * (3 + 4_000));
+    assert!(seen.iter().all(|&id| id == caller));
+    assert_eq!(registry.count::<A>(), 3);
+    let sum: f64 = registry.view::<&Position>().iter().map(|p| p.1).sum();
+    assert_eq!(sum, 3.0 * 2.0 * 2_000.0);
+    assert!(registry.view::<&Age>().iter().all(|a| a.0 == 3));
+}

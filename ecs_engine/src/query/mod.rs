@@ -33,6 +33,7 @@ pub(crate) mod traits;
 pub(crate) mod view;
 
 pub use filters::{Added, Changed, Or, With, Without};
+pub use par::{run_serial, walk_threads};
 pub use raw_view::{RawChunk, RawView};
 pub use terms::{Has, HasBlock, MutCursor};
 pub use tracked::{

@@ -3,7 +3,10 @@
 //! [`par_filter_map`](View::par_filter_map) and
 //! [`par_filter_map_into`](View::par_filter_map_into), which split the
 //! driving pool into chunks of consecutive entities run as rayon tasks,
-//! and how long those chunks are.
+//! and how long those chunks are; and the serial scope
+//! ([`run_serial`]) in which they all walk on the calling thread.
+
+use std::cell::Cell;
 
 use rayon::prelude::*;
 
@@ -42,6 +45,64 @@ pub(crate) fn chunk_len(len: usize, threads: usize) -> usize {
     let balanced = len.div_ceil(threads * 8);
     let per_thread = len.div_ceil(threads);
     balanced.max(SMALL_TASK.min(per_thread)).max(MIN_CHUNK)
+}
+
+thread_local! {
+    /// Set while [`run_serial`] runs on this thread.
+    static SERIAL: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` with every parallel pass of a [`View`] (and the parallel
+/// despawn of a [`Registry`](crate::Registry)) walking serially on this
+/// thread, the chunks in order, as on a one-thread pool: nothing is sent
+/// to a rayon pool, the global one included. A schedule of one thread
+/// runs its ticks in this scope, on the caller's thread. Results are the
+/// same as on a one-thread pool (the same chunks, `init` states and
+/// reduction order). Nests; the scope ends when `f` returns or unwinds.
+///
+/// # Examples
+///
+/// ```
+/// use ecs_engine::{Registry, run_serial, walk_threads};
+///
+/// struct Position(f32);
+///
+/// let mut registry = Registry::new();
+/// for i in 0..1_000 {
+///     registry.spawn((Position(i as f32),));
+/// }
+/// let caller = std::thread::current().id();
+/// run_serial(|| {
+///     assert_eq!(walk_threads(), 1);
+///     registry.view_mut::<&mut Position>().par_each(|p| {
+///         assert_eq!(std::thread::current().id(), caller);
+///         p.0 += 1.0;
+///     });
+/// });
+/// assert_eq!(registry.view::<&Position>().iter().map(|p| p.0).sum::<f32>(), 500_500.0);
+/// ```
+pub fn run_serial<R>(f: impl FnOnce() -> R) -> R {
+    /// Restores the flag as it was, even when `f` unwinds.
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SERIAL.with(|serial| serial.set(self.0));
+        }
+    }
+    let _restore = Restore(SERIAL.with(|serial| serial.replace(true)));
+    f()
+}
+
+/// How many threads a parallel pass started on this thread may use: 1
+/// inside [`run_serial`], else the current rayon pool's thread count
+/// ([`rayon::current_num_threads`]). Code that splits its own work with
+/// rayon inside a system should walk serially when this is 1.
+pub fn walk_threads() -> usize {
+    if SERIAL.with(Cell::get) {
+        1
+    } else {
+        rayon::current_num_threads()
+    }
 }
 
 /// The most tasks of a [`View::par_fold`]: its chunks depend on the
@@ -127,16 +188,22 @@ impl<Q: QueryData, F: QueryFilter> View<'_, Q, F> {
     {
         let pass = self.pass();
         let len = pass.entities.len();
-        let chunk = chunk_len(len, rayon::current_num_threads());
-        (0..len.div_ceil(chunk))
-            .into_par_iter()
-            .with_max_len(1)
-            .for_each(|n| {
-                let range = n * chunk..((n + 1) * chunk).min(len);
-                let mut state = init();
-                // SAFETY: chunks are disjoint, so each position is walked once.
-                unsafe { pass.walk(range, &mut |_, item| f(&mut state, item)) };
-            });
+        let threads = walk_threads();
+        let chunk = chunk_len(len, threads);
+        let chunks = len.div_ceil(chunk);
+        let run = |n: usize| {
+            let range = n * chunk..((n + 1) * chunk).min(len);
+            let mut state = init();
+            // SAFETY: chunks are disjoint, so each position is walked once.
+            unsafe { pass.walk(range, &mut |_, item| f(&mut state, item)) };
+        };
+        if threads == 1 || chunks <= 1 {
+            // One thread, or a walk too short to split: no task to hand
+            // to the pool, the same chunks in order.
+            (0..chunks).for_each(run);
+            return;
+        }
+        (0..chunks).into_par_iter().with_max_len(1).for_each(run);
     }
 
     /// Folds the items of every matching entity in parallel on the current
@@ -189,21 +256,31 @@ impl<Q: QueryData, F: QueryFilter> View<'_, Q, F> {
         let pass = self.pass();
         let len = pass.entities.len();
         let chunk = fold_chunk_len(len);
-        let parts: Vec<Acc> = (0..len.div_ceil(chunk))
+        let chunks = len.div_ceil(chunk);
+        let fold_chunk = |n: usize| {
+            let range = n * chunk..((n + 1) * chunk).min(len);
+            let mut acc = Some(init());
+            // SAFETY: chunks are disjoint, so each position is walked once.
+            unsafe {
+                pass.walk(range, &mut |_, item| {
+                    let so_far = acc.take().expect("refilled after every item");
+                    acc = Some(fold(so_far, item));
+                });
+            }
+            acc.expect("refilled after every item")
+        };
+        if walk_threads() == 1 || chunks <= 1 {
+            // The same chunks folded in order and reduced left to right:
+            // the same result as in parallel.
+            return (0..chunks)
+                .map(fold_chunk)
+                .reduce(reduce)
+                .unwrap_or_else(init);
+        }
+        let parts: Vec<Acc> = (0..chunks)
             .into_par_iter()
             .with_max_len(1)
-            .map(|n| {
-                let range = n * chunk..((n + 1) * chunk).min(len);
-                let mut acc = Some(init());
-                // SAFETY: chunks are disjoint, so each position is walked once.
-                unsafe {
-                    pass.walk(range, &mut |_, item| {
-                        let so_far = acc.take().expect("refilled after every item");
-                        acc = Some(fold(so_far, item));
-                    });
-                }
-                acc.expect("refilled after every item")
-            })
+            .map(fold_chunk)
             .collect();
         parts.into_iter().reduce(reduce).unwrap_or_else(init)
     }
@@ -257,7 +334,7 @@ impl<Q: QueryData, F: QueryFilter> View<'_, Q, F> {
     {
         let pass = self.pass();
         let len = pass.entities.len();
-        let threads = rayon::current_num_threads();
+        let threads = walk_threads();
         if threads == 1 || len <= MIN_CHUNK {
             // SAFETY: one walk over the whole driver: each position once.
             unsafe { pass.filter_map_into(0..len, &f, out) };

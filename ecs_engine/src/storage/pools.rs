@@ -540,7 +540,9 @@ impl Pools {
     /// caller on a latch and moves the pools' cache lines to the workers'
     /// cores and back. That was the `command_flush` regression of issue 29:
     /// a buffer's 10,000 despawns reach here as 20 batches of 512, so 20
-    /// such splits (about 80 context switches) per apply.
+    /// such splits (about 80 context switches) per apply. Inside
+    /// [`run_serial`](crate::run_serial) (a one-thread schedule) they go
+    /// one after the other as well.
     pub(crate) fn remove_entities(&mut self, entities: &[Entity]) {
         /// Removals below which the pools are not worth a parallel split.
         const PARALLEL_REMOVALS: usize = 256;
@@ -559,6 +561,7 @@ impl Pools {
         if entities.len() >= PARALLEL_REMOVALS
             && self.slots.len() > 1
             && rayon::current_thread_index().is_some()
+            && crate::walk_threads() > 1
         {
             use rayon::prelude::*;
             self.slots.par_iter_mut().for_each(remove_all);

@@ -171,28 +171,37 @@ impl Collision {
             starts: &self.starts,
             order: &self.order,
         };
-        // A few chunks per thread (one on a one-thread pool).
-        let threads = rayon::current_num_threads();
+        // A few chunks per thread (one, walked on this thread, on a
+        // one-thread schedule, which runs outside any pool).
+        let threads = ecs_engine::walk_threads();
         let chunk = if threads == 1 {
             self.taken.len().max(1)
         } else {
             (self.taken.len() / (threads * 4)).max(CHUNK)
         };
-        let chunks: Vec<ChunkHits> = self
-            .taken
-            .par_chunks_mut(chunk)
-            .enumerate()
-            .map(|(n, taken)| {
-                let mut out = ChunkHits::default();
-                for (k, own) in taken.iter_mut().enumerate() {
-                    let i = n * chunk + k;
-                    if cells.bodies[i].faction == Faction::Enemy {
-                        cells.test_neighbours(i, own, &mut out);
-                    }
+        let test_chunk = |(n, taken): (usize, &mut [(i32, Option<u8>)])| {
+            let mut out = ChunkHits::default();
+            for (k, own) in taken.iter_mut().enumerate() {
+                let i = n * chunk + k;
+                if cells.bodies[i].faction == Faction::Enemy {
+                    cells.test_neighbours(i, own, &mut out);
                 }
-                out
-            })
-            .collect();
+            }
+            out
+        };
+        let chunks: Vec<ChunkHits> = if threads == 1 {
+            self.taken
+                .chunks_mut(chunk)
+                .enumerate()
+                .map(test_chunk)
+                .collect()
+        } else {
+            self.taken
+                .par_chunks_mut(chunk)
+                .enumerate()
+                .map(test_chunk)
+                .collect()
+        };
         for chunk in chunks {
             self.pairs_tested += chunk.pairs_tested;
             self.contacts += chunk.contacts;

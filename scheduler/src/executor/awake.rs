@@ -8,12 +8,13 @@
 //! microseconds to more than half a millisecond on a virtual machine:
 //! often longer than the part itself, so a tick of short waves gained
 //! little from a second thread. So each worker of a schedule's pool
-//! *watches* instead: it runs whatever work the pool has
+//! (up to one per core) *watches* instead: it runs whatever work the pool has
 //! ([`rayon::yield_now`]: the tick's job itself, a wave's systems, the
 //! chunks of a `par_each`) and yields its core when there is none (as
 //! rayon's idle loop does before it sleeps). A watch lasts from tick to
-//! tick and ends after [`MAX_IDLE`] without work, or when the schedule is
-//! dropped; the next tick sends new watches when none is left.
+//! tick and ends after [`MAX_IDLE`] without work, as soon as a yield comes
+//! back late (another thread wanted the core: see [`BUSY_YIELD`]), or when
+//! the schedule is dropped; the next tick sends new watches when none is left.
 //!
 //! A watch must never hold up the work beneath it: a worker waiting for a
 //! stolen half of a `join` could pick up a watch, nested above the waiting
@@ -43,10 +44,22 @@ pub(crate) const MAX_IDLE: Duration = Duration::from_micros(500);
 /// How long the caller spins (yielding its core) before parking.
 const CALLER_SPIN: Duration = Duration::from_micros(50);
 
+/// A yield of the core that returns later than this found another thread
+/// waiting for the core: the machine is busy (other programs, or more
+/// threads than cores), so a watch ends and the caller parks at once
+/// instead of taking the core from work that needs it. On a quiet machine
+/// `sched_yield` returns within a few microseconds.
+const BUSY_YIELD: Duration = Duration::from_micros(20);
+
 /// The watches of one pool.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Watches {
     state: Arc<WatchState>,
+    /// How many of the pool's threads watch: one per core the process may
+    /// use ([`std::thread::available_parallelism`]) at most, so the
+    /// threads of a pool larger than the machine do not keep each other's
+    /// cores busy while they wait.
+    watchers: usize,
 }
 
 /// What a pool's watches share.
@@ -59,17 +72,33 @@ struct WatchState {
 }
 
 impl Watches {
-    /// Sends a watch to every thread of `pool` unless watches are still
-    /// running (or the pool has one thread). Called before each tick, from
-    /// outside the pool; allocates rayon's broadcast job when it sends.
+    /// The watches of a pool of `threads` threads.
+    pub(crate) fn new(threads: usize) -> Watches {
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        Watches {
+            state: Arc::default(),
+            watchers: threads.min(cores),
+        }
+    }
+
+    /// Sends a watch to the first `watchers` threads of
+    /// `pool` unless watches are still running (or fewer than two threads
+    /// would watch). Called before each tick, from outside the pool;
+    /// allocates rayon's broadcast job when it sends.
     pub(crate) fn keep_awake(&self, pool: &ThreadPool) {
-        let threads = pool.current_num_threads();
-        if threads < 2 || self.state.running.load(Ordering::Acquire) != 0 {
+        let watchers = self.watchers;
+        if watchers < 2 || self.state.running.load(Ordering::Acquire) != 0 {
             return;
         }
-        self.state.running.store(threads, Ordering::Release);
+        self.state.running.store(watchers, Ordering::Release);
         let state = Arc::clone(&self.state);
-        pool.spawn_broadcast(move |_| state.watch());
+        pool.spawn_broadcast(move |context| {
+            // The broadcast reaches every thread; those past the cores
+            // go back to rayon's idle loop (and sleep) at once.
+            if context.index() < watchers {
+                state.watch();
+            }
+        });
     }
 }
 
@@ -94,8 +123,12 @@ impl WatchState {
                     }
                     // Yield the core rather than spin: on a machine busy
                     // with other work, a spinning watch took the core from
-                    // the tick itself.
-                    std::thread::yield_now();
+                    // the tick itself. A yield that comes back late found
+                    // the core wanted: give it up for good (rayon's idle
+                    // loop sleeps soon after).
+                    if !yield_core() {
+                        break;
+                    }
                 }
                 // Not on a pool's thread: nothing to watch.
                 None => break,
@@ -124,13 +157,23 @@ impl Drop for DoneSignal<'_> {
 /// unpark comes after `done` is set, and a token left by an unpark that
 /// comes before the `park` makes it return at once, so no wake-up is lost;
 /// the loop absorbs spurious wake-ups.
+/// A busy machine (a late yield) parks at once.
 pub(crate) fn wait_for(done: &AtomicBool) {
     let start = Instant::now();
+    let mut spin = true;
     while !done.load(Ordering::Acquire) {
-        if start.elapsed() < CALLER_SPIN {
-            std::thread::yield_now();
+        if spin && start.elapsed() < CALLER_SPIN {
+            spin = yield_core();
         } else {
             std::thread::park();
         }
     }
+}
+
+/// Yields this thread's core; `false` when the yield came back later than
+/// [`BUSY_YIELD`], that is when another thread wanted the core.
+fn yield_core() -> bool {
+    let start = Instant::now();
+    std::thread::yield_now();
+    start.elapsed() < BUSY_YIELD
 }

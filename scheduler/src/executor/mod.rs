@@ -1,5 +1,6 @@
 //! The executor: runs a schedule's waves, each wave's systems in parallel
-//! on the pool (a single-system wave inline), then the wave's events and
+//! on the pool (a single-system wave, or every wave of a one-thread
+//! schedule, inline), then the wave's events and
 //! command buffers applied in registration order, turning the first
 //! failure into the tick's error; `awake` keeps the pool's threads ready
 //! between ticks.
@@ -101,7 +102,8 @@ pub(crate) fn with_dispatch<R>(dispatch: Option<&Dispatch>, f: impl FnOnce() -> 
 #[derive(Clone, Copy)]
 pub(crate) struct Pass<'d> {
     pub(crate) tick: Tick,
-    /// Threads of the pool (for the idle figures).
+    /// Threads of the pool (for the idle figures); 1 runs every wave
+    /// inline, on the calling thread.
     pub(crate) threads: usize,
     pub(crate) stage: Stage,
     /// The caller's `tracing` dispatcher, carried onto the workers.
@@ -145,6 +147,11 @@ pub(crate) fn run_waves(
             // An exclusive system conflicts with every other: always alone.
             [single] if single.access.is_exclusive() => single.run_exclusive(registry, tick),
             [single] => single.run(&registry.cell(), tick),
+            // One thread: in registration order, on this thread.
+            many if threads == 1 => {
+                let cell = registry.cell();
+                many.iter_mut().for_each(|slot| slot.run(&cell, tick));
+            }
             many => {
                 let cell = registry.cell();
                 many.par_iter_mut()
