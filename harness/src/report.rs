@@ -22,6 +22,10 @@ pub struct Report {
     pub scale: u32,
     /// Threads of the engine's pool.
     pub threads: usize,
+    /// Threads asked for (`--threads`, or one per core): more than
+    /// [`threads`](Self::threads) when the scheduler's cap of
+    /// [`THREADS_PER_CORE`](scheduler::THREADS_PER_CORE) per core cut it.
+    pub threads_asked: usize,
     /// Ticks run (by this process: from the loaded tick with
     /// [`RunConfig::load`](crate::RunConfig::load)).
     pub ticks: u64,
@@ -307,12 +311,21 @@ impl fmt::Display for Report {
         let e = &self.entities;
         writeln!(
             f,
-            "scenario `{}`: seed {}, scale {}, {} thread{}",
+            "scenario `{}`: seed {}, scale {}, {} thread{}{}",
             self.scenario,
             self.seed,
             self.scale,
             self.threads,
-            if self.threads == 1 { "" } else { "s" }
+            if self.threads == 1 { "" } else { "s" },
+            if self.threads_asked > self.threads {
+                format!(
+                    " ({} asked: at most {} per core)",
+                    self.threads_asked,
+                    scheduler::THREADS_PER_CORE
+                )
+            } else {
+                String::new()
+            }
         )?;
         writeln!(
             f,

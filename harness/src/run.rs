@@ -165,6 +165,7 @@ fn report(
         seed: config.seed,
         scale: config.scale,
         threads: engine.threads(),
+        threads_asked: config.threads,
         ticks,
         wall_seconds: wall.as_secs_f64(),
         ticks_per_second: ticks as f64 / seconds,
