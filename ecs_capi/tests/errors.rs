@@ -10,16 +10,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use common::*;
 use ecs_capi::*;
 
-#[track_caller]
-fn fails(status: ecs_status, expected: ecs_status, words: &str) {
-    assert_eq!(status, expected, "{}", last_error());
-    let message = last_error();
-    assert!(
-        message.contains(words),
-        "`{message}` should mention `{words}`"
-    );
-}
-
 #[test]
 fn null_pointers_are_errors() {
     let engine = Engine::new(1);

@@ -11,16 +11,6 @@ use std::ptr;
 use common::*;
 use ecs_capi::*;
 
-#[track_caller]
-fn fails(status: ecs_status, expected: ecs_status, words: &str) {
-    assert_eq!(status, expected, "{}", last_error());
-    let message = last_error();
-    assert!(
-        message.contains(words),
-        "`{message}` should mention `{words}`"
-    );
-}
-
 #[test]
 #[cfg_attr(
     miri,

@@ -32,6 +32,18 @@ pub fn ok(status: ecs_status) {
     assert_eq!(status, ECS_OK, "{}", last_error());
 }
 
+/// Asserts that `status` is `expected` and that the last error message
+/// mentions `words`.
+#[track_caller]
+pub fn fails(status: ecs_status, expected: ecs_status, words: &str) {
+    assert_eq!(status, expected, "{}", last_error());
+    let message = last_error();
+    assert!(
+        message.contains(words),
+        "`{message}` should mention `{words}`"
+    );
+}
+
 /// An engine from `ecs_engine_create`, destroyed when dropped (or by
 /// [`Engine::destroy`]), with a safe method per C call the tests make.
 ///
