@@ -443,6 +443,13 @@ impl Engine {
         self.schedule.threads()
     }
 
+    /// Turns on (the default) or off the schedule's cost-based choice of
+    /// running ticks and waves too cheap for the pool on one thread: see
+    /// [`Schedule::set_adaptive`] and [`Schedule::run`].
+    pub fn set_adaptive(&mut self, adaptive: bool) {
+        self.schedule.set_adaptive(adaptive);
+    }
+
     /// Another handle to the input queue of `T` registered with
     /// [`EngineBuilder::input_queue`], or `None` when there is none.
     pub fn input_queue<T: Send + 'static>(&self) -> Option<EventQueue<T>> {

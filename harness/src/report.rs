@@ -121,6 +121,10 @@ pub struct WaveStats {
     pub mean_us: f64,
     /// Mean microseconds per tick applying its command buffers.
     pub apply_us: f64,
+    /// Percent of the ticks in which its systems ran as tasks of their own
+    /// on the pool, rather than in turn on one thread (a single system, a
+    /// one-thread run, or a wave or tick too cheap to pay for the pool).
+    pub parallel_percent: f64,
 }
 
 /// A player's final state.
@@ -150,8 +154,9 @@ pub(crate) fn p99(samples: &[f32]) -> f64 {
 pub(crate) struct Samples {
     /// Microseconds per tick of each system, by registration index.
     systems: Vec<Vec<f32>>,
-    /// Summed wall and apply time of each wave.
-    waves: Vec<(Duration, Duration)>,
+    /// Summed wall and apply time of each wave, and the ticks it ran in
+    /// parallel.
+    waves: Vec<(Duration, Duration, u64)>,
     alive_min: usize,
     alive_max: usize,
     alive_sum: u128,
@@ -184,6 +189,7 @@ impl Samples {
         for (sum, timing) in self.waves.iter_mut().zip(engine.schedule().wave_timings()) {
             sum.0 += timing.wall;
             sum.1 += timing.apply;
+            sum.2 += u64::from(timing.parallel);
         }
         let alive = engine.registry().len();
         self.alive_min = self.alive_min.min(alive);
@@ -263,12 +269,17 @@ impl Samples {
             .iter()
             .zip(&self.waves)
             .enumerate()
-            .map(|(index, (wave, &(wall, apply)))| WaveStats {
+            .map(|(index, (wave, &(wall, apply, parallel)))| WaveStats {
                 index,
                 width: wave.len(),
                 systems: wave.iter().map(|(_, name)| (*name).to_owned()).collect(),
                 mean_us: per_tick(wall),
                 apply_us: per_tick(apply),
+                parallel_percent: if self.ticks == 0 {
+                    0.0
+                } else {
+                    100.0 * parallel as f64 / self.ticks as f64
+                },
             })
             .collect();
         (systems, waves)
@@ -409,17 +420,18 @@ impl fmt::Display for Report {
         writeln!(f)?;
         writeln!(
             f,
-            "{:<5} {:>5} {:>10} {:>10}  systems",
-            "wave", "width", "mean µs", "apply µs"
+            "{:<5} {:>5} {:>10} {:>10} {:>11}  systems",
+            "wave", "width", "mean µs", "apply µs", "parallel %"
         )?;
         for w in &self.waves {
             writeln!(
                 f,
-                "{:<5} {:>5} {:>10.1} {:>10.1}  {}",
+                "{:<5} {:>5} {:>10.1} {:>10.1} {:>11.1}  {}",
                 w.index,
                 w.width,
                 w.mean_us,
                 w.apply_us,
+                w.parallel_percent,
                 w.systems.join(", ")
             )?;
         }

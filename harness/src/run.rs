@@ -17,6 +17,10 @@ pub struct RunConfig {
     pub ticks: u64,
     /// Threads of the engine's pool (at least 1).
     pub threads: usize,
+    /// Let the engine run ticks and waves too cheap to pay for its pool
+    /// on one thread (the default; see `Schedule::run`); `false`
+    /// (`--no-adaptive`) hands every tick to the pool.
+    pub adaptive: bool,
     /// The seed of every random draw.
     pub seed: u64,
     /// Multiplies the scenario's entity counts (at least 1).
@@ -50,6 +54,7 @@ impl RunConfig {
             seed: scenario.seed,
             scenario,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            adaptive: true,
             scale: 1,
             inputs: InputSource::BuiltIn,
             record_spans: false,

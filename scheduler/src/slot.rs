@@ -57,7 +57,12 @@ pub(crate) struct Slot {
     /// What the last tick's apply of `buffer` did.
     pub(crate) report: ApplyReport,
     pub(crate) enabled: bool,
+    /// How long the last tick's run took (zero when it did not run).
     pub(crate) last_run: Duration,
+    /// How long its last real run took (kept over ticks a run condition
+    /// skips; zero while disabled): what the executor expects it to cost
+    /// when it decides whether a wave or a tick pays for the pool.
+    pub(crate) cost: Duration,
     pub(crate) failure: Option<Failure>,
     /// Run conditions: its own, then its sets'.
     pub(crate) conditions: Vec<SharedCondition>,
@@ -75,6 +80,7 @@ impl Slot {
         self.skipped = false;
         if !self.enabled {
             self.last_run = Duration::ZERO;
+            self.cost = Duration::ZERO;
             return;
         }
         let _span = tracing::info_span!("system", name = %self.name).entered();
@@ -100,6 +106,7 @@ impl Slot {
             start.elapsed()
         };
         if !self.skipped {
+            self.cost = self.last_run;
             self.record(tick, start);
         }
         self.failure = match outcome {
@@ -127,6 +134,7 @@ impl Slot {
         self.skipped = false;
         if !self.enabled {
             self.last_run = Duration::ZERO;
+            self.cost = Duration::ZERO;
             return;
         }
         let start = Instant::now();
@@ -156,6 +164,7 @@ impl Slot {
             system.run_exclusive(name, registry, tick)
         }));
         self.last_run = start.elapsed();
+        self.cost = self.last_run;
         self.record(tick, start);
         self.failure = match outcome {
             Ok(Ok(())) => None,

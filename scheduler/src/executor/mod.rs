@@ -1,9 +1,9 @@
 //! The executor: runs a schedule's waves, each wave's systems in parallel
-//! on the pool (a single-system wave, or every wave of a one-thread
-//! schedule, inline), then the wave's events and
-//! command buffers applied in registration order, turning the first
-//! failure into the tick's error; `awake` keeps the pool's threads ready
-//! between ticks.
+//! on the pool (a single-system wave, every wave of a one-thread schedule,
+//! and a wave or tick too cheap to pay for the pool, inline), then the
+//! wave's events and command buffers applied in registration order,
+//! turning the first failure into the tick's error; `awake` keeps the
+//! pool's threads ready between ticks.
 
 pub(crate) mod awake;
 
@@ -30,6 +30,50 @@ pub struct WaveTiming {
     pub idle: Duration,
     /// Time spent applying the wave's command buffers.
     pub apply: Duration,
+    /// The wave's systems were handed to the pool's threads as tasks of
+    /// their own; `false` when they ran one after another on one thread
+    /// (a single system, a one-thread schedule, or a wave or tick whose
+    /// measured cost was too small to pay for the pool: see
+    /// [`Schedule::run`](crate::Schedule::run)).
+    pub parallel: bool,
+}
+
+/// A tick of a schedule with a pool runs on the caller's thread, with no
+/// hand-off to the pool, while its systems' expected costs (each one's
+/// last real run) add up to less than this...
+pub(crate) const INLINE_TICK_BELOW: Duration = Duration::from_micros(40);
+/// ...and goes back to the pool once they add up to more than this (the
+/// gap keeps a tick near the line from switching every tick). Where the
+/// line lies was measured with the harness on 2 cores: a 1,000-entity
+/// `movers` tick (16 µs) ran 0.85x on 2 threads against 1, a 10,000-entity
+/// one (55 µs) 1.03x, the default `shmup` tick (250 µs) 1.44x (issue 24).
+pub(crate) const PARALLEL_TICK_ABOVE: Duration = Duration::from_micros(80);
+/// A wave of several systems runs them as tasks on the pool only when that
+/// could save at least this much: the sum of their expected costs less the
+/// largest (what the others add to the longest one when run in turn).
+/// Below it, handing tasks to other threads and moving their data between
+/// cores costs about as much as it saves.
+pub(crate) const PARALLEL_WAVE_GAIN: Duration = Duration::from_micros(10);
+
+/// Whether running a wave's systems as separate tasks could pay, from
+/// their expected costs (see [`PARALLEL_WAVE_GAIN`]).
+fn parallel_pays(costs: impl Iterator<Item = Duration>) -> bool {
+    let (total, largest) = costs.fold((Duration::ZERO, Duration::ZERO), |(sum, max), cost| {
+        (sum + cost, max.max(cost))
+    });
+    total - largest >= PARALLEL_WAVE_GAIN
+}
+
+/// Whether the next tick runs on the caller's thread: `inline` is the
+/// last tick's answer, `costs` every system's expected cost (see
+/// [`INLINE_TICK_BELOW`] and [`PARALLEL_TICK_ABOVE`]).
+pub(crate) fn tick_inline(inline: bool, costs: impl Iterator<Item = Duration>) -> bool {
+    let expected: Duration = costs.sum();
+    if inline {
+        expected <= PARALLEL_TICK_ABOVE
+    } else {
+        expected < INLINE_TICK_BELOW
+    }
 }
 
 /// The executor's state for the work between waves.
@@ -105,6 +149,9 @@ pub(crate) struct Pass<'d> {
     /// Threads of the pool (for the idle figures); 1 runs every wave
     /// inline, on the calling thread.
     pub(crate) threads: usize,
+    /// A wave of several systems too cheap to pay for the pool runs them
+    /// in turn on the tick's thread (see [`PARALLEL_WAVE_GAIN`]).
+    pub(crate) adaptive: bool,
     pub(crate) stage: Stage,
     /// The caller's `tracing` dispatcher, carried onto the workers.
     pub(crate) dispatch: Option<&'d Dispatch>,
@@ -122,6 +169,7 @@ pub(crate) fn run_waves(
     let Pass {
         tick,
         threads,
+        adaptive,
         stage,
         dispatch,
     } = pass;
@@ -143,16 +191,20 @@ pub(crate) fn run_waves(
         // buffer's lane: real handles, the same on any thread count.
         between.lanes.open(registry, wave, commands_of);
         let start = Instant::now();
+        timing.parallel = false;
         match &mut *wave {
             // An exclusive system conflicts with every other: always alone.
             [single] if single.access.is_exclusive() => single.run_exclusive(registry, tick),
             [single] => single.run(&registry.cell(), tick),
-            // One thread: in registration order, on this thread.
-            many if threads == 1 => {
+            // One thread, or too little work to pay for the pool: in
+            // registration order, on this thread (their `par_each` calls
+            // still use the pool, when there is one).
+            many if threads == 1 || (adaptive && !parallel_pays(many.iter().map(|s| s.cost))) => {
                 let cell = registry.cell();
                 many.iter_mut().for_each(|slot| slot.run(&cell, tick));
             }
             many => {
+                timing.parallel = true;
                 let cell = registry.cell();
                 many.par_iter_mut()
                     .for_each(|slot| with_dispatch(dispatch, || slot.run(&cell, tick)));
@@ -268,4 +320,35 @@ pub(crate) fn run_waves(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn us(micros: &[u64]) -> impl Iterator<Item = Duration> + '_ {
+        micros.iter().map(|&m| Duration::from_micros(m))
+    }
+
+    #[test]
+    fn a_wave_goes_parallel_when_the_others_add_ten_microseconds_to_the_longest() {
+        assert!(!parallel_pays(us(&[])));
+        assert!(!parallel_pays(us(&[500])));
+        assert!(!parallel_pays(us(&[3, 4, 2])));
+        assert!(!parallel_pays(us(&[500, 9])));
+        assert!(parallel_pays(us(&[500, 10])));
+        assert!(parallel_pays(us(&[4, 4, 4, 4])));
+    }
+
+    #[test]
+    fn a_tick_leaves_its_thread_above_80_microseconds_and_comes_back_below_40() {
+        // Inline: stays up to 80 µs in all.
+        assert!(tick_inline(true, us(&[])));
+        assert!(tick_inline(true, us(&[50, 30])));
+        assert!(!tick_inline(true, us(&[50, 31])));
+        // On the pool: back below 40 µs only.
+        assert!(!tick_inline(false, us(&[30, 10])));
+        assert!(tick_inline(false, us(&[30, 9])));
+        assert!(!tick_inline(false, us(&[60])));
+    }
 }

@@ -22,6 +22,11 @@ pub(crate) struct Args {
     /// Threads of the engine's pool, 1 to 1024 [default: one per core].
     #[arg(long, value_name = "N", value_parser = threads)]
     pub(crate) threads: Option<usize>,
+    /// Hands every tick to the pool and runs every wave of several systems
+    /// in parallel, however cheap (by default a tick or wave too cheap to
+    /// pay for the pool runs on one thread).
+    #[arg(long)]
+    pub(crate) no_adaptive: bool,
     /// Seed of every random draw [default: the scenario's `seed`].
     #[arg(long, value_name = "N")]
     pub(crate) seed: Option<u64>,
@@ -115,6 +120,7 @@ impl Args {
         if let Some(threads) = self.threads {
             config.threads = threads;
         }
+        config.adaptive = !self.no_adaptive;
         if let Some(seed) = self.seed {
             config.seed = seed;
         }
