@@ -1,0 +1,659 @@
+// ecs_runtime.hpp: a C++17 layer over the C API (ecs_runtime.h), header
+// only. Everything here calls the C functions of the same name; what it adds:
+//
+// - ownership: `ecs::Engine` and `ecs::Queue<T>` destroy what they own, move
+//   but never copy;
+// - types: `ecs::Component<T>` is a component id that knows its C++ type, so
+//   `insert`, `get` and views take and give `T` (T must be trivially
+//   copyable: the engine moves values as bytes);
+// - errors as exceptions: a failing call throws `ecs::Error` (its status and
+//   the library's message). A C API call never lets an exception through
+//   Rust: systems and view callbacks are C functions here that catch
+//   whatever the C++ code inside throws, stop calling it, and hand it back
+//   on the thread that called `Engine::tick`/`run`, which rethrows it (the
+//   first one, in the order systems were added; the rest of the tick ran);
+// - systems as callables: `engine.add_system(ecs::System("move").reads(v)
+//   .writes(p).run([=](ecs::SystemContext& ctx) { ... }))`.
+//
+// Link the `ecs_engine` CMake target (ecs_capi/CMakeLists.txt), which
+// carries this folder as an include directory. Threads: as in the C API,
+// systems run on the engine's worker threads, and an engine is used by one
+// thread at a time outside them.
+#ifndef ECS_RUNTIME_HPP
+#define ECS_RUNTIME_HPP
+
+#include "ecs_runtime.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <initializer_list>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace ecs {
+
+// An entity handle (see ecs_entity in ecs_runtime.h).
+using Entity = ecs_entity;
+// The handle that is never alive.
+constexpr Entity null_entity = ECS_ENTITY_NULL;
+
+// A failed C API call: its status, and a message naming the call and what
+// the library said (ecs_last_error_message, read on the failing thread).
+class Error : public std::runtime_error {
+public:
+    Error(ecs_status status, const std::string& call)
+        : std::runtime_error(call + " failed: " + name_of(status) + ": " + message()),
+          status_(status) {}
+    // The C status code (ECS_ERR_...).
+    ecs_status status() const noexcept { return status_; }
+
+private:
+    static std::string name_of(ecs_status status) {
+        const char* name = ecs_status_name(status);
+        return name ? name : "unknown status";
+    }
+    static std::string message() {
+        const char* text = ecs_last_error_message();
+        return text ? text : "";
+    }
+    ecs_status status_;
+};
+
+// Throws `Error` unless `status` is ECS_OK.
+inline void check(ecs_status status, const char* call) {
+    if (status != ECS_OK) {
+        throw Error(status, call);
+    }
+}
+
+template <class T>
+struct Init;
+
+// A component type's id in one engine, typed with its C++ type.
+template <class T>
+struct Component {
+    static_assert(std::is_trivially_copyable_v<T>,
+                  "a component is moved by the engine as bytes: T must be trivially copyable");
+    ecs_component_id id = 0;
+    // A value of this component for `Engine::spawn`:
+    // `engine.spawn(position.with({1, 2}), velocity.with({3, 4}))`.
+    Init<T> with(const T& value) const { return Init<T>{*this, value}; }
+};
+
+// A component and its value, for `Engine::spawn`.
+template <class T>
+struct Init {
+    Component<T> component;
+    T value;
+};
+
+namespace detail {
+
+// The first exception thrown by C++ code that a C callback ran; later
+// ones are dropped. Filled from worker threads, rethrown by the owner.
+class Failure {
+public:
+    // Runs `f`, keeping what it throws. Returns false when it threw (now
+    // or before), so a loop of callbacks can stop calling user code.
+    template <class F>
+    bool guard(F&& f) noexcept {
+        if (failed()) {
+            return false;
+        }
+        try {
+            f();
+            return true;
+        } catch (...) {
+            keep(std::current_exception());
+            return false;
+        }
+    }
+    void keep(std::exception_ptr error) noexcept {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!error_) {
+            error_ = std::move(error);
+        }
+    }
+    bool failed() noexcept {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return static_cast<bool>(error_);
+    }
+    // Rethrows the kept exception, once.
+    void rethrow() {
+        std::exception_ptr error;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            error = std::exchange(error_, nullptr);
+        }
+        if (error) {
+            std::rethrow_exception(error);
+        }
+    }
+
+private:
+    std::mutex mutex_;
+    std::exception_ptr error_;
+};
+
+template <class... T, std::size_t... I>
+void call_each(const std::function<void(Entity, T&...)>& f, Entity e, void* const* c,
+               std::index_sequence<I...>) {
+    f(e, *static_cast<T*>(c[I])...);
+}
+
+}  // namespace detail
+
+// A system's command buffer, valid during the system's call: structural
+// changes applied after the system's wave, in the order systems were added.
+class Commands {
+public:
+    explicit Commands(ecs_commands* raw) noexcept : raw_(raw) {}
+
+    // A handle for an entity spawned when the buffer is applied (usable in
+    // this buffer's later commands).
+    Entity spawn() {
+        Entity entity = 0;
+        check(ecs_commands_spawn(raw_, &entity), "ecs_commands_spawn");
+        return entity;
+    }
+    void despawn(Entity entity) { check(ecs_commands_despawn(raw_, entity), "ecs_commands_despawn"); }
+    template <class T>
+    void insert(Entity entity, Component<T> component, const T& value) {
+        check(ecs_commands_insert(raw_, entity, component.id, &value), "ecs_commands_insert");
+    }
+    template <class T>
+    void remove(Entity entity, Component<T> component) {
+        check(ecs_commands_remove(raw_, entity, component.id), "ecs_commands_remove");
+    }
+    void set_parent(Entity child, Entity parent) {
+        check(ecs_commands_set_parent(raw_, child, parent), "ecs_commands_set_parent");
+    }
+    void remove_parent(Entity child) {
+        check(ecs_commands_remove_parent(raw_, child), "ecs_commands_remove_parent");
+    }
+    void despawn_recursive(Entity entity) {
+        check(ecs_commands_despawn_recursive(raw_, entity), "ecs_commands_despawn_recursive");
+    }
+    void disable(Entity entity) { check(ecs_commands_disable(raw_, entity), "ecs_commands_disable"); }
+    void enable(Entity entity) { check(ecs_commands_enable(raw_, entity), "ecs_commands_enable"); }
+
+private:
+    ecs_commands* raw_;
+};
+
+// What a system gets when it runs: the tick, its declared components, views
+// and its command buffer. Valid during the system's call only.
+class SystemContext {
+public:
+    explicit SystemContext(ecs_system_ctx* raw) noexcept : raw_(raw) {}
+
+    ecs_tick tick() const {
+        ecs_tick tick{};
+        check(ecs_ctx_tick(raw_, &tick), "ecs_ctx_tick");
+        return tick;
+    }
+    bool is_alive(Entity entity) const noexcept { return ecs_ctx_is_alive(raw_, entity); }
+
+    // `entity`'s component (declared by the system); throws `Error` when
+    // the entity is stale or has none.
+    template <class T>
+    T& get(Entity entity, Component<T> component) {
+        void* value = nullptr;
+        check(ecs_ctx_get(raw_, entity, component.id, &value), "ecs_ctx_get");
+        return *static_cast<T*>(value);
+    }
+
+    // Calls `f(entity, T&...)` for every entity with all the components,
+    // in the view's order. What `f` throws stops the walk and is rethrown
+    // here.
+    template <class... T, class F>
+    void each(F&& f, Component<T>... components) {
+        const ecs_component_id ids[] = {components.id...};
+        each_of<T...>(std::forward<F>(f), [&](ecs_each_fn visit, void* data) {
+            return ecs_view_each(raw_, ids, sizeof...(T), visit, data);
+        });
+    }
+
+    // As `each`, for the entities that also have every component of `with`
+    // and none of `without` (ids the system declared it reads or writes).
+    template <class... T, class F>
+    void each_filtered(F&& f, std::initializer_list<ecs_component_id> with,
+                       std::initializer_list<ecs_component_id> without,
+                       Component<T>... components) {
+        const ecs_component_id ids[] = {components.id...};
+        ecs_view_desc desc{};
+        desc.struct_size = sizeof desc;
+        desc.ids = ids;
+        desc.ids_len = sizeof...(T);
+        desc.with = with.begin();
+        desc.with_len = with.size();
+        desc.without = without.begin();
+        desc.without_len = without.size();
+        each_of<T...>(std::forward<F>(f), [&](ecs_each_fn visit, void* data) {
+            return ecs_view_each_filtered(raw_, &desc, visit, data);
+        });
+    }
+
+    // Calls `f(len, entities, T*...)` once per run of entities whose
+    // components lie side by side: `entities[i]` owns row `i` of every column.
+    template <class... T, class F>
+    void each_chunk(F&& f, Component<T>... components) {
+        const ecs_component_id ids[] = {components.id...};
+        struct Walk {
+            F* f;
+            detail::Failure failure;
+        } walk{&f, {}};
+        auto visit = [](const ecs_view_chunk* chunk, void* data) {
+            auto& w = *static_cast<Walk*>(data);
+            w.failure.guard([&] {
+                std::size_t k = 0;
+                // Braced: the columns are read left to right.
+                std::tuple<T*...> columns{static_cast<T*>(chunk->columns[k++])...};
+                std::apply([&](T*... c) { (*w.f)(chunk->len, chunk->entities, c...); }, columns);
+            });
+        };
+        ecs_status status = ecs_view_each_chunk(raw_, ids, sizeof...(T), visit, &walk);
+        walk.failure.rethrow();
+        check(status, "ecs_view_each_chunk");
+    }
+
+    // The system's command buffer (it must have declared commands).
+    Commands commands() {
+        ecs_commands* raw = nullptr;
+        check(ecs_ctx_commands(raw_, &raw), "ecs_ctx_commands");
+        return Commands(raw);
+    }
+
+    // The C context, for calls this layer does not wrap.
+    ecs_system_ctx* raw() const noexcept { return raw_; }
+
+private:
+    template <class... T, class F, class Run>
+    void each_of(F&& f, Run&& run) {
+        struct Walk {
+            std::function<void(Entity, T&...)> f;
+            detail::Failure failure;
+        } walk{std::forward<F>(f), {}};
+        auto visit = [](ecs_entity entity, void* const* components, void* data) {
+            auto& w = *static_cast<Walk*>(data);
+            w.failure.guard([&] {
+                detail::call_each<T...>(w.f, entity, components,
+                                        std::index_sequence_for<T...>{});
+            });
+        };
+        ecs_status status = run(+visit, &walk);
+        walk.failure.rethrow();
+        check(status, "ecs_view_each");
+    }
+
+    ecs_system_ctx* raw_;
+};
+
+// A system to add: its name, what it reads and writes, whether it records
+// commands, its ordering, and its body.
+class System {
+public:
+    explicit System(std::string name) : name_(std::move(name)) {}
+
+    template <class T>
+    System& reads(Component<T> component) {
+        reads_.push_back(component.id);
+        return *this;
+    }
+    template <class T>
+    System& writes(Component<T> component) {
+        writes_.push_back(component.id);
+        return *this;
+    }
+    // The system records commands (SystemContext::commands).
+    System& commands() {
+        commands_ = true;
+        return *this;
+    }
+    System& before(std::string other) {
+        before_.push_back(std::move(other));
+        return *this;
+    }
+    System& after(std::string other) {
+        after_.push_back(std::move(other));
+        return *this;
+    }
+    // Handles kept reserved between ticks (see ecs_system_desc.spawn_reserve).
+    System& spawn_reserve(std::size_t handles) {
+        spawn_reserve_ = handles;
+        return *this;
+    }
+    // The body, called once per tick on a worker thread.
+    System& run(std::function<void(SystemContext&)> body) {
+        body_ = std::move(body);
+        return *this;
+    }
+
+private:
+    friend class Engine;
+    std::string name_;
+    std::vector<ecs_component_id> reads_, writes_;
+    bool commands_ = false;
+    std::vector<std::string> before_, after_;
+    std::size_t spawn_reserve_ = 0;
+    std::function<void(SystemContext&)> body_;
+};
+
+// Owns an ecs_engine: a registry, a schedule and a pool of threads.
+class Engine {
+public:
+    // `threads` workers (1 to ECS_THREADS_MAX); `step_seconds` the fixed
+    // tick (0: 1/60 s).
+    explicit Engine(std::uint32_t threads = 1, double step_seconds = 0.0) {
+        ecs_engine_desc desc{};
+        desc.struct_size = sizeof desc;
+        desc.threads = threads;
+        desc.step_seconds = step_seconds;
+        check(ecs_engine_create(&desc, &raw_), "ecs_engine_create");
+    }
+    ~Engine() { ecs_engine_destroy(raw_); }
+    Engine(const Engine&) = delete;
+    Engine& operator=(const Engine&) = delete;
+    Engine(Engine&& other) noexcept
+        : raw_(std::exchange(other.raw_, nullptr)), systems_(std::move(other.systems_)) {}
+    Engine& operator=(Engine&& other) noexcept {
+        std::swap(raw_, other.raw_);
+        std::swap(systems_, other.systems_);
+        return *this;
+    }
+
+    // Registers `T` under `name` (unique in the engine).
+    template <class T>
+    Component<T> component(const char* name) {
+        ecs_component_desc desc{};
+        desc.struct_size = sizeof desc;
+        desc.name = name;
+        desc.size = sizeof(T);
+        desc.align = alignof(T);
+        Component<T> component;
+        check(ecs_component_register(raw_, &desc, &component.id), "ecs_component_register");
+        return component;
+    }
+    // The component registered as `name`, typed as `T` (the caller vouches
+    // for the type; its size is not checked).
+    template <class T>
+    Component<T> lookup(const char* name) const {
+        Component<T> component;
+        check(ecs_component_lookup(raw_, name, &component.id), "ecs_component_lookup");
+        return component;
+    }
+
+    Entity spawn() {
+        Entity entity = 0;
+        check(ecs_spawn(raw_, &entity), "ecs_spawn");
+        return entity;
+    }
+    // Spawns an entity with the given components.
+    template <class... T>
+    Entity spawn(const Init<T>&... components) {
+        Entity entity = spawn();
+        (insert(entity, components.component, components.value), ...);
+        return entity;
+    }
+    void despawn(Entity entity) { check(ecs_despawn(raw_, entity), "ecs_despawn"); }
+    bool is_alive(Entity entity) const noexcept { return ecs_is_alive(raw_, entity); }
+    std::size_t entity_count() const {
+        std::size_t n = 0;
+        check(ecs_entity_count(raw_, &n), "ecs_entity_count");
+        return n;
+    }
+
+    template <class T>
+    void insert(Entity entity, Component<T> component, const T& value) {
+        check(ecs_insert(raw_, entity, component.id, &value), "ecs_insert");
+    }
+    // `entity`'s component; throws `Error` (ECS_ERR_MISSING_COMPONENT,
+    // ECS_ERR_STALE_ENTITY) when there is none.
+    template <class T>
+    T& get(Entity entity, Component<T> component) {
+        void* value = nullptr;
+        check(ecs_get(raw_, entity, component.id, &value), "ecs_get");
+        return *static_cast<T*>(value);
+    }
+    // `entity`'s component, or nullptr when it has none (a stale entity
+    // still throws).
+    template <class T>
+    T* try_get(Entity entity, Component<T> component) {
+        return has(entity, component) ? &get(entity, component) : nullptr;
+    }
+    template <class T>
+    bool has(Entity entity, Component<T> component) const {
+        bool out = false;
+        check(ecs_has(raw_, entity, component.id, &out), "ecs_has");
+        return out;
+    }
+    template <class T>
+    void remove(Entity entity, Component<T> component) {
+        check(ecs_remove(raw_, entity, component.id), "ecs_remove");
+    }
+
+    void set_parent(Entity child, Entity parent) {
+        check(ecs_set_parent(raw_, child, parent), "ecs_set_parent");
+    }
+    // The old parent (null_entity when it had none).
+    Entity remove_parent(Entity child) {
+        Entity old = null_entity;
+        check(ecs_remove_parent(raw_, child, &old), "ecs_remove_parent");
+        return old;
+    }
+    // null_entity for a root.
+    Entity parent(Entity entity) const {
+        Entity out = null_entity;
+        check(ecs_parent(raw_, entity, &out), "ecs_parent");
+        return out;
+    }
+    // In the order they were attached.
+    std::vector<Entity> children(Entity entity) const {
+        std::vector<Entity> out;
+        std::size_t len = 0;
+        do {
+            out.resize(len);
+            check(ecs_children(raw_, entity, out.data(), out.size(), &len), "ecs_children");
+        } while (len > out.size());
+        out.resize(len);
+        return out;
+    }
+    // How many entities were despawned.
+    std::size_t despawn_recursive(Entity entity) {
+        std::size_t count = 0;
+        check(ecs_despawn_recursive(raw_, entity, &count), "ecs_despawn_recursive");
+        return count;
+    }
+    // Whether it was enabled before.
+    bool disable(Entity entity) {
+        bool changed = false;
+        check(ecs_disable(raw_, entity, &changed), "ecs_disable");
+        return changed;
+    }
+    // Whether it was disabled before.
+    bool enable(Entity entity) {
+        bool changed = false;
+        check(ecs_enable(raw_, entity, &changed), "ecs_enable");
+        return changed;
+    }
+    bool is_disabled(Entity entity) const {
+        bool out = false;
+        check(ecs_is_disabled(raw_, entity, &out), "ecs_is_disabled");
+        return out;
+    }
+
+    // Adds a system (before `build`). Its body is kept by the engine.
+    void add_system(System system) {
+        systems_.emplace_back(std::move(system.body_));
+        Added& added = systems_.back();
+        std::vector<const char*> before, after;
+        for (const std::string& name : system.before_) {
+            before.push_back(name.c_str());
+        }
+        for (const std::string& name : system.after_) {
+            after.push_back(name.c_str());
+        }
+        ecs_system_desc desc{};
+        desc.struct_size = sizeof desc;
+        desc.name = system.name_.c_str();
+        desc.run = &Engine::trampoline;
+        desc.user_data = &added;
+        desc.reads = system.reads_.data();
+        desc.reads_len = system.reads_.size();
+        desc.writes = system.writes_.data();
+        desc.writes_len = system.writes_.size();
+        desc.commands = system.commands_;
+        desc.before = before.data();
+        desc.before_len = before.size();
+        desc.after = after.data();
+        desc.after_len = after.size();
+        desc.spawn_reserve = system.spawn_reserve_;
+        ecs_status status = ecs_system_add(raw_, &desc);
+        if (status != ECS_OK) {
+            systems_.pop_back();
+            check(status, "ecs_system_add");
+        }
+    }
+    void build() { check(ecs_engine_build(raw_), "ecs_engine_build"); }
+    // One tick; rethrows the first exception a system's body threw in it.
+    void tick() {
+        ecs_status status = ecs_engine_tick(raw_);
+        rethrow();
+        check(status, "ecs_engine_tick");
+    }
+    // `ticks` ticks, stopping at the first failure (or exception).
+    void run(std::uint64_t ticks) {
+        for (std::uint64_t n = 0; n < ticks; ++n) {
+            tick();
+        }
+    }
+    std::uint64_t ticks() const {
+        std::uint64_t n = 0;
+        check(ecs_engine_ticks(raw_, &n), "ecs_engine_ticks");
+        return n;
+    }
+    // The world's checksum over `ids` (see ecs_world_checksum).
+    std::uint64_t checksum(std::initializer_list<ecs_component_id> ids) const {
+        std::uint64_t sum = 0;
+        check(ecs_world_checksum(raw_, ids.begin(), ids.size(), &sum), "ecs_world_checksum");
+        return sum;
+    }
+
+    // The C engine, for calls this layer does not wrap.
+    ecs_engine* raw() const noexcept { return raw_; }
+
+private:
+    struct Added {
+        explicit Added(std::function<void(SystemContext&)> b) : body(std::move(b)) {}
+        std::function<void(SystemContext&)> body;
+        detail::Failure failure;
+    };
+
+    static void trampoline(ecs_system_ctx* ctx, void* user_data) noexcept {
+        auto& added = *static_cast<Added*>(user_data);
+        added.failure.guard([&] {
+            if (added.body) {
+                SystemContext context(ctx);
+                added.body(context);
+            }
+        });
+    }
+    void rethrow() {
+        for (Added& added : systems_) {
+            added.failure.rethrow();
+        }
+    }
+
+    ecs_engine* raw_ = nullptr;
+    // A deque: an added system's address (its user_data) never moves.
+    std::deque<Added> systems_;
+};
+
+// Owns a handle to a thread-safe queue of `T` (see ecs_queue_create):
+// producers on any thread push, a consumer pops.
+template <class T>
+class Queue {
+    static_assert(std::is_trivially_copyable_v<T>, "events are copied as bytes");
+
+public:
+    // `capacity` events at most (0: no limit).
+    explicit Queue(std::size_t capacity = 0) {
+        ecs_queue_desc desc{};
+        desc.struct_size = sizeof desc;
+        desc.event_size = sizeof(T);
+        desc.capacity = capacity;
+        check(ecs_queue_create(&desc, &raw_), "ecs_queue_create");
+    }
+    ~Queue() { ecs_queue_destroy(raw_); }
+    Queue(const Queue&) = delete;
+    Queue& operator=(const Queue&) = delete;
+    Queue(Queue&& other) noexcept : raw_(std::exchange(other.raw_, nullptr)) {}
+    Queue& operator=(Queue&& other) noexcept {
+        std::swap(raw_, other.raw_);
+        return *this;
+    }
+    // Another handle to the same queue (for another thread).
+    Queue clone() const {
+        ecs_queue* raw = nullptr;
+        check(ecs_queue_clone(raw_, &raw), "ecs_queue_clone");
+        return Queue(raw);
+    }
+
+    // Waits while a bounded queue is full; throws (ECS_ERR_QUEUE_CLOSED)
+    // once closed.
+    void push(const T& event) { check(ecs_queue_push(raw_, &event), "ecs_queue_push"); }
+    // false when a bounded queue is full.
+    bool try_push(const T& event) {
+        ecs_status status = ecs_queue_try_push(raw_, &event);
+        if (status == ECS_ERR_QUEUE_FULL) {
+            return false;
+        }
+        check(status, "ecs_queue_try_push");
+        return true;
+    }
+    // The oldest event, or nothing when empty; throws once closed and
+    // drained.
+    std::optional<T> try_pop() {
+        T event;
+        ecs_status status = ecs_queue_try_pop(raw_, &event);
+        if (status == ECS_ERR_QUEUE_EMPTY) {
+            return std::nullopt;
+        }
+        check(status, "ecs_queue_try_pop");
+        return event;
+    }
+    // Waits up to `timeout_ms` for an event: nothing on a timeout; throws
+    // once closed and drained.
+    std::optional<T> pop_timeout(std::uint64_t timeout_ms) {
+        T event;
+        ecs_status status = ecs_queue_pop_timeout(raw_, &event, timeout_ms);
+        if (status == ECS_ERR_TIMEOUT) {
+            return std::nullopt;
+        }
+        check(status, "ecs_queue_pop_timeout");
+        return event;
+    }
+    void close() { check(ecs_queue_close(raw_), "ecs_queue_close"); }
+    std::size_t size() const {
+        std::size_t n = 0;
+        check(ecs_queue_len(raw_, &n), "ecs_queue_len");
+        return n;
+    }
+
+private:
+    explicit Queue(ecs_queue* raw) noexcept : raw_(raw) {}
+    ecs_queue* raw_ = nullptr;
+};
+
+}  // namespace ecs
+
+#endif  // ECS_RUNTIME_HPP

@@ -1,0 +1,336 @@
+// The C++ layer (ecs_capi/include/ecs_runtime.hpp) as a test program: every
+// wrapper against what the C API underneath must do. Stops at the first
+// failed expectation (file, line, expression) with exit 1; on success prints
+// the number of checks. Run by .ci/capi, under valgrind too.
+
+#include "ecs_runtime.hpp"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+unsigned long checks = 0;
+
+[[noreturn]] void fail(const char* file, int line, const std::string& what) {
+    std::fprintf(stderr, "cpp_api: FAILED at %s:%d: %s\n", file, line, what.c_str());
+    std::exit(1);
+}
+
+#define EXPECT(condition)                                      \
+    do {                                                       \
+        ++checks;                                              \
+        if (!(condition)) {                                    \
+            fail(__FILE__, __LINE__, "expected " #condition); \
+        }                                                      \
+    } while (0)
+
+// `call` throws ecs::Error with `want` as its status.
+#define EXPECT_ERROR(want, call)                                                         \
+    do {                                                                                 \
+        ++checks;                                                                        \
+        try {                                                                            \
+            call;                                                                        \
+            fail(__FILE__, __LINE__, #call " did not throw");                            \
+        } catch (const ecs::Error& e) {                                                  \
+            if (e.status() != (want)) {                                                  \
+                fail(__FILE__, __LINE__, #call " threw the wrong status: " + std::string(e.what())); \
+            }                                                                            \
+        }                                                                                \
+    } while (0)
+
+struct Position {
+    float x, y;
+};
+struct Velocity {
+    float x, y;
+};
+struct Frozen {
+    char unused;
+};
+
+void test_entities_and_components() {
+    ecs::Engine engine;
+    auto position = engine.component<Position>("Position");
+    auto velocity = engine.component<Velocity>("Velocity");
+    EXPECT(engine.lookup<Position>("Position").id == position.id);
+    EXPECT_ERROR(ECS_ERR_DUPLICATE_NAME, engine.component<Position>("Position"));
+    EXPECT_ERROR(ECS_ERR_UNKNOWN_COMPONENT, engine.lookup<Position>("Nothing"));
+
+    ecs::Entity e = engine.spawn(position.with({1, 2}), velocity.with({3, 4}));
+    EXPECT(engine.is_alive(e));
+    EXPECT(engine.entity_count() == 1);
+    EXPECT(engine.get(e, position).y == 2);
+    engine.get(e, velocity).x = 5;
+    EXPECT(engine.get(e, velocity).x == 5);
+    EXPECT(engine.has(e, position));
+    engine.remove(e, position);
+    EXPECT(!engine.has(e, position));
+    EXPECT(engine.try_get(e, position) == nullptr);
+    EXPECT(engine.try_get(e, velocity) != nullptr);
+    EXPECT_ERROR(ECS_ERR_MISSING_COMPONENT, engine.get(e, position));
+    EXPECT_ERROR(ECS_ERR_MISSING_COMPONENT, engine.remove(e, position));
+
+    engine.despawn(e);
+    EXPECT(!engine.is_alive(e));
+    EXPECT_ERROR(ECS_ERR_STALE_ENTITY, engine.get(e, velocity));
+    EXPECT_ERROR(ECS_ERR_STALE_ENTITY, engine.try_get(e, velocity));
+    EXPECT_ERROR(ECS_ERR_STALE_ENTITY, engine.despawn(e));
+    EXPECT(!engine.is_alive(ecs::null_entity));
+
+    // The message names the call and says what the library said.
+    try {
+        engine.get(e, velocity);
+    } catch (const ecs::Error& error) {
+        const std::string what = error.what();
+        EXPECT(what.rfind("ecs_get failed: ECS_ERR_STALE_ENTITY: ", 0) == 0);
+        EXPECT(what.size() > std::string("ecs_get failed: ECS_ERR_STALE_ENTITY: ").size());
+    }
+}
+
+// 100 movers and a spawner on `threads` threads: the world's checksum.
+std::uint64_t movers_checksum(std::uint32_t threads, std::size_t* alive) {
+    ecs::Engine engine(threads, 0.5);
+    auto position = engine.component<Position>("Position");
+    auto velocity = engine.component<Velocity>("Velocity");
+    auto frozen = engine.component<Frozen>("Frozen");
+    for (int i = 0; i < 100; ++i) {
+        ecs::Entity e = engine.spawn(position.with({float(i), 0}),
+                                     velocity.with({1, float(i % 3)}));
+        if (i % 10 == 0) {
+            engine.insert(e, frozen, Frozen{});
+        }
+    }
+    engine.add_system(ecs::System("movement").reads(velocity).reads(frozen).writes(position).run(
+        [=](ecs::SystemContext& ctx) {
+            const float dt = static_cast<float>(ctx.tick().step);
+            ctx.each_filtered(
+                [dt](ecs::Entity, Position& p, const Velocity& v) {
+                    p.x += v.x * dt;
+                    p.y += v.y * dt;
+                },
+                {}, {frozen.id}, position, velocity);
+        }));
+    engine.add_system(ecs::System("spawner").reads(position).commands().after("movement").run(
+        [=](ecs::SystemContext& ctx) {
+            ecs::Commands commands = ctx.commands();
+            ctx.each(
+                [&](ecs::Entity e, const Position& p) {
+                    if (p.x > 60) {
+                        commands.despawn(e);
+                    }
+                },
+                position);
+            ecs::Entity fresh = commands.spawn();
+            commands.insert(fresh, position, Position{0, float(ctx.tick().number)});
+            commands.insert(fresh, velocity, Velocity{2, 0});
+        }));
+    engine.build();
+    engine.run(50);
+    EXPECT(engine.ticks() == 50);
+    *alive = engine.entity_count();
+    return engine.checksum({position.id, velocity.id, frozen.id});
+}
+
+void test_systems_the_same_on_any_thread_count() {
+    std::size_t alive_1 = 0, alive_4 = 0;
+    const std::uint64_t one = movers_checksum(1, &alive_1);
+    const std::uint64_t four = movers_checksum(4, &alive_4);
+    EXPECT(one == four);
+    EXPECT(alive_1 == alive_4);
+    // 100 movers, 50 spawned, minus those past x = 60 (never the 10 frozen).
+    EXPECT(alive_1 >= 60 && alive_1 < 150);
+}
+
+void test_chunks() {
+    ecs::Engine engine(2);
+    auto position = engine.component<Position>("Position");
+    auto velocity = engine.component<Velocity>("Velocity");
+    std::vector<ecs::Entity> spawned;
+    for (int i = 0; i < 1000; ++i) {
+        spawned.push_back(
+            engine.spawn(position.with({0, 0}), velocity.with({float(i), 1})));
+    }
+    std::atomic<std::size_t> rows{0};
+    engine.add_system(ecs::System("chunks").reads(velocity).writes(position).run(
+        [&](ecs::SystemContext& ctx) {
+            ctx.each_chunk(
+                [&](std::size_t len, const ecs::Entity* entities, Position* p, Velocity* v) {
+                    for (std::size_t i = 0; i < len; ++i) {
+                        EXPECT(ctx.is_alive(entities[i]));
+                        p[i].x += v[i].x;
+                    }
+                    rows += len;
+                },
+                position, velocity);
+        }));
+    engine.build();
+    engine.tick();
+    EXPECT(rows == 1000);
+    for (int i = 0; i < 1000; ++i) {
+        EXPECT(engine.get(spawned[i], position).x == float(i));
+    }
+    EXPECT_ERROR(ECS_ERR_WRONG_STATE, engine.add_system(ecs::System("late")));
+}
+
+void test_exceptions_come_back_on_the_ticking_thread() {
+    ecs::Engine engine(2);
+    auto position = engine.component<Position>("Position");
+    for (int i = 0; i < 10; ++i) {
+        engine.spawn(position.with({float(i), 0}));
+    }
+    std::atomic<int> visited{0};
+    std::atomic<bool> throw_now{true};
+    engine.add_system(ecs::System("thrower").writes(position).run([&](ecs::SystemContext& ctx) {
+        ctx.each(
+            [&](ecs::Entity, Position& p) {
+                ++visited;
+                if (throw_now && p.x >= 0) {
+                    throw std::runtime_error("no position may be seen");
+                }
+                p.y += 1;
+            },
+            position);
+    }));
+    engine.build();
+    ++checks;
+    try {
+        engine.tick();
+        fail(__FILE__, __LINE__, "the tick did not rethrow");
+    } catch (const std::runtime_error& e) {
+        EXPECT(std::string(e.what()) == "no position may be seen");
+    }
+    // The walk stopped at the throw; the engine is usable.
+    EXPECT(visited == 1);
+    throw_now = false;
+    engine.tick();
+    EXPECT(visited == 11);
+    EXPECT(engine.ticks() == 2);
+}
+
+void test_system_errors() {
+    ecs::Engine engine;
+    auto position = engine.component<Position>("Position");
+    engine.add_system(ecs::System("a").reads(position));
+    EXPECT_ERROR(ECS_ERR_DUPLICATE_NAME, engine.add_system(ecs::System("a")));
+    engine.add_system(ecs::System("b").before("nobody"));
+    EXPECT_ERROR(ECS_ERR_SCHEDULE, engine.build());
+
+    // An undeclared component inside a system: the C status as an
+    // exception, rethrown by tick.
+    ecs::Engine other;
+    auto p = other.component<Position>("Position");
+    auto v = other.component<Velocity>("Velocity");
+    other.spawn(p.with({}), v.with({}));
+    other.add_system(ecs::System("sneaky").reads(p).run([=](ecs::SystemContext& ctx) {
+        ctx.each([](ecs::Entity, Velocity&) {}, v);
+    }));
+    other.build();
+    EXPECT_ERROR(ECS_ERR_UNDECLARED, other.tick());
+    EXPECT_ERROR(ECS_ERR_UNDECLARED, other.tick());  // every tick, not once
+}
+
+void test_hierarchy_and_disabled() {
+    ecs::Engine engine;
+    ecs::Entity root = engine.spawn();
+    ecs::Entity a = engine.spawn();
+    ecs::Entity b = engine.spawn();
+    engine.set_parent(a, root);
+    engine.set_parent(b, root);
+    EXPECT(engine.parent(a) == root);
+    EXPECT(engine.parent(root) == ecs::null_entity);
+    EXPECT((engine.children(root) == std::vector<ecs::Entity>{a, b}));
+    EXPECT(engine.remove_parent(b) == root);
+    EXPECT(engine.children(root).size() == 1);
+    EXPECT(engine.disable(a));
+    EXPECT(!engine.disable(a));
+    EXPECT(engine.is_disabled(a));
+    EXPECT(engine.enable(a));
+    EXPECT(engine.despawn_recursive(root) == 2);
+    EXPECT(!engine.is_alive(a));
+    EXPECT(engine.is_alive(b));
+}
+
+void test_queue() {
+    ecs::Queue<int> queue(4);
+    EXPECT(!queue.try_pop().has_value());
+    for (int i = 0; i < 4; ++i) {
+        EXPECT(queue.try_push(i));
+    }
+    EXPECT(!queue.try_push(99));
+    EXPECT(queue.size() == 4);
+    EXPECT(queue.try_pop() == 0);
+    EXPECT(queue.pop_timeout(0) == 1);
+
+    // Four producers on other threads, through clones; nothing is lost.
+    ecs::Queue<int> events;
+    std::vector<std::thread> producers;
+    for (int p = 0; p < 4; ++p) {
+        producers.emplace_back([handle = events.clone(), p]() mutable {
+            for (int i = 0; i < 1000; ++i) {
+                handle.push(p * 1000 + i);
+            }
+        });
+    }
+    long long sum = 0;
+    for (int n = 0; n < 4000; ++n) {
+        std::optional<int> event = events.pop_timeout(10000);
+        EXPECT(event.has_value());
+        sum += *event;
+    }
+    for (std::thread& t : producers) {
+        t.join();
+    }
+    EXPECT(sum == 3999LL * 4000 / 2);
+    events.push(7);
+    events.close();
+    EXPECT_ERROR(ECS_ERR_QUEUE_CLOSED, events.push(8));
+    EXPECT(events.try_pop() == 7);  // queued before the close: still delivered
+    EXPECT_ERROR(ECS_ERR_QUEUE_CLOSED, events.try_pop());
+}
+
+void test_moves() {
+    ecs::Engine first;
+    auto position = first.component<Position>("Position");
+    ecs::Entity e = first.spawn(position.with({1, 1}));
+    int runs = 0;
+    first.add_system(ecs::System("count").run([&](ecs::SystemContext&) { ++runs; }));
+    ecs::Engine second = std::move(first);
+    second.build();
+    second.tick();
+    EXPECT(runs == 1);
+    EXPECT(second.get(e, position).x == 1);
+    ecs::Engine third;
+    third = std::move(second);  // the old `third` is destroyed with `second`
+    third.tick();
+    EXPECT(runs == 2);
+}
+
+}  // namespace
+
+int main() {
+    if (ecs_api_version() >> 16 != ECS_API_VERSION_MAJOR) {
+        std::fprintf(stderr, "cpp_api: linked with an incompatible C API version\n");
+        return 1;
+    }
+    try {
+        test_entities_and_components();
+        test_systems_the_same_on_any_thread_count();
+        test_exceptions_come_back_on_the_ticking_thread();
+        test_system_errors();
+        test_hierarchy_and_disabled();
+        test_queue();
+        test_moves();
+        test_chunks();
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "cpp_api: FAILED: unexpected exception: %s\n", e.what());
+        return 1;
+    }
+    std::printf("cpp_api: all %lu checks passed\n", checks);
+    return 0;
+}
