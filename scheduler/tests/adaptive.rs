@@ -19,8 +19,7 @@ struct B;
 fn tick(number: u64) -> Tick {
     Tick {
         number,
-        step: 1.0 / 60.0,
-        delta: 1.0 / 60.0,
+        ..Tick::default()
     }
 }
 
