@@ -18,8 +18,8 @@ use ecs_engine::{
 
 use crate::ReservePolicy;
 use crate::command::{
-    Custom, Despawn, DespawnRecursive, Insert, InsertBundle, InsertRaw, InsertResource, Remove,
-    RemoveById, RemoveParent, RemoveResource, SetParent, Spawn,
+    Custom, Despawn, DespawnRecursive, DisableRecursive, Insert, InsertBundle, InsertRaw,
+    InsertResource, Remove, RemoveById, RemoveParent, RemoveResource, SetParent, Spawn,
 };
 use crate::reserve::Reserve;
 use crate::storage::Queues;
@@ -531,6 +531,51 @@ impl CommandBuffer {
     /// disabled) and skipped when `entity` is not alive.
     pub fn enable(&mut self, entity: Entity) {
         self.remove::<Disabled>(entity);
+    }
+
+    /// Records disabling `entity` and its whole subtree, as
+    /// [`Registry::disable_recursive`](ecs_engine::Registry::disable_recursive):
+    /// counted as one [`Insert`](crate::CommandKind::Insert) of
+    /// [`Disabled`] (a no-op when every one was disabled already); skipped
+    /// when `entity` is not alive when the command runs. Entities attached
+    /// to the subtree later are not disabled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use command_buffer::{CommandBuffer, CommandKind};
+    /// use ecs_engine::Registry;
+    ///
+    /// let mut registry = Registry::new();
+    /// let [ship, turret] = [(); 2].map(|()| registry.spawn((0_u8,)));
+    /// registry.set_parent(turret, ship).unwrap();
+    /// let mut commands = CommandBuffer::new();
+    /// commands.disable_recursive(ship);
+    /// commands.apply(&mut registry);
+    /// assert!(registry.is_disabled(turret));
+    /// assert_eq!(registry.view::<&u8>().count(), 0);
+    /// commands.enable_recursive(ship);
+    /// let report = commands.apply(&mut registry);
+    /// assert_eq!(report.applied(CommandKind::Remove), 1);
+    /// assert_eq!(registry.view::<&u8>().count(), 2);
+    /// ```
+    pub fn disable_recursive(&mut self, entity: Entity) {
+        self.queues.push(DisableRecursive {
+            entity,
+            disable: true,
+        });
+    }
+
+    /// Records enabling `entity` and its whole subtree again, as
+    /// [`Registry::enable_recursive`](ecs_engine::Registry::enable_recursive):
+    /// counted as one [`Remove`](crate::CommandKind::Remove) of
+    /// [`Disabled`] (a no-op when none was disabled); skipped when `entity`
+    /// is not alive when the command runs.
+    pub fn enable_recursive(&mut self, entity: Entity) {
+        self.queues.push(DisableRecursive {
+            entity,
+            disable: false,
+        });
     }
 
     /// Records making `child` a child of `parent`, as

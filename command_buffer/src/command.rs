@@ -507,3 +507,31 @@ impl Command for DespawnRecursive {
         ctx.finish(CommandKind::Despawn, self.entity, None, result)
     }
 }
+
+/// `Registry::disable_recursive` (or `enable_recursive`), deferred: counted
+/// as an insert (a remove) of the `Disabled` marker, a no-op when no
+/// entity of the subtree changed.
+pub(crate) struct DisableRecursive {
+    pub(crate) entity: Entity,
+    /// `false`: enable the subtree instead.
+    pub(crate) disable: bool,
+}
+
+impl Command for DisableRecursive {
+    fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
+        let root = ctx.resolve(self.entity);
+        let (kind, result) = if self.disable {
+            (CommandKind::Insert, ctx.registry.disable_recursive(root))
+        } else {
+            (CommandKind::Remove, ctx.registry.enable_recursive(root))
+        };
+        let result = result.map(|changed| {
+            if changed > 0 {
+                Outcome::Applied
+            } else {
+                Outcome::NoOp
+            }
+        });
+        ctx.finish_for::<ecs_engine::Disabled>(kind, self.entity, result)
+    }
+}

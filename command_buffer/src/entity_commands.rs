@@ -147,6 +147,20 @@ impl<'a> EntityCommands<'a> {
         self
     }
 
+    /// Records that the entity and its whole subtree are disabled; see
+    /// [`CommandBuffer::disable_recursive`].
+    pub fn disable_recursive(&mut self) -> &mut Self {
+        self.commands.disable_recursive(self.entity);
+        self
+    }
+
+    /// Records that the entity and its whole subtree are enabled again;
+    /// see [`CommandBuffer::enable_recursive`].
+    pub fn enable_recursive(&mut self) -> &mut Self {
+        self.commands.enable_recursive(self.entity);
+        self
+    }
+
     /// Records the despawn of the entity (its children are detached, not
     /// despawned); see [`CommandBuffer::despawn`].
     pub fn despawn(self) {

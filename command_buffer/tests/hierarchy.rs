@@ -41,6 +41,8 @@ enum Cmd {
     RemoveParent(usize),
     /// The generic `remove::<ChildOf>` / `remove::<Children>`.
     RemoveComponent(usize, bool),
+    /// `disable_recursive` (`true`) or `enable_recursive`.
+    DisableRecursive(usize, bool),
 }
 
 impl Cmd {
@@ -52,6 +54,8 @@ impl Cmd {
             Cmd::RemoveParent(c) => buffer.remove_parent(h[c]),
             Cmd::RemoveComponent(e, false) => buffer.remove::<ChildOf>(h[e]),
             Cmd::RemoveComponent(e, true) => buffer.remove::<Children>(h[e]),
+            Cmd::DisableRecursive(e, true) => buffer.disable_recursive(h[e]),
+            Cmd::DisableRecursive(e, false) => buffer.enable_recursive(h[e]),
         }
     }
 
@@ -65,6 +69,8 @@ impl Cmd {
             Cmd::RemoveParent(c) => registry.remove_parent(h[c]).map(drop),
             Cmd::RemoveComponent(e, false) => registry.remove::<ChildOf>(h[e]).map(drop),
             Cmd::RemoveComponent(e, true) => registry.remove::<Children>(h[e]).map(drop),
+            Cmd::DisableRecursive(e, true) => registry.disable_recursive(h[e]).map(drop),
+            Cmd::DisableRecursive(e, false) => registry.enable_recursive(h[e]).map(drop),
         };
     }
 }
@@ -79,12 +85,16 @@ fn world() -> (Registry, Vec<Entity>) {
     (registry, h)
 }
 
-/// What a test compares: who is alive, and each one's parent and children.
-fn shape(registry: &Registry, h: &[Entity]) -> Vec<(bool, Option<Entity>, Vec<Entity>)> {
+/// What a test compares: who is alive (and disabled), and each one's
+/// parent and children.
+type Shape = Vec<(bool, bool, Option<Entity>, Vec<Entity>)>;
+
+fn shape(registry: &Registry, h: &[Entity]) -> Shape {
     h.iter()
         .map(|&e| {
             (
                 registry.is_alive(e),
+                registry.is_disabled(e),
                 registry.parent(e),
                 registry.children(e).to_vec(),
             )
@@ -184,6 +194,35 @@ fn set_parent_resolves_placeholders_and_reports_skips() {
 }
 
 #[test]
+fn a_subtree_is_disabled_and_enabled_by_one_command_each() {
+    // r -> {a, b}; a -> {a1, a2}; b -> {b1}; a1 -> {a1x}; plus a loose `z`.
+    let (mut registry, h) = world();
+    registry.disable(h[3]).unwrap(); // a1: already disabled
+    let mut commands = CommandBuffer::new();
+    commands.entity(h[1]).disable_recursive(); // a, a1, a2, a1x
+    commands.disable_recursive(h[1]); // nothing left to change: a no-op
+    let report = commands.apply(&mut registry);
+    let disabled: Vec<bool> = h.iter().map(|&e| registry.is_disabled(e)).collect();
+    assert_eq!(
+        disabled,
+        [false, true, false, true, true, false, true, false]
+    );
+    assert_eq!(report.applied(CommandKind::Insert), 1);
+    assert_eq!(report.noops(CommandKind::Insert), 1);
+    assert_eq!(registry.view::<&u32>().count(), 4);
+
+    let gone = registry.spawn(());
+    registry.despawn(gone).unwrap();
+    commands.entity(h[0]).enable_recursive();
+    commands.enable_recursive(gone); // skipped: not alive
+    let report = commands.apply(&mut registry);
+    assert_eq!(registry.disabled_len(), 0);
+    assert_eq!(report.applied(CommandKind::Remove), 1);
+    assert_eq!(report.skipped(CommandKind::Remove), 1);
+    assert_eq!(registry.view::<&u32>().count(), 8);
+}
+
+#[test]
 fn strict_apply_names_the_refused_hierarchy_command() {
     let mut registry = Registry::new();
     let a = registry.spawn(());
@@ -204,6 +243,7 @@ fn cmd(n: usize) -> impl Strategy<Value = Cmd> {
         (0..n, 0..n).prop_map(|(c, p)| Cmd::SetParent(c, p)),
         (0..n).prop_map(Cmd::RemoveParent),
         (0..n, any::<bool>()).prop_map(|(e, all)| Cmd::RemoveComponent(e, all)),
+        (0..n, any::<bool>()).prop_map(|(e, disable)| Cmd::DisableRecursive(e, disable)),
     ]
 }
 
