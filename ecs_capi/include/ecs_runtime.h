@@ -19,8 +19,10 @@
 // (2: `ecs_component_id` became 64 bits wide).
 #define ECS_API_VERSION_MAJOR 2
 
-// The API's minor version: grows with compatible additions.
-#define ECS_API_VERSION_MINOR 0
+// The API's minor version: grows with compatible additions (1: the
+// recursive disable and enable, `ecs_disable_recursive` and
+// `ecs_commands_disable_recursive` with their `enable` twins).
+#define ECS_API_VERSION_MINOR 1
 
 // The most worker threads an engine's pool may have
 // (`ecs_engine_desc.threads`): 1024.
@@ -810,6 +812,33 @@ ecs_status ecs_children(const struct ecs_engine *engine,
 // NULL or valid for writes.
 ecs_status ecs_despawn_recursive(struct ecs_engine *engine, ecs_entity entity, size_t *count);
 
+// Disables `root` and every descendant (as `ecs_disable` on each), and
+// writes how many were enabled before to `*count` unless it is NULL.
+// Entities attached to the subtree later are not disabled.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (engine); `ECS_ERR_STALE_ENTITY` (nothing
+// changes).
+//
+// # Safety
+//
+// `engine` is NULL or a live engine used by no other thread; `count` is
+// NULL or valid for writes.
+ecs_status ecs_disable_recursive(struct ecs_engine *engine, ecs_entity root, size_t *count);
+
+// Enables `root` and every descendant again, and writes how many were
+// disabled before to `*count` unless it is NULL.
+//
+// # Errors
+//
+// As `ecs_disable_recursive`.
+//
+// # Safety
+//
+// As `ecs_disable_recursive`.
+ecs_status ecs_enable_recursive(struct ecs_engine *engine, ecs_entity root, size_t *count);
+
 // Disables `entity`: it stays alive with its components, but views skip
 // it until `ecs_enable`. Writes `true` to `*changed` (unless NULL) when
 // it was enabled before.
@@ -909,6 +938,30 @@ ecs_status ecs_commands_disable(struct ecs_commands *commands, ecs_entity entity
 //
 // As `ecs_commands_set_parent`.
 ecs_status ecs_commands_enable(struct ecs_commands *commands, ecs_entity entity);
+
+// Records disabling `entity` and its whole subtree (as
+// `ecs_disable_recursive`, when the buffer is applied).
+//
+// # Errors
+//
+// As `ecs_commands_set_parent`.
+//
+// # Safety
+//
+// As `ecs_commands_set_parent`.
+ecs_status ecs_commands_disable_recursive(struct ecs_commands *commands, ecs_entity entity);
+
+// Records enabling `entity` and its whole subtree again (as
+// `ecs_enable_recursive`, when the buffer is applied).
+//
+// # Errors
+//
+// As `ecs_commands_set_parent`.
+//
+// # Safety
+//
+// As `ecs_commands_set_parent`.
+ecs_status ecs_commands_enable_recursive(struct ecs_commands *commands, ecs_entity entity);
 
 // Creates a queue and writes its first handle to `*out`.
 //

@@ -185,6 +185,12 @@ public:
     }
     void disable(Entity entity) { check(ecs_commands_disable(raw_, entity), "ecs_commands_disable"); }
     void enable(Entity entity) { check(ecs_commands_enable(raw_, entity), "ecs_commands_enable"); }
+    void disable_recursive(Entity entity) {
+        check(ecs_commands_disable_recursive(raw_, entity), "ecs_commands_disable_recursive");
+    }
+    void enable_recursive(Entity entity) {
+        check(ecs_commands_enable_recursive(raw_, entity), "ecs_commands_enable_recursive");
+    }
 
 private:
     ecs_commands* raw_;
@@ -484,6 +490,18 @@ public:
         bool changed = false;
         check(ecs_enable(raw_, entity, &changed), "ecs_enable");
         return changed;
+    }
+    // `entity` and its whole subtree; how many were enabled before.
+    std::size_t disable_recursive(Entity entity) {
+        std::size_t count = 0;
+        check(ecs_disable_recursive(raw_, entity, &count), "ecs_disable_recursive");
+        return count;
+    }
+    // `entity` and its whole subtree; how many were disabled before.
+    std::size_t enable_recursive(Entity entity) {
+        std::size_t count = 0;
+        check(ecs_enable_recursive(raw_, entity, &count), "ecs_enable_recursive");
+        return count;
     }
     bool is_disabled(Entity entity) const {
         bool out = false;

@@ -256,6 +256,80 @@ unsafe fn set_enabled(
     })
 }
 
+/// Disables (`enable = false`) or enables `root` and its whole subtree,
+/// writing how many entities changed to `*count` unless it is NULL.
+///
+/// # Safety
+///
+/// As `ecs_disable_recursive`.
+unsafe fn set_subtree_enabled(
+    engine: *mut ecs_engine,
+    root: ecs_entity,
+    enable: bool,
+    count: *mut usize,
+    function: &str,
+) -> ecs_status {
+    call(function, || {
+        // SAFETY: the caller's promise on `engine`.
+        let engine = unsafe { arg(engine, function, "engine") }?;
+        let mut engine = engine.lock(function)?;
+        let target = self::entity(root, function)?;
+        let registry = engine.registry_mut();
+        let result = if enable {
+            registry.enable_recursive(target)
+        } else {
+            registry.disable_recursive(target)
+        };
+        let changed = result.map_err(|e| Failure::registry(function, &e))?;
+        // SAFETY: NULL or valid for writes, by the C caller's promise.
+        unsafe { write_optional(count, changed) };
+        Ok(())
+    })
+}
+
+/// Disables `root` and every descendant (as `ecs_disable` on each), and
+/// writes how many were enabled before to `*count` unless it is NULL.
+/// Entities attached to the subtree later are not disabled.
+///
+/// # Errors
+///
+/// `ECS_ERR_NULL_POINTER` (engine); `ECS_ERR_STALE_ENTITY` (nothing
+/// changes).
+///
+/// # Safety
+///
+/// `engine` is NULL or a live engine used by no other thread; `count` is
+/// NULL or valid for writes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ecs_disable_recursive(
+    engine: *mut ecs_engine,
+    root: ecs_entity,
+    count: *mut usize,
+) -> ecs_status {
+    // SAFETY: forwarded promises.
+    unsafe { set_subtree_enabled(engine, root, false, count, "ecs_disable_recursive") }
+}
+
+/// Enables `root` and every descendant again, and writes how many were
+/// disabled before to `*count` unless it is NULL.
+///
+/// # Errors
+///
+/// As `ecs_disable_recursive`.
+///
+/// # Safety
+///
+/// As `ecs_disable_recursive`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ecs_enable_recursive(
+    engine: *mut ecs_engine,
+    root: ecs_entity,
+    count: *mut usize,
+) -> ecs_status {
+    // SAFETY: forwarded promises.
+    unsafe { set_subtree_enabled(engine, root, true, count, "ecs_enable_recursive") }
+}
+
 /// Disables `entity`: it stays alive with its components, but views skip
 /// it until `ecs_enable`. Writes `true` to `*changed` (unless NULL) when
 /// it was enabled before.
@@ -336,6 +410,8 @@ enum Record {
     DespawnRecursive,
     Disable,
     Enable,
+    DisableRecursive,
+    EnableRecursive,
 }
 
 /// Records `what` on `entity` in `commands`.
@@ -361,6 +437,8 @@ unsafe fn record(
             Record::DespawnRecursive => buffer.despawn_recursive(target),
             Record::Disable => buffer.disable(target),
             Record::Enable => buffer.enable(target),
+            Record::DisableRecursive => buffer.disable_recursive(target),
+            Record::EnableRecursive => buffer.enable_recursive(target),
         }
         Ok(())
     })
@@ -495,6 +573,58 @@ pub unsafe extern "C" fn ecs_commands_enable(
             entity,
             |_| Ok(Record::Enable),
             "ecs_commands_enable",
+        )
+    }
+}
+
+/// Records disabling `entity` and its whole subtree (as
+/// `ecs_disable_recursive`, when the buffer is applied).
+///
+/// # Errors
+///
+/// As `ecs_commands_set_parent`.
+///
+/// # Safety
+///
+/// As `ecs_commands_set_parent`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ecs_commands_disable_recursive(
+    commands: *mut ecs_commands,
+    entity: ecs_entity,
+) -> ecs_status {
+    // SAFETY: forwarded promise on `commands`.
+    unsafe {
+        record(
+            commands,
+            entity,
+            |_| Ok(Record::DisableRecursive),
+            "ecs_commands_disable_recursive",
+        )
+    }
+}
+
+/// Records enabling `entity` and its whole subtree again (as
+/// `ecs_enable_recursive`, when the buffer is applied).
+///
+/// # Errors
+///
+/// As `ecs_commands_set_parent`.
+///
+/// # Safety
+///
+/// As `ecs_commands_set_parent`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ecs_commands_enable_recursive(
+    commands: *mut ecs_commands,
+    entity: ecs_entity,
+) -> ecs_status {
+    // SAFETY: forwarded promise on `commands`.
+    unsafe {
+        record(
+            commands,
+            entity,
+            |_| Ok(Record::EnableRecursive),
+            "ecs_commands_enable_recursive",
         )
     }
 }

@@ -60,9 +60,11 @@ pub use entity::{
     ecs_spawn, ecs_world_checksum,
 };
 pub use hierarchy::{
-    ecs_children, ecs_commands_despawn_recursive, ecs_commands_disable, ecs_commands_enable,
+    ecs_children, ecs_commands_despawn_recursive, ecs_commands_disable,
+    ecs_commands_disable_recursive, ecs_commands_enable, ecs_commands_enable_recursive,
     ecs_commands_remove_parent, ecs_commands_set_parent, ecs_despawn_recursive, ecs_disable,
-    ecs_enable, ecs_is_disabled, ecs_parent, ecs_remove_parent, ecs_set_parent,
+    ecs_disable_recursive, ecs_enable, ecs_enable_recursive, ecs_is_disabled, ecs_parent,
+    ecs_remove_parent, ecs_set_parent,
 };
 pub use queue::{
     ecs_queue, ecs_queue_clone, ecs_queue_close, ecs_queue_create, ecs_queue_desc,
@@ -75,8 +77,10 @@ pub use system::{ECS_SPAWN_RESERVE_MAX, ecs_system_add, ecs_system_desc, ecs_sys
 /// The API's major version: changes only with incompatible changes
 /// (2: `ecs_component_id` became 64 bits wide).
 pub const ECS_API_VERSION_MAJOR: u32 = 2;
-/// The API's minor version: grows with compatible additions.
-pub const ECS_API_VERSION_MINOR: u32 = 0;
+/// The API's minor version: grows with compatible additions (1: the
+/// recursive disable and enable, `ecs_disable_recursive` and
+/// `ecs_commands_disable_recursive` with their `enable` twins).
+pub const ECS_API_VERSION_MINOR: u32 = 1;
 
 /// The version of the linked library: `(major << 16) | minor`. A program
 /// built against major version M should check `ecs_api_version() >> 16 == M`.

@@ -251,9 +251,37 @@ void test_hierarchy_and_disabled() {
     EXPECT(!engine.disable(a));
     EXPECT(engine.is_disabled(a));
     EXPECT(engine.enable(a));
-    EXPECT(engine.despawn_recursive(root) == 2);
+    ecs::Entity a1 = engine.spawn();
+    engine.set_parent(a1, a);
+    EXPECT(engine.disable_recursive(root) == 3);
+    EXPECT(engine.is_disabled(a1));
+    EXPECT(engine.enable_recursive(a) == 2);
+    EXPECT(engine.is_disabled(root));
+    EXPECT(engine.enable_recursive(root) == 1);
+    EXPECT(engine.despawn_recursive(root) == 3);
     EXPECT(!engine.is_alive(a));
     EXPECT(engine.is_alive(b));
+}
+
+void test_subtree_commands() {
+    ecs::Engine engine(2);
+    ecs::Entity root = engine.spawn();
+    ecs::Entity child = engine.spawn();
+    engine.set_parent(child, root);
+    int tick = 0;
+    engine.add_system(ecs::System("toggle").commands().run([&](ecs::SystemContext& ctx) {
+        ecs::Commands commands = ctx.commands();
+        if (tick++ == 0) {
+            commands.disable_recursive(root);
+        } else {
+            commands.enable_recursive(root);
+        }
+    }));
+    engine.build();
+    engine.tick();
+    EXPECT(engine.is_disabled(root) && engine.is_disabled(child));
+    engine.tick();
+    EXPECT(!engine.is_disabled(root) && !engine.is_disabled(child));
 }
 
 void test_queue() {
@@ -324,6 +352,7 @@ int main() {
         test_exceptions_come_back_on_the_ticking_thread();
         test_system_errors();
         test_hierarchy_and_disabled();
+        test_subtree_commands();
         test_queue();
         test_moves();
         test_chunks();

@@ -189,5 +189,24 @@ void test_hierarchy(void) {
     EXPECT_OK(ecs_enable(engine, es[3], NULL));
     EXPECT_OK(ecs_engine_tick(engine));
     EXPECT(f.sum == 1010.0f);
+
+    /* A subtree at once: es[2] and es[3] under es[1]. */
+    EXPECT_OK(ecs_set_parent(engine, es[2], es[1]));
+    EXPECT_OK(ecs_set_parent(engine, es[3], es[2]));
+    size_t count = 0;
+    EXPECT_OK(ecs_disable_recursive(engine, es[1], &count));
+    EXPECT_EQ_U64(3, count);
+    EXPECT_OK(ecs_disable_recursive(engine, es[1], &count));
+    EXPECT_EQ_U64(0, count);
+    EXPECT_OK(ecs_engine_tick(engine));
+    EXPECT(f.sum == 0.0f);
+    EXPECT_OK(ecs_enable_recursive(engine, es[2], NULL));
+    EXPECT_OK(ecs_engine_tick(engine));
+    EXPECT(f.sum == 1000.0f); /* es[2] is frozen: only es[3] counts */
+    EXPECT_OK(ecs_enable_recursive(engine, es[1], &count));
+    EXPECT_EQ_U64(1, count);
+    EXPECT_STATUS(ECS_ERR_NULL_POINTER, ecs_disable_recursive(NULL, es[1], &count));
+    EXPECT_STATUS(ECS_ERR_STALE_ENTITY, ecs_disable_recursive(engine, gun, &count));
+    EXPECT_STATUS(ECS_ERR_STALE_ENTITY, ecs_enable_recursive(engine, ECS_ENTITY_NULL, NULL));
     ecs_engine_destroy(engine);
 }
