@@ -184,7 +184,9 @@ impl Schedule {
     /// # Where a tick and a wave run
     ///
     /// A schedule with a pool decides from measured costs (each system's
-    /// last real run) how much of a tick the pool gets, unless
+    /// recent runs: a shorter run counts at once, a longer one an eighth
+    /// of the way, so one run stretched by a busy machine does not count)
+    /// how much of a tick the pool gets, unless
     /// [`set_adaptive(false)`](Self::set_adaptive) turned that off:
     ///
     /// - a tick whose systems' costs add up to less than 40 µs runs on the

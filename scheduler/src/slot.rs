@@ -59,9 +59,10 @@ pub(crate) struct Slot {
     pub(crate) enabled: bool,
     /// How long the last tick's run took (zero when it did not run).
     pub(crate) last_run: Duration,
-    /// How long its last real run took (kept over ticks a run condition
-    /// skips; zero while disabled): what the executor expects it to cost
-    /// when it decides whether a wave or a tick pays for the pool.
+    /// What the executor expects a run to cost when it decides whether a
+    /// wave or a tick pays for the pool: from its real runs (kept over
+    /// ticks a run condition skips; zero while disabled), see
+    /// `executor::expected_cost`.
     pub(crate) cost: Duration,
     pub(crate) failure: Option<Failure>,
     /// Run conditions: its own, then its sets'.
@@ -106,7 +107,7 @@ impl Slot {
             start.elapsed()
         };
         if !self.skipped {
-            self.cost = self.last_run;
+            self.cost = crate::executor::expected_cost(self.cost, self.last_run);
             self.record(tick, start);
         }
         self.failure = match outcome {
@@ -164,7 +165,7 @@ impl Slot {
             system.run_exclusive(name, registry, tick)
         }));
         self.last_run = start.elapsed();
-        self.cost = self.last_run;
+        self.cost = crate::executor::expected_cost(self.cost, self.last_run);
         self.record(tick, start);
         self.failure = match outcome {
             Ok(Ok(())) => None,

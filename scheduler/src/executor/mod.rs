@@ -40,7 +40,7 @@ pub struct WaveTiming {
 
 /// A tick of a schedule with a pool runs on the caller's thread, with no
 /// hand-off to the pool, while its systems' expected costs (each one's
-/// last real run) add up to less than this...
+/// recent runs, see [`expected_cost`]) add up to less than this...
 pub(crate) const INLINE_TICK_BELOW: Duration = Duration::from_micros(40);
 /// ...and goes back to the pool once they add up to more than this (the
 /// gap keeps a tick near the line from switching every tick). Where the
@@ -54,6 +54,20 @@ pub(crate) const PARALLEL_TICK_ABOVE: Duration = Duration::from_micros(80);
 /// Below it, handing tasks to other threads and moving their data between
 /// cores costs about as much as it saves.
 pub(crate) const PARALLEL_WAVE_GAIN: Duration = Duration::from_micros(10);
+
+/// A system's expected cost after a run that took `run`, `previous` being
+/// the estimate before it: a shorter run (or the first) is taken at once, a
+/// longer one moves the estimate an eighth of the way, so that one run
+/// stretched by the operating system (a preemption on a busy machine) does
+/// not send the next ticks to the pool, while a system whose work grows
+/// reaches its new cost within a few ticks.
+pub(crate) fn expected_cost(previous: Duration, run: Duration) -> Duration {
+    if previous.is_zero() || run <= previous {
+        run
+    } else {
+        previous + (run - previous) / 8
+    }
+}
 
 /// Whether running a wave's systems as separate tasks could pay, from
 /// their expected costs (see [`PARALLEL_WAVE_GAIN`]).
@@ -328,6 +342,22 @@ mod tests {
 
     fn us(micros: &[u64]) -> impl Iterator<Item = Duration> + '_ {
         micros.iter().map(|&m| Duration::from_micros(m))
+    }
+
+    #[test]
+    fn a_cost_falls_at_once_and_rises_by_an_eighth() {
+        let us = Duration::from_micros;
+        assert_eq!(expected_cost(Duration::ZERO, us(500)), us(500));
+        assert_eq!(expected_cost(us(20), us(5)), us(5));
+        // A 4 ms preemption once: 520 µs, then back down with the next run.
+        assert_eq!(expected_cost(us(20), us(4_020)), us(520));
+        assert_eq!(expected_cost(us(520), us(21)), us(21));
+        // A steady rise is followed.
+        let mut cost = us(20);
+        for _ in 0..30 {
+            cost = expected_cost(cost, us(200));
+        }
+        assert!(cost > us(195) && cost <= us(200), "{cost:?}");
     }
 
     #[test]
