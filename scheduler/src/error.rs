@@ -72,6 +72,25 @@ pub enum BuildError {
         /// edge's `from`, and the last edge's `to` is the first's `from`.
         cycle: Vec<CycleEdge>,
     },
+    /// A run condition ([`in_state`](crate::in_state)) or an enter or
+    /// exit system names a state type that was never added with
+    /// [`ScheduleBuilder::add_state`](crate::ScheduleBuilder::add_state).
+    #[error(
+        "system `{system}` uses state `{state}`, which was never added; call add_state::<{state}>(initial) on the builder"
+    )]
+    UnknownState {
+        /// The system.
+        system: String,
+        /// The state type's name.
+        state: String,
+    },
+    /// A state type was added twice with
+    /// [`ScheduleBuilder::add_state`](crate::ScheduleBuilder::add_state).
+    #[error("state `{state}` was added twice; add each state type once")]
+    DuplicateState {
+        /// The state type's name.
+        state: String,
+    },
 }
 
 /// One edge of a cycle in a [`BuildError::Cycle`].

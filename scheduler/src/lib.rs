@@ -114,6 +114,7 @@ mod param;
 mod schedule;
 mod slot;
 mod snapshot_reserves;
+mod state;
 mod system;
 mod tick;
 
@@ -131,6 +132,7 @@ pub use param::{Commands, Local, LocalState, Res, ResMut, SystemParam};
 pub use schedule::Schedule;
 pub use slot::SystemRun;
 pub use snapshot_reserves::RestoreReservesError;
+pub use state::{InState, NextState, State, States, in_state};
 pub use system::condition::{
     Condition, EveryNTicks, FunctionCondition, IntoCondition, IsCondition, OnTimer, every_n_ticks,
     on_timer, resource_exists,

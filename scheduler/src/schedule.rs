@@ -15,6 +15,7 @@ use crate::executor::{
 };
 use crate::graph::Dag;
 use crate::slot::{Slot, SystemRun};
+use crate::state::builder::StateRunner;
 use crate::{RunError, SystemId, Tick};
 
 /// A built schedule: systems in waves, a thread pool, and the timings of
@@ -40,6 +41,8 @@ pub struct Schedule {
     between: Box<Between>,
     /// Keeps the pool's threads awake while ticks come.
     watches: Watches,
+    /// The state types, and their enter and exit systems.
+    pub(crate) states: StateRunner,
 }
 
 impl std::fmt::Debug for Schedule {
@@ -95,6 +98,7 @@ impl Schedule {
             resources_checked: false,
             startup: Vec::new(),
             watches: Watches::new(threads),
+            states: StateRunner::default(),
         }
     }
 
@@ -106,31 +110,25 @@ impl Schedule {
     /// each followed by its commands; then drops them.
     fn run_startup(&mut self, registry: &mut Registry, tick: Tick) -> Result<(), RunError> {
         let mut startup = std::mem::take(&mut self.startup);
-        check_resources(&startup, registry, tick)?;
-        let ranges: Vec<Range<usize>> = (0..startup.len()).map(|i| i..i + 1).collect();
-        let mut timings = vec![WaveTiming::default(); startup.len()];
-        let threads = self.threads();
-        let between = &mut *self.between;
-        let dispatch = listening_dispatch();
-        let run = || {
-            run_waves(
-                &mut startup,
-                &ranges,
-                &mut timings,
-                between,
-                registry,
-                Pass {
-                    tick,
-                    threads,
-                    stage: Stage::Startup,
-                    dispatch: dispatch.as_ref(),
-                },
-            )
-        };
-        match &self.pool {
-            Some(pool) => pool.install(run),
-            None => ecs_engine::run_serial(run),
+        let order: Vec<usize> = (0..startup.len()).collect();
+        let (pool, between) = (self.pool.as_ref(), &mut *self.between);
+        run_alone(pool, between, &mut startup, &order, registry, tick)
+    }
+
+    /// Applies the due transition of each state type, in the order the
+    /// types were added: the exit systems, the change of `State`, the
+    /// enter systems (see [`ScheduleBuilder::add_state`](crate::ScheduleBuilder::add_state)).
+    fn run_transitions(&mut self, registry: &mut Registry, tick: Tick) -> Result<(), RunError> {
+        let (pool, between) = (self.pool.as_ref(), &mut *self.between);
+        let StateRunner { drivers, slots } = &mut self.states;
+        for driver in drivers {
+            if let Some((exits, enters)) = driver.take(registry) {
+                run_alone(pool, between, slots, &exits, registry, tick)?;
+                driver.commit(registry);
+                run_alone(pool, between, slots, &enters, registry, tick)?;
+            }
         }
+        Ok(())
     }
 
     /// Ages every event channel the systems declare as the start of tick
@@ -205,6 +203,9 @@ impl Schedule {
     pub fn run(&mut self, registry: &mut Registry, tick: Tick) -> Result<(), RunError> {
         if !self.startup.is_empty() {
             self.run_startup(registry, tick)?;
+        }
+        if !self.states.drivers.is_empty() {
+            self.run_transitions(registry, tick)?;
         }
         if !self.resources_checked {
             let by_registration: Vec<&Slot> =
@@ -425,5 +426,46 @@ impl Schedule {
     /// The timings of each wave in the last tick.
     pub fn wave_timings(&self) -> &[WaveTiming] {
         &self.wave_timings
+    }
+}
+
+/// Runs the slots of `slots` at `order`, one at a time in that order, each
+/// followed by its commands (startup, enter and exit systems): on `pool`
+/// when there is one, so a system's `par_each` may use it, else on this
+/// thread.
+fn run_alone(
+    pool: Option<&rayon::ThreadPool>,
+    between: &mut Between,
+    slots: &mut [Slot],
+    order: &[usize],
+    registry: &mut Registry,
+    tick: Tick,
+) -> Result<(), RunError> {
+    if order.is_empty() {
+        return Ok(());
+    }
+    check_resources(order.iter().map(|&i| &slots[i]), registry, tick)?;
+    let ranges: Vec<Range<usize>> = order.iter().map(|&i| i..i + 1).collect();
+    let mut timings = vec![WaveTiming::default(); ranges.len()];
+    let threads = pool.map_or(1, rayon::ThreadPool::current_num_threads);
+    let dispatch = listening_dispatch();
+    let run = || {
+        run_waves(
+            slots,
+            &ranges,
+            &mut timings,
+            between,
+            registry,
+            Pass {
+                tick,
+                threads,
+                stage: Stage::Startup,
+                dispatch: dispatch.as_ref(),
+            },
+        )
+    };
+    match pool {
+        Some(pool) => pool.install(run),
+        None => ecs_engine::run_serial(run),
     }
 }
