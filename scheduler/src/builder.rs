@@ -58,6 +58,8 @@ pub struct ScheduleBuilder {
     strict: bool,
     /// The state types and their enter and exit systems (`state/`).
     pub(crate) states: crate::state::builder::StateBuilder,
+    /// The one-shot systems registered before the build (`oneshot.rs`).
+    pub(crate) oneshots: Vec<Box<dyn System>>,
 }
 
 impl std::fmt::Debug for ScheduleBuilder {
@@ -552,6 +554,10 @@ impl ScheduleBuilder {
             })
             .collect();
         let mut schedule = Schedule::new(slots, dag, pool);
+        schedule.between.oneshots.key_base = tick_systems + startup.len() + states.slots.len();
+        for system in self.oneshots {
+            schedule.register_boxed(registry, system);
+        }
         schedule.set_startup(startup);
         schedule.states = states;
         Ok(schedule)

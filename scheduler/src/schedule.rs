@@ -14,6 +14,7 @@ use crate::executor::{
     Between, Pass, Stage, WaveTiming, check_resources, listening_dispatch, run_waves, with_dispatch,
 };
 use crate::graph::Dag;
+use crate::oneshot::OneShots;
 use crate::slot::{Slot, SystemRun};
 use crate::state::builder::StateRunner;
 use crate::{RunError, SystemId, Tick};
@@ -30,7 +31,7 @@ pub struct Schedule {
     pub(crate) dag: Dag,
     /// The pool of a schedule of two threads or more; `None` for one
     /// thread, whose ticks run on the caller's thread.
-    pool: Option<rayon::ThreadPool>,
+    pub(crate) pool: Option<rayon::ThreadPool>,
     wave_timings: Vec<WaveTiming>,
     /// A tick has found every declared resource in the registry.
     resources_checked: bool,
@@ -38,7 +39,7 @@ pub struct Schedule {
     startup: Vec<Slot>,
     /// What happens between waves besides the commands (boxed: a
     /// schedule stays small to move).
-    between: Box<Between>,
+    pub(crate) between: Box<Between>,
     /// Keeps the pool's threads awake while ticks come.
     watches: Watches,
     /// The state types, and their enter and exit systems.
@@ -94,6 +95,7 @@ impl Schedule {
                 lanes: SpawnLanes::new(),
                 tick_report: ApplyReport::default(),
                 events,
+                oneshots: OneShots::default(),
             }),
             resources_checked: false,
             startup: Vec::new(),

@@ -8,8 +8,8 @@ use command_buffer::ReservePolicy;
 use ecs_engine::Registry;
 use event_queue::EventQueue;
 use scheduler::{
-    IntoCondition, IntoSystem, Policy, Schedule, ScheduleBuilder, SetConfig, States, SystemConfig,
-    Tick,
+    IntoCondition, IntoSystem, OneShotId, Policy, Schedule, ScheduleBuilder, SetConfig, States,
+    SystemConfig, Tick,
 };
 
 use super::input::{InputChannel, InputProducer, InputPump, InputSender};
@@ -309,6 +309,12 @@ impl EngineBuilder {
     pub fn add_on_exit<M, S: States>(&mut self, value: S, system: impl IntoSystem<M>) -> &mut Self {
         self.schedule.add_on_exit(value, system);
         self
+    }
+
+    /// Registers a one-shot system before the build and returns its id
+    /// (see [`Engine::register_system`]).
+    pub fn register_system<M>(&mut self, system: impl IntoSystem<M>) -> OneShotId {
+        self.schedule.register_system(system)
     }
 
     /// Checks the settings, builds the schedule (its DAG, waves and thread

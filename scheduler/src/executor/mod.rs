@@ -17,6 +17,7 @@ use rayon::prelude::*;
 use tracing::Dispatch;
 
 use crate::events::hooks::EventHooks;
+use crate::oneshot::{OneShots, drop_requests, has_requests, run_requested};
 use crate::slot::{Failure, Slot};
 use crate::{RunError, Tick};
 /// Time spent by one wave in the last tick.
@@ -40,6 +41,8 @@ pub(crate) struct Between {
     pub(crate) tick_report: ApplyReport,
     /// Ages the event channels and merges the writers' buffers.
     pub(crate) events: EventHooks,
+    /// The one-shot systems, run on request after a wave's apply.
+    pub(crate) oneshots: OneShots,
 }
 
 /// The command buffer of a system that declared commands.
@@ -72,12 +75,15 @@ pub(crate) fn check_resources<'a>(
     Ok(())
 }
 
-/// Which waves [`run_waves`] runs: the schedule's, or the startup
-/// systems' (one each, not in the schedule's event hooks' waves).
+/// Which waves [`run_waves`] runs: the schedule's, or those of the
+/// systems outside them (one each, not in the event hooks' waves).
 #[derive(Clone, Copy)]
 pub(crate) enum Stage {
     Tick,
     Startup,
+    /// A one-shot system: as a startup one, and the requests its
+    /// commands queue are run by the caller's loop, not by it.
+    OneShot,
 }
 
 /// The `tracing` dispatcher of the calling thread (its scoped default, or
@@ -175,7 +181,7 @@ pub(crate) fn run_waves(
             .collect();
         match stage {
             Stage::Tick => between.events.flush(registry, wave_index, &failed),
-            Stage::Startup => {
+            Stage::Startup | Stage::OneShot => {
                 between.events.flush_all(registry, &failed);
                 // A type only startup systems use is in no wave's hooks.
                 for slot in wave.iter() {
@@ -243,6 +249,7 @@ pub(crate) fn run_waves(
         timing.apply = apply_start.elapsed();
         drop(apply_span);
         if let Some((system, failure)) = first_failure {
+            drop_requests(registry);
             return Err(match failure {
                 Failure::Error(source) => RunError::System {
                     tick: tick.number,
@@ -265,6 +272,11 @@ pub(crate) fn run_waves(
                     message: panic.message,
                 },
             });
+        }
+        // The one-shot systems the wave's commands asked for (a one-shot
+        // system's own requests are run by the loop that runs it).
+        if !matches!(stage, Stage::OneShot) && has_requests(registry) {
+            run_requested(between, registry, pass)?;
         }
     }
     Ok(())
