@@ -139,6 +139,7 @@ pub use system::condition::{
     Condition, EveryNTicks, FunctionCondition, IntoCondition, IsCondition, OnTimer, every_n_ticks,
     on_timer, resource_exists,
 };
+pub use system::pipe::{In, IntoPipeable, IsPipeable, Pipe, Pipeable, PipeableFunction};
 pub use system::{
     DeclaredSystem, ExclusiveSystem, FunctionSystem, IntoSystem, IsExclusive, IsStateful, IsSystem,
     Stateful, StatefulSystem, System, SystemOutput,
