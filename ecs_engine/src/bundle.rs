@@ -95,7 +95,7 @@ macro_rules! bundle_tuple {
             #[inline]
             fn fill_required(registry: &mut Registry, entity: Entity) {
                 if !registry.required.is_empty() {
-                    $( registry.fill_required(std::any::TypeId::of::<$name>(), entity); )*
+                    crate::required::fill_types(registry, entity, &[$(std::any::TypeId::of::<$name>()),*]);
                 }
             }
 

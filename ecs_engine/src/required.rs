@@ -33,6 +33,17 @@ use crate::{Component, EcsError, Entity, Registry, TypeIdMap};
 /// its own requirements); `false` when the entity had it.
 type Insert = Arc<dyn Fn(&mut Registry, Entity) -> bool + Send + Sync>;
 
+/// [`Registry::fill_required`] for each of `types` in order (a bundle's),
+/// out of line so that the insert paths stay as small as without
+/// requirements.
+#[cold]
+#[inline(never)]
+pub(crate) fn fill_types(registry: &mut Registry, entity: Entity, types: &[TypeId]) {
+    for &id in types {
+        registry.fill_required(id, entity);
+    }
+}
+
 /// One requirement: the required type and how to insert it.
 #[derive(Clone)]
 struct Requirement {
@@ -180,7 +191,10 @@ impl Registry {
     }
 
     /// Inserts what type `id`'s requirements name into `entity` where it
-    /// lacks them, depth first.
+    /// lacks them, depth first. Out of line: the insert paths only test
+    /// [`Requirements::is_empty`] before calling it.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn fill_required(&mut self, id: TypeId, entity: Entity) {
         let Some(list) = self.required.by_type.get(&id).cloned() else {
             return;
