@@ -146,6 +146,10 @@ impl ScheduleBuilder {
     /// followed by its commands (as startup systems do), on the tick's pool,
     /// so the outcome does not depend on the thread count. A `NextState` set
     /// by an enter or exit system is applied at the start of the next tick.
+    /// A failing enter or exit system stops the tick with its error before
+    /// the first wave; the transition's request is used up (an exit system
+    /// that fails leaves `State<S>` as it was; set `NextState` again to
+    /// retry).
     ///
     /// # Examples
     ///
