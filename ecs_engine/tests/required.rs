@@ -240,6 +240,12 @@ fn has(registry: &Registry, e: Entity) -> BTreeSet<usize> {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 2 } else { 256 },
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
     #[test]
     fn any_requirement_graph_fills_its_closure(
         edges in proptest::collection::vec((0..4usize, 0..4usize), 0..8),
