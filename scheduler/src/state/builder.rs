@@ -139,10 +139,9 @@ impl ScheduleBuilder {
     /// `State<S>`), `State<S>` becomes the new value, and the new value's
     /// enter systems run. So a `NextState` set during tick `n` is the state of
     /// tick `n + 1` from its first wave on. On the first tick the initial
-    /// value's enter systems run (there is nothing to leave), and only them: a
-    /// `NextState` set before the first tick applies at the start of the
-    /// second. Setting the
-    /// current value again does nothing.
+    /// value's enter systems run (there is nothing to leave), and nothing
+    /// else: a `NextState` set before the first tick applies at the start
+    /// of the second. Setting the current value again does nothing.
     ///
     /// Enter and exit systems run one at a time, in registration order, each
     /// followed by its commands (as startup systems do), on the tick's pool,
