@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use command_buffer::ApplyReport;
 use ecs_engine::Registry;
 use event_queue::EventQueue;
-use scheduler::{RunError, Schedule, SystemId, Tick};
+use scheduler::{IntoSystem, OneShotId, RunError, Schedule, SystemId, Tick};
 
 pub use builder::{DEFAULT_STEP, EngineBuilder, SystemEntry};
 pub use error::EngineError;
@@ -384,6 +384,34 @@ impl Engine {
     /// state is not an `S`.
     pub fn state<S: 'static>(&self, handle: SystemHandle<S>) -> Option<&S> {
         self.schedule.state::<S>(handle.id())
+    }
+
+    /// Registers a one-shot system and returns its id: it is in no wave
+    /// and runs only when asked, by [`run_system`](Self::run_system) or by
+    /// a system's [`Commands::run_system`](scheduler::Commands::run_system)
+    /// (see [`Schedule::register_system`]; before the build:
+    /// [`EngineBuilder::register_system`](crate::EngineBuilder::register_system)).
+    pub fn register_system<M>(&mut self, system: impl IntoSystem<M>) -> OneShotId {
+        self.schedule.register_system(&mut self.registry, system)
+    }
+
+    /// Runs the one-shot system `id` now, between ticks, then its
+    /// commands, then the one-shot systems those asked for. Its `Tick`
+    /// parameter reads the last tick that ran (the [`Tick`] resource).
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::Run`] with
+    /// [`RunError::UnknownOneShot`](scheduler::RunError::UnknownOneShot)
+    /// for an id this engine did not register, or the system's failure
+    /// (see [`Schedule::run_system`]).
+    pub fn run_system(&mut self, id: OneShotId) -> Result<(), EngineError> {
+        let tick = self
+            .registry
+            .resource::<Tick>()
+            .copied()
+            .unwrap_or_default();
+        Ok(self.schedule.run_system(&mut self.registry, id, tick)?)
     }
 
     /// Number of ticks run so far (also the number of the next tick).

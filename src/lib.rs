@@ -47,8 +47,9 @@ pub mod prelude {
     pub use command_buffer::CommandBuffer;
     pub use event_queue::EventQueue;
     pub use scheduler::{
-        Commands, EventCommands, EventReader, EventWriter, Events, Local, Policy, Query,
-        QuerySingleError, Res, ResMut, Schedule, StatefulSystem, SystemId, Tick,
+        Commands, EventCommands, EventReader, EventWriter, Events, In, IntoPipeable, Local,
+        NextState, OneShotId, Policy, Query, QuerySingleError, Res, ResMut, Schedule, State,
+        StatefulSystem, States, SystemId, Tick, in_state,
     };
 
     pub use crate::{Engine, EngineBuilder, EngineError, InputProducer, InputSender, SystemHandle};

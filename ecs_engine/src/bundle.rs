@@ -51,6 +51,15 @@ pub trait Bundle: sealed::Sealed + Send + Sync + 'static {
     #[doc(hidden)]
     fn contained_in(registry: &Registry, entity: Entity) -> bool;
 
+    /// `true` when one of the bundle's types has required components.
+    #[doc(hidden)]
+    fn has_required(registry: &Registry) -> bool;
+
+    /// Inserts the required components of the bundle's types that
+    /// `entity` lacks (one check when the registry has none).
+    #[doc(hidden)]
+    fn fill_required(registry: &mut Registry, entity: Entity);
+
     #[doc(hidden)]
     fn remove_from(registry: &mut Registry, entity: Entity);
 }
@@ -75,6 +84,19 @@ macro_rules! bundle_tuple {
 
             fn names_hierarchy() -> bool {
                 false $(|| crate::hierarchy::is_hierarchy::<$name>())*
+            }
+
+            #[allow(unused_variables, reason = "the empty tuple has no type to look up")]
+            fn has_required(registry: &Registry) -> bool {
+                false $(|| registry.required.has(std::any::TypeId::of::<$name>()))*
+            }
+
+            #[allow(unused_variables, reason = "the empty tuple has no type to look up")]
+            #[inline]
+            fn fill_required(registry: &mut Registry, entity: Entity) {
+                if !registry.required.is_empty() {
+                    crate::required::fill_types(registry, entity, &[$(std::any::TypeId::of::<$name>()),*]);
+                }
             }
 
             #[allow(unused_variables, reason = "the empty tuple uses none of its arguments")]
@@ -301,7 +323,15 @@ impl<B: Bundle, I: ExactSizeIterator<Item = B>> ExactSizeIterator for SpawnBatch
 
 impl<B: Bundle, I: Iterator<Item = B>> Drop for SpawnBatch<'_, B, I> {
     fn drop(&mut self) {
-        let result = B::spawn_all(self.registry, &mut self.bundles);
+        let result = if B::has_required(self.registry) {
+            // Required components: one entity at a time.
+            let registry = &mut *self.registry;
+            self.bundles
+                .by_ref()
+                .try_for_each(|bundle| registry.try_spawn(bundle).map(drop))
+        } else {
+            B::spawn_all(self.registry, &mut self.bundles)
+        };
         if let Err(error) = result
             && !std::thread::panicking()
         {

@@ -133,6 +133,7 @@ mod panic;
 mod query;
 mod raw_value;
 mod registry;
+mod required;
 mod resources;
 mod sort;
 mod storage;

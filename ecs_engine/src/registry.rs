@@ -65,6 +65,8 @@ pub struct Registry {
     /// How many times [`replace_entities`](Registry::replace_entities)
     /// swapped the allocator (`entity/allocator_state.rs`).
     pub(crate) entities_epoch: u64,
+    /// Required components (`required.rs`).
+    pub(crate) required: crate::required::Requirements,
 }
 
 /// The value [`Registry::try_insert`] refused, with the reason.
@@ -170,6 +172,7 @@ impl Registry {
         }
         let entity = self.allocator.allocate()?;
         bundle.insert_into(self, entity);
+        B::fill_required(self, entity);
         Ok(entity)
     }
 
@@ -277,6 +280,7 @@ impl Registry {
         }
         self.allocator.activate(entity)?;
         bundle.insert_into(self, entity);
+        B::fill_required(self, entity);
         Ok(())
     }
 
@@ -322,6 +326,14 @@ impl Registry {
         entities: &[Entity],
         bundles: &mut impl Iterator<Item = B>,
     ) -> Result<(), (usize, EcsError)> {
+        if B::has_required(self) {
+            // Required components: one entity at a time.
+            for (k, &entity) in entities.iter().enumerate() {
+                let Some(bundle) = bundles.next() else { break };
+                self.spawn_reserved(entity, bundle).map_err(|e| (k, e))?;
+            }
+            return Ok(());
+        }
         B::spawn_reserved_batch(self, entities, bundles)
     }
 

@@ -2,9 +2,8 @@
 //! [`Schedule::builder`] starts one.
 
 use std::borrow::Cow;
-use std::time::Duration;
 
-use command_buffer::{ApplyReport, CommandBuffer, ReservePolicy};
+use command_buffer::{CommandBuffer, ReservePolicy};
 use ecs_engine::Registry;
 
 use crate::graph::{Dag, Node, SetNode};
@@ -57,6 +56,10 @@ pub struct ScheduleBuilder {
     policy: Policy,
     threads: Option<usize>,
     strict: bool,
+    /// The state types and their enter and exit systems (`state/`).
+    pub(crate) states: crate::state::builder::StateBuilder,
+    /// The one-shot systems registered before the build (`oneshot.rs`).
+    pub(crate) oneshots: Vec<Box<dyn System>>,
 }
 
 impl std::fmt::Debug for ScheduleBuilder {
@@ -445,6 +448,8 @@ impl ScheduleBuilder {
                 });
             }
         }
+        self.states
+            .check_conditions(names.iter().zip(entries.iter().map(|e| &e.conditions)))?;
         let nodes: Vec<Node<'_>> = entries
             .iter()
             .zip(&names)
@@ -507,65 +512,54 @@ impl ScheduleBuilder {
             .zip(self.startup)
             .enumerate()
             .map(|(index, (name, system))| {
-                let access = system.access();
-                let mut buffer = CommandBuffer::new();
-                if access.commands() {
-                    buffer.prepare(registry);
-                }
-                access.register_pools(registry);
-                Slot {
-                    id: SystemId(index),
-                    events_key: tick_systems + index,
+                let id = SystemId(index);
+                let buffer = CommandBuffer::new();
+                Slot::plain(
+                    id,
+                    tick_systems + index,
                     name,
-                    access,
                     system,
                     buffer,
                     strict,
-                    report: ApplyReport::default(),
-                    enabled: true,
-                    last_run: Duration::ZERO,
-                    cost: Duration::ZERO,
-                    failure: None,
-                    conditions: Vec::new(),
-                    skipped: false,
-                    last: None,
-                }
+                    registry,
+                )
             })
             .collect();
+        let states = self
+            .states
+            .build(registry, tick_systems + startup.len(), strict)?;
         let slots = entries
             .into_iter()
             .zip(names)
             .zip(accesses)
             .enumerate()
             .map(|(index, ((entry, name), access))| {
-                let mut buffer = match entry.reserve {
+                let buffer = match entry.reserve {
                     Some(policy) => CommandBuffer::with_policy(policy),
                     None => CommandBuffer::new(),
                 };
-                if access.commands() {
-                    buffer.prepare(registry);
-                }
-                Slot {
-                    id: SystemId(index),
-                    events_key: index,
+                let strict = entry.strict.unwrap_or(strict);
+                let mut slot = Slot::with_access(
+                    SystemId(index),
+                    index,
                     name,
                     access,
-                    system: entry.system,
+                    entry.system,
                     buffer,
-                    strict: entry.strict.unwrap_or(strict),
-                    report: ApplyReport::default(),
-                    enabled: true,
-                    last_run: Duration::ZERO,
-                    cost: Duration::ZERO,
-                    failure: None,
-                    conditions: entry.conditions,
-                    skipped: false,
-                    last: None,
-                }
+                    strict,
+                    registry,
+                );
+                slot.conditions = entry.conditions;
+                slot
             })
             .collect();
         let mut schedule = Schedule::new(slots, dag, pool);
+        schedule.between.oneshots.key_base = tick_systems + startup.len() + states.slots.len();
+        for system in self.oneshots {
+            schedule.register_boxed(registry, system);
+        }
         schedule.set_startup(startup);
+        schedule.states = states;
         Ok(schedule)
     }
 }

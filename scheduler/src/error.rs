@@ -3,6 +3,8 @@
 use std::borrow::Cow;
 
 use command_buffer::SkippedCommand;
+
+use crate::OneShotId;
 use ecs_engine::{Access, EcsError};
 
 /// Why a schedule could not be built. Each names the systems involved.
@@ -71,6 +73,25 @@ pub enum BuildError {
         /// The edges of one cycle, in order: each edge's `to` is the next
         /// edge's `from`, and the last edge's `to` is the first's `from`.
         cycle: Vec<CycleEdge>,
+    },
+    /// A run condition ([`in_state`](crate::in_state)) or an enter or
+    /// exit system names a state type that was never added with
+    /// [`ScheduleBuilder::add_state`](crate::ScheduleBuilder::add_state).
+    #[error(
+        "system `{system}` uses state `{state}`, which was never added; call add_state::<{state}>(initial) on the builder"
+    )]
+    UnknownState {
+        /// The system.
+        system: String,
+        /// The state type's name.
+        state: String,
+    },
+    /// A state type was added twice with
+    /// [`ScheduleBuilder::add_state`](crate::ScheduleBuilder::add_state).
+    #[error("state `{state}` was added twice; add each state type once")]
+    DuplicateState {
+        /// The state type's name.
+        state: String,
     },
 }
 
@@ -200,10 +221,51 @@ pub enum RunError {
         /// The panic message (`<non-string panic payload>` when it has none).
         message: String,
     },
+    /// A one-shot system was asked for by an id its schedule did not
+    /// register (see
+    /// [`Schedule::register_system`](crate::Schedule::register_system)).
+    #[error(
+        "tick {tick}: {} asked to run one-shot system {id}, which this schedule did not register",
+        requester(.requested_by)
+    )]
+    UnknownOneShot {
+        /// The tick's number.
+        tick: u64,
+        /// The id asked for.
+        id: OneShotId,
+        /// The system whose commands asked; `None` for
+        /// [`Schedule::run_system`](crate::Schedule::run_system).
+        requested_by: Option<String>,
+    },
+    /// More than [`MAX_ONE_SHOT_RUNS`](crate::MAX_ONE_SHOT_RUNS)
+    /// one-shot runs were asked for after one wave (a one-shot system
+    /// that asks for itself each run); the rest of the requests are
+    /// dropped.
+    #[error(
+        "tick {tick}: more than {limit} one-shot runs after one wave; the last, of {id}, asked for by system `{requested_by}`"
+    )]
+    OneShotLimit {
+        /// The tick's number.
+        tick: u64,
+        /// The one-shot system of the run past the limit.
+        id: OneShotId,
+        /// The system whose commands asked for that run.
+        requested_by: String,
+        /// The limit.
+        limit: usize,
+    },
     /// No system has that name (from `set_enabled`).
     #[error("no system is named `{name}`")]
     UnknownSystem {
         /// The name asked for.
         name: String,
     },
+}
+
+/// Who asked for a one-shot run, for its errors.
+fn requester(requested_by: &Option<String>) -> String {
+    match requested_by {
+        Some(system) => format!("system `{system}`"),
+        None => "the caller".to_owned(),
+    }
 }

@@ -110,10 +110,12 @@ mod executor;
 mod explain;
 mod graph;
 mod names;
+mod oneshot;
 mod param;
 mod schedule;
 mod slot;
 mod snapshot_reserves;
+mod state;
 mod system;
 mod tick;
 
@@ -125,16 +127,19 @@ pub use events::{EventCommands, EventIter, Events};
 pub use executor::WaveTiming;
 pub use explain::Explain;
 pub use graph::{EdgeReason, Policy, Rule};
+pub use oneshot::{MAX_ONE_SHOT_RUNS, OneShotId};
 pub use param::context::{SystemContext, SystemId};
 pub use param::query::{LastRun, Query, QuerySingleError, RemovedComponents};
 pub use param::{Commands, Local, LocalState, Res, ResMut, SystemParam};
 pub use schedule::Schedule;
 pub use slot::SystemRun;
 pub use snapshot_reserves::RestoreReservesError;
+pub use state::{InState, NextState, State, States, in_state};
 pub use system::condition::{
     Condition, EveryNTicks, FunctionCondition, IntoCondition, IsCondition, OnTimer, every_n_ticks,
     on_timer, resource_exists,
 };
+pub use system::pipe::{In, IntoPipeable, IsPipeable, Pipe, Pipeable, PipeableFunction};
 pub use system::{
     DeclaredSystem, ExclusiveSystem, FunctionSystem, IntoSystem, IsExclusive, IsStateful, IsSystem,
     Stateful, StatefulSystem, System, SystemOutput,

@@ -10,12 +10,14 @@ use ecs_engine::Registry;
 
 use crate::events::hooks::EventHooks;
 use crate::executor::awake::{DoneSignal, Watches, wait_for};
+use crate::executor::placement::TickPlacement;
 use crate::executor::{
-    Between, Pass, Stage, WaveTiming, check_resources, listening_dispatch, run_waves, tick_inline,
-    with_dispatch,
+    Between, Pass, Stage, WaveTiming, check_resources, listening_dispatch, run_waves, with_dispatch,
 };
 use crate::graph::Dag;
+use crate::oneshot::OneShots;
 use crate::slot::{Slot, SystemRun};
+use crate::state::builder::StateRunner;
 use crate::{RunError, SystemId, Tick};
 
 /// A built schedule: systems in waves, a thread pool, and the timings of
@@ -30,7 +32,7 @@ pub struct Schedule {
     pub(crate) dag: Dag,
     /// The pool of a schedule of two threads or more; `None` for one
     /// thread, whose ticks run on the caller's thread.
-    pool: Option<rayon::ThreadPool>,
+    pub(crate) pool: Option<rayon::ThreadPool>,
     wave_timings: Vec<WaveTiming>,
     /// A tick has found every declared resource in the registry.
     resources_checked: bool,
@@ -38,14 +40,17 @@ pub struct Schedule {
     startup: Vec<Slot>,
     /// What happens between waves besides the commands (boxed: a
     /// schedule stays small to move).
-    between: Box<Between>,
+    pub(crate) between: Box<Between>,
     /// Keeps the pool's threads awake while ticks come.
     watches: Watches,
     /// Ticks and waves too cheap to pay for the pool run inline (see
     /// [`Schedule::set_adaptive`]).
     adaptive: bool,
-    /// The last tick of a schedule with a pool ran on the caller's thread.
-    inline_ticks: bool,
+    /// Whether the next tick of a schedule with a pool runs on the
+    /// caller's thread.
+    placement: TickPlacement,
+    /// The state types, and their enter and exit systems.
+    pub(crate) states: StateRunner,
 }
 
 impl std::fmt::Debug for Schedule {
@@ -97,12 +102,14 @@ impl Schedule {
                 lanes: SpawnLanes::new(),
                 tick_report: ApplyReport::default(),
                 events,
+                oneshots: OneShots::default(),
             }),
             resources_checked: false,
             startup: Vec::new(),
             watches: Watches::new(threads),
             adaptive: true,
-            inline_ticks: true,
+            placement: TickPlacement::default(),
+            states: StateRunner::default(),
         }
     }
 
@@ -114,32 +121,25 @@ impl Schedule {
     /// each followed by its commands; then drops them.
     fn run_startup(&mut self, registry: &mut Registry, tick: Tick) -> Result<(), RunError> {
         let mut startup = std::mem::take(&mut self.startup);
-        check_resources(&startup, registry, tick)?;
-        let ranges: Vec<Range<usize>> = (0..startup.len()).map(|i| i..i + 1).collect();
-        let mut timings = vec![WaveTiming::default(); startup.len()];
-        let threads = self.threads();
-        let between = &mut *self.between;
-        let dispatch = listening_dispatch();
-        let run = || {
-            run_waves(
-                &mut startup,
-                &ranges,
-                &mut timings,
-                between,
-                registry,
-                Pass {
-                    tick,
-                    threads,
-                    adaptive: false,
-                    stage: Stage::Startup,
-                    dispatch: dispatch.as_ref(),
-                },
-            )
-        };
-        match &self.pool {
-            Some(pool) => pool.install(run),
-            None => ecs_engine::run_serial(run),
+        let order: Vec<usize> = (0..startup.len()).collect();
+        let (pool, between) = (self.pool.as_ref(), &mut *self.between);
+        run_alone(pool, between, &mut startup, &order, registry, tick)
+    }
+
+    /// Applies the due transition of each state type, in the order the
+    /// types were added: the exit systems, the change of `State`, the
+    /// enter systems (see [`ScheduleBuilder::add_state`](crate::ScheduleBuilder::add_state)).
+    fn run_transitions(&mut self, registry: &mut Registry, tick: Tick) -> Result<(), RunError> {
+        let (pool, between) = (self.pool.as_ref(), &mut *self.between);
+        let StateRunner { drivers, slots } = &mut self.states;
+        for driver in drivers {
+            if let Some((exits, enters)) = driver.take(registry) {
+                run_alone(pool, between, slots, &exits, registry, tick)?;
+                driver.commit(registry);
+                run_alone(pool, between, slots, &enters, registry, tick)?;
+            }
         }
+        Ok(())
     }
 
     /// Ages every event channel the systems declare as the start of tick
@@ -259,6 +259,9 @@ impl Schedule {
         if !self.startup.is_empty() {
             self.run_startup(registry, tick)?;
         }
+        if !self.states.drivers.is_empty() {
+            self.run_transitions(registry, tick)?;
+        }
         if !self.resources_checked {
             let by_registration: Vec<&Slot> =
                 self.position.iter().map(|&p| &self.slots[p]).collect();
@@ -274,7 +277,7 @@ impl Schedule {
             between,
             watches,
             adaptive,
-            inline_ticks,
+            placement,
             ..
         } = self;
         between.events.begin_tick(registry, tick.number);
@@ -291,9 +294,8 @@ impl Schedule {
             stage: Stage::Tick,
             dispatch,
         };
-        *inline_ticks =
-            *adaptive && pool.is_some() && tick_inline(*inline_ticks, slots.iter().map(|s| s.cost));
-        let Some(pool) = pool.as_ref().filter(|_| !*inline_ticks) else {
+        let inline = *adaptive && pool.is_some() && placement.next(slots.iter().map(|s| s.cost));
+        let Some(pool) = pool.as_ref().filter(|_| !inline) else {
             // One thread, or a tick too cheap to pay for the pool: the
             // tick on the caller's thread, no hand-off.
             let pass = Pass { threads: 1, ..pass };
@@ -485,5 +487,47 @@ impl Schedule {
     /// The timings of each wave in the last tick.
     pub fn wave_timings(&self) -> &[WaveTiming] {
         &self.wave_timings
+    }
+}
+
+/// Runs the slots of `slots` at `order`, one at a time in that order, each
+/// followed by its commands (startup, enter and exit systems): on `pool`
+/// when there is one, so a system's `par_each` may use it, else on this
+/// thread.
+fn run_alone(
+    pool: Option<&rayon::ThreadPool>,
+    between: &mut Between,
+    slots: &mut [Slot],
+    order: &[usize],
+    registry: &mut Registry,
+    tick: Tick,
+) -> Result<(), RunError> {
+    if order.is_empty() {
+        return Ok(());
+    }
+    check_resources(order.iter().map(|&i| &slots[i]), registry, tick)?;
+    let ranges: Vec<Range<usize>> = order.iter().map(|&i| i..i + 1).collect();
+    let mut timings = vec![WaveTiming::default(); ranges.len()];
+    let threads = pool.map_or(1, rayon::ThreadPool::current_num_threads);
+    let dispatch = listening_dispatch();
+    let run = || {
+        run_waves(
+            slots,
+            &ranges,
+            &mut timings,
+            between,
+            registry,
+            Pass {
+                tick,
+                threads,
+                adaptive: false,
+                stage: Stage::Startup,
+                dispatch: dispatch.as_ref(),
+            },
+        )
+    };
+    match pool {
+        Some(pool) => pool.install(run),
+        None => ecs_engine::run_serial(run),
     }
 }

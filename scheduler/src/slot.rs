@@ -74,6 +74,59 @@ pub(crate) struct Slot {
 }
 
 impl Slot {
+    /// A slot for `system`, enabled, without run conditions, its buffer
+    /// prepared when it records commands and its pools registered.
+    pub(crate) fn plain(
+        id: SystemId,
+        events_key: usize,
+        name: String,
+        system: Box<dyn System>,
+        buffer: CommandBuffer,
+        strict: bool,
+        registry: &mut Registry,
+    ) -> Slot {
+        let access = system.access();
+        Self::with_access(
+            id, events_key, name, access, system, buffer, strict, registry,
+        )
+    }
+
+    /// As [`plain`](Self::plain), with the access given (a system's merged
+    /// with its conditions').
+    #[expect(clippy::too_many_arguments, reason = "one per field a caller chooses")]
+    pub(crate) fn with_access(
+        id: SystemId,
+        events_key: usize,
+        name: String,
+        access: SystemAccess,
+        system: Box<dyn System>,
+        mut buffer: CommandBuffer,
+        strict: bool,
+        registry: &mut Registry,
+    ) -> Slot {
+        if access.commands() {
+            buffer.prepare(registry);
+        }
+        access.register_pools(registry);
+        Slot {
+            id,
+            events_key,
+            name,
+            access,
+            system,
+            buffer,
+            strict,
+            report: ApplyReport::default(),
+            enabled: true,
+            last_run: Duration::ZERO,
+            cost: Duration::ZERO,
+            failure: None,
+            conditions: Vec::new(),
+            skipped: false,
+            last: None,
+        }
+    }
+
     /// Runs the system once (unless a run condition says no), catching a
     /// panic; records time and failure.
     pub(crate) fn run(&mut self, cell: &RegistryCell<'_>, tick: Tick) {
@@ -107,7 +160,7 @@ impl Slot {
             start.elapsed()
         };
         if !self.skipped {
-            self.cost = crate::executor::expected_cost(self.cost, self.last_run);
+            self.cost = crate::executor::placement::expected_cost(self.cost, self.last_run);
             self.record(tick, start);
         }
         self.failure = match outcome {
@@ -165,7 +218,7 @@ impl Slot {
             system.run_exclusive(name, registry, tick)
         }));
         self.last_run = start.elapsed();
-        self.cost = crate::executor::expected_cost(self.cost, self.last_run);
+        self.cost = crate::executor::placement::expected_cost(self.cost, self.last_run);
         self.record(tick, start);
         self.failure = match outcome {
             Ok(Ok(())) => None,

@@ -8,7 +8,8 @@ use command_buffer::ReservePolicy;
 use ecs_engine::Registry;
 use event_queue::EventQueue;
 use scheduler::{
-    IntoCondition, IntoSystem, Policy, Schedule, ScheduleBuilder, SetConfig, SystemConfig, Tick,
+    IntoCondition, IntoSystem, OneShotId, Policy, Schedule, ScheduleBuilder, SetConfig, States,
+    SystemConfig, Tick,
 };
 
 use super::input::{InputChannel, InputProducer, InputPump, InputSender};
@@ -280,6 +281,40 @@ impl EngineBuilder {
     pub fn add_startup_system<M>(&mut self, system: impl IntoSystem<M>) -> &mut Self {
         self.schedule.add_startup(system);
         self
+    }
+
+    /// Adds state type `S` starting at `initial`: the resources
+    /// [`State<S>`](scheduler::State) and
+    /// [`NextState<S>`](scheduler::NextState), with transitions applied at
+    /// the start of each tick, before its first wave (see
+    /// [`ScheduleBuilder::add_state`]).
+    pub fn add_state<S: States>(&mut self, initial: S) -> &mut Self {
+        self.schedule.add_state(initial);
+        self
+    }
+
+    /// Adds a system that runs each time state `S` becomes `value` (bevy's
+    /// `OnEnter`; see [`ScheduleBuilder::add_on_enter`]).
+    pub fn add_on_enter<M, S: States>(
+        &mut self,
+        value: S,
+        system: impl IntoSystem<M>,
+    ) -> &mut Self {
+        self.schedule.add_on_enter(value, system);
+        self
+    }
+
+    /// Adds a system that runs each time state `S` leaves `value` (bevy's
+    /// `OnExit`; see [`ScheduleBuilder::add_on_exit`]).
+    pub fn add_on_exit<M, S: States>(&mut self, value: S, system: impl IntoSystem<M>) -> &mut Self {
+        self.schedule.add_on_exit(value, system);
+        self
+    }
+
+    /// Registers a one-shot system before the build and returns its id
+    /// (see [`Engine::register_system`]).
+    pub fn register_system<M>(&mut self, system: impl IntoSystem<M>) -> OneShotId {
+        self.schedule.register_system(system)
     }
 
     /// Checks the settings, builds the schedule (its DAG, waves and thread

@@ -78,7 +78,9 @@ impl Registry {
             return Err(read_only::<T>());
         }
         self.check_alive(entity)?;
-        Ok(self.pools.get_or_create::<T>().insert_live(entity, value))
+        let old = self.pools.get_or_create::<T>().insert_live(entity, value);
+        self.after_insert::<T>(entity);
+        Ok(old)
     }
 
     /// Gives `entity` the component `value` unless it already has one.
@@ -111,7 +113,8 @@ impl Registry {
             return Err(InsertError { error, value });
         }
         pool.insert_live(entity, value);
-        Ok(pool.get_mut(entity).expect("just inserted"))
+        self.after_insert::<T>(entity);
+        Ok(self.get_mut(entity).expect("just inserted"))
     }
 
     /// Inserts each `(entity, value)` that `items` yields, in order, as
@@ -147,6 +150,9 @@ impl Registry {
         &mut self,
         items: &mut impl Iterator<Item = (Entity, T)>,
     ) -> (usize, Result<(), InsertError<T>>) {
+        if self.required.has(std::any::TypeId::of::<T>()) {
+            return self.insert_each(items);
+        }
         let Registry {
             allocator, pools, ..
         } = self;
@@ -260,6 +266,7 @@ impl Registry {
         }
         self.check_alive(entity)?;
         bundle.insert_into(self, entity);
+        B::fill_required(self, entity);
         Ok(())
     }
 

@@ -6,6 +6,7 @@
 //! pool's threads ready between ticks.
 
 pub(crate) mod awake;
+pub(crate) mod placement;
 
 use std::ops::Range;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -17,8 +18,10 @@ use rayon::prelude::*;
 use tracing::Dispatch;
 
 use crate::events::hooks::EventHooks;
+use crate::oneshot::{OneShots, drop_requests, has_requests, run_requested};
 use crate::slot::{Failure, Slot};
 use crate::{RunError, Tick};
+use placement::parallel_pays;
 /// Time spent by one wave in the last tick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct WaveTiming {
@@ -38,58 +41,6 @@ pub struct WaveTiming {
     pub parallel: bool,
 }
 
-/// A tick of a schedule with a pool runs on the caller's thread, with no
-/// hand-off to the pool, while its systems' expected costs (each one's
-/// recent runs, see [`expected_cost`]) add up to less than this...
-pub(crate) const INLINE_TICK_BELOW: Duration = Duration::from_micros(40);
-/// ...and goes back to the pool once they add up to more than this (the
-/// gap keeps a tick near the line from switching every tick). Where the
-/// line lies was measured with the harness on 2 cores: a 1,000-entity
-/// `movers` tick (16 µs) ran 0.85x on 2 threads against 1, a 10,000-entity
-/// one (55 µs) 1.03x, the default `shmup` tick (250 µs) 1.44x (issue 24).
-pub(crate) const PARALLEL_TICK_ABOVE: Duration = Duration::from_micros(80);
-/// A wave of several systems runs them as tasks on the pool only when that
-/// could save at least this much: the sum of their expected costs less the
-/// largest (what the others add to the longest one when run in turn).
-/// Below it, handing tasks to other threads and moving their data between
-/// cores costs about as much as it saves.
-pub(crate) const PARALLEL_WAVE_GAIN: Duration = Duration::from_micros(10);
-
-/// A system's expected cost after a run that took `run`, `previous` being
-/// the estimate before it: a shorter run (or the first) is taken at once, a
-/// longer one moves the estimate an eighth of the way, so that one run
-/// stretched by the operating system (a preemption on a busy machine) does
-/// not send the next ticks to the pool, while a system whose work grows
-/// reaches its new cost within a few ticks.
-pub(crate) fn expected_cost(previous: Duration, run: Duration) -> Duration {
-    if previous.is_zero() || run <= previous {
-        run
-    } else {
-        previous + (run - previous) / 8
-    }
-}
-
-/// Whether running a wave's systems as separate tasks could pay, from
-/// their expected costs (see [`PARALLEL_WAVE_GAIN`]).
-fn parallel_pays(costs: impl Iterator<Item = Duration>) -> bool {
-    let (total, largest) = costs.fold((Duration::ZERO, Duration::ZERO), |(sum, max), cost| {
-        (sum + cost, max.max(cost))
-    });
-    total - largest >= PARALLEL_WAVE_GAIN
-}
-
-/// Whether the next tick runs on the caller's thread: `inline` is the
-/// last tick's answer, `costs` every system's expected cost (see
-/// [`INLINE_TICK_BELOW`] and [`PARALLEL_TICK_ABOVE`]).
-pub(crate) fn tick_inline(inline: bool, costs: impl Iterator<Item = Duration>) -> bool {
-    let expected: Duration = costs.sum();
-    if inline {
-        expected <= PARALLEL_TICK_ABOVE
-    } else {
-        expected < INLINE_TICK_BELOW
-    }
-}
-
 /// The executor's state for the work between waves.
 pub(crate) struct Between {
     /// The fresh-index lanes of the running wave's command buffers.
@@ -98,6 +49,8 @@ pub(crate) struct Between {
     pub(crate) tick_report: ApplyReport,
     /// Ages the event channels and merges the writers' buffers.
     pub(crate) events: EventHooks,
+    /// The one-shot systems, run on request after a wave's apply.
+    pub(crate) oneshots: OneShots,
 }
 
 /// The command buffer of a system that declared commands.
@@ -130,12 +83,15 @@ pub(crate) fn check_resources<'a>(
     Ok(())
 }
 
-/// Which waves [`run_waves`] runs: the schedule's, or the startup
-/// systems' (one each, not in the schedule's event hooks' waves).
+/// Which waves [`run_waves`] runs: the schedule's, or those of the
+/// systems outside them (one each, not in the event hooks' waves).
 #[derive(Clone, Copy)]
 pub(crate) enum Stage {
     Tick,
     Startup,
+    /// A one-shot system: as a startup one, and the requests its
+    /// commands queue are run by the caller's loop, not by it.
+    OneShot,
 }
 
 /// The `tracing` dispatcher of the calling thread (its scoped default, or
@@ -164,7 +120,7 @@ pub(crate) struct Pass<'d> {
     /// inline, on the calling thread.
     pub(crate) threads: usize,
     /// A wave of several systems too cheap to pay for the pool runs them
-    /// in turn on the tick's thread (see [`PARALLEL_WAVE_GAIN`]).
+    /// in turn on the tick's thread (see [`placement::PARALLEL_WAVE_GAIN`]).
     pub(crate) adaptive: bool,
     pub(crate) stage: Stage,
     /// The caller's `tracing` dispatcher, carried onto the workers.
@@ -241,7 +197,7 @@ pub(crate) fn run_waves(
             .collect();
         match stage {
             Stage::Tick => between.events.flush(registry, wave_index, &failed),
-            Stage::Startup => {
+            Stage::Startup | Stage::OneShot => {
                 between.events.flush_all(registry, &failed);
                 // A type only startup systems use is in no wave's hooks.
                 for slot in wave.iter() {
@@ -309,6 +265,7 @@ pub(crate) fn run_waves(
         timing.apply = apply_start.elapsed();
         drop(apply_span);
         if let Some((system, failure)) = first_failure {
+            drop_requests(registry);
             return Err(match failure {
                 Failure::Error(source) => RunError::System {
                     tick: tick.number,
@@ -332,53 +289,11 @@ pub(crate) fn run_waves(
                 },
             });
         }
+        // The one-shot systems the wave's commands asked for (a one-shot
+        // system's own requests are run by the loop that runs it).
+        if !matches!(stage, Stage::OneShot) && has_requests(registry) {
+            run_requested(between, registry, pass)?;
+        }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn us(micros: &[u64]) -> impl Iterator<Item = Duration> + '_ {
-        micros.iter().map(|&m| Duration::from_micros(m))
-    }
-
-    #[test]
-    fn a_cost_falls_at_once_and_rises_by_an_eighth() {
-        let us = Duration::from_micros;
-        assert_eq!(expected_cost(Duration::ZERO, us(500)), us(500));
-        assert_eq!(expected_cost(us(20), us(5)), us(5));
-        // A 4 ms preemption once: 520 µs, then back down with the next run.
-        assert_eq!(expected_cost(us(20), us(4_020)), us(520));
-        assert_eq!(expected_cost(us(520), us(21)), us(21));
-        // A steady rise is followed.
-        let mut cost = us(20);
-        for _ in 0..30 {
-            cost = expected_cost(cost, us(200));
-        }
-        assert!(cost > us(195) && cost <= us(200), "{cost:?}");
-    }
-
-    #[test]
-    fn a_wave_goes_parallel_when_the_others_add_ten_microseconds_to_the_longest() {
-        assert!(!parallel_pays(us(&[])));
-        assert!(!parallel_pays(us(&[500])));
-        assert!(!parallel_pays(us(&[3, 4, 2])));
-        assert!(!parallel_pays(us(&[500, 9])));
-        assert!(parallel_pays(us(&[500, 10])));
-        assert!(parallel_pays(us(&[4, 4, 4, 4])));
-    }
-
-    #[test]
-    fn a_tick_leaves_its_thread_above_80_microseconds_and_comes_back_below_40() {
-        // Inline: stays up to 80 µs in all.
-        assert!(tick_inline(true, us(&[])));
-        assert!(tick_inline(true, us(&[50, 30])));
-        assert!(!tick_inline(true, us(&[50, 31])));
-        // On the pool: back below 40 µs only.
-        assert!(!tick_inline(false, us(&[30, 10])));
-        assert!(tick_inline(false, us(&[30, 9])));
-        assert!(!tick_inline(false, us(&[60])));
-    }
 }

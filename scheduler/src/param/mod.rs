@@ -331,7 +331,7 @@ fn absent_as_none<G>(fetched: Result<G, SystemError>) -> Result<Option<G>, Syste
 /// its wave in registration order. Dereferences to the buffer. A system
 /// takes at most one: a second is refused when the schedule is built
 /// ([`BuildError::ParamClash`](crate::BuildError::ParamClash)).
-pub struct Commands<'s>(RefMut<'s, CommandBuffer>);
+pub struct Commands<'s>(RefMut<'s, CommandBuffer>, pub(crate) &'s str);
 
 impl std::fmt::Debug for Commands<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -368,7 +368,8 @@ impl SystemParam for Commands<'_> {
     }
 
     fn fetch<'s>(ctx: &'s SystemContext<'_>) -> Result<Self::Item<'s>, SystemError> {
-        ctx.commands().map(Commands)
+        ctx.commands()
+            .map(|buffer| Commands(buffer, ctx.system_name()))
     }
 }
 

@@ -32,6 +32,14 @@ pub trait Condition: Send + 'static {
     /// What fetching its parameters returns (a missing resource, ...); the
     /// tick then fails as if the system had.
     fn evaluate(&mut self, ctx: &SystemContext<'_>) -> Result<bool, SystemError>;
+
+    /// The state type (its id and name) the condition tests, for
+    /// [`in_state`](crate::in_state): the build checks that the type was
+    /// added ([`BuildError::UnknownState`](crate::BuildError::UnknownState)).
+    /// `None`, the default, for every other condition.
+    fn state_type(&self) -> Option<(std::any::TypeId, &'static str)> {
+        None
+    }
 }
 
 /// Conversion into a [`Condition`]: implemented for functions and

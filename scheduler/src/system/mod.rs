@@ -1,7 +1,8 @@
 //! Systems: functions and structs that run once per tick over the registry;
-//! their run conditions in `condition`.
+//! their run conditions in `condition`, piping in `pipe`.
 
 pub(crate) mod condition;
+pub(crate) mod pipe;
 
 use std::any::Any;
 use std::borrow::Cow;

@@ -1,0 +1,294 @@
+//! One-shot systems (bevy's `register_system` / `run_system`): systems
+//! kept by a schedule outside its waves, run by id on demand, from the
+//! caller between ticks ([`Schedule::run_system`]) or from a system's
+//! commands ([`Commands::run_system`]).
+//!
+//! A run request recorded by commands is queued when its command is
+//! applied, and the queue is run once every buffer of the wave is
+//! applied: in the order the requests were applied (registration order of
+//! the requesting systems, then recording order), each one-shot system
+//! followed by its own commands, whose requests join the end of the
+//! queue. So the order is fixed whatever the thread count. At most
+//! [`MAX_ONE_SHOT_RUNS`] run after one wave: a system that keeps asking
+//! for itself stops the tick with [`RunError::OneShotLimit`] instead of
+//! looping for ever.
+
+use std::collections::VecDeque;
+
+use command_buffer::CommandBuffer;
+use ecs_engine::Registry;
+
+use crate::executor::{Between, Pass, Stage, WaveTiming, check_resources, run_waves};
+use crate::slot::Slot;
+use crate::{Commands, IntoSystem, RunError, Schedule, SystemId, Tick};
+
+/// The most one-shot runs after one wave (or one
+/// [`Schedule::run_system`]), chained requests included.
+pub const MAX_ONE_SHOT_RUNS: usize = 4096;
+
+/// Names a one-shot system of one schedule (or engine): what
+/// [`Schedule::register_system`] returns, for
+/// [`Schedule::run_system`] and [`Commands::run_system`]. Copy it
+/// anywhere (a resource, a component, a system's state). Not the
+/// [`SystemId`] of a system in the waves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct OneShotId(pub(crate) usize);
+
+impl OneShotId {
+    /// Its index in registration order (0 for the first registered).
+    pub fn index(self) -> usize {
+        self.0
+    }
+}
+
+impl std::fmt::Display for OneShotId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "#{}", self.0)
+    }
+}
+
+/// A schedule's one-shot systems.
+#[derive(Default)]
+pub(crate) struct OneShots {
+    pub(crate) slots: Vec<Slot>,
+    /// The events key of the first (after every other system's).
+    pub(crate) key_base: usize,
+}
+
+/// The run requests applied and not run yet: (system, requesting system),
+/// a resource while some are queued.
+pub(crate) struct Requests(VecDeque<(OneShotId, String)>);
+
+impl Commands<'_> {
+    /// Runs the one-shot system `id` once this command's wave is applied
+    /// (see [`Schedule::register_system`] for the order), with its own
+    /// commands applied after it. An id this schedule did not register
+    /// stops the tick with [`RunError::UnknownOneShot`] naming this
+    /// system.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    /// use scheduler::{Commands, OneShotId, Res, ResMut, Schedule, Tick};
+    ///
+    /// struct Boom(OneShotId);
+    ///
+    /// fn explode(mut blasts: ResMut<u32>) {
+    ///     *blasts += 1;
+    /// }
+    /// fn trigger(boom: Res<Boom>, mut commands: Commands) {
+    ///     commands.run_system(boom.0);
+    /// }
+    ///
+    /// let mut registry = Registry::new();
+    /// registry.insert_resource(0_u32);
+    /// let mut builder = Schedule::builder();
+    /// builder.add(trigger);
+    /// let mut schedule = builder.build(&mut registry).unwrap();
+    /// let boom = schedule.register_system(&mut registry, explode);
+    /// registry.insert_resource(Boom(boom));
+    /// schedule.run(&mut registry, Tick::default()).unwrap();
+    /// assert_eq!(registry.resource::<u32>(), Some(&1));
+    /// ```
+    pub fn run_system(&mut self, id: OneShotId) {
+        let requester = self.1.to_owned();
+        self.push(
+            move |registry: &mut Registry| match registry.resource_mut::<Requests>() {
+                Some(requests) => requests.0.push_back((id, requester)),
+                None => {
+                    registry.insert_resource(Requests(VecDeque::from([(id, requester)])));
+                }
+            },
+        );
+    }
+}
+
+impl crate::ScheduleBuilder {
+    /// Registers a one-shot system before the build, so a plugin can keep
+    /// its id (in a resource, say) for its systems to run; as
+    /// [`Schedule::register_system`], which numbers on after these.
+    pub fn register_system<M>(&mut self, system: impl IntoSystem<M>) -> OneShotId {
+        self.oneshots.push(Box::new(system.into_system()));
+        OneShotId(self.oneshots.len() - 1)
+    }
+}
+
+impl Schedule {
+    /// Registers a one-shot system (anything [`add`](crate::ScheduleBuilder::add)
+    /// takes: a function, a [`StatefulSystem`](crate::StatefulSystem), an
+    /// exclusive `fn(&mut Registry)`) and returns its id. It is in no wave
+    /// and runs only when asked: [`run_system`](Self::run_system) between
+    /// ticks, or [`Commands::run_system`] from a system, after the wave
+    /// that asked. It keeps its state (its `Local`s, its struct) from run
+    /// to run. Named after its function, like other systems (names need
+    /// not be unique among one-shot systems).
+    pub fn register_system<M>(
+        &mut self,
+        registry: &mut Registry,
+        system: impl IntoSystem<M>,
+    ) -> OneShotId {
+        self.register_boxed(registry, Box::new(system.into_system()))
+    }
+
+    /// [`register_system`](Self::register_system) of a boxed system.
+    pub(crate) fn register_boxed(
+        &mut self,
+        registry: &mut Registry,
+        system: Box<dyn crate::System>,
+    ) -> OneShotId {
+        let shots = &mut self.between.oneshots;
+        let index = shots.slots.len();
+        let name = system.default_name().into_owned();
+        let key = shots.key_base + index;
+        let (buffer, strict) = (CommandBuffer::new(), false);
+        let slot = Slot::plain(SystemId(index), key, name, system, buffer, strict, registry);
+        shots.slots.push(slot);
+        OneShotId(index)
+    }
+
+    /// Runs the one-shot system `id` now, with the tick `tick` (what its
+    /// `Tick` parameter reads), then its commands, then the one-shot
+    /// systems those commands asked for (as after a wave). On the
+    /// schedule's pool when it has one, so the outcome does not depend on
+    /// the thread count.
+    ///
+    /// # Errors
+    ///
+    /// [`RunError::UnknownOneShot`] for an id this schedule did not
+    /// register; [`RunError::MissingResource`] when the system needs a
+    /// resource the registry lacks; the system's failure as a tick's
+    /// ([`RunError::System`], [`RunError::Panic`], ...), its commands then
+    /// discarded; [`RunError::OneShotLimit`] past [`MAX_ONE_SHOT_RUNS`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    /// use scheduler::{Commands, Local, Schedule, Tick};
+    ///
+    /// struct Crate;
+    /// fn drop_crate(mut commands: Commands, mut dropped: Local<u32>) {
+    ///     *dropped += 1;
+    ///     commands.spawn((Crate,));
+    /// }
+    ///
+    /// let mut registry = Registry::new();
+    /// let mut schedule = Schedule::builder().build(&mut registry).unwrap();
+    /// let id = schedule.register_system(&mut registry, drop_crate);
+    /// schedule.run_system(&mut registry, id, Tick::default()).unwrap();
+    /// schedule.run_system(&mut registry, id, Tick::default()).unwrap();
+    /// assert_eq!(registry.view::<&Crate>().count(), 2);
+    /// ```
+    pub fn run_system(
+        &mut self,
+        registry: &mut Registry,
+        id: OneShotId,
+        tick: Tick,
+    ) -> Result<(), RunError> {
+        let threads = self.threads();
+        let (pool, between) = (self.pool.as_ref(), &mut *self.between);
+        let pass = Pass {
+            tick,
+            threads,
+            adaptive: false,
+            stage: Stage::OneShot,
+            dispatch: None,
+        };
+        let run = || {
+            run_one(between, registry, id, None, pass)?;
+            run_requested(between, registry, pass)
+        };
+        match pool {
+            Some(pool) => pool.install(run),
+            None => ecs_engine::run_serial(run),
+        }
+    }
+
+    /// Number of one-shot systems registered.
+    pub fn one_shot_count(&self) -> usize {
+        self.between.oneshots.slots.len()
+    }
+}
+
+/// Runs one-shot system `id` and applies its commands; `requester` is the
+/// system that asked, for the error of an unknown id.
+fn run_one(
+    between: &mut Between,
+    registry: &mut Registry,
+    id: OneShotId,
+    requester: Option<String>,
+    pass: Pass<'_>,
+) -> Result<(), RunError> {
+    let mut slots = std::mem::take(&mut between.oneshots.slots);
+    let outcome = if id.0 < slots.len() {
+        check_resources(std::iter::once(&slots[id.0]), registry, pass.tick).and_then(|()| {
+            let range = id.0..id.0 + 1;
+            let mut timing = [WaveTiming::default()];
+            let pass = Pass {
+                stage: Stage::OneShot,
+                ..pass
+            };
+            run_waves(
+                &mut slots,
+                std::slice::from_ref(&range),
+                &mut timing,
+                between,
+                registry,
+                pass,
+            )
+        })
+    } else {
+        Err(RunError::UnknownOneShot {
+            tick: pass.tick.number,
+            id,
+            requested_by: requester,
+        })
+    };
+    between.oneshots.slots = slots;
+    outcome
+}
+
+/// Runs the queued requests in order, those they queue included; on a
+/// failure the rest of the queue is dropped (nothing of it runs later).
+pub(crate) fn run_requested(
+    between: &mut Between,
+    registry: &mut Registry,
+    pass: Pass<'_>,
+) -> Result<(), RunError> {
+    let mut runs = 0;
+    let outcome = loop {
+        let Some((id, requester)) = registry
+            .resource_mut::<Requests>()
+            .and_then(|requests| requests.0.pop_front())
+        else {
+            break Ok(());
+        };
+        runs += 1;
+        if runs > MAX_ONE_SHOT_RUNS {
+            break Err(RunError::OneShotLimit {
+                tick: pass.tick.number,
+                id,
+                requested_by: requester,
+                limit: MAX_ONE_SHOT_RUNS,
+            });
+        }
+        if let Err(error) = run_one(between, registry, id, Some(requester), pass) {
+            break Err(error);
+        }
+    };
+    drop_requests(registry);
+    outcome
+}
+
+/// Forgets the queued requests (after a failure of their wave).
+pub(crate) fn drop_requests(registry: &mut Registry) {
+    if registry.contains_resource::<Requests>() {
+        registry.remove_resource::<Requests>();
+    }
+}
+
+/// `true` when some request is queued.
+pub(crate) fn has_requests(registry: &Registry) -> bool {
+    registry.contains_resource::<Requests>()
+}
