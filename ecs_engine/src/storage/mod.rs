@@ -11,6 +11,7 @@
 pub(crate) mod blob_pool;
 pub(crate) mod locked;
 pub(crate) mod lookup;
+pub(crate) mod pool_copy;
 pub(crate) mod pool_mut;
 pub(crate) mod pools;
 pub(crate) mod prefetch;

@@ -34,6 +34,7 @@ use parking_lot::{
 
 use crate::panic::FirstPanic;
 use crate::storage::blob_pool::BlobPool;
+use crate::storage::pool_copy::PoolCopy;
 use crate::{
     Access, Component, ComponentDescriptor, ComponentId, ComponentInfo, EcsError, Entity, SparseSet,
 };
@@ -62,6 +63,12 @@ pub(crate) trait ErasedPool: Any + Send + Sync {
     /// Reorders the pool: position `i` takes what position `order[i]`
     /// held (`order`, a permutation, is left as the identity).
     fn apply_order(&mut self, order: &mut [u32]);
+    /// `true` when the pool keeps change ticks.
+    fn is_tracking(&self) -> bool;
+    /// Empties the pool, dropping its values, without logging removals
+    /// (a restore to a state saved before the pool had any; tick arrays
+    /// emptied, the removal log kept).
+    fn reset(&mut self);
 }
 
 impl<T: Component> ErasedPool for SparseSet<T> {
@@ -92,6 +99,21 @@ impl<T: Component> ErasedPool for SparseSet<T> {
     fn apply_order(&mut self, order: &mut [u32]) {
         SparseSet::apply_order(self, order)
     }
+    fn is_tracking(&self) -> bool {
+        self.changes.is_some()
+    }
+    fn reset(&mut self) {
+        let changes = self.changes.take();
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.clear()));
+        self.changes = changes.map(|mut c| {
+            c.added.clear();
+            c.changed.clear();
+            c
+        });
+        if let Err(payload) = result {
+            std::panic::resume_unwind(payload);
+        }
+    }
 }
 
 impl ErasedPool for BlobPool {
@@ -119,18 +141,27 @@ impl ErasedPool for BlobPool {
     fn apply_order(&mut self, order: &mut [u32]) {
         BlobPool::apply_order(self, order)
     }
+    fn is_tracking(&self) -> bool {
+        false
+    }
+    fn reset(&mut self) {
+        BlobPool::clear(self)
+    }
 }
 
-struct PoolSlot {
-    info: ComponentInfo,
-    cell: RwLock<Box<dyn ErasedPool>>,
+pub(super) struct PoolSlot {
+    pub(super) info: ComponentInfo,
+    pub(super) cell: RwLock<Box<dyn ErasedPool>>,
+    /// How to copy the pool whole, for in-memory states
+    /// (`pool_copy.rs`); `None` until its type's clone is registered.
+    pub(super) copy: Option<PoolCopy>,
 }
 
 impl PoolSlot {
     /// The pool, read without its lock. Only the registry's `&self`
     /// accessors call this; a `RegistryCell` never does.
     #[inline]
-    fn peek(&self) -> &dyn ErasedPool {
+    pub(super) fn peek(&self) -> &dyn ErasedPool {
         // SAFETY: write guards exist only while the registry is exclusively
         // borrowed (see the module docs), and `RegistryCell`, which lets
         // threads take them through a shared reference, never calls `peek`.
@@ -143,21 +174,21 @@ impl PoolSlot {
 
 /// Every pool of a registry, by [`ComponentId`].
 pub(crate) struct Pools {
-    slots: Vec<PoolSlot>,
-    by_type: TypeIdMap<ComponentId>,
+    pub(super) slots: Vec<PoolSlot>,
+    pub(super) by_type: TypeIdMap<ComponentId>,
     /// A direct-mapped front for `by_type`: a type's slot is fixed by its
     /// `TypeId` (a constant at each call site), so most lookups are one load
     /// and one compare. Types whose slot is taken are found in `by_type`.
-    fast: [Option<(TypeId, ComponentId)>; FAST_SLOTS],
+    pub(super) fast: [Option<(TypeId, ComponentId)>; FAST_SLOTS],
     /// Run-time components by registered name.
-    by_name: HashMap<String, ComponentId>,
+    pub(super) by_name: HashMap<String, ComponentId>,
 }
 
 /// Slots of the direct-mapped type table.
 const FAST_SLOTS: usize = 64;
 
 #[inline]
-fn fast_slot(type_id: TypeId) -> usize {
+pub(super) fn fast_slot(type_id: TypeId) -> usize {
     use std::hash::Hash;
     let mut hasher = TypeIdHasher::default();
     type_id.hash(&mut hasher);
@@ -250,7 +281,7 @@ pub(crate) fn typed_mut<T: Component>(pool: &mut dyn ErasedPool) -> &mut SparseS
 /// of a slot whose info is a run-time one: `register_runtime` is the only
 /// place that creates such slots, and it stores a `BlobPool` there.
 #[inline]
-fn as_blob(pool: &dyn ErasedPool) -> &BlobPool {
+pub(super) fn as_blob(pool: &dyn ErasedPool) -> &BlobPool {
     (pool as &dyn Any)
         .downcast_ref::<BlobPool>()
         .expect("a run-time component's pool is a BlobPool")
@@ -321,6 +352,7 @@ impl Pools {
         self.slots.push(PoolSlot {
             info: ComponentInfo::of::<T>(),
             cell: RwLock::new(Box::new(SparseSet::<T>::new())),
+            copy: PoolCopy::builtin::<T>(),
         });
         self.by_type.insert(TypeId::of::<T>(), id);
         let fast = &mut self.fast[fast_slot(TypeId::of::<T>())];
@@ -351,9 +383,11 @@ impl Pools {
         let name = descriptor.name().to_owned();
         let info = ComponentInfo::runtime(descriptor);
         let pool = BlobPool::new(info.layout(), info.drop_fn().cloned());
+        let copy = info.drop_fn().is_none().then(PoolCopy::bytes);
         self.slots.push(PoolSlot {
             info,
             cell: RwLock::new(Box::new(pool)),
+            copy,
         });
         self.by_name.insert(name, id);
         Ok(id)
