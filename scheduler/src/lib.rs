@@ -115,6 +115,7 @@ mod schedule;
 mod slot;
 mod snapshot_reserves;
 mod system;
+mod system_state;
 mod tick;
 
 pub use access::{EventAccess, ResourceAccess, SubjectKind, SystemAccess, short_name};
@@ -139,4 +140,5 @@ pub use system::{
     DeclaredSystem, ExclusiveSystem, FunctionSystem, IntoSystem, IsExclusive, IsStateful, IsSystem,
     Stateful, StatefulSystem, System, SystemOutput,
 };
+pub use system_state::{SystemStateError, SystemStates};
 pub use tick::Tick;

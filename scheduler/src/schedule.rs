@@ -34,12 +34,15 @@ pub struct Schedule {
     /// A tick has found every declared resource in the registry.
     resources_checked: bool,
     /// The startup systems, each a wave of its own, until they have run.
-    startup: Vec<Slot>,
+    pub(crate) startup: Vec<Slot>,
     /// What happens between waves besides the commands (boxed: a
     /// schedule stays small to move).
     between: Box<Between>,
     /// Keeps the pool's threads awake while ticks come.
     watches: Watches,
+    /// The clones of system state types, for saved system states
+    /// (`system_state.rs`).
+    pub(crate) state_copies: crate::system_state::StateCopies,
 }
 
 impl std::fmt::Debug for Schedule {
@@ -95,6 +98,7 @@ impl Schedule {
             resources_checked: false,
             startup: Vec::new(),
             watches: Watches::new(threads),
+            state_copies: crate::system_state::StateCopies::default(),
         }
     }
 
