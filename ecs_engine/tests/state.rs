@@ -479,3 +479,52 @@ proptest! {
         prop_assert_eq!(contents(&registry), at_end.1);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 2 } else { 128 },
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// A rollback loop: one state saved into again and again
+    /// (`save_state_into`, which copies only the values of a pool whose
+    /// entities did not move since the last save or restore), each round
+    /// restored once or twice: every restore equals the model at its save.
+    #[test]
+    fn one_state_saved_into_every_round(
+        rounds in proptest::collection::vec(
+            (
+                proptest::collection::vec(op(), 0..if cfg!(miri) { 6 } else { 20 }),
+                proptest::collection::vec(op(), 0..if cfg!(miri) { 6 } else { 20 }),
+                any::<bool>(),
+            ),
+            1..if cfg!(miri) { 3 } else { 8 },
+        ),
+    ) {
+        let mut registry = registry();
+        let mut model = Model::new();
+        let mut state = ecs_engine::RegistryState::default();
+        for (before, after, twice) in &rounds {
+            for op in before {
+                apply(&mut registry, &mut model, op);
+            }
+            registry.save_state_into(&mut state).unwrap();
+            let at_save = model.clone();
+            for op in after {
+                apply(&mut registry, &mut model, op);
+            }
+            registry.restore_state(&state).unwrap();
+            check(&registry, &at_save)?;
+            if *twice {
+                model = at_save.clone();
+                for op in after {
+                    apply(&mut registry, &mut model, op);
+                }
+                registry.restore_state(&state).unwrap();
+                check(&registry, &at_save)?;
+            }
+            model = at_save;
+        }
+    }
+}

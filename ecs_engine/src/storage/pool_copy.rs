@@ -17,7 +17,7 @@
 
 use std::any::{Any, TypeId};
 
-use parking_lot::RwLock;
+use parking_lot::{Mutex, RwLock};
 
 use super::blob_pool::BlobPool;
 use super::pools::{ErasedPool, PoolSlot, Pools, as_blob, fast_slot, typed_mut};
@@ -30,8 +30,9 @@ pub(crate) struct PoolCopy {
     /// A copy of the pool, with its own identity for views.
     copy: fn(&dyn ErasedPool) -> Box<dyn ErasedPool>,
     /// Makes the first pool equal to the second (the current change tick
-    /// last), reusing its allocations where it can.
-    restore: fn(&mut dyn ErasedPool, &dyn ErasedPool, u32),
+    /// next), reusing its allocations where it can; copies the values
+    /// only when told both hold the same entities in the same order.
+    restore: fn(&mut dyn ErasedPool, &dyn ErasedPool, u32, bool),
     /// The clock's update of the pool's change ticks, for a typed pool.
     update: Option<UpdatePool>,
     /// Gives the second entity a copy of the first one's value (both
@@ -49,8 +50,13 @@ fn copy_typed<T: Component + Clone>(pool: &dyn ErasedPool) -> Box<dyn ErasedPool
     Box::new(typed::<T>(pool).copy_state())
 }
 
-fn restore_typed<T: Component + Clone>(dst: &mut dyn ErasedPool, src: &dyn ErasedPool, now: u32) {
-    typed_mut::<T>(dst).restore_from(typed::<T>(src), now);
+fn restore_typed<T: Component + Clone>(
+    dst: &mut dyn ErasedPool,
+    src: &dyn ErasedPool,
+    now: u32,
+    same_structure: bool,
+) {
+    typed_mut::<T>(dst).restore_from(typed::<T>(src), now, same_structure);
 }
 
 fn clone_typed_value<T: Component + Clone>(
@@ -82,7 +88,7 @@ fn copy_blob(pool: &dyn ErasedPool) -> Box<dyn ErasedPool> {
     Box::new(copy)
 }
 
-fn restore_blob(dst: &mut dyn ErasedPool, src: &dyn ErasedPool, _now: u32) {
+fn restore_blob(dst: &mut dyn ErasedPool, src: &dyn ErasedPool, _now: u32, _same: bool) {
     let copy = copy_blob(src);
     let dst = (dst as &mut dyn Any)
         .downcast_mut::<BlobPool>()
@@ -134,6 +140,13 @@ pub(crate) struct SavedPool {
     info: ComponentInfo,
     copy: PoolCopy,
     pool: Box<dyn ErasedPool>,
+    /// The stamp (`ErasedPool::stamp`) of the registry pool this copy was
+    /// last made equal to or from: while that pool keeps the stamp, both
+    /// hold the same entities in the same order, and a save or restore
+    /// between them copies the values only (the copy's own structure
+    /// changes only through such a save). Behind a lock: a restore reads
+    /// the state through a shared borrow.
+    synced: Mutex<Option<(u64, u64)>>,
 }
 
 impl SavedPool {
@@ -190,15 +203,20 @@ impl Pools {
         let copies = self.copies()?;
         saved.truncate(self.slots.len());
         for (i, (slot, copy)) in self.slots.iter().zip(copies).enumerate() {
+            let pool = slot.peek();
             match saved.get_mut(i) {
                 Some(old) if old.info == slot.info => {
-                    (copy.restore)(&mut *old.pool, slot.peek(), now)
+                    let synced = old.synced.get_mut();
+                    let same = *synced == Some(pool.stamp());
+                    (copy.restore)(&mut *old.pool, pool, now, same);
+                    *synced = Some(pool.stamp());
                 }
                 _ => {
                     let fresh = SavedPool {
                         info: slot.info.clone(),
                         copy,
-                        pool: (copy.copy)(slot.peek()),
+                        pool: (copy.copy)(pool),
+                        synced: Mutex::new(Some(pool.stamp())),
                     };
                     if i < saved.len() {
                         saved[i] = fresh;
@@ -244,7 +262,10 @@ impl Pools {
         for (slot, copy) in self.slots.iter_mut().zip(saved) {
             let pool = slot.cell.get_mut();
             let was_tracking = pool.is_tracking();
-            (copy.copy.restore)(&mut **pool, &*copy.pool, now);
+            let mut synced = copy.synced.lock();
+            let same = *synced == Some(pool.stamp());
+            (copy.copy.restore)(&mut **pool, &*copy.pool, now, same);
+            *synced = Some(pool.stamp());
             if pool.is_tracking() && !was_tracking {
                 tracked.extend(copy.copy.update);
             }
@@ -287,6 +308,7 @@ impl Pools {
             u32::try_from(self.slots.len()).expect("fewer than 2^32 component types"),
         );
         let pool = (copy.copy.copy)(&*copy.pool);
+        *copy.synced.lock() = Some(pool.stamp());
         if pool.is_tracking() {
             tracked.extend(copy.copy.update);
         }

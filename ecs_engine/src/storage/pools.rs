@@ -65,6 +65,10 @@ pub(crate) trait ErasedPool: Any + Send + Sync {
     fn apply_order(&mut self, order: &mut [u32]);
     /// `true` when the pool keeps change ticks.
     fn is_tracking(&self) -> bool;
+    /// The pool's identity and structural revision (see `RunInfo`):
+    /// equal stamps at two moments mean the same entities in the same
+    /// dense order.
+    fn stamp(&self) -> (u64, u64);
     /// Empties the pool, dropping its values, without logging removals
     /// (a restore to a state saved before the pool had any; tick arrays
     /// emptied, the removal log kept).
@@ -101,6 +105,9 @@ impl<T: Component> ErasedPool for SparseSet<T> {
     }
     fn is_tracking(&self) -> bool {
         self.changes.is_some()
+    }
+    fn stamp(&self) -> (u64, u64) {
+        SparseSet::stamp(self)
     }
     fn reset(&mut self) {
         let changes = self.changes.take();
@@ -143,6 +150,10 @@ impl ErasedPool for BlobPool {
     }
     fn is_tracking(&self) -> bool {
         false
+    }
+    fn stamp(&self) -> (u64, u64) {
+        let (_, runs) = self.lookup_parts();
+        (runs.id, runs.revision)
     }
     fn reset(&mut self) {
         BlobPool::clear(self)

@@ -26,9 +26,16 @@ impl<T: Clone> SparseSet<T> {
     /// tracks changes where `src` does not keeps tracking, every value
     /// stamped with `now` (as [`Registry::track_changes`](crate::Registry::track_changes) does), its
     /// removal log kept.
-    pub(crate) fn restore_from(&mut self, src: &Self, now: u32) {
-        self.sparse.pages.clone_from(&src.sparse.pages);
-        self.dense.clone_from(&src.dense);
+    ///
+    /// With `same_structure` (the caller knows both sets hold the same
+    /// entities in the same dense order) only the values and change
+    /// ticks are copied, and views see no change.
+    pub(crate) fn restore_from(&mut self, src: &Self, now: u32, same_structure: bool) {
+        debug_assert!(!same_structure || self.dense == src.dense);
+        if !same_structure {
+            self.sparse.pages.clone_from(&src.sparse.pages);
+            self.dense.clone_from(&src.dense);
+        }
         self.data.clone_from(&src.data);
         match (&mut self.changes, &src.changes) {
             (Some(own), Some(saved)) => own.copy_from(saved),
@@ -38,6 +45,17 @@ impl<T: Clone> SparseSet<T> {
                 (own.now, own.added, own.changed) = (now, fresh.added, fresh.changed);
             }
         }
-        self.runs.changed_all();
+        if !same_structure {
+            self.runs.changed_all();
+        }
+    }
+}
+
+impl<T> SparseSet<T> {
+    /// Who the set is and how often its structure changed (see
+    /// `RunInfo`): equal stamps at two moments mean the same entities in
+    /// the same dense order.
+    pub(crate) fn stamp(&self) -> (u64, u64) {
+        (self.runs.id, self.runs.revision)
     }
 }
