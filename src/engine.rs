@@ -136,6 +136,7 @@ impl Engine {
     ) -> Engine {
         let mut registry = registry;
         registry.register_resource_clone::<Tick>();
+        registry.register_resource_clone::<scheduler::WorldSeed>();
         Engine {
             registry,
             schedule,

@@ -49,7 +49,7 @@ pub mod prelude {
     pub use event_queue::EventQueue;
     pub use scheduler::{
         Commands, EventCommands, EventReader, EventWriter, Events, Local, Policy, Query,
-        QuerySingleError, Res, ResMut, Schedule, StatefulSystem, SystemId, Tick,
+        QuerySingleError, Random, Res, ResMut, Schedule, StatefulSystem, SystemId, Tick, WorldSeed,
     };
 
     pub use crate::{Engine, EngineBuilder, EngineError, InputProducer, InputSender, SystemHandle};

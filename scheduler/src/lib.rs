@@ -128,6 +128,7 @@ pub use explain::Explain;
 pub use graph::{EdgeReason, Policy, Rule};
 pub use param::context::{SystemContext, SystemId};
 pub use param::query::{LastRun, Query, QuerySingleError, RemovedComponents};
+pub use param::random::{Random, RandomStream, WorldSeed};
 pub use param::{Commands, Local, LocalState, Res, ResMut, SystemParam};
 pub use schedule::Schedule;
 pub use slot::SystemRun;

@@ -35,7 +35,10 @@ pub enum EngineStateError {
 /// last-run change ticks), every command buffer's reserve, and the tick
 /// counter.
 ///
-/// Not saved: the state of run conditions, resources whose type did not
+/// The [`Tick`](scheduler::Tick) and [`WorldSeed`](scheduler::WorldSeed)
+/// resources are saved from the start ([`Random`](scheduler::Random)
+/// streams are a function of the seed, the system and the tick: nothing
+/// else to save). Not saved: the state of run conditions, resources whose type did not
 /// opt in (named by [`unsaved_resources`](Self::unsaved_resources)),
 /// input still in the input queues, and the real-time clock of
 /// [`Engine::advance`].

@@ -8,6 +8,7 @@
 
 pub(crate) mod context;
 pub(crate) mod query;
+pub(crate) mod random;
 
 use std::any::Any;
 use std::cell::RefMut;
