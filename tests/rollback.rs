@@ -124,7 +124,8 @@ fn watcher(
     stats.runs = *runs;
 }
 
-fn game(threads: usize) -> Engine {
+/// The game on `threads` threads, with the census's handle.
+fn game(threads: usize) -> (Engine, SystemHandle<Census>) {
     let mut builder = Engine::builder();
     builder.threads(threads);
     builder.insert_resource(Rng(7));
@@ -135,7 +136,7 @@ fn game(threads: usize) -> Engine {
     builder.add_system(wounds);
     builder.add_system(reaper);
     builder.add_system(watcher);
-    builder.add_system(Census::default());
+    let census = builder.add_system(Census::default()).handle();
     let mut engine = builder.build().unwrap();
     engine
         .register_clone::<Pos>()
@@ -147,7 +148,7 @@ fn game(threads: usize) -> Engine {
         .register_resource_clone::<Events<Hit>>()
         .register_state_clone::<u64>()
         .register_state_clone::<Census>();
-    engine
+    (engine, census)
 }
 
 /// The world's checksum, its sorted handles, the watcher's stats and the
@@ -173,22 +174,13 @@ fn observe(engine: &Engine, census: SystemHandle<Census>) -> (u64, Vec<Entity>, 
     )
 }
 
-fn census_handle() -> SystemHandle<Census> {
-    // Census is the 7th system registered.
-    let mut builder = Engine::builder();
-    for _ in 0..6 {
-        builder.add_system(|| {});
-    }
-    builder.add_system(Census::default()).handle()
-}
-
 const TICKS: u64 = 24;
 const SAVE_AT: u64 = 9;
 
 fn uninterrupted(threads: usize) -> (u64, Vec<Entity>, Stats, Census) {
-    let mut engine = game(threads);
+    let (mut engine, census) = game(threads);
     engine.run(TICKS).unwrap();
-    observe(&engine, census_handle())
+    observe(&engine, census)
 }
 
 #[test]
@@ -208,7 +200,7 @@ fn restore_mid_run_gives_the_uninterrupted_run_on_1_and_8_threads() {
         );
 
         // Save, run on, restore into the same engine, run to the end.
-        let mut engine = game(threads);
+        let (mut engine, census) = game(threads);
         engine.run(SAVE_AT).unwrap();
         let state: EngineState = engine.save_state().unwrap();
         assert_eq!(state.ticks(), SAVE_AT);
@@ -217,17 +209,17 @@ fn restore_mid_run_gives_the_uninterrupted_run_on_1_and_8_threads() {
         assert_eq!(engine.ticks(), SAVE_AT);
         engine.run(TICKS - SAVE_AT).unwrap();
         assert_eq!(
-            observe(&engine, census_handle()),
+            observe(&engine, census),
             reference,
             "{threads} threads, same engine"
         );
 
         // Restore into a fresh engine built the same way.
-        let mut fresh = game(threads);
+        let (mut fresh, census) = game(threads);
         fresh.restore_state(&state).unwrap();
         fresh.run(TICKS - SAVE_AT).unwrap();
         assert_eq!(
-            observe(&fresh, census_handle()),
+            observe(&fresh, census),
             reference,
             "{threads} threads, fresh engine"
         );
@@ -236,7 +228,7 @@ fn restore_mid_run_gives_the_uninterrupted_run_on_1_and_8_threads() {
 
 #[test]
 fn a_restore_makes_no_spurious_added_or_changed() {
-    let mut engine = game(2);
+    let (mut engine, _) = game(2);
     engine.run(SAVE_AT).unwrap();
     let state = engine.save_state().unwrap();
     engine.run(1).unwrap();
@@ -254,7 +246,7 @@ fn spawns_after_a_restore_name_new_entities_only() {
     // `spawner` asserts each handle it gets is not a live entity; here the
     // entities it spawned carry their birth tick, so a misapplied insert
     // (onto an entity of the restored world) would show as a wrong tick.
-    let mut engine = game(2);
+    let (mut engine, _) = game(2);
     engine.run(4).unwrap();
     let state = engine.save_state().unwrap();
     engine.run(6).unwrap();
