@@ -53,6 +53,9 @@ struct Stats {
     changed_hp: u64,
     added_pos: u64,
     runs: u64,
+    /// The tick numbers `pulse` ran in, summed: a run condition with a
+    /// `Local` lets it through every third tick.
+    pulses: u64,
 }
 
 /// A stateful system whose state is saved (its type registered).
@@ -125,6 +128,16 @@ fn watcher(
 }
 
 /// The game on `threads` threads, with the census's handle.
+fn pulse(mut stats: ResMut<Stats>, tick: Tick) {
+    stats.pulses += tick.number;
+}
+
+/// `true` every third time it is asked, counting in its `Local`.
+fn every_third(mut asked: Local<u64>, hp: Query<&Hp, Changed<Hp>>) -> bool {
+    *asked += 1;
+    *asked % 3 == 0 && hp.count() > 0
+}
+
 fn game(threads: usize) -> (Engine, SystemHandle<Census>) {
     let mut builder = Engine::builder();
     builder.threads(threads);
@@ -137,6 +150,7 @@ fn game(threads: usize) -> (Engine, SystemHandle<Census>) {
     builder.add_system(reaper);
     builder.add_system(watcher);
     let census = builder.add_system(Census::default()).handle();
+    builder.add_system(pulse).run_if(every_third);
     let mut engine = builder.build().unwrap();
     engine
         .register_clone::<Pos>()
@@ -186,10 +200,10 @@ fn uninterrupted(threads: usize) -> (u64, Vec<Entity>, Stats, Census) {
 #[test]
 fn restore_mid_run_gives_the_uninterrupted_run_on_1_and_8_threads() {
     let reference = uninterrupted(1);
+    let stats = &reference.2;
     assert!(
-        reference.2.changed_hp > 0 && reference.2.added_pos > 0,
-        "{:?}",
-        reference.2
+        stats.changed_hp > 0 && stats.added_pos > 0 && stats.pulses > 2,
+        "{stats:?}"
     );
     assert!(reference.1.len() > 20);
     for threads in [1, 8] {

@@ -12,9 +12,10 @@
 //! value of a type with no clone refuses, naming the system and the type:
 //! nothing is ever left out silently.
 //!
-//! Not saved: the state of run conditions, and what a function system's
-//! closure captures (a save refuses a closure that captures anything: keep
-//! such state in a `Local` or a resource). Event channels and their
+//! The state a run condition keeps for each system it guards (its
+//! parameters' `LocalState`) is saved the same way. What a function
+//! system's closure captures cannot be (a save refuses a closure that
+//! captures anything: keep such state in a `Local` or a resource). Event channels and their
 //! readers' cursors are resources ([`Events`](crate::Events)), saved with
 //! the registry.
 
@@ -22,7 +23,7 @@ use std::any::{Any, TypeId};
 
 use ecs_engine::{RemovedCursor, TypeIdMap};
 
-use crate::{LastRun, Schedule};
+use crate::{LastRun, LocalState, Schedule};
 
 /// A clone of a state value, boxed.
 type CopyFn = fn(&dyn Any) -> Box<dyn Any + Send>;
@@ -110,9 +111,16 @@ struct SavedSystem {
     enabled: bool,
     /// A copy of the system's own value, when it has one that is saved.
     own: Option<Box<dyn Any + Send>>,
-    /// Copies of its parameters' values: path, type name, value.
-    locals: Vec<(Vec<usize>, &'static str, Box<dyn Any + Send>)>,
+    /// Copies of its parameters' values.
+    locals: Vec<SavedValue>,
+    /// Copies of the values its run conditions keep for it, one list per
+    /// condition in order.
+    conditions: Vec<Vec<SavedValue>>,
 }
+
+/// One saved value of a [`LocalState`] tree: its path, type name and a
+/// copy.
+type SavedValue = (Vec<usize>, &'static str, Box<dyn Any + Send>);
 
 /// Every system's state, saved by [`Schedule::save_system_states`]: what
 /// each keeps from run to run (see the module docs), and whether it is
@@ -175,8 +183,8 @@ impl Schedule {
     ///
     /// [`SystemStateError::NotClonable`] naming the first system and
     /// value whose type has no clone (see
-    /// [`register_state_clone`](Self::register_state_clone));
-    /// [`SystemStateError::Captures`] for a closure that captures state.
+    /// [`register_state_clone`](Self::register_state_clone)), a closure
+    /// that captures values among them.
     pub fn save_system_states(&self) -> Result<SystemStates, SystemStateError> {
         let mut systems = Vec::with_capacity(self.slots.len());
         for slot in &self.slots {
@@ -199,28 +207,39 @@ impl Schedule {
                         })?;
                 Some(copy(state))
             };
-            let mut locals = Vec::new();
-            let mut missing = None;
-            if let Some(tree) = system.locals() {
-                tree.for_each_value(&mut Vec::new(), &mut |path, name, value| match self
-                    .state_copies
-                    .get(value)
-                {
-                    Some((copy, _)) => locals.push((path.to_vec(), name, copy(value))),
-                    None => missing = missing.or(Some(name)),
-                });
-            }
-            if let Some(state) = missing {
-                return Err(SystemStateError::NotClonable {
-                    system: slot.name.clone(),
-                    state: state.to_owned(),
-                });
-            }
+            let copy_tree =
+                |tree: Option<&LocalState>| -> Result<Vec<SavedValue>, SystemStateError> {
+                    let mut values = Vec::new();
+                    let mut missing = None;
+                    if let Some(tree) = tree {
+                        tree.for_each_value(&mut Vec::new(), &mut |path, name, value| match self
+                            .state_copies
+                            .get(value)
+                        {
+                            Some((copy, _)) => values.push((path.to_vec(), name, copy(value))),
+                            None => missing = missing.or(Some(name)),
+                        });
+                    }
+                    match missing {
+                        Some(state) => Err(SystemStateError::NotClonable {
+                            system: slot.name.clone(),
+                            state: state.to_owned(),
+                        }),
+                        None => Ok(values),
+                    }
+                };
+            let locals = copy_tree(system.locals())?;
+            let conditions = slot
+                .conditions
+                .iter()
+                .map(|condition| copy_tree(condition.lock().locals_for(&slot.name)))
+                .collect::<Result<Vec<_>, _>>()?;
             systems.push(SavedSystem {
                 name: slot.name.clone(),
                 enabled: slot.enabled,
                 own,
                 locals,
+                conditions,
             });
         }
         Ok(SystemStates {
@@ -250,14 +269,22 @@ impl Schedule {
                     .expect("a saved value's type was registered");
                 assign(state, &**value);
             }
-            if let Some(tree) = slot.system.locals_mut() {
+            let copies = &self.state_copies;
+            let put_back = |tree: &mut LocalState, values: &[SavedValue]| {
                 tree.clear_values();
-                for (path, name, value) in &saved.locals {
-                    let (copy, _) = self
-                        .state_copies
+                for (path, name, value) in values {
+                    let (copy, _) = copies
                         .get(&**value)
                         .expect("a saved value's type was registered");
                     tree.set_value(path, name, copy(&**value));
+                }
+            };
+            if let Some(tree) = slot.system.locals_mut() {
+                put_back(tree, &saved.locals);
+            }
+            for (condition, values) in slot.conditions.iter().zip(&saved.conditions) {
+                if let Some(tree) = condition.lock().locals_for_mut(&slot.name) {
+                    put_back(tree, values);
                 }
             }
         }

@@ -38,7 +38,7 @@ pub enum EngineStateError {
 /// The [`Tick`](scheduler::Tick) and [`WorldSeed`](scheduler::WorldSeed)
 /// resources are saved from the start ([`Random`](scheduler::Random)
 /// streams are a function of the seed, the system and the tick: nothing
-/// else to save). Not saved: the state of run conditions, resources whose type did not
+/// else to save). Not saved: resources whose type did not
 /// opt in (named by [`unsaved_resources`](Self::unsaved_resources)),
 /// input still in the input queues, and the real-time clock of
 /// [`Engine::advance`].
