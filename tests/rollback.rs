@@ -135,7 +135,7 @@ fn pulse(mut stats: ResMut<Stats>, tick: Tick) {
 /// `true` every third time it is asked, counting in its `Local`.
 fn every_third(mut asked: Local<u64>, hp: Query<&Hp, Changed<Hp>>) -> bool {
     *asked += 1;
-    *asked % 3 == 0 && hp.count() > 0
+    asked.is_multiple_of(3) && hp.count() > 0
 }
 
 fn game(threads: usize) -> (Engine, SystemHandle<Census>) {
