@@ -49,32 +49,6 @@ pub struct EntityAllocator {
     pub(super) retired: u32,
 }
 
-impl Clone for EntityAllocator {
-    fn clone(&self) -> Self {
-        EntityAllocator {
-            generations: self.generations.clone(),
-            alive: self.alive.clone(),
-            reserved: self.reserved.clone(),
-            free: self.free.clone(),
-            ..*self
-        }
-    }
-
-    /// Copies `source` into this allocator's own memory where it is large
-    /// enough (an in-memory state saved every frame allocates nothing).
-    fn clone_from(&mut self, source: &Self) {
-        self.generations.clone_from(&source.generations);
-        self.alive.clone_from(&source.alive);
-        self.reserved.clone_from(&source.reserved);
-        self.free.clone_from(&source.free);
-        self.live = source.live;
-        self.reserved_count = source.reserved_count;
-        self.max_live = source.max_live;
-        self.max_generation = source.max_generation;
-        self.retired = source.retired;
-    }
-}
-
 impl Default for EntityAllocator {
     fn default() -> Self {
         Self::new()
