@@ -11,6 +11,7 @@ mod builder;
 mod error;
 mod input;
 mod plugin;
+mod state;
 
 use std::marker::PhantomData;
 use std::time::{Duration, Instant};
@@ -24,6 +25,7 @@ pub use builder::{DEFAULT_STEP, EngineBuilder, SystemEntry};
 pub use error::EngineError;
 pub use input::{InputError, InputProducer, InputSender, InputStats};
 pub use plugin::Plugin;
+pub use state::{EngineState, EngineStateError};
 
 use input::InputPump;
 
@@ -132,6 +134,9 @@ impl Engine {
         step: f64,
         inputs: Vec<Box<dyn InputPump>>,
     ) -> Engine {
+        let mut registry = registry;
+        registry.register_resource_clone::<Tick>();
+        registry.register_resource_clone::<scheduler::WorldSeed>();
         Engine {
             registry,
             schedule,

@@ -28,8 +28,9 @@ pub mod checksum;
 mod engine;
 
 pub use engine::{
-    Advance, DEFAULT_MAX_CATCH_UP, DEFAULT_STEP, Engine, EngineBuilder, EngineError, InputError,
-    InputProducer, InputSender, InputStats, Plugin, SystemEntry, SystemHandle,
+    Advance, DEFAULT_MAX_CATCH_UP, DEFAULT_STEP, Engine, EngineBuilder, EngineError, EngineState,
+    EngineStateError, InputError, InputProducer, InputSender, InputStats, Plugin, SystemEntry,
+    SystemHandle,
 };
 
 pub use command_buffer;
@@ -48,8 +49,8 @@ pub mod prelude {
     pub use event_queue::EventQueue;
     pub use scheduler::{
         Commands, EventCommands, EventReader, EventWriter, Events, In, IntoPipeable, Local,
-        NextState, OneShotId, Policy, Query, QuerySingleError, Res, ResMut, Schedule, State,
-        StatefulSystem, States, SystemId, Tick, in_state,
+        NextState, OneShotId, Policy, Query, QuerySingleError, Random, Res, ResMut, Schedule,
+        State, StatefulSystem, States, SystemId, Tick, WorldSeed, in_state,
     };
 
     pub use crate::{Engine, EngineBuilder, EngineError, InputProducer, InputSender, SystemHandle};

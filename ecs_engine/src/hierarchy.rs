@@ -53,7 +53,7 @@ use crate::{Component, EcsError, Entity, Registry};
 /// The parent of the entity that has it. Read it with
 /// [`parent`](Self::parent) or [`Registry::parent`]; change it with
 /// [`Registry::set_parent`] and [`Registry::remove_parent`].
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChildOf {
     parent: Entity,
 }
@@ -69,7 +69,7 @@ impl ChildOf {
 /// The children of the entity that has it, in the order they were
 /// attached. Never empty while in a registry. Read it with
 /// [`as_slice`](Self::as_slice) or [`Registry::children`].
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Children {
     list: Vec<Entity>,
 }

@@ -160,7 +160,9 @@ pub use query::{
     Without, run_serial, walk_threads,
 };
 pub use raw_value::{RawArena, RawComponent, RawSlot};
-pub use registry::{EntityChanges, InsertError, Registry};
+pub use registry::{
+    CloneEntityError, EntityChanges, InsertError, Registry, RegistryState, StateError,
+};
 pub use storage::{PAGE_LEN, PoolMut, SparseSet, TypeIdHasher, TypeIdMap};
 
 #[doc(hidden)]

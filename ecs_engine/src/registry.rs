@@ -3,14 +3,18 @@
 //! This file holds the struct, its entity methods (spawn, reserve, despawn)
 //! and its memory figure; the other `impl Registry` blocks live beside it:
 //! `components.rs` (component types and values), `visit.rs` (`visit`,
-//! `retain`) and `resources.rs`; the view entry points are in
+//! `retain`), `resources.rs` and `state.rs` (in-memory states); the view entry points are in
 //! `query/view.rs`, `cell` in `cell.rs`, the change clock in
 //! `change/clock.rs`, removal logs in `change/removed.rs`.
 
+mod clone_entity;
 mod components;
 mod resources;
+mod state;
 mod visit;
 
+pub use clone_entity::CloneEntityError;
+pub use state::{RegistryState, StateError};
 pub use visit::EntityChanges;
 
 use std::any::type_name;

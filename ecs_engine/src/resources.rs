@@ -20,10 +20,41 @@ struct ResourceSlot {
     cell: RwLock<Box<dyn Any + Send + Sync>>,
 }
 
+/// A copy of a resource's value, boxed.
+type CopyValue = fn(&(dyn Any + Send + Sync)) -> Box<dyn Any + Send + Sync>;
+
+fn copy_value<R: Clone + Send + Sync + 'static>(
+    value: &(dyn Any + Send + Sync),
+) -> Box<dyn Any + Send + Sync> {
+    Box::new(downcast::<R>(value).clone())
+}
+
 /// Every resource of a registry, by type.
 #[derive(Default)]
 pub(crate) struct Resources {
     slots: TypeIdMap<ResourceSlot>,
+    /// The resource types whose values in-memory states copy
+    /// (`registry/state.rs`), with their copy.
+    copies: TypeIdMap<CopyValue>,
+}
+
+/// The copies of the clonable resources, and the names of the others.
+#[derive(Default)]
+pub(crate) struct SavedResources {
+    values: Vec<(TypeId, &'static str, Box<dyn Any + Send + Sync>)>,
+    pub(crate) unsaved: Vec<&'static str>,
+}
+
+impl std::fmt::Debug for SavedResources {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SavedResources")
+            .field(
+                "saved",
+                &self.values.iter().map(|v| v.1).collect::<Vec<_>>(),
+            )
+            .field("unsaved", &self.unsaved)
+            .finish()
+    }
 }
 
 impl std::fmt::Debug for Resources {
@@ -49,6 +80,55 @@ fn missing<R>() -> EcsError {
 }
 
 impl Resources {
+    /// From now on, states copy `R` with its `Clone`.
+    pub(crate) fn register_clone<R: Clone + Send + Sync + 'static>(&mut self) {
+        self.copies.insert(TypeId::of::<R>(), copy_value::<R>);
+    }
+
+    /// Copies of the resources whose type has a copy registered; the
+    /// names of the others, sorted.
+    pub(crate) fn save(&self) -> SavedResources {
+        let mut saved = SavedResources::default();
+        for (type_id, slot) in self.slots.iter() {
+            match self.copies.get(type_id) {
+                // A shared registry holds no write guard (see `get`): the
+                // read lock is free.
+                Some(copy) => {
+                    let value = copy(&**slot.cell.read());
+                    saved.values.push((*type_id, slot.name, value));
+                }
+                None => saved.unsaved.push(slot.name),
+            }
+        }
+        saved.values.sort_by_key(|v| v.1);
+        saved.unsaved.sort_unstable();
+        saved
+    }
+
+    /// Puts copies of the saved values back (replacing the current
+    /// ones); removes the resources of a clonable type that `saved` does
+    /// not hold (inserted after the save). Resources of other types stay.
+    pub(crate) fn restore(&mut self, saved: &SavedResources) {
+        let copies = &self.copies;
+        self.slots.retain(|type_id, _| {
+            !copies.contains_key(type_id) || saved.values.iter().any(|v| v.0 == *type_id)
+        });
+        for (type_id, name, value) in &saved.values {
+            let copy = self.copies[type_id];
+            let fresh = copy(&**value);
+            match self.slots.get_mut(type_id) {
+                Some(slot) => *slot.cell.get_mut() = fresh,
+                None => {
+                    let slot = ResourceSlot {
+                        name,
+                        cell: RwLock::new(fresh),
+                    };
+                    self.slots.insert(*type_id, slot);
+                }
+            }
+        }
+    }
+
     pub(crate) fn insert<R: Send + Sync + 'static>(&mut self, value: R) -> Option<R> {
         if let Some(old) = self.get_mut::<R>() {
             return Some(std::mem::replace(old, value));

@@ -117,6 +117,7 @@ mod slot;
 mod snapshot_reserves;
 mod state;
 mod system;
+mod system_state;
 mod tick;
 
 pub use access::{EventAccess, ResourceAccess, SubjectKind, SystemAccess, short_name};
@@ -130,6 +131,7 @@ pub use graph::{EdgeReason, Policy, Rule};
 pub use oneshot::{MAX_ONE_SHOT_RUNS, OneShotId};
 pub use param::context::{SystemContext, SystemId};
 pub use param::query::{LastRun, Query, QuerySingleError, RemovedComponents};
+pub use param::random::{Random, RandomStream, WorldSeed};
 pub use param::{Commands, Local, LocalState, Res, ResMut, SystemParam};
 pub use schedule::Schedule;
 pub use slot::SystemRun;
@@ -144,4 +146,5 @@ pub use system::{
     DeclaredSystem, ExclusiveSystem, FunctionSystem, IntoSystem, IsExclusive, IsStateful, IsSystem,
     Stateful, StatefulSystem, System, SystemOutput,
 };
+pub use system_state::{SystemStateError, SystemStates};
 pub use tick::Tick;

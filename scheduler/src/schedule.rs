@@ -37,7 +37,7 @@ pub struct Schedule {
     /// A tick has found every declared resource in the registry.
     resources_checked: bool,
     /// The startup systems, each a wave of its own, until they have run.
-    startup: Vec<Slot>,
+    pub(crate) startup: Vec<Slot>,
     /// What happens between waves besides the commands (boxed: a
     /// schedule stays small to move).
     pub(crate) between: Box<Between>,
@@ -51,6 +51,9 @@ pub struct Schedule {
     placement: TickPlacement,
     /// The state types, and their enter and exit systems.
     pub(crate) states: StateRunner,
+    /// The clones of system state types, for saved system states
+    /// (`system_state.rs`).
+    pub(crate) state_copies: crate::system_state::StateCopies,
 }
 
 impl std::fmt::Debug for Schedule {
@@ -110,6 +113,7 @@ impl Schedule {
             adaptive: true,
             placement: TickPlacement::default(),
             states: StateRunner::default(),
+            state_copies: crate::system_state::StateCopies::default(),
         }
     }
 

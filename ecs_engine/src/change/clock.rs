@@ -8,9 +8,9 @@ use crate::{Component, Entity, Registry, RegistryCell, SparseSet};
 
 /// Copies the registry's tick into one tracked pool, clamping its old
 /// ticks when `check` is set.
-type UpdatePool = fn(&mut Pools, u32, bool);
+pub(crate) type UpdatePool = fn(&mut Pools, u32, bool);
 
-fn update_pool<T: Component>(pools: &mut Pools, now: u32, check: bool) {
+pub(crate) fn update_pool<T: Component>(pools: &mut Pools, now: u32, check: bool) {
     if let Some(c) = pools.get_mut::<T>().and_then(|p| p.changes.as_deref_mut()) {
         c.now = now;
         if check {
@@ -22,9 +22,9 @@ fn update_pool<T: Component>(pools: &mut Pools, now: u32, check: bool) {
 /// The registry's change clock and the tracked types.
 #[derive(Debug, Default)]
 pub(crate) struct ChangeClock {
-    now: u32,
-    last_check: u32,
-    tracked: Vec<UpdatePool>,
+    pub(crate) now: u32,
+    pub(crate) last_check: u32,
+    pub(crate) tracked: Vec<UpdatePool>,
 }
 
 impl Registry {
@@ -46,7 +46,7 @@ impl Registry {
         ChangeTick::new(now)
     }
 
-    fn set_clock(&mut self, now: u32) {
+    pub(crate) fn set_clock(&mut self, now: u32) {
         self.change.now = now;
         let check = now.wrapping_sub(self.change.last_check) >= CHECK_INTERVAL;
         if check {

@@ -138,7 +138,7 @@ pub(crate) fn newer(tick: u32, since: u32, now: u32) -> bool {
 
 /// The change ticks of one tracked pool, parallel to its components, and
 /// its log of removals.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct ChangeTicks {
     /// The registry's change tick, copied here on every advance.
     pub(crate) now: u32,
@@ -150,7 +150,7 @@ pub(crate) struct ChangeTicks {
 /// The entities that lost a component, in order, with sequence numbers:
 /// `entries[k]` has number `first + k`. Bounded; the oldest entries go
 /// first, counted by the readers that missed them.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct RemovedLog {
     pub(crate) entries: VecDeque<Entity>,
     pub(crate) first: u64,
@@ -176,6 +176,17 @@ impl RemovedLog {
 }
 
 impl ChangeTicks {
+    /// Makes `self` equal to `src`, reusing `self`'s allocations (a
+    /// derived `clone_from` would allocate anew).
+    pub(crate) fn copy_from(&mut self, src: &ChangeTicks) {
+        self.now = src.now;
+        self.added.clone_from(&src.added);
+        self.changed.clone_from(&src.changed);
+        self.removed.entries.clone_from(&src.removed.entries);
+        self.removed.first = src.removed.first;
+        self.removed.capacity = src.removed.capacity;
+    }
+
     pub(crate) fn new(len: usize, now: u32) -> Self {
         ChangeTicks {
             now,

@@ -30,7 +30,7 @@ use crate::EcsError;
 /// assert_eq!((c.index(), c.generation()), (a.index(), a.generation() + 1));
 /// assert!(!alloc.is_alive(a));
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct EntityAllocator {
     /// Current generation of every slot ever used: the live entity's, or the
     /// one the next entity in that slot will get.

@@ -7,7 +7,8 @@
 //! [`EntityAllocator::from_state`] checks such a state and rebuilds an
 //! allocator that behaves exactly like the one it came from, so a
 //! serializer (the `ecs_snapshot` crate) can save and restore handles
-//! without this crate depending on any format.
+//! without this crate depending on any format. The allocator's `Clone`
+//! (whose `clone_from` reuses memory, for in-memory states) is here too.
 //!
 //! # Invariants checked by `from_state`
 //!
@@ -278,6 +279,33 @@ impl Registry {
         self.entities_epoch = self.entities_epoch.wrapping_add(1);
         self.pools.clear();
         old
+    }
+}
+
+/// A copy of the whole allocator (its state, limits and counters).
+impl Clone for EntityAllocator {
+    fn clone(&self) -> Self {
+        EntityAllocator {
+            generations: self.generations.clone(),
+            alive: self.alive.clone(),
+            reserved: self.reserved.clone(),
+            free: self.free.clone(),
+            ..*self
+        }
+    }
+
+    /// Copies `source` into this allocator's own memory where it is large
+    /// enough (an in-memory state saved every frame allocates nothing).
+    fn clone_from(&mut self, source: &Self) {
+        self.generations.clone_from(&source.generations);
+        self.alive.clone_from(&source.alive);
+        self.reserved.clone_from(&source.reserved);
+        self.free.clone_from(&source.free);
+        self.live = source.live;
+        self.reserved_count = source.reserved_count;
+        self.max_live = source.max_live;
+        self.max_generation = source.max_generation;
+        self.retired = source.retired;
     }
 }
 

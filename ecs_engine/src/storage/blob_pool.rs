@@ -111,6 +111,24 @@ impl Column {
         Ok(())
     }
 
+    /// A column holding a byte copy of the first `len` values (`len <=
+    /// cap`), with room for exactly `len`; `None` when the allocator
+    /// refuses.
+    fn copy_prefix(&self, len: usize) -> Option<Column> {
+        let mut copy = Column::new(self.item);
+        if self.stride == 0 || len == 0 {
+            return Some(copy);
+        }
+        copy.try_grow_to(len).ok()?;
+        // SAFETY: `self` holds `len <= cap` values in `len * stride`
+        // readable bytes from `data` (initialised or padding: an untyped
+        // copy reads either); `copy` was just allocated with room for
+        // `len` values of the same stride, and two allocations never
+        // overlap.
+        unsafe { ptr::copy_nonoverlapping(self.at(0), copy.at(0), len * self.stride) };
+        Some(copy)
+    }
+
     fn heap_bytes(&self) -> usize {
         if self.stride == 0 {
             0
@@ -326,6 +344,57 @@ impl BlobPool {
         self.dense.push(entity);
         self.runs.changed(len, len + 1);
         Ok(())
+    }
+
+    /// A copy of the pool, its values copied byte for byte, with its own
+    /// identity for raw views. `None` when the values have a destructor
+    /// (a byte copy would own their resources twice) or the allocator
+    /// refuses the memory.
+    pub(crate) fn copy_bytes(&self) -> Option<BlobPool> {
+        if self.drop.is_some() {
+            return None;
+        }
+        Some(BlobPool {
+            sparse: self.sparse.clone(),
+            dense: self.dense.clone(),
+            column: self.column.copy_prefix(self.dense.len())?,
+            drop: None,
+            runs: RunInfo::default(),
+        })
+    }
+
+    /// Gives `to` a byte copy of `from`'s value; `false` (nothing done)
+    /// when `from` has none. The caller knows the values have no
+    /// destructor (a byte copy of plain bytes is a valid value).
+    ///
+    /// # Panics
+    ///
+    /// When `to`'s slot is held by another generation, or the allocator
+    /// refuses the room (as `Vec` does).
+    pub(crate) fn clone_value(&mut self, from: Entity, to: Entity) -> bool {
+        debug_assert!(self.drop.is_none());
+        let Some(i) = self.dense_index_hinted(from, usize::MAX) else {
+            return false;
+        };
+        let size = self.column.item.size();
+        // The insert may move the column: the value goes through a buffer.
+        let mut buffer = vec![std::mem::MaybeUninit::<u8>::uninit(); size];
+        // SAFETY: position `i < len` holds `size` readable bytes; the
+        // buffer is a separate allocation of `size` bytes.
+        unsafe { ptr::copy_nonoverlapping(self.column.at(i), buffer.as_mut_ptr().cast(), size) };
+        // SAFETY: the buffer holds a byte copy of a valid value of plain
+        // bytes (no destructor: it owns nothing), readable for the size,
+        // outside the column.
+        let inserted = unsafe { self.insert(to, buffer.as_ptr().cast()) };
+        match inserted {
+            Ok(()) => true,
+            Err(Refused::Held(holder)) => {
+                panic!("broken registry invariant: {to} meets {holder} in a run-time pool")
+            }
+            Err(Refused::NoMemory { bytes }) => std::alloc::handle_alloc_error(
+                Layout::from_size_align(bytes, 1).unwrap_or(Layout::new::<u8>()),
+            ),
+        }
     }
 
     /// `true` when the values have a destructor.

@@ -2,15 +2,17 @@
 //! run bookkeeping views join by (`lookup.rs`), the [`SparseSet`] of one
 //! Rust type (`sparse_set.rs`, with its batch removal in
 //! `sparse_set/remove_many.rs`), the untyped pool of a run-time component
-//! (`blob_pool.rs`), the table of pools behind their locks (`pools.rs`,
+//! (`blob_pool.rs`), the type-erased pool trait (`erased.rs`), the table of pools behind their locks (`pools.rs`,
 //! keyed through `type_id_map.rs`), the [`PoolMut`] borrow of one pool
 //! (`pool_mut.rs`), and the lock-only handle views and cells reach the
 //! registry through (`locked.rs`); `prefetch.rs` holds the cache hint the
 //! batch paths use.
 
 pub(crate) mod blob_pool;
+pub(crate) mod erased;
 pub(crate) mod locked;
 pub(crate) mod lookup;
+pub(crate) mod pool_copy;
 pub(crate) mod pool_mut;
 pub(crate) mod pools;
 pub(crate) mod prefetch;

@@ -18,9 +18,10 @@
 //! name, size, alignment, drop function) can be stored in the same table
 //! beside the typed [`SparseSet`]s.
 //!
-//! Here: the table (`Pools`), the `ErasedPool` trait its pools implement and
-//! the lock helpers (`try_read`, `try_write`, which resources use too); the
-//! component ids and infos are in `component.rs`.
+//! Here: the table (`Pools`) and the lock helpers (`try_read`,
+//! `try_write`, which resources use too); the `ErasedPool` trait its
+//! pools implement is in `erased.rs`, the component ids and infos in
+//! `component.rs`.
 
 use std::any::{Any, TypeId};
 use std::borrow::Cow;
@@ -34,103 +35,25 @@ use parking_lot::{
 
 use crate::panic::FirstPanic;
 use crate::storage::blob_pool::BlobPool;
+pub(crate) use crate::storage::erased::ErasedPool;
+use crate::storage::pool_copy::PoolCopy;
 use crate::{
     Access, Component, ComponentDescriptor, ComponentId, ComponentInfo, EcsError, Entity, SparseSet,
 };
 
-/// The operations the registry needs on a pool without knowing its type:
-/// implemented by the typed [`SparseSet`]s and by the untyped `BlobPool`s of
-/// run-time components.
-pub(crate) trait ErasedPool: Any + Send + Sync {
-    /// Removes and drops `entity`'s component; `true` if it had one.
-    fn remove_entity(&mut self, entity: Entity) -> bool;
-    /// Removes and drops the components of `entities`, in order, as one
-    /// [`remove_entity`](Self::remove_entity) each would.
-    fn remove_entities(&mut self, entities: &[Entity]) {
-        for &entity in entities {
-            self.remove_entity(entity);
-        }
-    }
-    /// `true` when dropping a component may run code (which may panic).
-    fn needs_drop(&self) -> bool;
-    fn contains_entity(&self, entity: Entity) -> bool;
-    fn len(&self) -> usize;
-    fn clear(&mut self);
-    fn heap_bytes(&self) -> usize;
-    /// The owners, in dense order.
-    fn entities(&self) -> &[Entity];
-    /// Reorders the pool: position `i` takes what position `order[i]`
-    /// held (`order`, a permutation, is left as the identity).
-    fn apply_order(&mut self, order: &mut [u32]);
-}
-
-impl<T: Component> ErasedPool for SparseSet<T> {
-    fn remove_entity(&mut self, entity: Entity) -> bool {
-        self.remove(entity).is_some()
-    }
-    fn remove_entities(&mut self, entities: &[Entity]) {
-        self.remove_many(entities);
-    }
-    fn needs_drop(&self) -> bool {
-        std::mem::needs_drop::<T>()
-    }
-    fn contains_entity(&self, entity: Entity) -> bool {
-        self.contains(entity)
-    }
-    fn len(&self) -> usize {
-        SparseSet::len(self)
-    }
-    fn clear(&mut self) {
-        SparseSet::clear(self)
-    }
-    fn heap_bytes(&self) -> usize {
-        SparseSet::heap_bytes(self)
-    }
-    fn entities(&self) -> &[Entity] {
-        SparseSet::entities(self)
-    }
-    fn apply_order(&mut self, order: &mut [u32]) {
-        SparseSet::apply_order(self, order)
-    }
-}
-
-impl ErasedPool for BlobPool {
-    fn remove_entity(&mut self, entity: Entity) -> bool {
-        self.remove(entity)
-    }
-    fn needs_drop(&self) -> bool {
-        self.has_drop()
-    }
-    fn contains_entity(&self, entity: Entity) -> bool {
-        self.contains(entity)
-    }
-    fn len(&self) -> usize {
-        BlobPool::len(self)
-    }
-    fn clear(&mut self) {
-        BlobPool::clear(self)
-    }
-    fn heap_bytes(&self) -> usize {
-        BlobPool::heap_bytes(self)
-    }
-    fn entities(&self) -> &[Entity] {
-        BlobPool::entities(self)
-    }
-    fn apply_order(&mut self, order: &mut [u32]) {
-        BlobPool::apply_order(self, order)
-    }
-}
-
-struct PoolSlot {
-    info: ComponentInfo,
-    cell: RwLock<Box<dyn ErasedPool>>,
+pub(super) struct PoolSlot {
+    pub(super) info: ComponentInfo,
+    pub(super) cell: RwLock<Box<dyn ErasedPool>>,
+    /// How to copy the pool whole, for in-memory states
+    /// (`pool_copy.rs`); `None` until its type's clone is registered.
+    pub(super) copy: Option<PoolCopy>,
 }
 
 impl PoolSlot {
     /// The pool, read without its lock. Only the registry's `&self`
     /// accessors call this; a `RegistryCell` never does.
     #[inline]
-    fn peek(&self) -> &dyn ErasedPool {
+    pub(super) fn peek(&self) -> &dyn ErasedPool {
         // SAFETY: write guards exist only while the registry is exclusively
         // borrowed (see the module docs), and `RegistryCell`, which lets
         // threads take them through a shared reference, never calls `peek`.
@@ -143,21 +66,21 @@ impl PoolSlot {
 
 /// Every pool of a registry, by [`ComponentId`].
 pub(crate) struct Pools {
-    slots: Vec<PoolSlot>,
-    by_type: TypeIdMap<ComponentId>,
+    pub(super) slots: Vec<PoolSlot>,
+    pub(super) by_type: TypeIdMap<ComponentId>,
     /// A direct-mapped front for `by_type`: a type's slot is fixed by its
     /// `TypeId` (a constant at each call site), so most lookups are one load
     /// and one compare. Types whose slot is taken are found in `by_type`.
-    fast: [Option<(TypeId, ComponentId)>; FAST_SLOTS],
+    pub(super) fast: [Option<(TypeId, ComponentId)>; FAST_SLOTS],
     /// Run-time components by registered name.
-    by_name: HashMap<String, ComponentId>,
+    pub(super) by_name: HashMap<String, ComponentId>,
 }
 
 /// Slots of the direct-mapped type table.
 const FAST_SLOTS: usize = 64;
 
 #[inline]
-fn fast_slot(type_id: TypeId) -> usize {
+pub(super) fn fast_slot(type_id: TypeId) -> usize {
     use std::hash::Hash;
     let mut hasher = TypeIdHasher::default();
     type_id.hash(&mut hasher);
@@ -250,7 +173,7 @@ pub(crate) fn typed_mut<T: Component>(pool: &mut dyn ErasedPool) -> &mut SparseS
 /// of a slot whose info is a run-time one: `register_runtime` is the only
 /// place that creates such slots, and it stores a `BlobPool` there.
 #[inline]
-fn as_blob(pool: &dyn ErasedPool) -> &BlobPool {
+pub(super) fn as_blob(pool: &dyn ErasedPool) -> &BlobPool {
     (pool as &dyn Any)
         .downcast_ref::<BlobPool>()
         .expect("a run-time component's pool is a BlobPool")
@@ -321,6 +244,7 @@ impl Pools {
         self.slots.push(PoolSlot {
             info: ComponentInfo::of::<T>(),
             cell: RwLock::new(Box::new(SparseSet::<T>::new())),
+            copy: PoolCopy::builtin::<T>(),
         });
         self.by_type.insert(TypeId::of::<T>(), id);
         let fast = &mut self.fast[fast_slot(TypeId::of::<T>())];
@@ -351,9 +275,11 @@ impl Pools {
         let name = descriptor.name().to_owned();
         let info = ComponentInfo::runtime(descriptor);
         let pool = BlobPool::new(info.layout(), info.drop_fn().cloned());
+        let copy = info.drop_fn().is_none().then(PoolCopy::bytes);
         self.slots.push(PoolSlot {
             info,
             cell: RwLock::new(Box::new(pool)),
+            copy,
         });
         self.by_name.insert(name, id);
         Ok(id)

@@ -14,6 +14,7 @@
 //! layout. What views need to join sets by position (identity, revision,
 //! written positions, run cache) is in `lookup.rs` too.
 
+mod copy;
 mod remove_many;
 
 use super::lookup::{EMPTY, RunInfo, SparseIndex};

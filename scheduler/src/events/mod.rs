@@ -143,8 +143,31 @@ pub struct Events<T> {
     missed: AtomicU64,
 }
 
+impl<T: Clone> Clone for Events<T> {
+    /// A copy of the channel: its retained events, sequence numbers,
+    /// tick and every reader's cursor (what an in-memory state saves,
+    /// with [`Registry::register_resource_clone`]); the spare buffers
+    /// are not copied.
+    fn clone(&self) -> Self {
+        Events {
+            chunks: self.chunks.clone(),
+            start: self.start,
+            sent: self.sent,
+            tick_number: self.tick_number,
+            retention: self.retention,
+            readers: self.readers.clone(),
+            pending: Mutex::new(self.pending.lock().clone()),
+            spare: Mutex::new(Vec::new()),
+            cursors: Mutex::new(self.cursors.lock().clone()),
+            listed: self.listed,
+            reads: Mutex::new(self.reads.lock().clone()),
+            missed: AtomicU64::new(self.missed.load(Ordering::Relaxed)),
+        }
+    }
+}
+
 /// Events sent together: `events[k]` has sequence `start + k`.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Chunk<T> {
     start: u64,
     /// The frame tick number the events were sent in.

@@ -8,6 +8,7 @@
 
 pub(crate) mod context;
 pub(crate) mod query;
+pub(crate) mod random;
 
 use std::any::Any;
 use std::cell::RefMut;
@@ -57,12 +58,18 @@ pub trait SystemParam {
     }
 }
 
+/// What [`LocalState::for_each_value`] calls with each value: its path,
+/// its type name and the value.
+pub(crate) type ValueVisitor<'a> = dyn FnMut(&[usize], &'static str, &(dyn Any + Send)) + 'a;
+
 /// The state a system keeps for its parameters from run to run: a value
 /// per [`Local`] parameter, made on first use. Held by each function
 /// system; a tuple parameter keeps one child state per element.
 #[derive(Default)]
 pub struct LocalState {
     value: Option<Box<dyn Any + Send>>,
+    /// The type name of `value` (for the errors of saved states).
+    name: &'static str,
     children: Vec<LocalState>,
 }
 
@@ -78,10 +85,51 @@ impl std::fmt::Debug for LocalState {
 impl LocalState {
     /// This state's value, made with `T::default()` on first use.
     pub(crate) fn value_or_default<T: Default + Send + 'static>(&mut self) -> &mut T {
+        if self.value.is_none() {
+            self.name = std::any::type_name::<T>();
+        }
         self.value
             .get_or_insert_with(|| Box::new(T::default()))
             .downcast_mut::<T>()
             .expect("a local slot holds the type of its parameter")
+    }
+
+    /// Calls `f` with every value of this state and its children, in
+    /// pre-order, with the value's path (child indices from here) and
+    /// type name.
+    pub(crate) fn for_each_value(&self, path: &mut Vec<usize>, f: &mut ValueVisitor<'_>) {
+        if let Some(value) = &self.value {
+            f(path, self.name, &**value);
+        }
+        for (i, child) in self.children.iter().enumerate() {
+            path.push(i);
+            child.for_each_value(path, f);
+            path.pop();
+        }
+    }
+
+    /// Drops every value of this state and its children (the next run
+    /// makes them anew, as before a first run).
+    pub(crate) fn clear_values(&mut self) {
+        self.value = None;
+        self.children.iter_mut().for_each(LocalState::clear_values);
+    }
+
+    /// Puts `value` (of the type named `name`) at `path` below this
+    /// state, making the children on the way.
+    pub(crate) fn set_value(
+        &mut self,
+        path: &[usize],
+        name: &'static str,
+        value: Box<dyn Any + Send>,
+    ) {
+        match path.split_first() {
+            None => {
+                self.value = Some(value);
+                self.name = name;
+            }
+            Some((&i, rest)) => self.children(i + 1)[i].set_value(rest, name, value),
+        }
     }
 
     /// The first `n` child states (one per element of a tuple parameter,
@@ -169,12 +217,7 @@ impl<T: Default + Send + 'static> SystemParam for Local<'_, T> {
         _: &'s SystemContext<'_>,
         local: &'s mut LocalState,
     ) -> Result<Self::Item<'s>, SystemError> {
-        let value = local
-            .value
-            .get_or_insert_with(|| Box::new(T::default()))
-            .downcast_mut::<T>()
-            .expect("a local slot holds the type of its parameter");
-        Ok(Local(value))
+        Ok(Local(local.value_or_default::<T>()))
     }
 }
 

@@ -40,6 +40,22 @@ pub trait Condition: Send + 'static {
     fn state_type(&self) -> Option<(std::any::TypeId, &'static str)> {
         None
     }
+
+    /// The state the predicate's parameters keep for the system named
+    /// `system`, for saved system states
+    /// ([`Schedule::save_system_states`](crate::Schedule::save_system_states));
+    /// `None` (the default) when it keeps none.
+    fn locals_for(&self, system: &str) -> Option<&LocalState> {
+        let _ = system;
+        None
+    }
+
+    /// [`locals_for`](Self::locals_for), mutable, made empty when the
+    /// predicate has not run for that system yet.
+    fn locals_for_mut(&mut self, system: &str) -> Option<&mut LocalState> {
+        let _ = system;
+        None
+    }
 }
 
 /// Conversion into a [`Condition`]: implemented for functions and
@@ -114,21 +130,33 @@ macro_rules! function_condition {
                 fn call<$($p),*>(mut f: impl FnMut($($p),*) -> bool, $($p: $p),*) -> bool {
                     f($($p),*)
                 }
-                let FunctionCondition { function, locals, .. } = self;
-                let name = ctx.system_name();
-                let index = match locals.iter().position(|(n, _)| n == name) {
-                    Some(index) => index,
-                    None => {
-                        locals.push((name.to_owned(), LocalState::default()));
-                        locals.len() - 1
-                    }
-                };
-                let mut slots = locals[index].1.children(<[&str]>::len(&[$(stringify!($p)),*])).iter_mut();
+                let local = entry(&mut self.locals, ctx.system_name());
+                let mut slots = local.children(<[&str]>::len(&[$(stringify!($p)),*])).iter_mut();
                 $(let $p = $p::fetch_local(ctx, slots.next().expect("one local slot per parameter"))?;)*
-                Ok(call(function, $($p),*))
+                Ok(call(&mut self.function, $($p),*))
+            }
+
+            fn locals_for(&self, system: &str) -> Option<&LocalState> {
+                self.locals.iter().find(|(n, _)| n == system).map(|(_, local)| local)
+            }
+
+            fn locals_for_mut(&mut self, system: &str) -> Option<&mut LocalState> {
+                Some(entry(&mut self.locals, system))
             }
         }
     };
+}
+
+/// The state kept for `system` in `locals`, made empty on first use.
+fn entry<'a>(locals: &'a mut Vec<(String, LocalState)>, system: &str) -> &'a mut LocalState {
+    let index = match locals.iter().position(|(n, _)| n == system) {
+        Some(index) => index,
+        None => {
+            locals.push((system.to_owned(), LocalState::default()));
+            locals.len() - 1
+        }
+    };
+    &mut locals[index].1
 }
 
 function_condition!();

@@ -47,6 +47,27 @@ pub trait System: Send + 'static {
     /// [`Schedule::state`](crate::Schedule::state)).
     fn state(&self) -> &dyn Any;
 
+    /// The system's state, mutable, for a restore of saved system states
+    /// ([`Schedule::restore_system_states`](crate::Schedule::restore_system_states));
+    /// `None` (the default) when it cannot be replaced (a function or
+    /// closure).
+    fn state_mut(&mut self) -> Option<&mut dyn Any> {
+        None
+    }
+
+    /// The state the system's parameters keep from run to run
+    /// ([`Local`](crate::Local) values, last-run change ticks, removal
+    /// cursors), for saved system states; `None` (the default) for a
+    /// system that keeps none.
+    fn locals(&self) -> Option<&LocalState> {
+        None
+    }
+
+    /// [`locals`](Self::locals), mutable.
+    fn locals_mut(&mut self) -> Option<&mut LocalState> {
+        None
+    }
+
     /// Runs an exclusive system (one whose [`access`](Self::access) is
     /// [`exclusive`](SystemAccess::exclusive)) with the whole registry, alone
     /// between waves. The executor calls it instead of [`run`](Self::run)
@@ -236,6 +257,14 @@ macro_rules! function_system {
             fn state(&self) -> &dyn Any {
                 &self.function
             }
+
+            fn locals(&self) -> Option<&LocalState> {
+                Some(&self.locals)
+            }
+
+            fn locals_mut(&mut self) -> Option<&mut LocalState> {
+                Some(&mut self.locals)
+            }
         }
     };
 }
@@ -328,6 +357,18 @@ impl<S: StatefulSystem> System for Stateful<S> {
 
     fn state(&self) -> &dyn Any {
         &self.0
+    }
+
+    fn state_mut(&mut self) -> Option<&mut dyn Any> {
+        Some(&mut self.0)
+    }
+
+    fn locals(&self) -> Option<&LocalState> {
+        Some(&self.1)
+    }
+
+    fn locals_mut(&mut self) -> Option<&mut LocalState> {
+        Some(&mut self.1)
     }
 }
 

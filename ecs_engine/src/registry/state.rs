@@ -1,0 +1,224 @@
+//! In-memory states: a whole registry saved and restored by cloning its
+//! pools whole (see `storage/pool_copy.rs`), with no serde and no entity
+//! by entity re-insertion.
+//!
+//! A [`RegistryState`] holds a copy of every component pool (values,
+//! dense and sparse arrays, change ticks and removal logs), the entity
+//! allocator (live handles, generations, free list, reserved handles),
+//! the change clock, the hierarchy flag and the resources whose type
+//! opted in. A restore makes the registry equal to the state in every
+//! respect a reader can observe: the same entities with the same handles,
+//! the same components in the same dense order, the same change ticks
+//! (so nothing restored reads as added or changed unless it did at the
+//! save), the same removal logs.
+
+use std::borrow::Cow;
+
+use super::Registry;
+use crate::resources::SavedResources;
+use crate::storage::pool_copy::SavedPool;
+use crate::{ChangeTick, Component, EntityAllocator};
+
+/// Why a registry could not be saved to, or restored from, a
+/// [`RegistryState`]; the registry and the state are unchanged then.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StateError {
+    /// A component pool has no copy: a Rust type whose clone was never
+    /// registered, or a run-time component with a destructor (its bytes
+    /// do not say what it owns).
+    #[error(
+        "cannot save component `{component}`: its pool has no clone; call \
+         `Registry::register_clone::<T>()` for it (run-time components with a \
+         destructor cannot be saved)"
+    )]
+    NotClonable {
+        /// The component's name (its type name for a Rust type).
+        component: Cow<'static, str>,
+    },
+    /// The registry holds another component type than the state at this
+    /// position: the state was saved from a registry that registered its
+    /// types in another order.
+    #[error(
+        "cannot restore: the state's component #{position} is `{saved}`, the \
+         registry's is `{found}` (register types in the same order as the saved registry)"
+    )]
+    OtherTypes {
+        /// The [`ComponentId`](crate::ComponentId) index where they differ.
+        position: usize,
+        /// The state's component there.
+        saved: Cow<'static, str>,
+        /// The registry's component there.
+        found: Cow<'static, str>,
+    },
+}
+
+/// A whole registry saved in memory: made by [`Registry::save_state`] or
+/// [`Registry::save_state_into`], put back by [`Registry::restore_state`]
+/// (as often as wanted: a restore copies out of the state, which stays as
+/// it is).
+///
+/// Holds a copy of every component pool, the entity allocator, the change
+/// clock and the resources whose type opted in
+/// ([`Registry::register_resource_clone`]); the other resources are not
+/// saved, and [`unsaved_resources`](Self::unsaved_resources) names them.
+///
+/// `Default` is an empty state, to be filled by
+/// [`Registry::save_state_into`] (which reuses its memory from one save to
+/// the next: a rollback loop saves into the same state every frame).
+#[derive(Debug, Default)]
+pub struct RegistryState {
+    allocator: EntityAllocator,
+    pools: Vec<SavedPool>,
+    resources: SavedResources,
+    has_hierarchy: bool,
+    now: u32,
+    last_check: u32,
+}
+
+impl RegistryState {
+    /// Number of live entities saved.
+    pub fn len(&self) -> usize {
+        self.allocator.len()
+    }
+
+    /// `true` when no entity was saved.
+    pub fn is_empty(&self) -> bool {
+        self.allocator.is_empty()
+    }
+
+    /// The change tick at the save ([`Registry::change_tick`]).
+    pub fn change_tick(&self) -> ChangeTick {
+        ChangeTick::new(self.now)
+    }
+
+    /// The names of the resources the save left out (their types did not
+    /// opt in with [`Registry::register_resource_clone`]), sorted. A
+    /// restore leaves those resources as it finds them.
+    pub fn unsaved_resources(&self) -> &[&'static str] {
+        &self.resources.unsaved
+    }
+
+    /// Number of components saved of the type named `name` (its type name
+    /// for a Rust type); `None` when the state has no such pool.
+    pub fn count_by_name(&self, name: &str) -> Option<usize> {
+        self.pools
+            .iter()
+            .find(|p| p.info().name() == name)
+            .map(SavedPool::len)
+    }
+}
+
+impl Registry {
+    /// Lets in-memory states ([`save_state`](Self::save_state)) copy
+    /// `T`'s pool with `T`'s `Clone` (creating the pool if missing). Every
+    /// component type in the registry needs this once before a save; the
+    /// hierarchy's [`ChildOf`](crate::ChildOf) and
+    /// [`Children`](crate::Children) and [`Disabled`](crate::Disabled)
+    /// have it from the start, and run-time components of plain bytes
+    /// (no destructor) are copied byte for byte.
+    pub fn register_clone<T: Component + Clone>(&mut self) {
+        self.pools.register_clone::<T>();
+    }
+
+    /// Lets in-memory states copy the resource `R` with its `Clone`
+    /// (whether `R` is in the registry yet or not). Resources of other
+    /// types are left out of states, named by
+    /// [`RegistryState::unsaved_resources`].
+    pub fn register_resource_clone<R: Clone + Send + Sync + 'static>(&mut self) {
+        self.resources.register_clone::<R>();
+    }
+
+    /// The whole registry, saved in memory: see [`RegistryState`].
+    ///
+    /// # Errors
+    ///
+    /// [`StateError::NotClonable`] naming the first component pool that
+    /// cannot be copied (see [`register_clone`](Self::register_clone)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::{Registry, StateError};
+    ///
+    /// #[derive(Clone, Debug, PartialEq)]
+    /// struct Position(f32);
+    /// struct Secret;
+    ///
+    /// let mut registry = Registry::new();
+    /// registry.register_clone::<Position>();
+    /// let a = registry.spawn((Position(1.0),));
+    /// let state = registry.save_state().unwrap();
+    ///
+    /// registry.get_mut::<Position>(a).unwrap().0 = 5.0;
+    /// let b = registry.spawn((Position(2.0),));
+    /// registry.restore_state(&state).unwrap();
+    /// assert_eq!(registry.get::<Position>(a), Some(&Position(1.0)));
+    /// assert!(!registry.is_alive(b));
+    ///
+    /// registry.spawn((Secret,));
+    /// assert!(matches!(registry.save_state(), Err(StateError::NotClonable { .. })));
+    /// ```
+    pub fn save_state(&self) -> Result<RegistryState, StateError> {
+        let mut state = RegistryState::default();
+        self.save_state_into(&mut state)?;
+        Ok(state)
+    }
+
+    /// [`save_state`](Self::save_state) into `state`, replacing what it
+    /// held and reusing its memory where the pools' types match (a
+    /// rollback loop that saves every frame allocates only for growth).
+    ///
+    /// # Errors
+    ///
+    /// As [`save_state`](Self::save_state); `state` is unchanged then.
+    pub fn save_state_into(&self, state: &mut RegistryState) -> Result<(), StateError> {
+        self.pools.save_into(&mut state.pools, self.change.now)?;
+        state.allocator.clone_from(&self.allocator);
+        state.resources = self.resources.save();
+        state.has_hierarchy = self.has_hierarchy;
+        state.now = self.change.now;
+        state.last_check = self.change.last_check;
+        Ok(())
+    }
+
+    /// Makes the registry what it was when `state` was saved: the same
+    /// entities and handles (the allocator's free list and generations
+    /// too, so the next spawns get the handles they got after the save),
+    /// the same components in the same order, the same change tick, change
+    /// ticks and removal logs, and the saved resources. Component types
+    /// registered since the save keep their pools, emptied (without
+    /// logging removals); resources of a type not registered with
+    /// [`register_resource_clone`](Self::register_resource_clone) stay as
+    /// they are; resources of such a type inserted after the save are
+    /// removed.
+    ///
+    /// Handles reserved before the restore (by command buffers) name
+    /// nothing in the restored allocator: the restore advances
+    /// [`entities_epoch`](Self::entities_epoch), so buffers drop them at
+    /// their next prepare (`CommandBuffer::resync` of the `command_buffer`
+    /// crate). Handles that were reserved at the save come back reserved;
+    /// an engine gives them back to its buffers with their saved reserves.
+    ///
+    /// # Errors
+    ///
+    /// [`StateError::OtherTypes`] when the state was saved from a
+    /// registry whose types were registered in another order; nothing
+    /// changes then.
+    ///
+    /// # Panics
+    ///
+    /// When a component's `Drop` panics while its pool is emptied (the
+    /// restore is not completed then).
+    pub fn restore_state(&mut self, state: &RegistryState) -> Result<(), StateError> {
+        self.pools
+            .restore(&state.pools, state.now, &mut self.change.tracked)?;
+        self.allocator.clone_from(&state.allocator);
+        self.entities_epoch = self.entities_epoch.wrapping_add(1);
+        self.has_hierarchy |= state.has_hierarchy;
+        self.change.last_check = state.last_check;
+        self.set_clock(state.now);
+        self.resources.restore(&state.resources);
+        Ok(())
+    }
+}

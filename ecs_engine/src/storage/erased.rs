@@ -1,0 +1,130 @@
+//! [`ErasedPool`]: the operations the registry needs on a pool without
+//! knowing its type, implemented by the typed [`SparseSet`]s and by the
+//! untyped `BlobPool`s of run-time components (the table of pools,
+//! `pools.rs`, stores them as `dyn ErasedPool`).
+
+use std::any::Any;
+
+use crate::storage::blob_pool::BlobPool;
+use crate::{Component, Entity, SparseSet};
+
+/// The operations the registry needs on a pool without knowing its type:
+/// implemented by the typed [`SparseSet`]s and by the untyped `BlobPool`s of
+/// run-time components.
+pub(crate) trait ErasedPool: Any + Send + Sync {
+    /// Removes and drops `entity`'s component; `true` if it had one.
+    fn remove_entity(&mut self, entity: Entity) -> bool;
+    /// Removes and drops the components of `entities`, in order, as one
+    /// [`remove_entity`](Self::remove_entity) each would.
+    fn remove_entities(&mut self, entities: &[Entity]) {
+        for &entity in entities {
+            self.remove_entity(entity);
+        }
+    }
+    /// `true` when dropping a component may run code (which may panic).
+    fn needs_drop(&self) -> bool;
+    fn contains_entity(&self, entity: Entity) -> bool;
+    fn len(&self) -> usize;
+    fn clear(&mut self);
+    fn heap_bytes(&self) -> usize;
+    /// The owners, in dense order.
+    fn entities(&self) -> &[Entity];
+    /// Reorders the pool: position `i` takes what position `order[i]`
+    /// held (`order`, a permutation, is left as the identity).
+    fn apply_order(&mut self, order: &mut [u32]);
+    /// `true` when the pool keeps change ticks.
+    fn is_tracking(&self) -> bool;
+    /// The pool's identity and structural revision (see `RunInfo`):
+    /// equal stamps at two moments mean the same entities in the same
+    /// dense order.
+    fn stamp(&self) -> (u64, u64);
+    /// Empties the pool, dropping its values, without logging removals
+    /// (a restore to a state saved before the pool had any; tick arrays
+    /// emptied, the removal log kept).
+    fn reset(&mut self);
+}
+
+impl<T: Component> ErasedPool for SparseSet<T> {
+    fn remove_entity(&mut self, entity: Entity) -> bool {
+        self.remove(entity).is_some()
+    }
+    fn remove_entities(&mut self, entities: &[Entity]) {
+        self.remove_many(entities);
+    }
+    fn needs_drop(&self) -> bool {
+        std::mem::needs_drop::<T>()
+    }
+    fn contains_entity(&self, entity: Entity) -> bool {
+        self.contains(entity)
+    }
+    fn len(&self) -> usize {
+        SparseSet::len(self)
+    }
+    fn clear(&mut self) {
+        SparseSet::clear(self)
+    }
+    fn heap_bytes(&self) -> usize {
+        SparseSet::heap_bytes(self)
+    }
+    fn entities(&self) -> &[Entity] {
+        SparseSet::entities(self)
+    }
+    fn apply_order(&mut self, order: &mut [u32]) {
+        SparseSet::apply_order(self, order)
+    }
+    fn is_tracking(&self) -> bool {
+        self.changes.is_some()
+    }
+    fn stamp(&self) -> (u64, u64) {
+        SparseSet::stamp(self)
+    }
+    fn reset(&mut self) {
+        let changes = self.changes.take();
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.clear()));
+        self.changes = changes.map(|mut c| {
+            c.added.clear();
+            c.changed.clear();
+            c
+        });
+        if let Err(payload) = result {
+            std::panic::resume_unwind(payload);
+        }
+    }
+}
+
+impl ErasedPool for BlobPool {
+    fn remove_entity(&mut self, entity: Entity) -> bool {
+        self.remove(entity)
+    }
+    fn needs_drop(&self) -> bool {
+        self.has_drop()
+    }
+    fn contains_entity(&self, entity: Entity) -> bool {
+        self.contains(entity)
+    }
+    fn len(&self) -> usize {
+        BlobPool::len(self)
+    }
+    fn clear(&mut self) {
+        BlobPool::clear(self)
+    }
+    fn heap_bytes(&self) -> usize {
+        BlobPool::heap_bytes(self)
+    }
+    fn entities(&self) -> &[Entity] {
+        BlobPool::entities(self)
+    }
+    fn apply_order(&mut self, order: &mut [u32]) {
+        BlobPool::apply_order(self, order)
+    }
+    fn is_tracking(&self) -> bool {
+        false
+    }
+    fn stamp(&self) -> (u64, u64) {
+        let (_, runs) = self.lookup_parts();
+        (runs.id, runs.revision)
+    }
+    fn reset(&mut self) {
+        BlobPool::clear(self)
+    }
+}

@@ -1,0 +1,340 @@
+//! Whole-pool copies for in-memory states ([`RegistryState`](crate::RegistryState)):
+//! the per-type copy functions a pool slot keeps ([`PoolCopy`]), and the
+//! save and restore of the whole pool table.
+//!
+//! A typed pool is copied by its type's `Clone`, registered with
+//! [`Registry::register_clone`](crate::Registry::register_clone) (Rust has
+//! no way to ask "is `T: Clone`?" of a generic `T`, so the registry learns
+//! it once per type); the hierarchy's links and [`Disabled`](crate::Disabled)
+//! marks are clonable from the start. A run-time component of plain bytes
+//! (no destructor) is copied byte for byte; one with a destructor owns
+//! something its bytes do not show, so it is never copied.
+//!
+//! Invariant of a saved table: position `i` holds a copy of the pool of
+//! [`ComponentId`](crate::ComponentId) `i`, with that slot's info and copy
+//! functions, so a restore can check, pool by pool, that it puts each
+//! copy back into a pool of the same type.
+
+use std::any::{Any, TypeId};
+
+use parking_lot::{Mutex, RwLock};
+
+use super::blob_pool::BlobPool;
+use super::pools::{ErasedPool, PoolSlot, Pools, as_blob, fast_slot, typed_mut};
+use crate::change::clock::{UpdatePool, update_pool};
+use crate::{ChildOf, Children, Component, ComponentInfo, Disabled, Entity, SparseSet, StateError};
+
+/// How to copy one slot's pool.
+#[derive(Clone, Copy)]
+pub(crate) struct PoolCopy {
+    /// A copy of the pool, with its own identity for views.
+    copy: fn(&dyn ErasedPool) -> Box<dyn ErasedPool>,
+    /// Makes the first pool equal to the second (the current change tick
+    /// next), reusing its allocations where it can; copies the values
+    /// only when told both hold the same entities in the same order.
+    restore: fn(&mut dyn ErasedPool, &dyn ErasedPool, u32, bool),
+    /// The clock's update of the pool's change ticks, for a typed pool.
+    update: Option<UpdatePool>,
+    /// Gives the second entity a copy of the first one's value (both
+    /// alive, the second without one); `false` when the first has none.
+    clone_value: fn(&mut dyn ErasedPool, Entity, Entity) -> bool,
+}
+
+fn typed<T: Component>(pool: &dyn ErasedPool) -> &SparseSet<T> {
+    (pool as &dyn Any)
+        .downcast_ref()
+        .expect("a pool's type matches its id")
+}
+
+fn copy_typed<T: Component + Clone>(pool: &dyn ErasedPool) -> Box<dyn ErasedPool> {
+    Box::new(typed::<T>(pool).copy_state())
+}
+
+fn restore_typed<T: Component + Clone>(
+    dst: &mut dyn ErasedPool,
+    src: &dyn ErasedPool,
+    now: u32,
+    same_structure: bool,
+) {
+    typed_mut::<T>(dst).restore_from(typed::<T>(src), now, same_structure);
+}
+
+fn clone_typed_value<T: Component + Clone>(
+    pool: &mut dyn ErasedPool,
+    from: Entity,
+    to: Entity,
+) -> bool {
+    let set = typed_mut::<T>(pool);
+    let Some(value) = set.get(from).cloned() else {
+        return false;
+    };
+    set.insert_live(to, value);
+    true
+}
+
+fn clone_blob_value(pool: &mut dyn ErasedPool, from: Entity, to: Entity) -> bool {
+    (pool as &mut dyn Any)
+        .downcast_mut::<BlobPool>()
+        .expect("a run-time component's pool is a BlobPool")
+        .clone_value(from, to)
+}
+
+fn copy_blob(pool: &dyn ErasedPool) -> Box<dyn ErasedPool> {
+    let copy = as_blob(pool).copy_bytes().unwrap_or_else(|| {
+        // A pool with a destructor never gets these functions (`bytes`
+        // is given only to plain-byte pools): what failed is memory.
+        std::alloc::handle_alloc_error(std::alloc::Layout::new::<u8>())
+    });
+    Box::new(copy)
+}
+
+fn restore_blob(dst: &mut dyn ErasedPool, src: &dyn ErasedPool, _now: u32, _same: bool) {
+    let copy = copy_blob(src);
+    let dst = (dst as &mut dyn Any)
+        .downcast_mut::<BlobPool>()
+        .expect("a run-time component's pool is a BlobPool");
+    *dst = *(copy as Box<dyn Any>)
+        .downcast()
+        .expect("a copy of a BlobPool is a BlobPool");
+}
+
+impl PoolCopy {
+    /// The copy of `SparseSet<T>`.
+    pub(crate) fn typed<T: Component + Clone>() -> Self {
+        PoolCopy {
+            copy: copy_typed::<T>,
+            restore: restore_typed::<T>,
+            update: Some(update_pool::<T>),
+            clone_value: clone_typed_value::<T>,
+        }
+    }
+
+    /// The copy of a run-time component's pool of plain bytes.
+    pub(crate) fn bytes() -> Self {
+        PoolCopy {
+            copy: copy_blob,
+            restore: restore_blob,
+            update: None,
+            clone_value: clone_blob_value,
+        }
+    }
+
+    /// The copy of the engine's own component types, known clonable:
+    /// the hierarchy's links and [`Disabled`]; `None` for any other `T`.
+    pub(crate) fn builtin<T: Component>() -> Option<Self> {
+        let id = TypeId::of::<T>();
+        if id == TypeId::of::<ChildOf>() {
+            Some(Self::typed::<ChildOf>())
+        } else if id == TypeId::of::<Children>() {
+            Some(Self::typed::<Children>())
+        } else if id == TypeId::of::<Disabled>() {
+            Some(Self::typed::<Disabled>())
+        } else {
+            None
+        }
+    }
+}
+
+/// The copy of one pool in a saved table.
+pub(crate) struct SavedPool {
+    info: ComponentInfo,
+    copy: PoolCopy,
+    pool: Box<dyn ErasedPool>,
+    /// The stamp (`ErasedPool::stamp`) of the registry pool this copy was
+    /// last made equal to or from: while that pool keeps the stamp, both
+    /// hold the same entities in the same order, and a save or restore
+    /// between them copies the values only (the copy's own structure
+    /// changes only through such a save). Behind a lock: a restore reads
+    /// the state through a shared borrow.
+    synced: Mutex<Option<(u64, u64)>>,
+}
+
+impl SavedPool {
+    pub(crate) fn info(&self) -> &ComponentInfo {
+        &self.info
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.pool.len()
+    }
+}
+
+impl std::fmt::Debug for SavedPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SavedPool")
+            .field("component", &self.info.name())
+            .field("len", &self.pool.len())
+            .finish()
+    }
+}
+
+impl Pools {
+    /// Registers `T`'s clone as the copy of its pool (creating the pool
+    /// if missing).
+    pub(crate) fn register_clone<T: Component + Clone>(&mut self) {
+        let id = self.register::<T>();
+        self.slots[id.index()].copy = Some(PoolCopy::typed::<T>());
+    }
+
+    /// The copy functions of every slot.
+    ///
+    /// # Errors
+    ///
+    /// [`StateError::NotClonable`] naming the first pool that has none.
+    fn copies(&self) -> Result<Vec<PoolCopy>, StateError> {
+        self.slots
+            .iter()
+            .map(|slot| {
+                slot.copy.ok_or_else(|| StateError::NotClonable {
+                    component: slot.info.name_cow(),
+                })
+            })
+            .collect()
+    }
+
+    /// Makes `saved` a copy of every pool, reusing the copies it holds
+    /// where the slot's type is the same (the current change tick `now`).
+    ///
+    /// # Errors
+    ///
+    /// [`StateError::NotClonable`] when a pool has no copy function;
+    /// `saved` is unchanged then.
+    pub(crate) fn save_into(&self, saved: &mut Vec<SavedPool>, now: u32) -> Result<(), StateError> {
+        let copies = self.copies()?;
+        saved.truncate(self.slots.len());
+        for (i, (slot, copy)) in self.slots.iter().zip(copies).enumerate() {
+            let pool = slot.peek();
+            match saved.get_mut(i) {
+                Some(old) if old.info == slot.info => {
+                    let synced = old.synced.get_mut();
+                    let same = *synced == Some(pool.stamp());
+                    (copy.restore)(&mut *old.pool, pool, now, same);
+                    *synced = Some(pool.stamp());
+                }
+                _ => {
+                    let fresh = SavedPool {
+                        info: slot.info.clone(),
+                        copy,
+                        pool: (copy.copy)(pool),
+                        synced: Mutex::new(Some(pool.stamp())),
+                    };
+                    if i < saved.len() {
+                        saved[i] = fresh;
+                    } else {
+                        saved.push(fresh);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes every pool equal to its copy in `saved`: pools of the table
+    /// that `saved` lacks (registered after the save) are emptied without
+    /// logging removals, and pools `saved` has beyond the table are
+    /// registered. `tracked` gets the clock's update of every pool that
+    /// starts tracking changes here; `now` is the restored change tick.
+    ///
+    /// # Errors
+    ///
+    /// [`StateError::OtherTypes`] when a slot holds another type than the
+    /// copy at its position (a state of a registry that registered its
+    /// types in another order); checked before any pool changes.
+    pub(crate) fn restore(
+        &mut self,
+        saved: &[SavedPool],
+        now: u32,
+        tracked: &mut Vec<UpdatePool>,
+    ) -> Result<(), StateError> {
+        if let Some((i, (slot, copy))) = self
+            .slots
+            .iter()
+            .zip(saved)
+            .enumerate()
+            .find(|(_, (slot, copy))| slot.info != copy.info)
+        {
+            return Err(StateError::OtherTypes {
+                position: i,
+                saved: copy.info.name_cow(),
+                found: slot.info.name_cow(),
+            });
+        }
+        for (slot, copy) in self.slots.iter_mut().zip(saved) {
+            let pool = slot.cell.get_mut();
+            let was_tracking = pool.is_tracking();
+            let mut synced = copy.synced.lock();
+            let same = *synced == Some(pool.stamp());
+            (copy.copy.restore)(&mut **pool, &*copy.pool, now, same);
+            *synced = Some(pool.stamp());
+            if pool.is_tracking() && !was_tracking {
+                tracked.extend(copy.copy.update);
+            }
+            slot.copy = Some(copy.copy);
+        }
+        for slot in self.slots.iter_mut().skip(saved.len()) {
+            slot.cell.get_mut().reset();
+        }
+        for copy in saved.iter().skip(self.slots.len()) {
+            self.adopt(copy, tracked);
+        }
+        Ok(())
+    }
+
+    /// The first component of `entity` whose pool has no copy, leaving
+    /// out the hierarchy's links (not copied by a clone).
+    pub(crate) fn first_unclonable(&self, entity: Entity) -> Option<&ComponentInfo> {
+        self.slots
+            .iter()
+            .filter(|slot| !is_link(&slot.info))
+            .find(|slot| slot.copy.is_none() && slot.peek().contains_entity(entity))
+            .map(|slot| &slot.info)
+    }
+
+    /// Gives `to` (alive, with no component) a copy of every component of
+    /// `from` but the hierarchy's links; every pool holding one has a copy
+    /// (see [`first_unclonable`](Self::first_unclonable)).
+    pub(crate) fn clone_components(&mut self, from: Entity, to: Entity) {
+        for slot in self.slots.iter_mut().filter(|slot| !is_link(&slot.info)) {
+            if let Some(copy) = slot.copy {
+                (copy.clone_value)(&mut **slot.cell.get_mut(), from, to);
+            }
+        }
+    }
+
+    /// Registers a slot for the type of `copy` (absent from the table),
+    /// holding a copy of its pool.
+    fn adopt(&mut self, copy: &SavedPool, tracked: &mut Vec<UpdatePool>) {
+        let id = crate::ComponentId::from_u32(
+            u32::try_from(self.slots.len()).expect("fewer than 2^32 component types"),
+        );
+        let pool = (copy.copy.copy)(&*copy.pool);
+        *copy.synced.lock() = Some(pool.stamp());
+        if pool.is_tracking() {
+            tracked.extend(copy.copy.update);
+        }
+        match copy.info.type_id() {
+            Some(type_id) => {
+                self.by_type.insert(type_id, id);
+                let fast = &mut self.fast[fast_slot(type_id)];
+                if fast.is_none() {
+                    *fast = Some((type_id, id));
+                }
+            }
+            None => {
+                self.by_name.insert(copy.info.name().to_owned(), id);
+            }
+        }
+        self.slots.push(PoolSlot {
+            info: copy.info.clone(),
+            cell: RwLock::new(pool),
+            copy: Some(copy.copy),
+        });
+    }
+}
+
+/// `true` for the hierarchy's link components, which a clone of an
+/// entity does not copy (a child has one parent).
+fn is_link(info: &ComponentInfo) -> bool {
+    let id = info.type_id();
+    id == Some(TypeId::of::<ChildOf>()) || id == Some(TypeId::of::<Children>())
+}

@@ -1,0 +1,135 @@
+//! In-memory states of a whole [`Engine`]: [`Engine::save_state`] and
+//! [`Engine::restore_state`], for rollback, replays and "what if"
+//! branches, with no serde and no entity-by-entity copy.
+
+use command_buffer::ReserveState;
+use ecs_engine::{Component, RegistryState, StateError};
+use scheduler::{RestoreReservesError, SystemStateError, SystemStates};
+
+use super::Engine;
+
+/// Why [`Engine::save_state`] or [`Engine::restore_state`] refused;
+/// nothing changed then.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EngineStateError {
+    /// The registry could not be saved or restored (a component without a
+    /// clone, or a state of a registry with other types).
+    #[error(transparent)]
+    Registry(#[from] StateError),
+    /// A system's state could not be saved, or the state came from
+    /// another schedule.
+    #[error(transparent)]
+    Systems(#[from] SystemStateError),
+    /// The command buffers' saved reserves do not fit the restored
+    /// registry (a state of another engine).
+    #[error(transparent)]
+    Reserves(#[from] RestoreReservesError),
+}
+
+/// A whole engine saved in memory by [`Engine::save_state`]: the
+/// registry ([`RegistryState`]: every pool, the allocator, change ticks,
+/// the hierarchy, disabled marks, the resources that opted in, among
+/// them event channels with their readers' cursors), every system's own
+/// state and its parameters' state ([`SystemStates`]: `Local` values,
+/// last-run change ticks), every command buffer's reserve, and the tick
+/// counter.
+///
+/// The [`Tick`](scheduler::Tick) and [`WorldSeed`](scheduler::WorldSeed)
+/// resources are saved from the start ([`Random`](scheduler::Random)
+/// streams are a function of the seed, the system and the tick: nothing
+/// else to save). Not saved: resources whose type did not
+/// opt in (named by [`unsaved_resources`](Self::unsaved_resources)),
+/// input still in the input queues, and the real-time clock of
+/// [`Engine::advance`].
+#[derive(Debug)]
+pub struct EngineState {
+    registry: RegistryState,
+    systems: SystemStates,
+    reserves: Vec<(String, ReserveState)>,
+    ticks: u64,
+}
+
+impl EngineState {
+    /// The number of ticks run at the save ([`Engine::ticks`]).
+    pub fn ticks(&self) -> u64 {
+        self.ticks
+    }
+
+    /// The registry's part.
+    pub fn registry(&self) -> &RegistryState {
+        &self.registry
+    }
+
+    /// The resources left out of the state (see
+    /// [`RegistryState::unsaved_resources`]).
+    pub fn unsaved_resources(&self) -> &[&'static str] {
+        self.registry.unsaved_resources()
+    }
+}
+
+impl Engine {
+    /// Lets states copy component `T` (see
+    /// [`Registry::register_clone`](ecs_engine::Registry::register_clone)).
+    pub fn register_clone<T: Component + Clone>(&mut self) -> &mut Self {
+        self.registry.register_clone::<T>();
+        self
+    }
+
+    /// Lets states copy resource `R`, an event channel
+    /// ([`Events<T>`](scheduler::Events)) included (see
+    /// [`Registry::register_resource_clone`](ecs_engine::Registry::register_resource_clone)).
+    pub fn register_resource_clone<R: Clone + Send + Sync + 'static>(&mut self) -> &mut Self {
+        self.registry.register_resource_clone::<R>();
+        self
+    }
+
+    /// Lets states copy a system's state of type `T`: a `Local<T>`, or a
+    /// [`StatefulSystem`](scheduler::StatefulSystem) of type `T` (see
+    /// [`Schedule::register_state_clone`](scheduler::Schedule::register_state_clone)).
+    pub fn register_state_clone<T: Clone + Send + 'static>(&mut self) -> &mut Self {
+        self.schedule.register_state_clone::<T>();
+        self
+    }
+
+    /// The whole engine, saved in memory between ticks: see
+    /// [`EngineState`].
+    ///
+    /// # Errors
+    ///
+    /// [`EngineStateError::Registry`] naming a component without a clone;
+    /// [`EngineStateError::Systems`] naming a system whose state has no
+    /// clone.
+    pub fn save_state(&self) -> Result<EngineState, EngineStateError> {
+        Ok(EngineState {
+            registry: self.registry.save_state()?,
+            systems: self.schedule.save_system_states()?,
+            reserves: self.schedule.command_reserves(),
+            ticks: self.ticks,
+        })
+    }
+
+    /// Makes the engine what it was when `state` was saved, from this
+    /// engine or another one built the same way (same systems, component
+    /// types registered in the same order): the next ticks then run as
+    /// they ran after the save, with the same entity handles, and every
+    /// handle a `commands.spawn()` returns names the entity it becomes,
+    /// never one of the restored world. Call it between ticks.
+    ///
+    /// # Errors
+    ///
+    /// [`EngineStateError::Systems`] when the state's systems are not this
+    /// schedule's; [`EngineStateError::Registry`] when its component
+    /// types differ; both checked before anything changes.
+    /// [`EngineStateError::Reserves`] is not expected for a state of an
+    /// engine built the same way.
+    pub fn restore_state(&mut self, state: &EngineState) -> Result<(), EngineStateError> {
+        state.systems.check(&self.schedule)?;
+        self.registry.restore_state(&state.registry)?;
+        self.schedule
+            .restore_command_reserves(&mut self.registry, state.reserves.clone())?;
+        self.schedule.restore_system_states(&state.systems)?;
+        self.ticks = state.ticks;
+        Ok(())
+    }
+}
