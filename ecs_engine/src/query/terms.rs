@@ -2,12 +2,14 @@
 //! `Option<Q>`, [`Entity`], [`Has`] (whether the entity has `T`, without
 //! borrowing the value) and tuples of up to 12 terms.
 
+use std::any::TypeId;
 use std::marker::PhantomData;
 use std::ops::Range;
 
-use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
+use parking_lot::MappedRwLockReadGuard;
 
 use super::traits::{Driver, QueryData, ReadOnlyQueryData, block_start, sealed, whole_run_start};
+use crate::storage::claims::Claimed;
 use crate::storage::locked::Locked;
 use crate::storage::lookup::{RunInfo, SparseIndex};
 use crate::{Access, Component, ComponentAccess, EcsError, Entity, SparseSet};
@@ -16,9 +18,9 @@ impl<T: Component> sealed::SealedQueryData for &T {}
 
 impl<T: Component> QueryData for &T {
     type Item<'a> = &'a T;
-    type Borrow<'w> = Option<MappedRwLockReadGuard<'w, SparseSet<T>>>;
+    type Borrow<'w> = Option<Claimed<'w, T>>;
     type Cursor<'a> = Option<&'a SparseSet<T>>;
-    type Block<'a> = &'a [T];
+    type Block<'a> = *const T;
     type Run = Option<usize>;
     const DRIVES: bool = true;
 
@@ -28,7 +30,7 @@ impl<T: Component> QueryData for &T {
     }
 
     fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
-        registry.read::<T>()
+        registry.claim_read::<T>()
     }
 
     #[inline]
@@ -51,7 +53,11 @@ impl<T: Component> QueryData for &T {
     ) -> Option<Self::Item<'a>> {
         let pool = cursor?;
         let i = pool.dense_index_hinted(entity, hint)?;
-        Some(&pool.components()[i])
+        // SAFETY: `i < len` (the sparse set's invariant); the pool is
+        // claimed for reading for `'a`, so any writer beside this view is
+        // disjoint from it and never writes element `i` (`storage/claims.rs`);
+        // the reference spans this one element only.
+        Some(unsafe { &*pool.components_ptr().add(i) })
     }
 
     fn run(cursor: Self::Cursor<'_>, driver: Driver<'_>) -> Self::Run {
@@ -71,17 +77,26 @@ impl<T: Component> QueryData for &T {
         let len = range.len();
         let (sparse, _) = pool.lookup_parts();
         let start = block_start(pool.entities(), sparse, run, driver, range)?;
-        pool.components().get(start..start + len)
+        (start + len <= pool.len()).then(|| {
+            // SAFETY: in bounds, checked above.
+            unsafe { pool.components_ptr().add(start) }
+        })
     }
 
     #[inline]
     unsafe fn fetch_block<'a>(block: Self::Block<'a>, k: usize) -> Self::Item<'a> {
-        // SAFETY: `k` is within the block (the caller's contract).
-        unsafe { block.get_unchecked(k) }
+        // SAFETY: `k` is within the block (the caller's contract), whose
+        // entities the view visits: as in `fetch`, no writer beside the
+        // view writes them, and the reference spans one element.
+        unsafe { &*block.add(k) }
     }
 
     fn access(out: &mut dyn FnMut(ComponentAccess)) {
         out(ComponentAccess::of::<T>(Access::Read));
+    }
+
+    fn shape(out: &mut dyn FnMut(TypeId, bool)) {
+        out(TypeId::of::<T>(), true);
     }
 }
 
@@ -115,6 +130,22 @@ impl<'a, T> MutCursor<'a, T> {
         let (dense, sparse, runs, data) = pool.parts_mut();
         MutCursor {
             dense,
+            sparse,
+            runs,
+            data,
+            ticks,
+            now,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The cursor of a pool claimed for writing (`storage/claims.rs`):
+    /// the values and ticks through the raw pointers taken under `&mut`.
+    pub(crate) fn claimed(pool: &'a SparseSet<T>) -> Self {
+        let (data, ticks, now) = pool.raw_parts();
+        let (sparse, runs) = pool.lookup_parts();
+        MutCursor {
+            dense: pool.entities(),
             sparse,
             runs,
             data,
@@ -167,7 +198,7 @@ impl<T: Component> sealed::SealedQueryData for &mut T {}
 
 impl<T: Component> QueryData for &mut T {
     type Item<'a> = &'a mut T;
-    type Borrow<'w> = Option<MappedRwLockWriteGuard<'w, SparseSet<T>>>;
+    type Borrow<'w> = Option<Claimed<'w, T>>;
     type Cursor<'a> = Option<MutCursor<'a, T>>;
     type Block<'a> = (*mut T, *mut u32, u32);
     type Run = Option<usize>;
@@ -180,12 +211,12 @@ impl<T: Component> QueryData for &mut T {
     }
 
     fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
-        registry.write::<T>()
+        registry.claim_write::<T>()
     }
 
     #[inline]
     fn cursor<'a>(borrow: &'a mut Self::Borrow<'_>) -> Self::Cursor<'a> {
-        Some(MutCursor::of(borrow.as_deref_mut()?))
+        Some(MutCursor::claimed(borrow.as_deref()?))
     }
 
     #[inline]
@@ -202,11 +233,12 @@ impl<T: Component> QueryData for &mut T {
         let c = cursor?;
         let i = SparseSet::<T>::locate(c.dense, c.sparse, entity, hint)?;
         // SAFETY: `i < dense.len() == data.len()` (the sparse set's
-        // invariant), `data` comes from the write-locked pool borrowed for
-        // `'a`, and the caller fetches each entity (so each `i`) at most once
-        // while its item lives, so no two `&mut T` alias; the ticks array
-        // (when there is one) has the same length, and its position `i`
-        // belongs to this fetch alike.
+        // invariant), `data` comes from the pool claimed for writing for
+        // `'a` (any other claim on it is disjoint: its views never reach
+        // entry `i`, `storage/claims.rs`), and the caller fetches each
+        // entity (so each `i`) at most once while its item lives, so no
+        // two `&mut T` alias; the ticks array (when there is one) has the
+        // same length, and its position `i` belongs to this fetch alike.
         unsafe {
             crate::change::ticks::mark(c.ticks, i, c.now);
             Some(&mut *c.data.add(i))
@@ -243,7 +275,7 @@ impl<T: Component> QueryData for &mut T {
     #[inline]
     unsafe fn fetch_block<'a>(block: Self::Block<'a>, k: usize) -> Self::Item<'a> {
         // SAFETY: `k` is within the block, whose components belong to the
-        // pool write-locked for `'a`; each `k` is fetched once while its
+        // pool claimed for writing for `'a` (as in `fetch`); each `k` is fetched once while its
         // item lives (the caller's contract), so no two `&mut T` alias;
         // the same holds for the block's ticks, when it has them.
         unsafe {
@@ -254,6 +286,10 @@ impl<T: Component> QueryData for &mut T {
 
     fn access(out: &mut dyn FnMut(ComponentAccess)) {
         out(ComponentAccess::of::<T>(Access::Write));
+    }
+
+    fn shape(out: &mut dyn FnMut(TypeId, bool)) {
+        out(TypeId::of::<T>(), true);
     }
 }
 
@@ -490,6 +526,10 @@ macro_rules! query_tuple {
 
             fn access(out: &mut dyn FnMut(ComponentAccess)) {
                 $($name::access(out);)+
+            }
+
+            fn shape(out: &mut dyn FnMut(TypeId, bool)) {
+                $($name::shape(out);)+
             }
         }
 

@@ -34,6 +34,7 @@ use parking_lot::{
 
 use crate::panic::FirstPanic;
 use crate::storage::blob_pool::BlobPool;
+use crate::storage::claims::{Claimed, Claims, ShapeFn};
 use crate::{
     Access, Component, ComponentDescriptor, ComponentId, ComponentInfo, EcsError, Entity, SparseSet,
 };
@@ -62,6 +63,9 @@ pub(crate) trait ErasedPool: Any + Send + Sync {
     /// Reorders the pool: position `i` takes what position `order[i]`
     /// held (`order`, a permutation, is left as the identity).
     fn apply_order(&mut self, order: &mut [u32]);
+    /// Takes the raw pointers write claims use (`storage/claims.rs`);
+    /// nothing for a pool that has no claims.
+    fn refresh_raw(&mut self) {}
 }
 
 impl<T: Component> ErasedPool for SparseSet<T> {
@@ -91,6 +95,9 @@ impl<T: Component> ErasedPool for SparseSet<T> {
     }
     fn apply_order(&mut self, order: &mut [u32]) {
         SparseSet::apply_order(self, order)
+    }
+    fn refresh_raw(&mut self) {
+        SparseSet::refresh_raw(self)
     }
 }
 
@@ -124,6 +131,8 @@ impl ErasedPool for BlobPool {
 struct PoolSlot {
     info: ComponentInfo,
     cell: RwLock<Box<dyn ErasedPool>>,
+    /// The views' claims on the pool's values (`storage/claims.rs`).
+    claims: Claims,
 }
 
 impl PoolSlot {
@@ -321,6 +330,7 @@ impl Pools {
         self.slots.push(PoolSlot {
             info: ComponentInfo::of::<T>(),
             cell: RwLock::new(Box::new(SparseSet::<T>::new())),
+            claims: Claims::default(),
         });
         self.by_type.insert(TypeId::of::<T>(), id);
         let fast = &mut self.fast[fast_slot(TypeId::of::<T>())];
@@ -354,6 +364,7 @@ impl Pools {
         self.slots.push(PoolSlot {
             info,
             cell: RwLock::new(Box::new(pool)),
+            claims: Claims::default(),
         });
         self.by_name.insert(name, id);
         Ok(id)
@@ -496,6 +507,39 @@ impl Pools {
         let slot = &self.slots[id.index()];
         let guard = try_read(&slot.cell, || slot.info.name_cow())?;
         Ok(Some(RwLockReadGuard::map(guard, |pool| downcast(&**pool))))
+    }
+
+    /// Shared-locks `T`'s pool and claims its values for `access` by a view
+    /// shaped `shape` (`storage/claims.rs`); `Ok(None)` when `T` has no pool.
+    pub(crate) fn claim<T: Component>(
+        &self,
+        access: Access,
+        shape: Option<ShapeFn>,
+    ) -> Result<Option<Claimed<'_, T>>, EcsError> {
+        let Some(id) = self.id_of::<T>() else {
+            return Ok(None);
+        };
+        let slot = &self.slots[id.index()];
+        let guard = try_read(&slot.cell, || slot.info.name_cow()).map_err(|e| match e {
+            EcsError::BorrowConflict { name, held, .. } => EcsError::BorrowConflict {
+                name,
+                wanted: access,
+                held,
+            },
+            other => other,
+        })?;
+        let claim = slot.claims.claim(access, shape, || slot.info.name_cow())?;
+        Ok(Some(Claimed::new(
+            RwLockReadGuard::map(guard, |pool| downcast(&**pool)),
+            claim,
+        )))
+    }
+
+    /// Takes every typed pool's raw pointers for write claims.
+    pub(crate) fn refresh_raw(&mut self) {
+        for pool in self.erased_mut() {
+            pool.refresh_raw();
+        }
     }
 
     /// Locks `T`'s pool for writing; `Ok(None)` when `T` has no pool.
