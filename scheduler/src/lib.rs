@@ -128,7 +128,7 @@ pub use graph::{EdgeReason, Policy, Rule};
 pub use param::context::{SystemContext, SystemId};
 #[doc(hidden)]
 pub use param::param_set::FetchMember;
-pub use param::param_set::{ParamSet, ParamSetMembers};
+pub use param::param_set::{ParamSet, ParamSetMembers, SetMember};
 pub use param::query::{LastRun, Query, QuerySingleError, RemovedComponents};
 pub use param::{Commands, Local, LocalState, Res, ResMut, SystemParam};
 pub use schedule::Schedule;

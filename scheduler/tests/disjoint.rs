@@ -60,7 +60,7 @@ fn two_queries_of_one_system_with_disjoint_filters_build_and_run() {
 
 fn clash_of(result: Result<Schedule, BuildError>) -> String {
     match result {
-        Err(BuildError::ParamClash { name, .. }) => name,
+        Err(BuildError::ParamClash { name, .. }) => name.into_owned(),
         other => panic!("expected a clash, got {other:?}"),
     }
 }

@@ -17,6 +17,7 @@ use crate::{Access, Component, ComponentAccess, EcsError, Entity, SparseSet};
 impl<T: Component> sealed::SealedQueryData for &T {}
 
 impl<T: Component> QueryData for &T {
+    type Static = &'static T;
     type Item<'a> = &'a T;
     type Borrow<'w> = Option<Claimed<'w, T>>;
     type Cursor<'a> = Option<&'a SparseSet<T>>;
@@ -197,6 +198,7 @@ unsafe impl<T: Send + Sync> Sync for MutCursor<'_, T> {}
 impl<T: Component> sealed::SealedQueryData for &mut T {}
 
 impl<T: Component> QueryData for &mut T {
+    type Static = &'static mut T;
     type Item<'a> = &'a mut T;
     type Borrow<'w> = Option<Claimed<'w, T>>;
     type Cursor<'a> = Option<MutCursor<'a, T>>;
@@ -296,6 +298,7 @@ impl<T: Component> QueryData for &mut T {
 impl<Q: QueryData> sealed::SealedQueryData for Option<Q> {}
 
 impl<Q: QueryData> QueryData for Option<Q> {
+    type Static = Option<Q::Static>;
     type Item<'a> = Option<Q::Item<'a>>;
     type Borrow<'w> = Q::Borrow<'w>;
     type Cursor<'a> = Q::Cursor<'a>;
@@ -369,6 +372,7 @@ impl<Q: ReadOnlyQueryData> ReadOnlyQueryData for Option<Q> {
 impl sealed::SealedQueryData for Entity {}
 
 impl QueryData for Entity {
+    type Static = Entity;
     type Item<'a> = Entity;
     type Borrow<'w> = ();
     type Cursor<'a> = ();
@@ -437,6 +441,7 @@ macro_rules! query_tuple {
         impl<$($name: QueryData),+> sealed::SealedQueryData for ($($name,)+) {}
 
         impl<$($name: QueryData),+> QueryData for ($($name,)+) {
+            type Static = ($($name::Static,)+);
             type Item<'a> = ($($name::Item<'a>,)+);
             type Borrow<'w> = ($($name::Borrow<'w>,)+);
             type Cursor<'a> = ($($name::Cursor<'a>,)+);
@@ -616,6 +621,7 @@ impl<T> Copy for HasBlock<'_, T> {}
 impl<T: Component> sealed::SealedQueryData for Has<T> {}
 
 impl<T: Component> QueryData for Has<T> {
+    type Static = Has<T>;
     type Item<'a> = bool;
     type Borrow<'w> = Option<MappedRwLockReadGuard<'w, SparseSet<T>>>;
     type Cursor<'a> = Option<&'a SparseSet<T>>;

@@ -178,6 +178,7 @@ fn ref_at<T>(pool: &SparseSet<T>, i: usize, since: u32) -> ComponentRef<'_, T> {
 impl<T: Component> sealed::SealedQueryData for Ref<T> {}
 
 impl<T: Component> QueryData for Ref<T> {
+    type Static = Ref<T>;
     type Item<'a> = ComponentRef<'a, T>;
     type Borrow<'w> = (Option<Claimed<'w, T>>, u32);
     type Cursor<'a> = RefCursor<'a, T>;
@@ -315,6 +316,7 @@ impl<T> std::fmt::Debug for Untracked<T> {
 impl<T: Component> sealed::SealedQueryData for Untracked<T> {}
 
 impl<T: Component> QueryData for Untracked<T> {
+    type Static = Untracked<T>;
     type Item<'a> = &'a mut T;
     type Borrow<'w> = Option<Claimed<'w, T>>;
     type Cursor<'a> = Option<MutCursor<'a, T>>;
@@ -574,6 +576,7 @@ unsafe fn item_mut<'a, T>(
 impl<T: Component> sealed::SealedQueryData for Mut<T> {}
 
 impl<T: Component> QueryData for Mut<T> {
+    type Static = Mut<T>;
     type Item<'a> = ComponentMut<'a, T>;
     type Borrow<'w> = (Option<MappedRwLockWriteGuard<'w, SparseSet<T>>>, u32);
     type Cursor<'a> = Option<MutTermCursor<'a, T>>;

@@ -38,6 +38,11 @@ pub(crate) mod sealed {
 pub trait QueryData: sealed::SealedQueryData {
     /// What the view yields for one entity.
     type Item<'a>;
+    /// The same query with every borrowed lifetime `'static` (`&'static
+    /// T` for `&T`): names a query type independently of the lifetimes a
+    /// function signature elides (the scheduler's `ParamSet` does).
+    #[doc(hidden)]
+    type Static: QueryData + 'static;
     #[doc(hidden)]
     type Borrow<'w>;
     #[doc(hidden)]

@@ -1,9 +1,14 @@
 //! [`ParamSet`]: parameters that conflict with each other, borrowed one at
 //! a time.
 
-use crate::{LocalState, SystemAccess, SystemContext, SystemError, SystemParam};
+use ecs_engine::{QueryData, QueryFilter};
 
-/// A system parameter holding up to four parameters that could not be
+use crate::{
+    LocalState, Query, Res, ResMut, SystemAccess, SystemContext, SystemError, SystemParam,
+};
+
+/// A system parameter holding two to four parameters ([`Query`], [`Res`],
+/// [`ResMut`]) that could not be
 /// borrowed at once (two queries writing one type whose filters do not
 /// prove them disjoint): each is borrowed only when asked for, through
 /// `p0()`, `p1()`, ..., and the borrow checker lets only one live at a
@@ -63,11 +68,31 @@ impl<T: ParamSetMembers> std::fmt::Debug for ParamSet<'_, T> {
     }
 }
 
-/// The tuples a [`ParamSet`] holds (2 to 4 [`SystemParam`]s). Sealed in
-/// practice: implemented for those tuples only.
+/// The tuples a [`ParamSet`] holds: 2 to 4 [`SetMember`]s.
 pub trait ParamSetMembers {
     #[doc(hidden)]
     type Fetchers<'s>;
+}
+
+/// A parameter that may be a member of a [`ParamSet`]: [`Query`],
+/// [`Res`] and [`ResMut`], written with any lifetime (as a function's
+/// parameter types elide it).
+pub trait SetMember {
+    /// The same parameter with its lifetime `'static`: what the set
+    /// declares and fetches.
+    type Param: SystemParam + 'static;
+}
+
+impl<Q: QueryData, F: QueryFilter + 'static> SetMember for Query<'_, Q, F> {
+    type Param = Query<'static, Q::Static, F>;
+}
+
+impl<R: Send + Sync + 'static> SetMember for Res<'_, R> {
+    type Param = Res<'static, R>;
+}
+
+impl<R: Send + Sync + 'static> SetMember for ResMut<'_, R> {
+    type Param = ResMut<'static, R>;
 }
 
 /// Fetches one member of a [`ParamSet`] from the context it was made
@@ -99,11 +124,11 @@ impl<P: SystemParam> FetchMember<P> for SystemContext<'_> {
 
 macro_rules! param_set {
     ($n:literal; $($p:ident $method:ident $index:tt),+) => {
-        impl<$($p: SystemParam + 'static),+> ParamSetMembers for ($($p,)+) {
-            type Fetchers<'s> = ($(&'s dyn FetchMember<$p>,)+);
+        impl<$($p: SetMember),+> ParamSetMembers for ($($p,)+) {
+            type Fetchers<'s> = ($(&'s dyn FetchMember<$p::Param>,)+);
         }
 
-        impl<$($p: SystemParam + 'static),+> ParamSet<'_, ($($p,)+)> {
+        impl<$($p: SetMember),+> ParamSet<'_, ($($p,)+)> {
             $(
                 #[doc = concat!("Borrows member ", stringify!($index), " of the set (the others stay unborrowed while it lives).")]
                 ///
@@ -111,7 +136,7 @@ macro_rules! param_set {
                 ///
                 /// When the member cannot be borrowed (see [`ParamSet`]).
                 #[track_caller]
-                pub fn $method(&mut self) -> $p::Item<'_> {
+                pub fn $method(&mut self) -> <$p::Param as SystemParam>::Item<'_> {
                     let local = self.local.as_deref_mut().map(|l| &mut l.children($n)[$index]);
                     self.fetchers.$index
                         .fetch_member(local)
@@ -120,13 +145,13 @@ macro_rules! param_set {
             )+
         }
 
-        impl<$($p: SystemParam + 'static),+> SystemParam for ParamSet<'_, ($($p,)+)> {
+        impl<$($p: SetMember),+> SystemParam for ParamSet<'_, ($($p,)+)> {
             type Item<'s> = ParamSet<'s, ($($p,)+)>;
 
             fn declare(access: &mut SystemAccess) {
                 let members = [$({
                     let mut member = SystemAccess::new();
-                    $p::declare(&mut member);
+                    $p::Param::declare(&mut member);
                     member
                 },)+];
                 access.add_param_set(&members);
@@ -134,7 +159,7 @@ macro_rules! param_set {
 
             fn fetch<'s>(ctx: &'s SystemContext<'_>) -> Result<Self::Item<'s>, SystemError> {
                 Ok(ParamSet {
-                    fetchers: ($(ctx as &dyn FetchMember<$p>,)+),
+                    fetchers: ($(ctx as &dyn FetchMember<$p::Param>,)+),
                     local: None,
                 })
             }
@@ -144,7 +169,7 @@ macro_rules! param_set {
                 local: &'s mut LocalState,
             ) -> Result<Self::Item<'s>, SystemError> {
                 Ok(ParamSet {
-                    fetchers: ($(ctx as &dyn FetchMember<$p>,)+),
+                    fetchers: ($(ctx as &dyn FetchMember<$p::Param>,)+),
                     local: Some(local),
                 })
             }
