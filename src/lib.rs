@@ -47,7 +47,7 @@ pub mod prelude {
     pub use command_buffer::CommandBuffer;
     pub use event_queue::EventQueue;
     pub use scheduler::{
-        Commands, EventCommands, EventReader, EventWriter, Events, Local, Policy, Query,
+        Commands, EventCommands, EventReader, EventWriter, Events, Local, ParamSet, Policy, Query,
         QuerySingleError, Res, ResMut, Schedule, StatefulSystem, SystemId, Tick,
     };
 
