@@ -72,10 +72,18 @@ fn queries_that_filters_do_not_separate_still_clash() {
     fn tracked(_: Query<&mut Position, Without<Enemy>>, _: Query<Ref<Position>, With<Enemy>>) {}
     fn both_without(_: Query<&mut Position, Without<Enemy>>, _: Query<&Position, Without<Enemy>>) {}
     let adds: [fn(&mut ScheduleBuilder); 4] = [
-        |b| drop(b.add(unfiltered)),
-        |b| drop(b.add(optional)),
-        |b| drop(b.add(tracked)),
-        |b| drop(b.add(both_without)),
+        |b| {
+            b.add(unfiltered);
+        },
+        |b| {
+            b.add(optional);
+        },
+        |b| {
+            b.add(tracked);
+        },
+        |b| {
+            b.add(both_without);
+        },
     ];
     for add in adds {
         let (mut registry, ..) = world();
@@ -159,7 +167,14 @@ fn disjoint_systems_share_a_wave_and_give_one_world_on_1_2_and_8_threads() {
 #[test]
 fn a_param_set_holds_queries_that_filters_cannot_separate() {
     /// Every mover moves to the nearest enemy's position minus one.
-    fn approach(mut set: ParamSet<(Query<&Position, With<Enemy>>, Query<&mut Position>)>) {
+    type EnemiesAndAll<'s, 'q> = ParamSet<
+        's,
+        (
+            Query<'q, &'q Position, With<Enemy>>,
+            Query<'q, &'q mut Position>,
+        ),
+    >;
+    fn approach(mut set: EnemiesAndAll<'_, '_>) {
         let nearest = set.p0().iter().map(|p| p.0).min().unwrap();
         for position in set.p1().iter_mut() {
             if position.0 < nearest {
@@ -178,12 +193,9 @@ fn a_param_set_holds_queries_that_filters_cannot_separate() {
 
 #[test]
 fn a_param_set_member_still_clashes_with_the_other_parameters() {
-    fn outside(_: ParamSet<(Query<&Position>, Query<&mut Velocity>)>, _: Query<&mut Position>) {}
-    fn disjoint_outside(
-        _: ParamSet<(Query<&Position, With<Enemy>>, Query<&mut Velocity>)>,
-        _: Query<&mut Position, Without<Enemy>>,
-    ) {
-    }
+    type Set<'s, 'q, F> = ParamSet<'s, (Query<'q, &'q Position, F>, Query<'q, &'q mut Velocity>)>;
+    fn outside(_: Set<'_, '_, ()>, _: Query<&mut Position>) {}
+    fn disjoint_outside(_: Set<'_, '_, With<Enemy>>, _: Query<&mut Position, Without<Enemy>>) {}
     let (mut registry, ..) = world();
     let mut builder = Schedule::builder();
     builder.add(outside);

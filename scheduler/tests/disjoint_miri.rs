@@ -17,7 +17,7 @@ fn world() -> Registry {
     // Interleaved, so a block of the movers' run spans enemies too.
     for i in 0..6 {
         let e = registry.spawn((Position(i),));
-        if i % 2 == 1 {
+        if !i.is_multiple_of(2) {
             registry.insert(e, Enemy).unwrap();
         }
     }
@@ -49,7 +49,16 @@ fn enemies(mut q: Query<&mut Position, With<Enemy>>) {
     q.each(|p| p.0 += 1000);
 }
 
-fn set(mut set: ParamSet<(Query<&Position>, Query<&mut Position, With<Enemy>>)>) {
+/// Every position, and the enemies' for writing.
+type Overlapping<'s, 'q> = ParamSet<
+    's,
+    (
+        Query<'q, &'q Position>,
+        Query<'q, &'q mut Position, With<Enemy>>,
+    ),
+>;
+
+fn set(mut set: Overlapping<'_, '_>) {
     let max = set.p0().iter().map(|p| p.0).max().unwrap();
     set.p1().each(|p| p.0 = max);
 }

@@ -12,8 +12,8 @@ use super::{ANY, C, COMPONENTS, ENTITIES, R, READ, RESOURCES, Spec, Tag, WITH, W
 pub(crate) fn in_side(side: u8, e: usize) -> bool {
     match side {
         ANY => true,
-        WITH => e % 2 == 1,
-        _ => e % 2 == 0,
+        WITH => !e.is_multiple_of(2),
+        _ => e.is_multiple_of(2),
     }
 }
 
