@@ -362,7 +362,9 @@ fn check_plan(case: &Case) -> Result<(), TestCaseError> {
                         (Policy::WriterFirst, Rule::WriteWrite) => {
                             prop_assert!(a == WRITE && b == WRITE && from < to)
                         }
-                        (Policy::WriterFirst, Rule::CycleFallback) => prop_assert!(from < to),
+                        (Policy::WriterFirst, Rule::CycleFallback | Rule::Overruled) => {
+                            prop_assert!(from < to)
+                        }
                         (policy, rule) => {
                             return Err(TestCaseError::fail(format!("{rule:?} under {policy:?}")));
                         }

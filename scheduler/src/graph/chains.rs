@@ -215,8 +215,8 @@ pub(super) fn rule(policy: Policy, kind: SubjectKind, a: Access, b: Access) -> (
 /// no edge (it would run them forward, but a path runs them backward).
 ///
 /// Where the rules disagree the pair runs forward and the backward rules
-/// fall back; where every rule runs backward but a path runs the pair
-/// forward, every rule falls back.
+/// are [`Rule::Overruled`]; where every rule runs backward but a path runs
+/// the pair forward, every rule falls back ([`Rule::CycleFallback`]).
 pub(super) fn pair_reasons(
     earlier: &SystemAccess,
     later: &SystemAccess,
@@ -238,10 +238,12 @@ pub(super) fn pair_reasons(
         rules
             .drain(..)
             .map(|(name, kind, (rule, runs_forward))| {
-                let rule = if forward && !runs_forward {
-                    Rule::CycleFallback
-                } else {
-                    rule
+                // Run forward against this rule: another rule of the pair
+                // ran it forward (and decides), else a path did.
+                let rule = match (forward && !runs_forward, rules_forward) {
+                    (true, true) => Rule::Overruled,
+                    (true, false) => Rule::CycleFallback,
+                    (false, _) => rule,
                 };
                 EdgeReason::Conflict { name, kind, rule }
             })
