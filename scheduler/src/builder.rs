@@ -209,9 +209,13 @@ impl SetConfig<'_> {
         self
     }
 
-    /// Every member runs only on ticks where `condition` holds (evaluated
-    /// by each member right before it would run; see
-    /// [`SystemConfig::run_if`]).
+    /// Every member runs only on ticks where `condition` holds: evaluated
+    /// once per tick, before the set's first member would run (at the
+    /// start of its wave, by the first enabled member of that wave in
+    /// registration order, whose state the condition's parameters keep),
+    /// and that verdict holds for every member that tick, even when a
+    /// member changes what the condition reads (bevy's rule). See
+    /// [`SystemConfig::run_if`].
     pub fn run_if<M>(&mut self, condition: impl IntoCondition<M>) -> &mut Self {
         let condition = share(condition.into_condition());
         self.entry().conditions.push(condition);
@@ -418,8 +422,9 @@ impl ScheduleBuilder {
             })
             .collect();
         let names = names::assign(&sources)?;
-        // Each member takes its sets' conditions.
+        // Each member takes its sets' conditions, after its own.
         let mut entries = self.entries;
+        let own_conditions: Vec<usize> = entries.iter().map(|e| e.conditions.len()).collect();
         for entry in &mut entries {
             for set in &self.sets {
                 if entry.sets.contains(&set.name) {
@@ -526,6 +531,7 @@ impl ScheduleBuilder {
                     last_run: Duration::ZERO,
                     failure: None,
                     conditions: Vec::new(),
+                    own_conditions: 0,
                     skipped: false,
                     last: None,
                 }
@@ -535,8 +541,9 @@ impl ScheduleBuilder {
             .into_iter()
             .zip(names)
             .zip(accesses)
+            .zip(own_conditions)
             .enumerate()
-            .map(|(index, ((entry, name), access))| {
+            .map(|(index, (((entry, name), access), own_conditions))| {
                 let mut buffer = match entry.reserve {
                     Some(policy) => CommandBuffer::with_policy(policy),
                     None => CommandBuffer::new(),
@@ -557,6 +564,7 @@ impl ScheduleBuilder {
                     last_run: Duration::ZERO,
                     failure: None,
                     conditions: entry.conditions,
+                    own_conditions,
                     skipped: false,
                     last: None,
                 }
