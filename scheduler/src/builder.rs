@@ -1,6 +1,10 @@
 //! Building a schedule: systems, names, constraints, the DAG;
 //! [`Schedule::builder`] starts one.
 
+mod chain;
+
+pub use chain::SystemChain;
+
 use std::borrow::Cow;
 use std::time::Duration;
 
@@ -57,6 +61,8 @@ pub struct ScheduleBuilder {
     policy: Policy,
     threads: Option<usize>,
     strict: bool,
+    /// `(earlier, later)` registration indices of `add_chain` links.
+    chained: Vec<(usize, usize)>,
 }
 
 impl std::fmt::Debug for ScheduleBuilder {
@@ -424,6 +430,10 @@ impl ScheduleBuilder {
         let names = names::assign(&sources)?;
         // Each member takes its sets' conditions, after its own.
         let mut entries = self.entries;
+        // A chain link is the later system's `after` the earlier one.
+        for &(earlier, later) in &self.chained {
+            entries[later].after.push(names[earlier].clone());
+        }
         let own_conditions: Vec<usize> = entries.iter().map(|e| e.conditions.len()).collect();
         for entry in &mut entries {
             for set in &self.sets {

@@ -118,7 +118,9 @@ mod system;
 mod tick;
 
 pub use access::{EventAccess, ResourceAccess, SubjectKind, SystemAccess, short_name};
-pub use builder::{MAX_THREADS, ScheduleBuilder, SetConfig, SystemConfig, THREADS_PER_CORE};
+pub use builder::{
+    MAX_THREADS, ScheduleBuilder, SetConfig, SystemChain, SystemConfig, THREADS_PER_CORE,
+};
 pub use error::{BuildError, CycleEdge, RunError, SystemError};
 pub use events::params::{EventReader, EventWriter};
 pub use events::{EventCommands, EventIter, Events};
