@@ -4,6 +4,7 @@
 
 use std::any::TypeId;
 use std::marker::PhantomData;
+use std::ptr::NonNull;
 use std::ops::Range;
 
 use parking_lot::MappedRwLockReadGuard;
@@ -21,7 +22,7 @@ impl<T: Component> QueryData for &T {
     type Item<'a> = &'a T;
     type Borrow<'w> = Option<Claimed<'w, T>>;
     type Cursor<'a> = Option<&'a SparseSet<T>>;
-    type Block<'a> = *const T;
+    type Block<'a> = NonNull<T>;
     type Run = Option<usize>;
     const DRIVES: bool = true;
 
@@ -79,8 +80,9 @@ impl<T: Component> QueryData for &T {
         let (sparse, _) = pool.lookup_parts();
         let start = block_start(pool.entities(), sparse, run, driver, range)?;
         (start + len <= pool.len()).then(|| {
-            // SAFETY: in bounds, checked above.
-            unsafe { pool.components_ptr().add(start) }
+            // SAFETY: in bounds (checked above) of the live buffer, whose
+            // pointer is never null.
+            unsafe { NonNull::new_unchecked(pool.components_ptr().add(start).cast_mut()) }
         })
     }
 
@@ -89,7 +91,7 @@ impl<T: Component> QueryData for &T {
         // SAFETY: `k` is within the block (the caller's contract), whose
         // entities the view visits: as in `fetch`, no writer beside the
         // view writes them, and the reference spans one element.
-        unsafe { &*block.add(k) }
+        unsafe { block.add(k).as_ref() }
     }
 
     fn access(out: &mut dyn FnMut(ComponentAccess)) {
