@@ -593,6 +593,7 @@ impl<'a, Q: QueryData, F: QueryFilter> ViewIter<'a, Q, F> {
 impl<'a, Q: QueryData, F: QueryFilter> Iterator for ViewIter<'a, Q, F> {
     type Item = Q::Item<'a>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         let pass = self.pass;
         while let Some(&entity) = pass.entities.get(self.next) {
