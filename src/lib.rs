@@ -49,8 +49,8 @@ pub mod prelude {
     pub use event_queue::EventQueue;
     pub use scheduler::{
         Commands, EventCommands, EventReader, EventWriter, Events, In, IntoPipeable, Local,
-        NextState, OneShotId, Policy, Query, QuerySingleError, Random, Res, ResMut, Schedule,
-        State, StatefulSystem, States, SystemId, Tick, WorldSeed, in_state,
+        NextState, OneShotId, ParamSet, Policy, Query, QuerySingleError, Random, Res, ResMut,
+        Schedule, State, StatefulSystem, States, SystemId, Tick, WorldSeed, in_state,
     };
 
     pub use crate::{Engine, EngineBuilder, EngineError, InputProducer, InputSender, SystemHandle};

@@ -156,8 +156,8 @@ pub use hierarchy::{
 pub use panic::panic_message;
 pub use query::{
     Added, Changed, ComponentMut, ComponentRef, ExclusiveView, Has, Mut, Or, QueryData,
-    QueryFilter, RawChunk, RawView, ReadOnlyQueryData, Ref, Untracked, View, ViewIter, With,
-    Without, run_serial, walk_threads,
+    QueryFilter, QueryShape, RawChunk, RawView, ReadOnlyQueryData, Ref, Untracked, View, ViewIter,
+    With, Without, run_serial, walk_threads,
 };
 pub use raw_value::{RawArena, RawComponent, RawSlot};
 pub use registry::{
@@ -167,3 +167,5 @@ pub use storage::{PAGE_LEN, PoolMut, SparseSet, TypeIdHasher, TypeIdMap};
 
 #[doc(hidden)]
 pub use query::{HasBlock, MutCursor, MutTermBlock, MutTermCursor, RefBlock, RefCursor};
+#[doc(hidden)]
+pub use storage::Claimed;

@@ -333,7 +333,7 @@ fn disabled_entities_are_skipped_by_entity_only_queries() {
 }
 
 #[test]
-fn has_does_not_conflict_with_reading_and_refuses_writing_the_same_type() {
+fn has_reads_membership_beside_readers_and_value_writers_not_beside_a_write_lock() {
     let mut registry = Registry::new();
     let e = registry.spawn((A(1), B(2)));
     let cell = registry.cell();
@@ -342,8 +342,17 @@ fn has_does_not_conflict_with_reading_and_refuses_writing_the_same_type() {
     assert_eq!(has.get(e), Some((&B(2), true)));
     assert_eq!(reading.get(e), Some(&A(1)));
     drop((reading, has));
+    // `&mut A` writes values, under a claim: membership stays readable.
+    let mut writing = cell.view::<(&mut A, Has<A>)>().unwrap();
+    writing.each(|(a, has)| {
+        assert!(has);
+        a.0 += 10;
+    });
+    drop(writing);
+    assert_eq!(cell.view::<&A>().unwrap().get(e), Some(&A(11)));
+    // `Mut<A>` takes the pool's write lock: nothing else reads it.
     assert!(matches!(
-        cell.view::<(&mut A, Has<A>)>(),
+        cell.view::<(ecs_engine::Mut<A>, Has<A>)>(),
         Err(EcsError::BorrowConflict { .. })
     ));
     // The access a scheduler derives: a read of A.

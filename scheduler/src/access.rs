@@ -9,6 +9,10 @@ use ecs_engine::{Access, Component, ComponentAccess, ComponentId, ComponentKey, 
 
 use crate::events::{BeginTick, Events, Flush};
 
+mod disjoint;
+
+use disjoint::Borrow;
+
 /// One resource type a system reads or writes.
 #[derive(Clone, Copy)]
 pub struct ResourceAccess {
@@ -174,6 +178,10 @@ pub struct SystemAccess {
     /// Types that the system's parameters borrow twice, at least once
     /// for writing: such a system could never run.
     clashes: Vec<Cow<'static, str>>,
+    /// Each component borrow on its own, with the shape of its query when
+    /// it has one (`access/disjoint.rs`): what proves two borrows of one
+    /// type disjoint.
+    borrows: Vec<Borrow>,
 }
 
 impl SystemAccess {
@@ -295,8 +303,9 @@ impl SystemAccess {
     /// system's this way: the two never borrow at the same time.
     pub fn merge(&mut self, other: &SystemAccess) {
         for c in &other.components {
-            self.add_component(c.clone());
+            self.merge_component(c.clone());
         }
+        self.borrows.extend(other.borrows.iter().cloned());
         for r in &other.resources {
             self.add_resource(*r);
         }
@@ -313,8 +322,15 @@ impl SystemAccess {
         self
     }
 
-    /// Adds one component access (merged with an earlier one of that type).
+    /// Adds one component access (merged with an earlier one of that
+    /// type), proven disjoint from no other borrow.
     pub fn add_component(&mut self, new: ComponentAccess) {
+        self.borrows.push(Borrow::opaque(&new));
+        self.merge_component(new);
+    }
+
+    /// Merges one component access into the per-type list only.
+    fn merge_component(&mut self, new: ComponentAccess) {
         match self.components.iter_mut().find(|c| c.key == new.key) {
             Some(old) => {
                 old.access = old.access.max(new.access);
@@ -338,11 +354,7 @@ impl SystemAccess {
     /// clash, which [`ScheduleBuilder::build`](crate::ScheduleBuilder::build)
     /// reports (the run would always fail on the second borrow).
     pub fn add_component_borrow(&mut self, new: ComponentAccess) {
-        let old = self.components.iter().find(|c| c.key == new.key);
-        if old.is_some_and(|old| old.access.max(new.access) == Access::Write) {
-            self.clashes.push(new.name.clone());
-        }
-        self.add_component(new);
+        self.add_shaped_borrow(new, None);
     }
 
     /// Adds a resource that one parameter borrows for the whole run; a
@@ -448,7 +460,8 @@ impl SystemAccess {
     ) -> impl Iterator<Item = (Cow<'static, str>, SubjectKind, Access, Access)> + 'a {
         let components = self.components.iter().filter_map(|a| {
             let b = other.components.iter().find(|b| b.key == a.key)?;
-            Some((a.name.clone(), SubjectKind::Component, a.access, b.access))
+            (!self.disjoint_on(other, a.key))
+                .then(|| (a.name.clone(), SubjectKind::Component, a.access, b.access))
         });
         let resources = self.resources.iter().filter_map(|a| {
             let b = other.resources.iter().find(|b| b.type_id == a.type_id)?;

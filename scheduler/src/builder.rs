@@ -1,6 +1,10 @@
 //! Building a schedule: systems, names, constraints, the DAG;
 //! [`Schedule::builder`] starts one.
 
+mod chain;
+
+pub use chain::SystemChain;
+
 use std::borrow::Cow;
 
 use command_buffer::{CommandBuffer, ReservePolicy};
@@ -60,6 +64,8 @@ pub struct ScheduleBuilder {
     pub(crate) states: crate::state::builder::StateBuilder,
     /// The one-shot systems registered before the build (`oneshot.rs`).
     pub(crate) oneshots: Vec<Box<dyn System>>,
+    /// `(earlier, later)` registration indices of `add_chain` links.
+    chained: Vec<(usize, usize)>,
 }
 
 impl std::fmt::Debug for ScheduleBuilder {
@@ -212,9 +218,13 @@ impl SetConfig<'_> {
         self
     }
 
-    /// Every member runs only on ticks where `condition` holds (evaluated
-    /// by each member right before it would run; see
-    /// [`SystemConfig::run_if`]).
+    /// Every member runs only on ticks where `condition` holds: evaluated
+    /// once per tick, before the set's first member would run (at the
+    /// start of its wave, by the first enabled member of that wave in
+    /// registration order, whose state the condition's parameters keep),
+    /// and that verdict holds for every member that tick, even when a
+    /// member changes what the condition reads (bevy's rule). See
+    /// [`SystemConfig::run_if`].
     pub fn run_if<M>(&mut self, condition: impl IntoCondition<M>) -> &mut Self {
         let condition = share(condition.into_condition());
         self.entry().conditions.push(condition);
@@ -421,8 +431,13 @@ impl ScheduleBuilder {
             })
             .collect();
         let names = names::assign(&sources)?;
-        // Each member takes its sets' conditions.
+        // Each member takes its sets' conditions, after its own.
         let mut entries = self.entries;
+        // A chain link is the later system's `after` the earlier one.
+        for &(earlier, later) in &self.chained {
+            entries[later].after.push(names[earlier].clone());
+        }
+        let own_conditions: Vec<usize> = entries.iter().map(|e| e.conditions.len()).collect();
         for entry in &mut entries {
             for set in &self.sets {
                 if entry.sets.contains(&set.name) {
@@ -532,8 +547,9 @@ impl ScheduleBuilder {
             .into_iter()
             .zip(names)
             .zip(accesses)
+            .zip(own_conditions)
             .enumerate()
-            .map(|(index, ((entry, name), access))| {
+            .map(|(index, (((entry, name), access), own_conditions))| {
                 let buffer = match entry.reserve {
                     Some(policy) => CommandBuffer::with_policy(policy),
                     None => CommandBuffer::new(),
@@ -550,6 +566,7 @@ impl ScheduleBuilder {
                     registry,
                 );
                 slot.conditions = entry.conditions;
+                slot.own_conditions = own_conditions;
                 slot
             })
             .collect();

@@ -121,7 +121,9 @@ mod system_state;
 mod tick;
 
 pub use access::{EventAccess, ResourceAccess, SubjectKind, SystemAccess, short_name};
-pub use builder::{MAX_THREADS, ScheduleBuilder, SetConfig, SystemConfig, THREADS_PER_CORE};
+pub use builder::{
+    MAX_THREADS, ScheduleBuilder, SetConfig, SystemChain, SystemConfig, THREADS_PER_CORE,
+};
 pub use error::{BuildError, CycleEdge, RunError, SystemError};
 pub use events::params::{EventReader, EventWriter};
 pub use events::{EventCommands, EventIter, Events};
@@ -130,6 +132,9 @@ pub use explain::Explain;
 pub use graph::{EdgeReason, Policy, Rule};
 pub use oneshot::{MAX_ONE_SHOT_RUNS, OneShotId};
 pub use param::context::{SystemContext, SystemId};
+#[doc(hidden)]
+pub use param::param_set::FetchMember;
+pub use param::param_set::{ParamSet, ParamSetMembers, SetMember};
 pub use param::query::{LastRun, Query, QuerySingleError, RemovedComponents};
 pub use param::random::{Random, RandomStream, WorldSeed};
 pub use param::{Commands, Local, LocalState, Res, ResMut, SystemParam};

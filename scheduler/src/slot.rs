@@ -67,6 +67,9 @@ pub(crate) struct Slot {
     pub(crate) failure: Option<Failure>,
     /// Run conditions: its own, then its sets'.
     pub(crate) conditions: Vec<SharedCondition>,
+    /// How many of `conditions` are its own (the rest, its sets', are
+    /// evaluated once per tick).
+    pub(crate) own_conditions: usize,
     /// A run condition skipped the last run.
     pub(crate) skipped: bool,
     /// The last run that happened.
@@ -122,6 +125,7 @@ impl Slot {
             cost: Duration::ZERO,
             failure: None,
             conditions: Vec::new(),
+            own_conditions: 0,
             skipped: false,
             last: None,
         }
@@ -143,11 +147,11 @@ impl Slot {
             .with_system_id(self.id)
             .with_events_key(self.events_key);
         let system = &mut self.system;
-        let conditions = &self.conditions;
+        let (conditions, own) = (&self.conditions, self.own_conditions);
         let skipped = &mut self.skipped;
         let outcome = catch_unwind(AssertUnwindSafe(|| {
-            for condition in conditions {
-                if !condition.lock().evaluate(&ctx)? {
+            for (k, condition) in conditions.iter().enumerate() {
+                if !condition.lock().verdict(&ctx, k >= own)? {
                     *skipped = true;
                     return Ok(());
                 }
@@ -168,6 +172,31 @@ impl Slot {
             Ok(Err(error)) => Some(Failure::Error(error)),
             Err(payload) => Some(Failure::Panic(panic_message(&*payload))),
         };
+    }
+
+    /// Evaluates the set conditions that have no verdict yet this tick,
+    /// for an enabled slot (the executor calls it for each slot of a wave,
+    /// in registration order, before the wave runs, so the verdict comes
+    /// from the same member on any thread count). A condition that fails
+    /// keeps no verdict: the run evaluates it again and reports the failure.
+    pub(crate) fn decide_sets(&mut self, cell: &RegistryCell<'_>, tick: Tick) {
+        let sets = &self.conditions[self.own_conditions..];
+        if !self.enabled || sets.is_empty() {
+            return;
+        }
+        let ctx = SystemContext::new(&self.name, &self.access, cell, &mut self.buffer, tick)
+            .with_system_id(self.id)
+            .with_events_key(self.events_key);
+        for condition in sets {
+            let _ = catch_unwind(AssertUnwindSafe(|| condition.lock().verdict(&ctx, true)));
+        }
+    }
+
+    /// Forgets the verdicts of its sets' conditions (each tick's start).
+    pub(crate) fn reset_sets(&self) {
+        for condition in &self.conditions[self.own_conditions..] {
+            condition.lock().reset();
+        }
     }
 
     /// Keeps the record of a run that just ended.
@@ -196,8 +225,9 @@ impl Slot {
         if !self.conditions.is_empty() {
             let cell = registry.cell();
             let ctx = SystemContext::new(&self.name, &self.access, &cell, &mut self.buffer, tick);
-            for condition in &self.conditions {
-                match catch_unwind(AssertUnwindSafe(|| condition.lock().evaluate(&ctx))) {
+            for (k, condition) in self.conditions.iter().enumerate() {
+                let once = k >= self.own_conditions;
+                match catch_unwind(AssertUnwindSafe(|| condition.lock().verdict(&ctx, once))) {
                     Ok(Ok(true)) => {}
                     Ok(Ok(false)) => run = false,
                     Ok(Err(error)) => self.failure = Some(Failure::Error(error)),

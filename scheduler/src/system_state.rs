@@ -232,7 +232,7 @@ impl Schedule {
             let conditions = slot
                 .conditions
                 .iter()
-                .map(|condition| copy_tree(condition.lock().locals_for(&slot.name)))
+                .map(|condition| copy_tree(condition.lock().condition().locals_for(&slot.name)))
                 .collect::<Result<Vec<_>, _>>()?;
             systems.push(SavedSystem {
                 name: slot.name.clone(),
@@ -283,7 +283,7 @@ impl Schedule {
                 put_back(tree, &saved.locals);
             }
             for (condition, values) in slot.conditions.iter().zip(&saved.conditions) {
-                if let Some(tree) = condition.lock().locals_for_mut(&slot.name) {
+                if let Some(tree) = condition.lock().condition_mut().locals_for_mut(&slot.name) {
                     put_back(tree, values);
                 }
             }

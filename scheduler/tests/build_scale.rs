@@ -279,7 +279,9 @@ fn reference(case: &Case) -> Option<Vec<Edge>> {
             let reasons = rules
                 .into_iter()
                 .map(|(name, kind, rule, forward)| {
-                    let rule = if fallback_all || (any_forward && !forward) {
+                    let rule = if any_forward && !forward {
+                        Rule::Overruled
+                    } else if fallback_all {
                         Rule::CycleFallback
                     } else {
                         rule

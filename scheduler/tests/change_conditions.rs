@@ -93,7 +93,7 @@ fn late_observer(mut runs: ResMut<LateRuns>) {
 }
 
 #[test]
-fn a_set_condition_on_changed_is_evaluated_per_system() {
+fn a_set_condition_on_changed_is_evaluated_once_per_tick_for_the_set() {
     let mut registry = Registry::new();
     registry.insert_resource(Runs::default());
     registry.insert_resource(LateRuns::default());

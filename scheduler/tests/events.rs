@@ -429,3 +429,75 @@ fn a_startup_reader_and_the_first_tick_reader_keep_separate_cursors() {
     let log = schedule.state::<Log>(log).unwrap();
     assert_eq!((log.seen.as_slice(), log.missed), (&expected[..], 0));
 }
+
+/// The one ordering rule for events, and what `explain` says of it.
+mod ordering {
+    use ecs_engine::Registry;
+    use scheduler::{EventReader, EventWriter, Query, ResMut, Schedule, Tick};
+
+    #[derive(Debug, Clone, Copy)]
+    struct Hit;
+    struct Score(u32);
+    #[derive(Default)]
+    struct Seen(Vec<usize>);
+
+    fn tally(hits: EventReader<Hit>, mut seen: ResMut<Seen>) {
+        seen.0.push(hits.iter().count());
+    }
+    fn tally_scoring(hits: EventReader<Hit>, mut seen: ResMut<Seen>, mut s: Query<&mut Score>) {
+        let n = hits.iter().count();
+        seen.0.push(n);
+        s.each(|s| s.0 += n as u32);
+    }
+    fn shoot(mut hits: EventWriter<Hit>) {
+        hits.send(Hit);
+    }
+    fn shoot_scoring(mut hits: EventWriter<Hit>, mut s: Query<&mut Score>) {
+        hits.send(Hit);
+        s.each(|s| s.0 *= 2);
+    }
+
+    /// Three ticks of `reader` registered before `writer`: what the reader
+    /// saw each tick, and the schedule's explanation.
+    fn run<A, B>(
+        reader: impl scheduler::IntoSystem<A>,
+        writer: impl scheduler::IntoSystem<B>,
+    ) -> (Vec<usize>, String) {
+        let mut registry = Registry::new();
+        registry.insert_resource(Seen::default());
+        registry.spawn((Score(1),));
+        let mut builder = Schedule::builder();
+        builder.add(reader).named("reader");
+        builder.add(writer).named("writer");
+        let mut schedule = builder.build(&mut registry).unwrap();
+        for _ in 0..3 {
+            schedule.run(&mut registry, Tick::default()).unwrap();
+        }
+        let seen = registry.resource::<Seen>().unwrap().0.clone();
+        (seen, schedule.explain().to_string())
+    }
+
+    #[test]
+    fn a_writer_runs_before_a_reader_registered_first() {
+        let (seen, text) = run(tally, shoot);
+        assert_eq!(seen, [1, 1, 1]);
+        assert!(
+            text.contains("after writer (wave 0): event Hit: write -> read"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_component_conflict_that_runs_the_reader_first_decides_and_says_so() {
+        let (seen, text) = run(tally_scoring, shoot_scoring);
+        // The reader runs first: each tick it reads the previous one's hit.
+        assert_eq!(seen, [0, 1, 1]);
+        assert!(
+            text.contains(
+                "after reader (wave 0): Score: conflict, registration order; event Hit: reader first, ordered by the pair's other conflict (it reads them a tick later)"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("cycle"), "{text}");
+    }
+}

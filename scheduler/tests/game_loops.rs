@@ -54,7 +54,7 @@ fn steer_and_integrate_run_in_registration_order() {
         let text = schedule.explain().to_string();
         if policy == Policy::WriterFirst {
             assert!(
-                text.contains("after steer (wave 0): Velocity: conflict, registration order (writer-first would close a cycle); Steer: write -> read"),
+                text.contains("after steer (wave 0): Velocity: conflict, ordered by the pair's other conflict; Steer: write -> read"),
                 "{text}"
             );
         } else {

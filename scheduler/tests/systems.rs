@@ -546,3 +546,54 @@ fn the_scheduler_records_each_runs_worker_start_and_duration() {
     }
     assert!(runs[1].start < runs[0].start);
 }
+
+#[derive(Debug, Default)]
+struct TurnLog(Vec<&'static str>);
+#[derive(Debug, Default)]
+struct Spectators(u32);
+
+#[test]
+fn a_set_condition_is_decided_once_per_tick_before_its_first_member() {
+    for threads in [1, 2] {
+        let mut registry = Registry::new();
+        registry.insert_resource(Paused(false));
+        registry.insert_resource(TurnLog::default());
+        registry.insert_resource(Spectators::default());
+        let mut builder = Schedule::builder();
+        builder.threads(threads);
+        builder.set("turn").run_if(running);
+        // The first member pauses the game: the set's later members still
+        // run this tick (the verdict was taken before the set began).
+        builder
+            .add(|mut paused: ResMut<Paused>, mut log: ResMut<TurnLog>| {
+                paused.0 = true;
+                log.0.push("pause");
+            })
+            .named("pause")
+            .in_set("turn");
+        builder
+            .add(|mut log: ResMut<TurnLog>| log.0.push("after"))
+            .named("after")
+            .in_set("turn")
+            .after("pause");
+        builder
+            .add(|mut s: ResMut<Spectators>| s.0 += 1)
+            .named("watch")
+            .in_set("turn")
+            .after("pause");
+        let mut schedule = builder.build(&mut registry).unwrap();
+        assert_eq!(order(&schedule), [vec!["pause"], vec!["after", "watch"]]);
+        for number in 0..2 {
+            schedule.run(&mut registry, tick(number)).unwrap();
+        }
+        registry.resource_mut::<Paused>().unwrap().0 = false;
+        schedule.run(&mut registry, tick(2)).unwrap();
+        let log = &registry.resource::<TurnLog>().unwrap().0;
+        assert_eq!(
+            log,
+            &["pause", "after", "pause", "after"],
+            "{threads} threads"
+        );
+        assert_eq!(registry.resource::<Spectators>().unwrap().0, 2);
+    }
+}

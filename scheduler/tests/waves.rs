@@ -171,19 +171,21 @@ fn mutual_read_write_falls_back_to_registration_order_and_says_so() {
             1,
             vec![
                 "A: write -> read".to_string(),
-                "B: conflict, registration order (writer-first would close a cycle)".to_string()
+                "B: conflict, ordered by the pair's other conflict".to_string()
             ]
         )]
     );
     let text = schedule.explain().to_string();
     assert!(
-        text.contains("after x (wave 0): A: write -> read; B: conflict, registration order (writer-first would close a cycle)"),
+        text.contains(
+            "after x (wave 0): A: write -> read; B: conflict, ordered by the pair's other conflict"
+        ),
         "{text}"
     );
     let dot = schedule.to_dot();
     assert!(
         dot.contains(
-            "\"x\" -> \"y\" [label=\"A: write -> read\\nB: conflict, registration order (writer-first would close a cycle)\", style=dashed];"
+            "\"x\" -> \"y\" [label=\"A: write -> read\\nB: conflict, ordered by the pair's other conflict\"];"
         ),
         "{dot}"
     );

@@ -7,12 +7,14 @@
 //! element's borrow, cursor, per-entity test and access), so any filter,
 //! including ones added later, composes with them unchanged.
 
+use std::any::TypeId;
 use std::marker::PhantomData;
 
 use parking_lot::MappedRwLockReadGuard;
 
 use super::traits::{Driver, QueryFilter, sealed};
 use crate::change::ticks::newer;
+use crate::storage::claims::Claimed;
 use crate::storage::locked::Locked;
 use crate::{Access, Component, ComponentAccess, EcsError, Entity, SparseSet};
 
@@ -97,6 +99,10 @@ macro_rules! presence_filter {
 
             fn access(out: &mut dyn FnMut(ComponentAccess)) {
                 out(ComponentAccess::of::<C>(Access::Read));
+            }
+
+            fn shape(out: &mut dyn FnMut(TypeId, bool)) {
+                out(TypeId::of::<C>(), $keep_if_present);
             }
         }
     };
@@ -204,6 +210,10 @@ macro_rules! filter_tuple {
 
             fn access(out: &mut dyn FnMut(ComponentAccess)) {
                 $($name::access(out);)+
+            }
+
+            fn shape(out: &mut dyn FnMut(TypeId, bool)) {
+                $($name::shape(out);)+
             }
         }
 
@@ -326,11 +336,11 @@ macro_rules! change_filter {
         impl<T: Component> sealed::SealedQueryFilter for $filter<T> {}
 
         impl<T: Component> QueryFilter for $filter<T> {
-            type Borrow<'w> = (Option<MappedRwLockReadGuard<'w, SparseSet<T>>>, u32);
+            type Borrow<'w> = (Option<Claimed<'w, T>>, u32);
             type Cursor<'a> = (Option<&'a SparseSet<T>>, u32);
 
             fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
-                Ok((registry.read::<T>()?, registry.since()))
+                Ok((registry.claim_opaque::<T>()?, registry.since()))
             }
 
             #[inline]
@@ -352,6 +362,10 @@ macro_rules! change_filter {
 
             fn access(out: &mut dyn FnMut(ComponentAccess)) {
                 out(ComponentAccess::tracked::<T>(Access::Read));
+            }
+
+            fn shape(out: &mut dyn FnMut(TypeId, bool)) {
+                out(TypeId::of::<T>(), true);
             }
         }
     };

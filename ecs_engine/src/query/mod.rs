@@ -22,11 +22,13 @@
 //! - `view.rs` and `par.rs`: [`View`], [`ExclusiveView`], [`ViewIter`],
 //!   sequential and parallel passes, and (in `view.rs`) the view entry
 //!   points of `Registry` and `RegistryCell`;
-//! - `raw_view.rs`: [`RawView`] over run-time components.
+//! - `raw_view.rs`: [`RawView`] over run-time components;
+//! - `shape.rs`: [`QueryShape`], what proves two views disjoint.
 
 pub(crate) mod filters;
 pub(crate) mod par;
 pub(crate) mod raw_view;
+pub(crate) mod shape;
 pub(crate) mod terms;
 pub(crate) mod tracked;
 pub(crate) mod traits;
@@ -35,6 +37,7 @@ pub(crate) mod view;
 pub use filters::{Added, Changed, Or, With, Without};
 pub use par::{run_serial, walk_threads};
 pub use raw_view::{RawChunk, RawView};
+pub use shape::QueryShape;
 pub use terms::{Has, HasBlock, MutCursor};
 pub use tracked::{
     ComponentMut, ComponentRef, Mut, MutTermBlock, MutTermCursor, Ref, RefBlock, RefCursor,

@@ -2,12 +2,15 @@
 //! `Option<Q>`, [`Entity`], [`Has`] (whether the entity has `T`, without
 //! borrowing the value) and tuples of up to 12 terms.
 
+use std::any::TypeId;
 use std::marker::PhantomData;
 use std::ops::Range;
+use std::ptr::NonNull;
 
-use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
+use parking_lot::MappedRwLockReadGuard;
 
 use super::traits::{Driver, QueryData, ReadOnlyQueryData, block_start, sealed, whole_run_start};
+use crate::storage::claims::Claimed;
 use crate::storage::locked::Locked;
 use crate::storage::lookup::{RunInfo, SparseIndex};
 use crate::{Access, Component, ComponentAccess, EcsError, Entity, SparseSet};
@@ -15,10 +18,11 @@ use crate::{Access, Component, ComponentAccess, EcsError, Entity, SparseSet};
 impl<T: Component> sealed::SealedQueryData for &T {}
 
 impl<T: Component> QueryData for &T {
+    type Static = &'static T;
     type Item<'a> = &'a T;
-    type Borrow<'w> = Option<MappedRwLockReadGuard<'w, SparseSet<T>>>;
+    type Borrow<'w> = Option<Claimed<'w, T>>;
     type Cursor<'a> = Option<&'a SparseSet<T>>;
-    type Block<'a> = &'a [T];
+    type Block<'a> = NonNull<T>;
     type Run = Option<usize>;
     const DRIVES: bool = true;
 
@@ -28,7 +32,7 @@ impl<T: Component> QueryData for &T {
     }
 
     fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
-        registry.read::<T>()
+        registry.claim_read::<T>()
     }
 
     #[inline]
@@ -51,7 +55,11 @@ impl<T: Component> QueryData for &T {
     ) -> Option<Self::Item<'a>> {
         let pool = cursor?;
         let i = pool.dense_index_hinted(entity, hint)?;
-        Some(&pool.components()[i])
+        // SAFETY: `i < len` (the sparse set's invariant); the pool is
+        // claimed for reading for `'a`, so any writer beside this view is
+        // disjoint from it and never writes element `i` (`storage/claims.rs`);
+        // the reference spans this one element only.
+        Some(unsafe { &*pool.components_ptr().add(i) })
     }
 
     fn run(cursor: Self::Cursor<'_>, driver: Driver<'_>) -> Self::Run {
@@ -71,17 +79,27 @@ impl<T: Component> QueryData for &T {
         let len = range.len();
         let (sparse, _) = pool.lookup_parts();
         let start = block_start(pool.entities(), sparse, run, driver, range)?;
-        pool.components().get(start..start + len)
+        (start + len <= pool.len()).then(|| {
+            // SAFETY: in bounds (checked above) of the live buffer, whose
+            // pointer is never null.
+            unsafe { NonNull::new_unchecked(pool.components_ptr().add(start).cast_mut()) }
+        })
     }
 
     #[inline]
     unsafe fn fetch_block<'a>(block: Self::Block<'a>, k: usize) -> Self::Item<'a> {
-        // SAFETY: `k` is within the block (the caller's contract).
-        unsafe { block.get_unchecked(k) }
+        // SAFETY: `k` is within the block (the caller's contract), whose
+        // entities the view visits: as in `fetch`, no writer beside the
+        // view writes them, and the reference spans one element.
+        unsafe { block.add(k).as_ref() }
     }
 
     fn access(out: &mut dyn FnMut(ComponentAccess)) {
         out(ComponentAccess::of::<T>(Access::Read));
+    }
+
+    fn shape(out: &mut dyn FnMut(TypeId, bool)) {
+        out(TypeId::of::<T>(), true);
     }
 }
 
@@ -115,6 +133,22 @@ impl<'a, T> MutCursor<'a, T> {
         let (dense, sparse, runs, data) = pool.parts_mut();
         MutCursor {
             dense,
+            sparse,
+            runs,
+            data,
+            ticks,
+            now,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The cursor of a pool claimed for writing (`storage/claims.rs`):
+    /// the values and ticks through the raw pointers taken under `&mut`.
+    pub(crate) fn claimed(pool: &'a SparseSet<T>) -> Self {
+        let (data, ticks, now) = pool.raw_parts();
+        let (sparse, runs) = pool.lookup_parts();
+        MutCursor {
+            dense: pool.entities(),
             sparse,
             runs,
             data,
@@ -166,8 +200,9 @@ unsafe impl<T: Send + Sync> Sync for MutCursor<'_, T> {}
 impl<T: Component> sealed::SealedQueryData for &mut T {}
 
 impl<T: Component> QueryData for &mut T {
+    type Static = &'static mut T;
     type Item<'a> = &'a mut T;
-    type Borrow<'w> = Option<MappedRwLockWriteGuard<'w, SparseSet<T>>>;
+    type Borrow<'w> = Option<Claimed<'w, T>>;
     type Cursor<'a> = Option<MutCursor<'a, T>>;
     type Block<'a> = (*mut T, *mut u32, u32);
     type Run = Option<usize>;
@@ -180,12 +215,12 @@ impl<T: Component> QueryData for &mut T {
     }
 
     fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
-        registry.write::<T>()
+        registry.claim_write::<T>()
     }
 
     #[inline]
     fn cursor<'a>(borrow: &'a mut Self::Borrow<'_>) -> Self::Cursor<'a> {
-        Some(MutCursor::of(borrow.as_deref_mut()?))
+        Some(MutCursor::claimed(borrow.as_deref()?))
     }
 
     #[inline]
@@ -202,11 +237,12 @@ impl<T: Component> QueryData for &mut T {
         let c = cursor?;
         let i = SparseSet::<T>::locate(c.dense, c.sparse, entity, hint)?;
         // SAFETY: `i < dense.len() == data.len()` (the sparse set's
-        // invariant), `data` comes from the write-locked pool borrowed for
-        // `'a`, and the caller fetches each entity (so each `i`) at most once
-        // while its item lives, so no two `&mut T` alias; the ticks array
-        // (when there is one) has the same length, and its position `i`
-        // belongs to this fetch alike.
+        // invariant), `data` comes from the pool claimed for writing for
+        // `'a` (any other claim on it is disjoint: its views never reach
+        // entry `i`, `storage/claims.rs`), and the caller fetches each
+        // entity (so each `i`) at most once while its item lives, so no
+        // two `&mut T` alias; the ticks array (when there is one) has the
+        // same length, and its position `i` belongs to this fetch alike.
         unsafe {
             crate::change::ticks::mark(c.ticks, i, c.now);
             Some(&mut *c.data.add(i))
@@ -243,7 +279,7 @@ impl<T: Component> QueryData for &mut T {
     #[inline]
     unsafe fn fetch_block<'a>(block: Self::Block<'a>, k: usize) -> Self::Item<'a> {
         // SAFETY: `k` is within the block, whose components belong to the
-        // pool write-locked for `'a`; each `k` is fetched once while its
+        // pool claimed for writing for `'a` (as in `fetch`); each `k` is fetched once while its
         // item lives (the caller's contract), so no two `&mut T` alias;
         // the same holds for the block's ticks, when it has them.
         unsafe {
@@ -255,11 +291,16 @@ impl<T: Component> QueryData for &mut T {
     fn access(out: &mut dyn FnMut(ComponentAccess)) {
         out(ComponentAccess::of::<T>(Access::Write));
     }
+
+    fn shape(out: &mut dyn FnMut(TypeId, bool)) {
+        out(TypeId::of::<T>(), true);
+    }
 }
 
 impl<Q: QueryData> sealed::SealedQueryData for Option<Q> {}
 
 impl<Q: QueryData> QueryData for Option<Q> {
+    type Static = Option<Q::Static>;
     type Item<'a> = Option<Q::Item<'a>>;
     type Borrow<'w> = Q::Borrow<'w>;
     type Cursor<'a> = Q::Cursor<'a>;
@@ -333,6 +374,7 @@ impl<Q: ReadOnlyQueryData> ReadOnlyQueryData for Option<Q> {
 impl sealed::SealedQueryData for Entity {}
 
 impl QueryData for Entity {
+    type Static = Entity;
     type Item<'a> = Entity;
     type Borrow<'w> = ();
     type Cursor<'a> = ();
@@ -401,6 +443,7 @@ macro_rules! query_tuple {
         impl<$($name: QueryData),+> sealed::SealedQueryData for ($($name,)+) {}
 
         impl<$($name: QueryData),+> QueryData for ($($name,)+) {
+            type Static = ($($name::Static,)+);
             type Item<'a> = ($($name::Item<'a>,)+);
             type Borrow<'w> = ($($name::Borrow<'w>,)+);
             type Cursor<'a> = ($($name::Cursor<'a>,)+);
@@ -491,6 +534,10 @@ macro_rules! query_tuple {
             fn access(out: &mut dyn FnMut(ComponentAccess)) {
                 $($name::access(out);)+
             }
+
+            fn shape(out: &mut dyn FnMut(TypeId, bool)) {
+                $($name::shape(out);)+
+            }
         }
 
         impl<$($name: ReadOnlyQueryData),+> sealed::SealedReadOnly for ($($name,)+) {}
@@ -576,6 +623,7 @@ impl<T> Copy for HasBlock<'_, T> {}
 impl<T: Component> sealed::SealedQueryData for Has<T> {}
 
 impl<T: Component> QueryData for Has<T> {
+    type Static = Has<T>;
     type Item<'a> = bool;
     type Borrow<'w> = Option<MappedRwLockReadGuard<'w, SparseSet<T>>>;
     type Cursor<'a> = Option<&'a SparseSet<T>>;

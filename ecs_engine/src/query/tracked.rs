@@ -4,14 +4,16 @@
 //! relative to the view's `since` tick; the ticks they read are kept by
 //! `change/ticks.rs`.
 
+use std::any::TypeId;
 use std::marker::PhantomData;
 use std::ops::{Deref, Range};
 
-use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
+use parking_lot::MappedRwLockWriteGuard;
 
 use super::terms::MutCursor;
 use super::traits::{Driver, QueryData, ReadOnlyQueryData, block_start, sealed};
 use crate::change::ticks::newer;
+use crate::storage::claims::Claimed;
 use crate::storage::locked::Locked;
 use crate::{Access, ChangeTick, Component, ComponentAccess, EcsError, Entity, SparseSet};
 
@@ -176,8 +178,9 @@ fn ref_at<T>(pool: &SparseSet<T>, i: usize, since: u32) -> ComponentRef<'_, T> {
 impl<T: Component> sealed::SealedQueryData for Ref<T> {}
 
 impl<T: Component> QueryData for Ref<T> {
+    type Static = Ref<T>;
     type Item<'a> = ComponentRef<'a, T>;
-    type Borrow<'w> = (Option<MappedRwLockReadGuard<'w, SparseSet<T>>>, u32);
+    type Borrow<'w> = (Option<Claimed<'w, T>>, u32);
     type Cursor<'a> = RefCursor<'a, T>;
     type Block<'a> = RefBlock<'a, T>;
     type Run = Option<usize>;
@@ -189,7 +192,7 @@ impl<T: Component> QueryData for Ref<T> {
     }
 
     fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
-        Ok((registry.read::<T>()?, registry.since()))
+        Ok((registry.claim_opaque::<T>()?, registry.since()))
     }
 
     #[inline]
@@ -260,6 +263,10 @@ impl<T: Component> QueryData for Ref<T> {
     fn access(out: &mut dyn FnMut(ComponentAccess)) {
         out(ComponentAccess::tracked::<T>(Access::Read));
     }
+
+    fn shape(out: &mut dyn FnMut(TypeId, bool)) {
+        out(TypeId::of::<T>(), true);
+    }
 }
 
 impl<T: Component> sealed::SealedReadOnly for Ref<T> {}
@@ -309,8 +316,9 @@ impl<T> std::fmt::Debug for Untracked<T> {
 impl<T: Component> sealed::SealedQueryData for Untracked<T> {}
 
 impl<T: Component> QueryData for Untracked<T> {
+    type Static = Untracked<T>;
     type Item<'a> = &'a mut T;
-    type Borrow<'w> = Option<MappedRwLockWriteGuard<'w, SparseSet<T>>>;
+    type Borrow<'w> = Option<Claimed<'w, T>>;
     type Cursor<'a> = Option<MutCursor<'a, T>>;
     type Block<'a> = <&'a mut T as QueryData>::Block<'a>;
     type Run = Option<usize>;
@@ -367,6 +375,10 @@ impl<T: Component> QueryData for Untracked<T> {
 
     fn access(out: &mut dyn FnMut(ComponentAccess)) {
         <&mut T as QueryData>::access(out);
+    }
+
+    fn shape(out: &mut dyn FnMut(TypeId, bool)) {
+        out(TypeId::of::<T>(), true);
     }
 }
 
@@ -564,6 +576,7 @@ unsafe fn item_mut<'a, T>(
 impl<T: Component> sealed::SealedQueryData for Mut<T> {}
 
 impl<T: Component> QueryData for Mut<T> {
+    type Static = Mut<T>;
     type Item<'a> = ComponentMut<'a, T>;
     type Borrow<'w> = (Option<MappedRwLockWriteGuard<'w, SparseSet<T>>>, u32);
     type Cursor<'a> = Option<MutTermCursor<'a, T>>;
@@ -673,5 +686,9 @@ impl<T: Component> QueryData for Mut<T> {
 
     fn access(out: &mut dyn FnMut(ComponentAccess)) {
         out(ComponentAccess::tracked::<T>(Access::Write));
+    }
+
+    fn shape(out: &mut dyn FnMut(TypeId, bool)) {
+        out(TypeId::of::<T>(), true);
     }
 }

@@ -3,6 +3,7 @@
 //! the driver's entities sit as one run in the other pools, so blocks of a
 //! join are fetched by position (cached per driver and revisions).
 
+use std::any::TypeId;
 use std::ops::Range;
 
 use crate::storage::locked::Locked;
@@ -37,6 +38,11 @@ pub(crate) mod sealed {
 pub trait QueryData: sealed::SealedQueryData {
     /// What the view yields for one entity.
     type Item<'a>;
+    /// The same query with every borrowed lifetime `'static` (`&'static
+    /// T` for `&T`): names a query type independently of the lifetimes a
+    /// function signature elides (the scheduler's `ParamSet` does).
+    #[doc(hidden)]
+    type Static: QueryData + 'static;
     #[doc(hidden)]
     type Borrow<'w>;
     #[doc(hidden)]
@@ -113,6 +119,14 @@ pub trait QueryData: sealed::SealedQueryData {
     /// Reports every component type the query borrows, with its access
     /// (the scheduler derives a system's access from this).
     fn access(out: &mut dyn FnMut(ComponentAccess));
+
+    /// Reports the components every visited entity has (`true`, a
+    /// required term); see [`QueryShape`](crate::QueryShape). By default
+    /// none.
+    #[doc(hidden)]
+    fn shape(out: &mut dyn FnMut(TypeId, bool)) {
+        let _ = out;
+    }
 }
 
 /// The pool that drives a view's iteration: its dense entities and its
@@ -356,4 +370,12 @@ pub trait QueryFilter: sealed::SealedQueryFilter {
     /// Reports every component type the filter reads (its pool is
     /// read-locked while the view lives).
     fn access(out: &mut dyn FnMut(ComponentAccess));
+
+    /// Reports the components every accepted entity has (`true`) or
+    /// lacks (`false`); see [`QueryShape`](crate::QueryShape). By default
+    /// none.
+    #[doc(hidden)]
+    fn shape(out: &mut dyn FnMut(TypeId, bool)) {
+        let _ = out;
+    }
 }

@@ -12,6 +12,7 @@ use std::ops::{Deref, DerefMut, Range};
 
 use super::filters::{With, Without};
 use super::raw_view::RawView;
+use super::shape::QueryShape;
 use super::traits::{Driver, QueryData, QueryFilter, ReadOnlyQueryData};
 use crate::disabled::{self, Disabled, DisabledBorrow};
 use crate::storage::locked::Locked;
@@ -255,6 +256,7 @@ impl<'a, Q: QueryData, F: QueryFilter> Pass<'a, Q, F> {
 impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
     /// Borrows every pool of `Q` and `F`.
     pub(crate) fn new(registry: Locked<'w>) -> Result<Self, EcsError> {
+        let registry = registry.with_shape(QueryShape::of::<Q, F>);
         let mut query = Q::borrow(registry)?;
         let filter = F::borrow(registry)?;
         let all =
@@ -296,7 +298,7 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
     ///
     /// # Panics
     ///
-    /// When `C`'s pool is write-locked (the query itself has `&mut C`).
+    /// When `C`'s pool is write-locked (a `Mut<C>` term holds it).
     #[track_caller]
     pub fn with<C: Component>(self) -> View<'w, Q, (F, With<C>)> {
         self.filtered()
@@ -307,7 +309,7 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
     ///
     /// # Panics
     ///
-    /// When `C`'s pool is write-locked (the query itself has `&mut C`).
+    /// When `C`'s pool is write-locked (a `Mut<C>` term holds it).
     #[track_caller]
     pub fn without<C: Component>(self) -> View<'w, Q, (F, Without<C>)> {
         self.filtered()
@@ -591,6 +593,7 @@ impl<'a, Q: QueryData, F: QueryFilter> ViewIter<'a, Q, F> {
 impl<'a, Q: QueryData, F: QueryFilter> Iterator for ViewIter<'a, Q, F> {
     type Item = Q::Item<'a>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         let pass = self.pass;
         while let Some(&entity) = pass.entities.get(self.next) {

@@ -32,6 +32,9 @@ pub(crate) trait ErasedPool: Any + Send + Sync {
     /// Reorders the pool: position `i` takes what position `order[i]`
     /// held (`order`, a permutation, is left as the identity).
     fn apply_order(&mut self, order: &mut [u32]);
+    /// Takes the raw pointers write claims use (`storage/claims.rs`);
+    /// nothing for a pool that has no claims.
+    fn refresh_raw(&mut self) {}
     /// `true` when the pool keeps change ticks.
     fn is_tracking(&self) -> bool;
     /// The pool's identity and structural revision (see `RunInfo`):
@@ -71,6 +74,9 @@ impl<T: Component> ErasedPool for SparseSet<T> {
     }
     fn apply_order(&mut self, order: &mut [u32]) {
         SparseSet::apply_order(self, order)
+    }
+    fn refresh_raw(&mut self) {
+        SparseSet::refresh_raw(self)
     }
     fn is_tracking(&self) -> bool {
         self.changes.is_some()

@@ -13,6 +13,7 @@
 
 use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 
+use crate::storage::claims::{Claimed, ShapeFn};
 use crate::storage::pools::LockedBlob;
 use crate::{
     Access, ChangeTick, Component, ComponentId, ComponentInfo, EcsError, EntityAllocator, Registry,
@@ -30,6 +31,9 @@ pub struct Locked<'w> {
     /// The tick change filters and terms compare with (`query/filters.rs`,
     /// `query/tracked.rs`), raw as the tick arrays store it.
     since: u32,
+    /// The shape of the view borrowing through this handle, for its claims
+    /// (`storage/claims.rs`); `None` outside a view.
+    shape: Option<ShapeFn>,
 }
 
 impl std::fmt::Debug for Locked<'_> {
@@ -42,9 +46,17 @@ impl std::fmt::Debug for Locked<'_> {
 
 impl<'w> Locked<'w> {
     /// The locks of an exclusively borrowed registry: any lock may be taken.
+    /// Refreshes the writers' raw pointers of every pool
+    /// (`storage/claims.rs`), which stay valid while the borrow lasts: no
+    /// structure changes meanwhile.
     pub(crate) fn exclusive(registry: &'w mut Registry) -> Self {
+        registry.pools.refresh_raw();
         let since = registry.change_tick().wrapping_sub(1).get();
-        Locked { registry, since }
+        Locked {
+            registry,
+            since,
+            shape: None,
+        }
     }
 
     /// The locks of a shared registry, for read-only views
@@ -54,7 +66,11 @@ impl<'w> Locked<'w> {
     /// meet no writer.
     pub(crate) fn shared(registry: &'w Registry) -> Self {
         let since = registry.change_tick().wrapping_sub(1).get();
-        Locked { registry, since }
+        Locked {
+            registry,
+            since,
+            shape: None,
+        }
     }
 
     /// The same locks, with change filters comparing with `since`.
@@ -63,6 +79,46 @@ impl<'w> Locked<'w> {
             since: since.get(),
             ..self
         }
+    }
+
+    /// The same locks, for a view shaped `shape`: its claims may share a
+    /// pool with disjoint views' claims.
+    pub(crate) fn with_shape(self, shape: ShapeFn) -> Self {
+        Locked {
+            shape: Some(shape),
+            ..self
+        }
+    }
+
+    /// Claims `T`'s pool for reading its values, as the view's shape;
+    /// `Ok(None)` when `T` has no pool.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::BorrowConflict`] when a writer that is not disjoint
+    /// holds it.
+    pub(crate) fn claim_read<T: Component>(self) -> Result<Option<Claimed<'w, T>>, EcsError> {
+        self.registry.pools.claim::<T>(Access::Read, self.shape)
+    }
+
+    /// Claims `T`'s pool for writing its values, as the view's shape.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::BorrowConflict`] when a claim that is not disjoint, or
+    /// a write lock, holds it.
+    pub(crate) fn claim_write<T: Component>(self) -> Result<Option<Claimed<'w, T>>, EcsError> {
+        self.registry.pools.claim::<T>(Access::Write, self.shape)
+    }
+
+    /// Claims `T`'s pool for reading values and ticks through slices
+    /// (`Ref<T>`, the change filters): disjoint from no writer.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::BorrowConflict`] when a writer holds it.
+    pub(crate) fn claim_opaque<T: Component>(self) -> Result<Option<Claimed<'w, T>>, EcsError> {
+        self.registry.pools.claim::<T>(Access::Read, None)
     }
 
     /// The tick change filters and terms compare with: by default the one

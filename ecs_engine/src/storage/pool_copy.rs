@@ -328,6 +328,7 @@ impl Pools {
             info: copy.info.clone(),
             cell: RwLock::new(pool),
             copy: Some(copy.copy),
+            claims: crate::storage::claims::Claims::default(),
         });
     }
 }

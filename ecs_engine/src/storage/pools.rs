@@ -35,6 +35,7 @@ use parking_lot::{
 
 use crate::panic::FirstPanic;
 use crate::storage::blob_pool::BlobPool;
+use crate::storage::claims::{Claimed, Claims, ShapeFn};
 pub(crate) use crate::storage::erased::ErasedPool;
 use crate::storage::pool_copy::PoolCopy;
 use crate::{
@@ -47,6 +48,8 @@ pub(super) struct PoolSlot {
     /// How to copy the pool whole, for in-memory states
     /// (`pool_copy.rs`); `None` until its type's clone is registered.
     pub(super) copy: Option<PoolCopy>,
+    /// The views' claims on the pool's values (`storage/claims.rs`).
+    pub(super) claims: Claims,
 }
 
 impl PoolSlot {
@@ -245,6 +248,7 @@ impl Pools {
             info: ComponentInfo::of::<T>(),
             cell: RwLock::new(Box::new(SparseSet::<T>::new())),
             copy: PoolCopy::builtin::<T>(),
+            claims: Claims::default(),
         });
         self.by_type.insert(TypeId::of::<T>(), id);
         let fast = &mut self.fast[fast_slot(TypeId::of::<T>())];
@@ -280,6 +284,7 @@ impl Pools {
             info,
             cell: RwLock::new(Box::new(pool)),
             copy,
+            claims: Claims::default(),
         });
         self.by_name.insert(name, id);
         Ok(id)
@@ -422,6 +427,39 @@ impl Pools {
         let slot = &self.slots[id.index()];
         let guard = try_read(&slot.cell, || slot.info.name_cow())?;
         Ok(Some(RwLockReadGuard::map(guard, |pool| downcast(&**pool))))
+    }
+
+    /// Shared-locks `T`'s pool and claims its values for `access` by a view
+    /// shaped `shape` (`storage/claims.rs`); `Ok(None)` when `T` has no pool.
+    pub(crate) fn claim<T: Component>(
+        &self,
+        access: Access,
+        shape: Option<ShapeFn>,
+    ) -> Result<Option<Claimed<'_, T>>, EcsError> {
+        let Some(id) = self.id_of::<T>() else {
+            return Ok(None);
+        };
+        let slot = &self.slots[id.index()];
+        let guard = try_read(&slot.cell, || slot.info.name_cow()).map_err(|e| match e {
+            EcsError::BorrowConflict { name, held, .. } => EcsError::BorrowConflict {
+                name,
+                wanted: access,
+                held,
+            },
+            other => other,
+        })?;
+        let claim = slot.claims.claim(access, shape, || slot.info.name_cow())?;
+        Ok(Some(Claimed::new(
+            RwLockReadGuard::map(guard, |pool| downcast(&**pool)),
+            claim,
+        )))
+    }
+
+    /// Takes every typed pool's raw pointers for write claims.
+    pub(crate) fn refresh_raw(&mut self) {
+        for pool in self.erased_mut() {
+            pool.refresh_raw();
+        }
     }
 
     /// Locks `T`'s pool for writing; `Ok(None)` when `T` has no pool.

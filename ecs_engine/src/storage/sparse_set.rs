@@ -17,6 +17,7 @@
 mod copy;
 mod remove_many;
 
+use super::claims::RawParts;
 use super::lookup::{EMPTY, RunInfo, SparseIndex};
 use crate::change::ticks::{self, ChangeTick, ChangeTicks, TickSlices};
 use crate::panic::FirstPanic;
@@ -51,6 +52,9 @@ pub struct SparseSet<T> {
     runs: RunInfo,
     /// Change ticks and removal log, when the type is tracked (`change/ticks.rs`).
     pub(crate) changes: Option<Box<ChangeTicks>>,
+    /// The buffers' raw pointers for write claims (`storage/claims.rs`),
+    /// taken by [`refresh_raw`](Self::refresh_raw).
+    raw: RawParts<T>,
 }
 
 impl<T> Default for SparseSet<T> {
@@ -61,6 +65,7 @@ impl<T> Default for SparseSet<T> {
             data: Vec::new(),
             runs: RunInfo::default(),
             changes: None,
+            raw: RawParts::NULL,
         }
     }
 }
@@ -75,6 +80,7 @@ impl<T: Clone> Clone for SparseSet<T> {
             data: self.data.clone(),
             runs: RunInfo::default(),
             changes: None,
+            raw: RawParts::NULL,
         }
     }
 }
@@ -485,6 +491,47 @@ impl<T> SparseSet<T> {
             Some(c) => (c.changed.as_mut_ptr(), c.now),
             None => (std::ptr::null_mut(), 0),
         }
+    }
+
+    /// Takes the value and changed-tick buffers' pointers through `&mut`,
+    /// for write claims (`storage/claims.rs`).
+    pub(crate) fn refresh_raw(&mut self) {
+        self.raw = RawParts {
+            data: self.data.as_mut_ptr(),
+            changed: match &mut self.changes {
+                Some(c) => c.changed.as_mut_ptr(),
+                None => std::ptr::null_mut(),
+            },
+        };
+    }
+
+    /// The pointers of [`refresh_raw`](Self::refresh_raw) and the current
+    /// tick: what a write claim writes values and changed ticks through
+    /// (the ticks' pointer null when the pool keeps none).
+    ///
+    /// # Panics
+    ///
+    /// When a buffer moved since the refresh (a broken invariant of
+    /// `storage/claims.rs`: the refresh runs whenever the registry is
+    /// borrowed exclusively, and structure cannot change meanwhile).
+    pub(crate) fn raw_parts(&self) -> (*mut T, *mut u32, u32) {
+        let (changed, now) = match &self.changes {
+            Some(c) => (c.changed.as_ptr(), c.now),
+            None => (std::ptr::null(), 0),
+        };
+        assert!(
+            std::ptr::eq(self.raw.data, self.data.as_ptr())
+                && std::ptr::eq(self.raw.changed, changed),
+            "a pool's buffers moved while a view held them"
+        );
+        (self.raw.data, self.raw.changed, now)
+    }
+
+    /// The components' buffer, read through per element by read claims
+    /// (`Vec::as_ptr`, no reference over the whole buffer).
+    #[inline]
+    pub(crate) fn components_ptr(&self) -> *const T {
+        self.data.as_ptr()
     }
 
     /// The tick arrays and the current tick, for read terms.

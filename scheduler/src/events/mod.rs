@@ -24,11 +24,18 @@ use parking_lot::Mutex;
 /// # Ordering
 ///
 /// An `EventWriter<T>` declares a *write* of the event type `T`, an
-/// `EventReader<T>` a *read*, so the schedule orders every writer before
-/// every reader, by the same policy as components (under
-/// [`Policy::RegistrationOrder`](crate::Policy::RegistrationOrder) a reader
-/// registered before a writer runs first and sees that writer's events the
-/// next tick). Two writers do not conflict: they may share a wave.
+/// `EventReader<T>` a *read*. A writer runs before the readers of its type,
+/// under either policy and whatever the registration order, so a reader
+/// sees the events of its own tick; unless the pair is ordered the other
+/// way by something else: a `before`/`after` constraint, or a conflict on
+/// another type whose rule runs the reader first (under
+/// [`Policy::RegistrationOrder`](crate::Policy::RegistrationOrder): a
+/// reader registered before the writer that shares a written component or
+/// resource with it). Then the reader runs first and reads those events on
+/// its next run, a tick later, and
+/// [`Schedule::explain`](crate::Schedule::explain) says so
+/// ([`Rule::Overruled`](crate::Rule::Overruled)). Two writers do not
+/// conflict: they may share a wave.
 ///
 /// # Writers, and the merge order
 ///

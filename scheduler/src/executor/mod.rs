@@ -143,6 +143,10 @@ pub(crate) fn run_waves(
         stage,
         dispatch,
     } = pass;
+    // A set's conditions are decided once per tick (`Slot::decide_sets`).
+    for slot in slots.iter() {
+        slot.reset_sets();
+    }
     for (wave_index, (range, timing)) in wave_ranges.iter().zip(wave_timings.iter_mut()).enumerate()
     {
         let wave = &mut slots[range.clone()];
@@ -162,6 +166,15 @@ pub(crate) fn run_waves(
         between.lanes.open(registry, wave, commands_of);
         let start = Instant::now();
         timing.parallel = false;
+        if wave.len() > 1 {
+            // Before the wave, in registration order: the verdict of a set
+            // whose first members share this wave comes from the same
+            // member whatever the thread count.
+            let cell = registry.cell();
+            for slot in wave.iter_mut() {
+                slot.decide_sets(&cell, tick);
+            }
+        }
         match &mut *wave {
             // An exclusive system conflicts with every other: always alone.
             [single] if single.access.is_exclusive() => single.run_exclusive(registry, tick),

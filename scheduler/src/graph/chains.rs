@@ -27,6 +27,10 @@ pub(super) struct Subjects {
     pub(super) list: Vec<(SubjectKind, Vec<(usize, Access)>)>,
     /// Per system: `(subject, access)`.
     pub(super) of_system: Vec<Vec<(usize, Access)>>,
+    /// Per subject: the pairs `(i, j)`, `i < j`, of its accessors that
+    /// would conflict on it but whose queries are disjoint
+    /// (`access/disjoint.rs`); empty for most.
+    pub(super) disjoint: Vec<Vec<(usize, usize)>>,
 }
 
 impl Subjects {
@@ -35,7 +39,9 @@ impl Subjects {
         let mut subjects = Subjects {
             list: Vec::new(),
             of_system: vec![Vec::new(); nodes.len()],
+            disjoint: Vec::new(),
         };
+        let mut keys = Vec::new();
         let any_exclusive = nodes.iter().any(|n| n.access.is_exclusive());
         for (i, node) in nodes.iter().enumerate() {
             let access = node.access;
@@ -64,13 +70,79 @@ impl Subjects {
             for (key, kind, access) in components.chain(resources).chain(events).chain(registry) {
                 let s = *index.entry(key).or_insert_with(|| {
                     subjects.list.push((kind, Vec::new()));
+                    keys.push(key);
                     subjects.list.len() - 1
                 });
                 subjects.list[s].1.push((i, access));
                 subjects.of_system[i].push((s, access));
             }
         }
+        subjects.disjoint = keys
+            .iter()
+            .zip(&subjects.list)
+            .map(|(key, (_, accessors))| match key {
+                Key::Component(key) => disjoint_pairs(nodes, *key, accessors),
+                _ => Vec::new(),
+            })
+            .collect();
         subjects
+    }
+}
+
+/// The pairs of `accessors` of component `key` that one writes and whose
+/// borrows are disjoint. Only accessors whose every borrow of `key` has a
+/// shape, one of them excluding something, are compared, so lists without
+/// filters cost one pass.
+fn disjoint_pairs(
+    nodes: &[Node<'_>],
+    key: ComponentKey,
+    accessors: &[(usize, Access)],
+) -> Vec<(usize, usize)> {
+    let candidates: Vec<(usize, Access, bool)> = accessors
+        .iter()
+        .filter_map(|&(i, access)| {
+            let (shaped, excludes) = nodes[i].access.shaped_on(key);
+            shaped.then_some((i, access, excludes))
+        })
+        .collect();
+    if !candidates.iter().any(|&(_, _, excludes)| excludes) {
+        return Vec::new();
+    }
+    let mut pairs = Vec::new();
+    for (x, &(i, a, ex_i)) in candidates.iter().enumerate() {
+        for &(j, b, ex_j) in &candidates[x + 1..] {
+            if (ex_i || ex_j)
+                && (a == Access::Write || b == Access::Write)
+                && nodes[i].access.disjoint_on(nodes[j].access, key)
+            {
+                pairs.push((i.min(j), i.max(j)));
+            }
+        }
+    }
+    pairs
+}
+
+/// [`chain`] for a subject some of whose pairs are disjoint: since a path
+/// through a disjoint pair would order nothing, every conflicting pair is
+/// joined directly, in the order of `accessors` (quadratic in the
+/// subject's accessors, which only filtered lists pay).
+pub(super) fn chain_subject(
+    kind: SubjectKind,
+    accessors: Vec<(usize, Access)>,
+    disjoint: &[(usize, usize)],
+    emit: &mut impl FnMut(usize, usize),
+) {
+    if disjoint.is_empty() {
+        chain(kind, accessors, emit);
+        return;
+    }
+    for (x, &(k, b)) in accessors.iter().enumerate() {
+        for &(p, a) in &accessors[..x] {
+            let conflict = a == Access::Write || b == Access::Write;
+            if conflict && !disjoint.contains(&(p.min(k), p.max(k))) {
+                emit(p, k);
+            }
+        }
     }
 }
 
@@ -143,8 +215,8 @@ pub(super) fn rule(policy: Policy, kind: SubjectKind, a: Access, b: Access) -> (
 /// no edge (it would run them forward, but a path runs them backward).
 ///
 /// Where the rules disagree the pair runs forward and the backward rules
-/// fall back; where every rule runs backward but a path runs the pair
-/// forward, every rule falls back.
+/// are [`Rule::Overruled`]; where every rule runs backward but a path runs
+/// the pair forward, every rule falls back ([`Rule::CycleFallback`]).
 pub(super) fn pair_reasons(
     earlier: &SystemAccess,
     later: &SystemAccess,
@@ -166,10 +238,12 @@ pub(super) fn pair_reasons(
         rules
             .drain(..)
             .map(|(name, kind, (rule, runs_forward))| {
-                let rule = if forward && !runs_forward {
-                    Rule::CycleFallback
-                } else {
-                    rule
+                // Run forward against this rule: another rule of the pair
+                // ran it forward (and decides), else a path did.
+                let rule = match (forward && !runs_forward, rules_forward) {
+                    (true, true) => Rule::Overruled,
+                    (true, false) => Rule::CycleFallback,
+                    (false, _) => rule,
                 };
                 EdgeReason::Conflict { name, kind, rule }
             })

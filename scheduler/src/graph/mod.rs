@@ -83,7 +83,7 @@ use petgraph::visit::EdgeRef;
 use crate::access::SubjectKind;
 use crate::{BuildError, CycleEdge, SystemAccess};
 use bits::{Reach, levels, successor_lists};
-use chains::{Subjects, chain, pair_reasons};
+use chains::{Subjects, chain_subject, pair_reasons};
 use pairwise::pairwise_order;
 pub use reason::{EdgeReason, Policy, Rule};
 pub(crate) use reason::{Node, SetNode};
@@ -205,7 +205,7 @@ impl Dag {
         // 2. An order of the systems that the pairwise rule's DAG follows.
         let subjects = Subjects::new(nodes);
         let mut edges = explicit_edges.clone();
-        for (kind, accessors) in &subjects.list {
+        for ((kind, accessors), disjoint) in subjects.list.iter().zip(&subjects.disjoint) {
             let writers_first = *kind == SubjectKind::Event
                 || (policy == Policy::WriterFirst
                     && matches!(kind, SubjectKind::Component | SubjectKind::Resource));
@@ -214,7 +214,9 @@ impl Dag {
                 // Stable: each kind keeps registration order.
                 accessors.sort_by_key(|&(_, access)| access != Access::Write);
             }
-            chain(*kind, accessors, &mut |from, to| edges.push((from, to)));
+            chain_subject(*kind, accessors, disjoint, &mut |from, to| {
+                edges.push((from, to));
+            });
         }
         let successors = successor_lists(n, edges);
         let order = match levels(n, |u, out| out.extend_from_slice(&successors[u])) {
@@ -235,10 +237,10 @@ impl Dag {
             position[i] = p;
         }
         let mut pairs = Vec::new();
-        for (kind, accessors) in &subjects.list {
+        for ((kind, accessors), disjoint) in subjects.list.iter().zip(&subjects.disjoint) {
             let mut accessors = accessors.clone();
             accessors.sort_by_key(|&(i, _)| position[i]);
-            chain(*kind, accessors, &mut |from, to| {
+            chain_subject(*kind, accessors, disjoint, &mut |from, to| {
                 if !explicit.ordered(from, to) {
                     pairs.push((from, to));
                 }

@@ -87,8 +87,21 @@ pub(super) fn pairwise_order(
                 (_, Access::Read) => (true, false, policy == Policy::RegistrationOrder),
             };
             let (w, r) = (writers.row(s), readers.row(s));
+            // The later systems whose queries are disjoint from `i`'s on
+            // this subject do not conflict with it here.
+            let apart = |k: usize| {
+                subjects.disjoint[s]
+                    .iter()
+                    .filter(|&&(a, b)| a == i && b / 64 == k)
+                    .fold(0u64, |bits, &(_, b)| bits | 1 << (b % 64))
+            };
             for k in lo..words {
                 let v = if with_writers { w[k] } else { 0 } | if with_readers { r[k] } else { 0 };
+                let v = if subjects.disjoint[s].is_empty() {
+                    v
+                } else {
+                    v & !apart(k)
+                };
                 candidates[k] |= v;
                 if runs_forward {
                     forward[k] |= v;

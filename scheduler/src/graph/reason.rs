@@ -11,9 +11,12 @@ use crate::access::{SubjectKind, short_name};
 /// How conflicting accesses that the explicit constraints leave unordered
 /// are ordered. Neither policy can form a cycle. Event types are the
 /// exception: under either policy an [`EventWriter`](crate::EventWriter)
-/// runs before an [`EventReader`](crate::EventReader) of the same type
-/// (falling back to registration order where that would close a cycle), so
-/// a reader sees the events of its own tick.
+/// runs before an [`EventReader`](crate::EventReader) of the same type, so
+/// a reader sees the events of its own tick, unless the pair is ordered
+/// the other way by something else: a constraint, or a conflict on
+/// another type whose rule runs the reader first ([`Rule::Overruled`];
+/// under registration order, a reader registered before the writer). Then
+/// the reader reads those events on its next run, a tick later.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Policy {
     /// Every conflict runs in registration order, as in specs, shipyard,
@@ -42,6 +45,11 @@ pub enum Rule {
     /// [`Policy::WriterFirst`]: the writer-first edge would have closed a
     /// cycle, so the earlier-registered system runs first instead.
     CycleFallback,
+    /// The pair also conflicts on another type of this same edge, whose
+    /// rule runs it the other way, and that rule decides (the earlier
+    /// registered first). For an event type: the reader runs before the
+    /// writer and reads these events on its next run, a tick later.
+    Overruled,
 }
 
 /// Why an edge of the DAG exists.
@@ -95,6 +103,12 @@ impl fmt::Display for EdgeReason {
                     Rule::RegistrationOrder => "conflict, registration order",
                     Rule::CycleFallback => {
                         "conflict, registration order (writer-first would close a cycle)"
+                    }
+                    Rule::Overruled if kind.is_empty() || kind == "resource " => {
+                        "conflict, ordered by the pair's other conflict"
+                    }
+                    Rule::Overruled => {
+                        "reader first, ordered by the pair's other conflict (it reads them a tick later)"
                     }
                 };
                 write!(f, "{kind}{}: {rule}", short_name(name))

@@ -7,6 +7,7 @@
 //! parameter is fetched from in `context`.
 
 pub(crate) mod context;
+pub(crate) mod param_set;
 pub(crate) mod query;
 pub(crate) mod random;
 

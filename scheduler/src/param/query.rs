@@ -58,7 +58,7 @@ use std::any::type_name;
 
 use ecs_engine::{
     Access, ChangeTick, Component, ComponentAccess, ExclusiveView, MAX_CHANGE_AGE, QueryData,
-    QueryFilter, ReadOnlyQueryData, Removed, RemovedCursor, STALE_AGE, View, ViewIter,
+    QueryFilter, QueryShape, ReadOnlyQueryData, Removed, RemovedCursor, STALE_AGE, View, ViewIter,
 };
 
 use crate::{LocalState, SystemAccess, SystemContext, SystemError, SystemParam};
@@ -354,9 +354,9 @@ impl<Q: QueryData + 'static, F: QueryFilter + 'static> SystemParam for Query<'_,
         for name in own.clashes() {
             access.record_clash(name.clone());
         }
-        for c in own.components() {
-            access.add_component_borrow(c.clone());
-        }
+        // Against the other parameters, a borrow may share a type with a
+        // disjoint query (`With<A>` beside `Without<A>`).
+        access.add_query(own.components(), QueryShape::of::<Q, F>());
     }
 
     fn fetch<'s>(ctx: &'s SystemContext<'_>) -> Result<Self::Item<'s>, SystemError> {

@@ -54,7 +54,7 @@ impl StateBuilder {
     ) -> Result<(), BuildError> {
         for (system, conditions) in systems {
             for condition in conditions {
-                if let Some((id, name)) = condition.lock().state_type()
+                if let Some((id, name)) = condition.lock().condition().state_type()
                     && !self.knows(id)
                 {
                     return Err(BuildError::UnknownState {

@@ -165,12 +165,65 @@ function_condition!(A, B);
 function_condition!(A, B, C);
 function_condition!(A, B, C, D);
 
-/// A condition shared by the systems of a set (each evaluates it when it
-/// would run) or owned by one system.
-pub(crate) type SharedCondition = Arc<Mutex<Box<dyn Condition>>>;
+/// A condition owned by one system, or shared by the members of a set
+/// (evaluated once per tick for all of them: the first evaluation's
+/// verdict holds for the rest of the tick).
+pub(crate) type SharedCondition = Arc<Mutex<ConditionSlot>>;
 
 pub(crate) fn share(condition: impl Condition) -> SharedCondition {
-    Arc::new(Mutex::new(Box::new(condition)))
+    Arc::new(Mutex::new(ConditionSlot {
+        condition: Box::new(condition),
+        verdict: None,
+    }))
+}
+
+/// A condition and the verdict it gave this tick, when it is a set's.
+pub(crate) struct ConditionSlot {
+    condition: Box<dyn Condition>,
+    verdict: Option<bool>,
+}
+
+impl ConditionSlot {
+    /// What the predicate reads.
+    pub(crate) fn access(&self) -> SystemAccess {
+        self.condition.access()
+    }
+
+    /// The condition itself.
+    pub(crate) fn condition(&self) -> &dyn Condition {
+        &*self.condition
+    }
+
+    /// The condition itself, mutable.
+    pub(crate) fn condition_mut(&mut self) -> &mut dyn Condition {
+        &mut *self.condition
+    }
+
+    /// Evaluates the predicate; with `once` (a set's condition), only the
+    /// first time in the tick, whose verdict it then keeps.
+    ///
+    /// # Errors
+    ///
+    /// As [`Condition::evaluate`] (an error is not kept).
+    pub(crate) fn verdict(
+        &mut self,
+        ctx: &SystemContext<'_>,
+        once: bool,
+    ) -> Result<bool, SystemError> {
+        if once && let Some(verdict) = self.verdict {
+            return Ok(verdict);
+        }
+        let verdict = self.condition.evaluate(ctx)?;
+        if once {
+            self.verdict = Some(verdict);
+        }
+        Ok(verdict)
+    }
+
+    /// Forgets the tick's verdict (at the start of each tick).
+    pub(crate) fn reset(&mut self) {
+        self.verdict = None;
+    }
 }
 
 /// A run condition: `true` while the registry holds a resource `R`

@@ -175,7 +175,7 @@ fn failed(system: &str, outcome: Result<(), String>) -> Result<(), SystemError> 
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a system",
     label = "not a system",
-    note = "a system is a function or closure of up to 8 parameters, each a `Query<..>`, `Res<R>`, `ResMut<R>`, `Option<Res<R>>`, `Option<ResMut<R>>`, `Commands`, `Tick`, `Local<T>`, `EventReader<E>`, `EventWriter<E>`, `RemovedComponents<T>` or a tuple of these (nest tuples for more), returning `()` or `Result<(), E>`",
+    note = "a system is a function or closure of up to 8 parameters, each a `Query<..>`, `Res<R>`, `ResMut<R>`, `Option<Res<R>>`, `Option<ResMut<R>>`, `Commands`, `Tick`, `Local<T>`, `EventReader<E>`, `EventWriter<E>`, `RemovedComponents<T>`, `ParamSet<(..)>` or a tuple of these (nest tuples for more), returning `()` or `Result<(), E>`",
     note = "or an exclusive function `fn(&mut Registry)`, a `StatefulSystem` struct, or a type implementing `System`"
 )]
 pub trait IntoSystem<Marker> {

@@ -16,6 +16,9 @@ impl<T: Clone> SparseSet<T> {
             data: self.data.clone(),
             runs: RunInfo::default(),
             changes: self.changes.clone(),
+            // A copy is never claimed; the registry's next exclusive
+            // borrow takes its pointers once it is restored into a pool.
+            raw: super::RawParts::NULL,
         }
     }
 
