@@ -45,6 +45,33 @@ fn bits(entity: Option<Entity>) -> ecs_entity {
     entity.map_or(ECS_ENTITY_NULL, Entity::to_bits)
 }
 
+/// Runs `change` on the registry of the C caller's `engine` with `entity`,
+/// as `function`, and writes what it returns through the optional `out`.
+///
+/// # Safety
+///
+/// `engine` is NULL or a live engine used by no other thread; `out` is
+/// NULL or valid for writes of a `T`.
+unsafe fn change_entity<T>(
+    engine: *mut ecs_engine,
+    entity: ecs_entity,
+    out: *mut T,
+    function: &str,
+    change: impl FnOnce(&mut Registry, Entity) -> Result<T, EcsError>,
+) -> ecs_status {
+    call(function, || {
+        // SAFETY: the caller's promise on `engine`.
+        let engine = unsafe { arg(engine, function, "engine") }?;
+        let mut engine = engine.lock(function)?;
+        let target = self::entity(entity, function)?;
+        let value =
+            change(engine.registry_mut(), target).map_err(|e| Failure::registry(function, &e))?;
+        // SAFETY: NULL or valid for writes, by the C caller's promise.
+        unsafe { write_optional(out, value) };
+        Ok(())
+    })
+}
+
 /// Makes `parent` the parent of `child` (detaching it from its old parent
 /// first): `child` goes last in `parent`'s children. Setting the parent it
 /// already has changes nothing (it keeps its place).
@@ -95,20 +122,16 @@ pub unsafe extern "C" fn ecs_remove_parent(
     child: ecs_entity,
     old_parent: *mut ecs_entity,
 ) -> ecs_status {
-    const F: &str = "ecs_remove_parent";
-    call(F, || {
-        // SAFETY: the caller's promise on `engine`.
-        let engine = unsafe { arg(engine, F, "engine") }?;
-        let mut engine = engine.lock(F)?;
-        let child = entity(child, F)?;
-        let old = engine
-            .registry_mut()
-            .remove_parent(child)
-            .map_err(|e| Failure::registry(F, &e))?;
-        // SAFETY: NULL or valid for writes, by the caller's promise.
-        unsafe { write_optional(old_parent, bits(old)) };
-        Ok(())
-    })
+    // SAFETY: forwarded promises.
+    unsafe {
+        change_entity(
+            engine,
+            child,
+            old_parent,
+            "ecs_remove_parent",
+            |r, child| r.remove_parent(child).map(bits),
+        )
+    }
 }
 
 /// Writes the parent of `entity` to `*out`: `ECS_ENTITY_NULL` for a root.
@@ -209,82 +232,12 @@ pub unsafe extern "C" fn ecs_despawn_recursive(
     entity: ecs_entity,
     count: *mut usize,
 ) -> ecs_status {
-    const F: &str = "ecs_despawn_recursive";
-    call(F, || {
-        // SAFETY: the caller's promise on `engine`.
-        let engine = unsafe { arg(engine, F, "engine") }?;
-        let mut engine = engine.lock(F)?;
-        let target = self::entity(entity, F)?;
-        let despawned = engine
-            .registry_mut()
-            .despawn_recursive(target)
-            .map_err(|e| Failure::registry(F, &e))?;
-        // SAFETY: NULL or valid for writes, by the caller's promise.
-        unsafe { write_optional(count, despawned) };
-        Ok(())
-    })
-}
-
-/// Disables `entity` (`enable = false`) or enables it again (`true`).
-/// Writes whether that changed anything to `*changed` unless it is NULL.
-///
-/// # Safety
-///
-/// As `ecs_disable`.
-unsafe fn set_enabled(
-    engine: *mut ecs_engine,
-    entity: ecs_entity,
-    enable: bool,
-    changed: *mut bool,
-    function: &str,
-) -> ecs_status {
-    call(function, || {
-        // SAFETY: the caller's promise on `engine`.
-        let engine = unsafe { arg(engine, function, "engine") }?;
-        let mut engine = engine.lock(function)?;
-        let target = self::entity(entity, function)?;
-        let registry = engine.registry_mut();
-        let result = if enable {
-            registry.enable(target)
-        } else {
-            registry.disable(target)
-        };
-        let did = result.map_err(|e| Failure::registry(function, &e))?;
-        // SAFETY: NULL or valid for writes, by the C caller's promise.
-        unsafe { write_optional(changed, did) };
-        Ok(())
-    })
-}
-
-/// Disables (`enable = false`) or enables `root` and its whole subtree,
-/// writing how many entities changed to `*count` unless it is NULL.
-///
-/// # Safety
-///
-/// As `ecs_disable_recursive`.
-unsafe fn set_subtree_enabled(
-    engine: *mut ecs_engine,
-    root: ecs_entity,
-    enable: bool,
-    count: *mut usize,
-    function: &str,
-) -> ecs_status {
-    call(function, || {
-        // SAFETY: the caller's promise on `engine`.
-        let engine = unsafe { arg(engine, function, "engine") }?;
-        let mut engine = engine.lock(function)?;
-        let target = self::entity(root, function)?;
-        let registry = engine.registry_mut();
-        let result = if enable {
-            registry.enable_recursive(target)
-        } else {
-            registry.disable_recursive(target)
-        };
-        let changed = result.map_err(|e| Failure::registry(function, &e))?;
-        // SAFETY: NULL or valid for writes, by the C caller's promise.
-        unsafe { write_optional(count, changed) };
-        Ok(())
-    })
+    // SAFETY: forwarded promises.
+    unsafe {
+        change_entity(engine, entity, count, "ecs_despawn_recursive", |r, e| {
+            r.despawn_recursive(e)
+        })
+    }
 }
 
 /// Disables `root` and every descendant (as `ecs_disable` on each), and
@@ -307,7 +260,15 @@ pub unsafe extern "C" fn ecs_disable_recursive(
     count: *mut usize,
 ) -> ecs_status {
     // SAFETY: forwarded promises.
-    unsafe { set_subtree_enabled(engine, root, false, count, "ecs_disable_recursive") }
+    unsafe {
+        change_entity(
+            engine,
+            root,
+            count,
+            "ecs_disable_recursive",
+            Registry::disable_recursive,
+        )
+    }
 }
 
 /// Enables `root` and every descendant again, and writes how many were
@@ -327,7 +288,15 @@ pub unsafe extern "C" fn ecs_enable_recursive(
     count: *mut usize,
 ) -> ecs_status {
     // SAFETY: forwarded promises.
-    unsafe { set_subtree_enabled(engine, root, true, count, "ecs_enable_recursive") }
+    unsafe {
+        change_entity(
+            engine,
+            root,
+            count,
+            "ecs_enable_recursive",
+            Registry::enable_recursive,
+        )
+    }
 }
 
 /// Disables `entity`: it stays alive with its components, but views skip
@@ -349,7 +318,7 @@ pub unsafe extern "C" fn ecs_disable(
     changed: *mut bool,
 ) -> ecs_status {
     // SAFETY: forwarded promises.
-    unsafe { set_enabled(engine, entity, false, changed, "ecs_disable") }
+    unsafe { change_entity(engine, entity, changed, "ecs_disable", Registry::disable) }
 }
 
 /// Enables `entity` again: views visit it. Writes `true` to `*changed`
@@ -369,7 +338,7 @@ pub unsafe extern "C" fn ecs_enable(
     changed: *mut bool,
 ) -> ecs_status {
     // SAFETY: forwarded promises.
-    unsafe { set_enabled(engine, entity, true, changed, "ecs_enable") }
+    unsafe { change_entity(engine, entity, changed, "ecs_enable", Registry::enable) }
 }
 
 /// Writes whether `entity` is disabled to `*out`.

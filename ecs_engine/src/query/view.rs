@@ -653,7 +653,7 @@ impl Registry {
     #[track_caller]
     pub fn view_mut<Q: QueryData>(&mut self) -> View<'_, Q> {
         self.track_observed::<Q, ()>();
-        View::new(Locked::exclusive(self))
+        View::new(Locked::exclusive_for::<Q, ()>(self))
             .unwrap_or_else(|e| panic!("Registry::view_mut: query names a type twice: {e}"))
     }
 
@@ -667,7 +667,7 @@ impl Registry {
     #[track_caller]
     pub fn view_filtered<Q: QueryData, F: QueryFilter>(&mut self) -> View<'_, Q, F> {
         self.track_observed::<Q, F>();
-        View::new(Locked::exclusive(self))
+        View::new(Locked::exclusive_for::<Q, F>(self))
             .unwrap_or_else(|e| panic!("Registry::view_filtered: {e}"))
     }
 
@@ -716,7 +716,7 @@ impl Registry {
         since: ChangeTick,
     ) -> View<'_, Q, F> {
         self.track_observed::<Q, F>();
-        View::new(Locked::exclusive(self).with_since(since))
+        View::new(Locked::exclusive_for::<Q, F>(self).with_since(since))
             .unwrap_or_else(|e| panic!("Registry::view_mut_since: {e}"))
     }
 

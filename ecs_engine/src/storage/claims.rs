@@ -22,8 +22,10 @@
 //!   an element another thread writes;
 //! - the writers' raw pointers were taken through `&mut` (`Vec::as_mut_ptr`)
 //!   when the registry was last borrowed exclusively
-//!   ([`Locked::exclusive`](super::locked::Locked)), and are checked against
-//!   the buffers' addresses at each claim.
+//!   ([`Locked::exclusive`](super::locked::Locked) for every pool; a typed
+//!   view's `Locked::exclusive_for` for the pools its query writes, the
+//!   only ones it claims for writing), and are checked against the
+//!   buffers' addresses at each claim.
 //!
 //! Membership-only reads (`With`, `Without`, `Has`, the disabled filter)
 //! take the shared lock without a claim: no claimant writes membership.

@@ -16,7 +16,8 @@ use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 use crate::storage::claims::{Claimed, ShapeFn};
 use crate::storage::pools::LockedBlob;
 use crate::{
-    Access, ChangeTick, Component, ComponentId, ComponentInfo, EcsError, EntityAllocator, Registry,
+    Access, ChangeTick, Component, ComponentAccess, ComponentId, ComponentInfo, EcsError,
+    EntityAllocator, QueryData, QueryFilter, Registry,
 };
 use crate::{Entity, SparseSet};
 
@@ -51,6 +52,27 @@ impl<'w> Locked<'w> {
     /// structure changes meanwhile.
     pub(crate) fn exclusive(registry: &'w mut Registry) -> Self {
         registry.pools.refresh_raw();
+        let since = registry.change_tick().wrapping_sub(1).get();
+        Locked {
+            registry,
+            since,
+            shape: None,
+        }
+    }
+
+    /// [`exclusive`](Self::exclusive) for one view of `Q` filtered by `F`:
+    /// refreshes the raw pointers of the pools they write only (the only
+    /// pools such a view claims for writing), so a view's cost does not
+    /// grow with the number of component types in the registry.
+    pub(crate) fn exclusive_for<Q: QueryData, F: QueryFilter>(registry: &'w mut Registry) -> Self {
+        let pools = &mut registry.pools;
+        let mut refresh = |access: ComponentAccess| {
+            if access.access == Access::Write {
+                pools.refresh_raw_of(access.key);
+            }
+        };
+        Q::access(&mut refresh);
+        F::access(&mut refresh);
         let since = registry.change_tick().wrapping_sub(1).get();
         Locked {
             registry,

@@ -39,7 +39,8 @@ use crate::storage::claims::{Claimed, Claims, ShapeFn};
 pub(crate) use crate::storage::erased::ErasedPool;
 use crate::storage::pool_copy::PoolCopy;
 use crate::{
-    Access, Component, ComponentDescriptor, ComponentId, ComponentInfo, EcsError, Entity, SparseSet,
+    Access, Component, ComponentDescriptor, ComponentId, ComponentInfo, ComponentKey, EcsError,
+    Entity, SparseSet,
 };
 
 pub(super) struct PoolSlot {
@@ -459,6 +460,21 @@ impl Pools {
     pub(crate) fn refresh_raw(&mut self) {
         for pool in self.erased_mut() {
             pool.refresh_raw();
+        }
+    }
+
+    /// Takes the raw pointers for write claims of the pool of `key` only,
+    /// if it has one (a view that writes only that pool needs no other).
+    pub(crate) fn refresh_raw_of(&mut self, key: ComponentKey) {
+        let id = match key {
+            ComponentKey::Type(type_id) => match self.fast[fast_slot(type_id)] {
+                Some((known, id)) if known == type_id => Some(id),
+                _ => self.by_type.get(&type_id).copied(),
+            },
+            ComponentKey::Runtime(id) => Some(id),
+        };
+        if let Some(slot) = id.and_then(|id| self.slots.get_mut(id.index())) {
+            slot.cell.get_mut().refresh_raw();
         }
     }
 
