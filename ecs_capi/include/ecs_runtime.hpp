@@ -11,7 +11,9 @@
 //   Rust: systems and view callbacks are C functions here that catch
 //   whatever the C++ code inside throws, stop calling it, and hand it back
 //   on the thread that called `Engine::tick`/`run`, which rethrows it (the
-//   first one, in the order systems were added; the rest of the tick ran);
+//   first one, in the order systems were added; the rest of the tick ran,
+//   the others are dropped, and a system's commands recorded before its
+//   throw are still applied);
 // - systems as callables: `engine.add_system(ecs::System("move").reads(v)
 //   .writes(p).run([=](ecs::SystemContext& ctx) { ... }))`.
 //
@@ -24,6 +26,7 @@
 
 #include "ecs_runtime.h"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -34,7 +37,6 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -121,26 +123,27 @@ public:
         std::lock_guard<std::mutex> lock(mutex_);
         if (!error_) {
             error_ = std::move(error);
+            failed_.store(true, std::memory_order_release);
         }
     }
-    bool failed() noexcept {
+    // One atomic load: checked before every callback of a view.
+    bool failed() const noexcept { return failed_.load(std::memory_order_acquire); }
+    // Takes the kept exception (null when none), leaving none.
+    std::exception_ptr take() noexcept {
         std::lock_guard<std::mutex> lock(mutex_);
-        return static_cast<bool>(error_);
+        failed_.store(false, std::memory_order_relaxed);
+        return std::exchange(error_, nullptr);
     }
     // Rethrows the kept exception, once.
     void rethrow() {
-        std::exception_ptr error;
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            error = std::exchange(error_, nullptr);
-        }
-        if (error) {
+        if (std::exception_ptr error = take()) {
             std::rethrow_exception(error);
         }
     }
 
 private:
     std::mutex mutex_;
+    std::atomic<bool> failed_{false};
     std::exception_ptr error_;
 };
 
@@ -224,9 +227,12 @@ public:
     template <class... T, class F>
     void each(F&& f, Component<T>... components) {
         const ecs_component_id ids[] = {components.id...};
-        each_of<T...>(std::forward<F>(f), [&](ecs_each_fn visit, void* data) {
-            return ecs_view_each(raw_, ids, sizeof...(T), visit, data);
-        });
+        each_of<T...>(
+            std::forward<F>(f),
+            [&](ecs_each_fn visit, void* data) {
+                return ecs_view_each(raw_, ids, sizeof...(T), visit, data);
+            },
+            "ecs_view_each");
     }
 
     // As `each`, for the entities that also have every component of `with`
@@ -244,9 +250,12 @@ public:
         desc.with_len = with.size();
         desc.without = without.begin();
         desc.without_len = without.size();
-        each_of<T...>(std::forward<F>(f), [&](ecs_each_fn visit, void* data) {
-            return ecs_view_each_filtered(raw_, &desc, visit, data);
-        });
+        each_of<T...>(
+            std::forward<F>(f),
+            [&](ecs_each_fn visit, void* data) {
+                return ecs_view_each_filtered(raw_, &desc, visit, data);
+            },
+            "ecs_view_each_filtered");
     }
 
     // Calls `f(len, entities, T*...)` once per run of entities whose
@@ -260,12 +269,8 @@ public:
         } walk{&f, {}};
         auto visit = [](const ecs_view_chunk* chunk, void* data) {
             auto& w = *static_cast<Walk*>(data);
-            w.failure.guard([&] {
-                std::size_t k = 0;
-                // Braced: the columns are read left to right.
-                std::tuple<T*...> columns{static_cast<T*>(chunk->columns[k++])...};
-                std::apply([&](T*... c) { (*w.f)(chunk->len, chunk->entities, c...); }, columns);
-            });
+            w.failure.guard(
+                [&] { call_chunk<T...>(*w.f, chunk, std::index_sequence_for<T...>{}); });
         };
         ecs_status status = ecs_view_each_chunk(raw_, ids, sizeof...(T), visit, &walk);
         walk.failure.rethrow();
@@ -283,8 +288,13 @@ public:
     ecs_system_ctx* raw() const noexcept { return raw_; }
 
 private:
+    template <class... T, class F, std::size_t... I>
+    static void call_chunk(F& f, const ecs_view_chunk* chunk, std::index_sequence<I...>) {
+        f(chunk->len, chunk->entities, static_cast<T*>(chunk->columns[I])...);
+    }
+
     template <class... T, class F, class Run>
-    void each_of(F&& f, Run&& run) {
+    void each_of(F&& f, Run&& run, const char* call) {
         struct Walk {
             std::function<void(Entity, T&...)> f;
             detail::Failure failure;
@@ -298,7 +308,7 @@ private:
         };
         ecs_status status = run(+visit, &walk);
         walk.failure.rethrow();
-        check(status, "ecs_view_each");
+        check(status, call);
     }
 
     ecs_system_ctx* raw_;
@@ -585,9 +595,19 @@ private:
             }
         });
     }
+    // Takes every system's exception of the tick (so none is left to skip
+    // that system next tick) and rethrows the first, in the order systems
+    // were added.
     void rethrow() {
+        std::exception_ptr first;
         for (Added& added : systems_) {
-            added.failure.rethrow();
+            std::exception_ptr error = added.failure.take();
+            if (error && !first) {
+                first = std::move(error);
+            }
+        }
+        if (first) {
+            std::rethrow_exception(first);
         }
     }
 

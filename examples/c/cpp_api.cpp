@@ -213,6 +213,35 @@ void test_exceptions_come_back_on_the_ticking_thread() {
     EXPECT(engine.ticks() == 2);
 }
 
+void test_two_throws_in_one_tick() {
+    ecs::Engine engine(2);
+    auto a = engine.component<Position>("A");
+    auto b = engine.component<Velocity>("B");
+    std::atomic<int> b_runs{0};
+    engine.add_system(ecs::System("sa").writes(a).run([](ecs::SystemContext& ctx) {
+        if (ctx.tick().number == 1) {
+            throw std::runtime_error("sa");
+        }
+    }));
+    engine.add_system(ecs::System("sb").writes(b).run([&](ecs::SystemContext& ctx) {
+        ++b_runs;
+        if (ctx.tick().number == 1) {
+            throw std::runtime_error("sb");
+        }
+    }));
+    engine.build();
+    engine.tick();
+    ++checks;
+    try {
+        engine.tick();
+        fail(__FILE__, __LINE__, "tick 1 did not rethrow");
+    } catch (const std::runtime_error& e) {
+        EXPECT(std::string(e.what()) == "sa");  // the first, in the order added
+    }
+    engine.tick();  // nothing left over from tick 1: no throw, both run
+    EXPECT(b_runs == 3);
+}
+
 void test_system_errors() {
     ecs::Engine engine;
     auto position = engine.component<Position>("Position");
@@ -350,6 +379,7 @@ int main() {
         test_entities_and_components();
         test_systems_the_same_on_any_thread_count();
         test_exceptions_come_back_on_the_ticking_thread();
+        test_two_throws_in_one_tick();
         test_system_errors();
         test_hierarchy_and_disabled();
         test_subtree_commands();
