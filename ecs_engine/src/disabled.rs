@@ -32,7 +32,7 @@
 
 use std::any::TypeId;
 
-use parking_lot::MappedRwLockReadGuard;
+use crate::storage::claims::SharedPool;
 
 use crate::storage::locked::Locked;
 use crate::{Access, EcsError, Entity, QueryData, QueryFilter, Registry, SparseSet};
@@ -44,7 +44,7 @@ pub struct Disabled;
 
 /// The `Disabled` pool a view reads to skip disabled entities; `None` when
 /// the query names `Disabled` itself or no pool exists.
-pub(crate) type DisabledBorrow<'w> = Option<MappedRwLockReadGuard<'w, SparseSet<Disabled>>>;
+pub(crate) type DisabledBorrow<'w> = Option<SharedPool<'w, Disabled>>;
 
 /// How a query made of `Q` and `F` treats `Disabled`: `Ok(true)` when it
 /// names it (so it sees disabled entities), `Ok(false)` when not.
@@ -86,7 +86,7 @@ pub(crate) fn borrow<Q: QueryData, F: QueryFilter>(
     if names_disabled::<Q, F>()? {
         Ok(None)
     } else {
-        registry.read::<Disabled>()
+        registry.read_unwritten::<Disabled>()
     }
 }
 

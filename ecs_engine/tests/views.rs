@@ -214,6 +214,38 @@ fn same_type_twice_with_a_write_panics_at_creation() {
     let _ = registry.view_mut::<(&mut A, &A)>();
 }
 
+/// A view that names a type twice is checked pair by pair (the one-term
+/// fast path does not apply): two writers or a writer and a reader are
+/// refused in either order, a writer beside a membership filter of its own
+/// type is accepted and writes every member.
+#[test]
+fn a_type_named_twice_is_refused_or_accepted_as_a_pair() {
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    let (mut registry, entities) = world();
+    let refused = |open: &mut dyn FnMut(&mut Registry)| {
+        let mut registry = Registry::new();
+        registry.spawn((A(1), B(1)));
+        catch_unwind(AssertUnwindSafe(|| open(&mut registry))).is_err()
+    };
+    assert!(refused(&mut |r| drop(r.view_mut::<(&mut A, &mut A)>())));
+    assert!(refused(&mut |r| drop(r.view_mut::<(&A, &mut A)>())));
+    assert!(refused(&mut |r| drop(r.view_mut::<(&mut A, &B, &A)>())));
+    assert!(!refused(&mut |r| drop(r.view_mut::<(&A, &A)>())));
+    registry
+        .view_filtered::<&mut A, ecs_engine::With<A>>()
+        .each(|a| a.0 += 1000);
+    registry
+        .view_filtered::<(ecs_engine::Has<B>, &mut A), ecs_engine::With<B>>()
+        .each(|(has, a)| {
+            assert!(has);
+            a.0 += 1000;
+        });
+    for (i, &e) in entities.iter().enumerate() {
+        let bump = if i % 2 == 0 { 2000 } else { 1000 };
+        assert_eq!(registry.get::<A>(e), Some(&A(i as u32 + bump)));
+    }
+}
+
 #[test]
 fn cell_reports_conflicts_by_name() {
     let mut registry = Registry::new();

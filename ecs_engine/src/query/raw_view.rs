@@ -201,7 +201,7 @@ impl<'w> RawView<'w> {
             starts: vec![0; n],
             columns: vec![std::ptr::null_mut(); n],
             row: vec![std::ptr::null_mut(); n],
-            disabled: pools.read::<Disabled>()?,
+            disabled: pools.read_unwritten::<Disabled>()?,
             shifted: vec![std::ptr::null_mut(); n],
         })
     }

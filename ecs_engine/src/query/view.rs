@@ -255,6 +255,7 @@ impl<'a, Q: QueryData, F: QueryFilter> Pass<'a, Q, F> {
 
 impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
     /// Borrows every pool of `Q` and `F`.
+    #[inline]
     pub(crate) fn new(registry: Locked<'w>) -> Result<Self, EcsError> {
         let registry = registry.with_shape(QueryShape::of::<Q, F>);
         let mut query = Q::borrow(registry)?;
@@ -270,7 +271,9 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
         })
     }
 
-    /// Adds a filter; the extra pool is read-locked.
+    /// Adds a filter; the extra pool is read-locked. Only membership
+    /// filters (`With`, `Without`) come here: they take no claim, so a sole
+    /// view (`storage/locked.rs`) stays sole.
     fn filtered<G: QueryFilter>(mut self) -> Result<View<'w, Q, (F, G)>, EcsError> {
         let extra = G::borrow(self.registry)?;
         // The extra filter may offer a pool to drive the view.
@@ -652,7 +655,6 @@ impl Registry {
     /// When `Q` names one component type twice and one of them is `&mut`.
     #[track_caller]
     pub fn view_mut<Q: QueryData>(&mut self) -> View<'_, Q> {
-        self.track_observed::<Q, ()>();
         View::new(Locked::exclusive_for::<Q, ()>(self))
             .unwrap_or_else(|e| panic!("Registry::view_mut: query names a type twice: {e}"))
     }
@@ -666,24 +668,8 @@ impl Registry {
     /// writes.
     #[track_caller]
     pub fn view_filtered<Q: QueryData, F: QueryFilter>(&mut self) -> View<'_, Q, F> {
-        self.track_observed::<Q, F>();
         View::new(Locked::exclusive_for::<Q, F>(self))
             .unwrap_or_else(|e| panic!("Registry::view_filtered: {e}"))
-    }
-
-    /// Starts tracking the changes of every type `Q` or `F` asks about
-    /// (`Added`, `Changed`, `Ref`, `Mut`), as a schedule does at build,
-    /// so a view that asks is never silently answered "everything" for a
-    /// type nobody tracked: a type starts with every component stamped
-    /// now, as for a system's first run.
-    pub(crate) fn track_observed<Q: QueryData, F: QueryFilter>(&mut self) {
-        let mut track = |access: crate::ComponentAccess| {
-            if let Some(track) = access.track {
-                track(self);
-            }
-        };
-        Q::access(&mut track);
-        F::access(&mut track);
     }
 
     /// A read-only view whose change filters and terms ([`Added`](crate::Added),
@@ -715,7 +701,6 @@ impl Registry {
         &mut self,
         since: ChangeTick,
     ) -> View<'_, Q, F> {
-        self.track_observed::<Q, F>();
         View::new(Locked::exclusive_for::<Q, F>(self).with_since(since))
             .unwrap_or_else(|e| panic!("Registry::view_mut_since: {e}"))
     }

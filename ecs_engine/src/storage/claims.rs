@@ -7,9 +7,15 @@
 //! A claim is refused ([`EcsError::BorrowConflict`]) unless, against every
 //! claim already held, both read or the two shapes are disjoint (one view
 //! requires a component the other excludes, [`QueryShape::is_disjoint`]).
+//! A *sole* view registers no claims and takes no read locks: it holds the registry exclusively
+//! (`Registry::view_mut` and its kin), so no other view's claims exist,
+//! and it names each of its types once, so its own claims cannot meet
+//! (`Locked::exclusive_for` checks; a view naming a type twice goes through
+//! the lists as any other).
 //!
 //! Invariants:
-//! - every claimant holds the pool's `RwLock` *shared*: the set's
+//! - every claimant holds the pool's `RwLock` *shared* (a sole view holds
+//!   the registry exclusively instead, which excludes every other lock): the set's
 //!   structure (dense, sparse, the buffers' addresses) cannot change while
 //!   a claim lives, and a plain write lock (`Mut<T>`) cannot be taken;
 //! - while a write claim lives, every other live claim on the pool is
@@ -121,19 +127,37 @@ impl Drop for ClaimGuard<'_> {
     }
 }
 
-/// A typed pool borrowed under a claim: shared-locked, and, for a write
-/// claim, with the raw pointers its values and ticks are written through.
+/// A typed pool borrowed shared: under its read lock, or, by a sole view,
+/// without it (`Pools::read_shared`).
+pub(crate) enum SharedPool<'a, T> {
+    /// Read-locked.
+    Locked(MappedRwLockReadGuard<'a, SparseSet<T>>),
+    /// Borrowed by a sole view, which no lock holder can meet.
+    Sole(&'a SparseSet<T>),
+}
+
+impl<T> Deref for SharedPool<'_, T> {
+    type Target = SparseSet<T>;
+    #[inline]
+    fn deref(&self) -> &SparseSet<T> {
+        match self {
+            SharedPool::Locked(guard) => guard,
+            SharedPool::Sole(pool) => pool,
+        }
+    }
+}
+
+/// A typed pool borrowed under a claim: shared, and, for a write claim,
+/// with the raw pointers its values and ticks are written through.
 #[doc(hidden)]
 pub struct Claimed<'a, T> {
-    pool: MappedRwLockReadGuard<'a, SparseSet<T>>,
-    _claim: ClaimGuard<'a>,
+    pool: SharedPool<'a, T>,
+    /// `None` for a sole view's claim, which no other claim can meet.
+    _claim: Option<ClaimGuard<'a>>,
 }
 
 impl<'a, T> Claimed<'a, T> {
-    pub(crate) fn new(
-        pool: MappedRwLockReadGuard<'a, SparseSet<T>>,
-        claim: ClaimGuard<'a>,
-    ) -> Self {
+    pub(crate) fn new(pool: SharedPool<'a, T>, claim: Option<ClaimGuard<'a>>) -> Self {
         Claimed {
             pool,
             _claim: claim,

@@ -11,13 +11,16 @@
 //! registry is borrowed). So a cell or a view has no path to an unlocked
 //! read, by construction.
 
+use std::hash::{BuildHasher, BuildHasherDefault};
+
 use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 
-use crate::storage::claims::{Claimed, ShapeFn};
+use crate::storage::claims::{Claimed, ShapeFn, SharedPool};
 use crate::storage::pools::LockedBlob;
+use crate::storage::type_id_map::TypeIdHasher;
 use crate::{
-    Access, ChangeTick, Component, ComponentAccess, ComponentId, ComponentInfo, EcsError,
-    EntityAllocator, QueryData, QueryFilter, Registry,
+    Access, ChangeTick, Component, ComponentAccess, ComponentId, ComponentInfo, ComponentKey,
+    EcsError, EntityAllocator, QueryData, QueryFilter, Registry,
 };
 use crate::{Entity, SparseSet};
 
@@ -35,6 +38,10 @@ pub struct Locked<'w> {
     /// The shape of the view borrowing through this handle, for its claims
     /// (`storage/claims.rs`); `None` outside a view.
     shape: Option<ShapeFn>,
+    /// `true` for a view that is the registry's only borrower and names
+    /// each component type once ([`exclusive_for`](Self::exclusive_for)):
+    /// no other claim can meet its claims, so they are not registered.
+    sole: bool,
 }
 
 impl std::fmt::Debug for Locked<'_> {
@@ -42,6 +49,36 @@ impl std::fmt::Debug for Locked<'_> {
         f.debug_struct("Locked")
             .field("entities", &self.registry.allocator.len())
             .finish()
+    }
+}
+
+/// The component types a view names, to find whether each is named once.
+/// Keeps a fingerprint of each (a type's [`TypeIdHasher`] hash, a run-time
+/// component's index): two types that share one read as repeated, which only sends the view down the
+/// checked path. At most [`OnceEach::CAP`] are kept; past that, "not once".
+#[derive(Default)]
+struct OnceEach {
+    prints: [u64; OnceEach::CAP],
+    len: usize,
+    repeated: bool,
+}
+
+impl OnceEach {
+    const CAP: usize = 8;
+
+    fn note(&mut self, key: ComponentKey) {
+        let print = match key {
+            ComponentKey::Type(type_id) => {
+                BuildHasherDefault::<TypeIdHasher>::default().hash_one(type_id)
+            }
+            ComponentKey::Runtime(id) => id.index() as u64,
+        };
+        if self.len == Self::CAP || self.prints[..self.len].contains(&print) {
+            self.repeated = true;
+        } else {
+            self.prints[self.len] = print;
+            self.len += 1;
+        }
     }
 }
 
@@ -57,27 +94,56 @@ impl<'w> Locked<'w> {
             registry,
             since,
             shape: None,
+            sole: false,
         }
     }
 
-    /// [`exclusive`](Self::exclusive) for one view of `Q` filtered by `F`:
-    /// refreshes the raw pointers of the pools they write only (the only
-    /// pools such a view claims for writing), so a view's cost does not
-    /// grow with the number of component types in the registry.
+    /// [`exclusive`](Self::exclusive) for one view of `Q` filtered by `F`,
+    /// in one walk of their accesses: starts tracking the types they ask
+    /// about ([`Registry::track_changes`], as a schedule does at build, so
+    /// a view that asks is never silently answered "everything" for a type
+    /// nobody tracked: a type starts with every component stamped now, as
+    /// for a system's first run), refreshes the raw pointers of
+    /// the pools they write only (the only pools such a view claims for
+    /// writing), so a view's cost does not grow with the number of
+    /// component types in the registry, and finds whether they name each
+    /// type once.
+    ///
+    /// A view so opened is the registry's only borrower while it lives, so
+    /// its claims can only meet each other: when every type is named once
+    /// they cannot meet at all, and the view is *sole* (its terms skip the
+    /// claim lists, `storage/claims.rs`). A type named twice (`(&A, &A)`,
+    /// `(&mut A, With<A>)`, `(&mut A, &mut A)`) goes through the claim
+    /// lists, which accept or refuse the pair as for any two views.
     pub(crate) fn exclusive_for<Q: QueryData, F: QueryFilter>(registry: &'w mut Registry) -> Self {
-        let pools = &mut registry.pools;
-        let mut refresh = |access: ComponentAccess| {
-            if access.access == Access::Write {
-                pools.refresh_raw_of(access.key);
+        let mut seen = OnceEach::default();
+        let mut visit = |access: ComponentAccess| {
+            if let Some(track) = access.track {
+                track(registry);
             }
+            seen.note(access.key);
         };
-        Q::access(&mut refresh);
-        F::access(&mut refresh);
+        Q::access(&mut visit);
+        F::access(&mut visit);
+        // A sole view's write claims refresh their pool's pointers
+        // themselves (`Pools::claim`); the others are refreshed here, after
+        // every `track` (which may give a pool its tick buffers).
+        let sole = !seen.repeated;
+        if !sole {
+            let mut refresh = |access: ComponentAccess| {
+                if access.access == Access::Write {
+                    registry.pools.refresh_raw_of(access.key);
+                }
+            };
+            Q::access(&mut refresh);
+            F::access(&mut refresh);
+        }
         let since = registry.change_tick().wrapping_sub(1).get();
         Locked {
             registry,
             since,
             shape: None,
+            sole,
         }
     }
 
@@ -92,6 +158,7 @@ impl<'w> Locked<'w> {
             registry,
             since,
             shape: None,
+            sole: false,
         }
     }
 
@@ -120,7 +187,9 @@ impl<'w> Locked<'w> {
     /// [`EcsError::BorrowConflict`] when a writer that is not disjoint
     /// holds it.
     pub(crate) fn claim_read<T: Component>(self) -> Result<Option<Claimed<'w, T>>, EcsError> {
-        self.registry.pools.claim::<T>(Access::Read, self.shape)
+        self.registry
+            .pools
+            .claim::<T>(Access::Read, self.shape, self.sole)
     }
 
     /// Claims `T`'s pool for writing its values, as the view's shape.
@@ -130,7 +199,9 @@ impl<'w> Locked<'w> {
     /// [`EcsError::BorrowConflict`] when a claim that is not disjoint, or
     /// a write lock, holds it.
     pub(crate) fn claim_write<T: Component>(self) -> Result<Option<Claimed<'w, T>>, EcsError> {
-        self.registry.pools.claim::<T>(Access::Write, self.shape)
+        self.registry
+            .pools
+            .claim::<T>(Access::Write, self.shape, self.sole)
     }
 
     /// Claims `T`'s pool for reading values and ticks through slices
@@ -140,7 +211,9 @@ impl<'w> Locked<'w> {
     ///
     /// [`EcsError::BorrowConflict`] when a writer holds it.
     pub(crate) fn claim_opaque<T: Component>(self) -> Result<Option<Claimed<'w, T>>, EcsError> {
-        self.registry.pools.claim::<T>(Access::Read, None)
+        self.registry
+            .pools
+            .claim::<T>(Access::Read, None, self.sole)
     }
 
     /// The tick change filters and terms compare with: by default the one
@@ -164,6 +237,19 @@ impl<'w> Locked<'w> {
         self,
     ) -> Result<Option<MappedRwLockReadGuard<'w, SparseSet<T>>>, EcsError> {
         self.registry.pools.read::<T>()
+    }
+
+    /// Reads the pool of `T`, a type no view writes (the `Disabled`
+    /// marker): read-locked, or unlocked for a sole view, which no lock
+    /// holder can meet; `Ok(None)` when `T` has no pool.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::BorrowConflict`] when it is write-locked.
+    pub(crate) fn read_unwritten<T: Component>(
+        self,
+    ) -> Result<Option<SharedPool<'w, T>>, EcsError> {
+        self.registry.pools.read_shared::<T>(self.sole)
     }
 
     /// Write-locks `T`'s pool; `Ok(None)` when `T` has no pool.

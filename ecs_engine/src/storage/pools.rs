@@ -35,7 +35,7 @@ use parking_lot::{
 
 use crate::panic::FirstPanic;
 use crate::storage::blob_pool::BlobPool;
-use crate::storage::claims::{Claimed, Claims, ShapeFn};
+use crate::storage::claims::{Claimed, Claims, ShapeFn, SharedPool};
 pub(crate) use crate::storage::erased::ErasedPool;
 use crate::storage::pool_copy::PoolCopy;
 use crate::{
@@ -75,6 +75,10 @@ pub(crate) struct Pools {
     /// A direct-mapped front for `by_type`: a type's slot is fixed by its
     /// `TypeId` (a constant at each call site), so most lookups are one load
     /// and one compare. Types whose slot is taken are found in `by_type`.
+    /// A registration fills its slot when empty and no pool is ever
+    /// unregistered, so an empty slot means "no pool": a type nobody
+    /// registered (the `Disabled` marker of a world that never disabled an
+    /// entity) costs no hash lookup either.
     pub(super) fast: [Option<(TypeId, ComponentId)>; FAST_SLOTS],
     /// Run-time components by registered name.
     pub(super) by_name: HashMap<String, ComponentId>,
@@ -224,10 +228,16 @@ fn downcast_mut<T: Component>(pool: &mut dyn ErasedPool) -> &mut SparseSet<T> {
 impl Pools {
     #[inline]
     pub(crate) fn id_of<T: Component>(&self) -> Option<ComponentId> {
-        let type_id = TypeId::of::<T>();
+        self.id_of_type(TypeId::of::<T>())
+    }
+
+    /// [`id_of`](Self::id_of) by `TypeId`.
+    #[inline]
+    fn id_of_type(&self, type_id: TypeId) -> Option<ComponentId> {
         match self.fast[fast_slot(type_id)] {
             Some((known, id)) if known == type_id => Some(id),
-            _ => self.by_type.get(&type_id).copied(),
+            Some(_) => self.by_type.get(&type_id).copied(),
+            None => None,
         }
     }
 
@@ -432,16 +442,22 @@ impl Pools {
 
     /// Shared-locks `T`'s pool and claims its values for `access` by a view
     /// shaped `shape` (`storage/claims.rs`); `Ok(None)` when `T` has no pool.
+    /// A `sole` view (the registry's only borrower, naming `T` once:
+    /// `Locked::exclusive_for`) meets no other claim and registers none.
     pub(crate) fn claim<T: Component>(
         &self,
         access: Access,
         shape: Option<ShapeFn>,
+        sole: bool,
     ) -> Result<Option<Claimed<'_, T>>, EcsError> {
         let Some(id) = self.id_of::<T>() else {
             return Ok(None);
         };
         let slot = &self.slots[id.index()];
-        let guard = try_read(&slot.cell, || slot.info.name_cow()).map_err(|e| match e {
+        if sole {
+            return Ok(Some(Claimed::new(Self::sole(slot, access), None)));
+        }
+        let pool = Self::shared(slot, false).map_err(|e| match e {
             EcsError::BorrowConflict { name, held, .. } => EcsError::BorrowConflict {
                 name,
                 wanted: access,
@@ -450,10 +466,58 @@ impl Pools {
             other => other,
         })?;
         let claim = slot.claims.claim(access, shape, || slot.info.name_cow())?;
-        Ok(Some(Claimed::new(
-            RwLockReadGuard::map(guard, |pool| downcast(&**pool)),
-            claim,
-        )))
+        Ok(Some(Claimed::new(pool, Some(claim))))
+    }
+
+    /// The pool of a sole view's claim (`Locked::exclusive_for`), borrowed
+    /// without its lock; for a write claim, with its raw pointers
+    /// refreshed first.
+    fn sole<T: Component>(slot: &PoolSlot, access: Access) -> SharedPool<'_, T> {
+        if access == Access::Write {
+            // SAFETY: a sole view borrows the registry exclusively for its
+            // whole life and names `T` once, through this claim: no guard
+            // of this lock and no other reference to the pool exists now,
+            // so this `&mut` is unique while it lives (to the end of this
+            // block). The pointers it takes stay valid under the shared
+            // borrow below, as after `refresh_raw` through `&mut Registry`.
+            let pool = unsafe { &mut *slot.cell.data_ptr() };
+            downcast_mut::<T>(&mut **pool).refresh_raw();
+        }
+        // SAFETY: as in `shared` for a sole view.
+        let pool = unsafe { &*slot.cell.data_ptr() };
+        SharedPool::Sole(downcast(&**pool))
+    }
+
+    /// `T`'s pool shared: read-locked, or, for a `sole` view, borrowed
+    /// without the lock; `Ok(None)` when `T` has no pool. The caller (a
+    /// sole view) reads a pool it names nowhere else, or one that no view
+    /// may write (`Disabled`).
+    pub(crate) fn read_shared<T: Component>(
+        &self,
+        sole: bool,
+    ) -> Result<Option<SharedPool<'_, T>>, EcsError> {
+        let Some(id) = self.id_of::<T>() else {
+            return Ok(None);
+        };
+        Self::shared(&self.slots[id.index()], sole).map(Some)
+    }
+
+    fn shared<T: Component>(slot: &PoolSlot, sole: bool) -> Result<SharedPool<'_, T>, EcsError> {
+        if sole {
+            // SAFETY: a sole view (`Locked::exclusive_for`) borrows the
+            // registry exclusively for its whole life, so no guard of this
+            // lock exists but the view's own, and the view takes no write
+            // lock on this pool: it names the type once, through this
+            // borrow, or the type is one no view writes (`Disabled`). No
+            // `&mut` to the pool can therefore exist while this `&` lives,
+            // exactly as under a read guard.
+            let pool = unsafe { &*slot.cell.data_ptr() };
+            return Ok(SharedPool::Sole(downcast(&**pool)));
+        }
+        let guard = try_read(&slot.cell, || slot.info.name_cow())?;
+        Ok(SharedPool::Locked(RwLockReadGuard::map(guard, |pool| {
+            downcast(&**pool)
+        })))
     }
 
     /// Takes every typed pool's raw pointers for write claims.
@@ -467,10 +531,7 @@ impl Pools {
     /// if it has one (a view that writes only that pool needs no other).
     pub(crate) fn refresh_raw_of(&mut self, key: ComponentKey) {
         let id = match key {
-            ComponentKey::Type(type_id) => match self.fast[fast_slot(type_id)] {
-                Some((known, id)) if known == type_id => Some(id),
-                _ => self.by_type.get(&type_id).copied(),
-            },
+            ComponentKey::Type(type_id) => self.id_of_type(type_id),
             ComponentKey::Runtime(id) => Some(id),
         };
         if let Some(slot) = id.and_then(|id| self.slots.get_mut(id.index())) {
