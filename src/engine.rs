@@ -400,6 +400,20 @@ impl Engine {
         self.schedule.register_system(&mut self.registry, system)
     }
 
+    /// Registers `system` as an observer of `hook` on component `T` and
+    /// returns its one-shot id: it runs after the wave whose `insert` or
+    /// `remove` commands fired the hook, with [`scheduler::Trigger`] as a
+    /// resource (see [`Schedule::observe`] and the README's "Observers
+    /// and hooks").
+    pub fn observe<T: ecs_engine::Component, M>(
+        &mut self,
+        hook: scheduler::Hook,
+        system: impl IntoSystem<M>,
+    ) -> OneShotId {
+        self.schedule
+            .observe::<T, M>(&mut self.registry, hook, system)
+    }
+
     /// Runs the one-shot system `id` now, between ticks, then its
     /// commands, then the one-shot systems those asked for. Its `Tick`
     /// parameter reads the last tick that ran (the [`Tick`] resource).

@@ -77,6 +77,8 @@ pub(crate) struct ApplyCtx<'a> {
     spawned: usize,
     /// Where this buffer's resolved placeholders start in the report.
     base: usize,
+    /// `true` when some component type is observed (see `observe`).
+    pub(crate) observing: bool,
 }
 
 impl<'a> ApplyCtx<'a> {
@@ -449,6 +451,7 @@ impl CommandBuffer {
         );
         self.reserve.connect(registry, false);
         let base = report.placeholders.len();
+        let observing = crate::observe::any_observed(registry);
         let mut ctx = ApplyCtx {
             registry: &mut *registry,
             raw: &mut self.raw,
@@ -459,6 +462,7 @@ impl CommandBuffer {
             handles: self.reserve.spawn_handles(),
             spawned: 0,
             base,
+            observing,
         };
         let queues = &mut self.queues;
         // However the commands end (all applied, a strict error, a panic in

@@ -28,6 +28,7 @@ use ecs_engine::{
 };
 
 use crate::apply::ApplyCtx;
+use crate::observe::{self, Hook};
 use crate::report::Outcome;
 use crate::{CommandKind, SkippedCommand, is_placeholder};
 
@@ -251,10 +252,18 @@ pub(crate) struct Insert<T> {
 impl<T: Component> Command for Insert<T> {
     fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
         let target = ctx.resolve(self.entity);
-        let result = ctx
-            .registry
-            .insert(target, self.value)
-            .map(|_replaced| Outcome::Applied);
+        let watched = ctx.observing && observe::observed::<T>(ctx.registry);
+        let result = ctx.registry.insert(target, self.value).map(|replaced| {
+            if watched {
+                let first = if replaced.is_some() {
+                    Hook::Replace
+                } else {
+                    Hook::Add
+                };
+                observe::fire::<T>(ctx.registry, target, &[first, Hook::Insert]);
+            }
+            Outcome::Applied
+        });
         ctx.finish_for::<T>(CommandKind::Insert, self.entity, result)
     }
 
@@ -266,7 +275,7 @@ impl<T: Component> Command for Insert<T> {
         len: usize,
         ctx: &mut ApplyCtx<'_>,
     ) -> Result<(), SkippedCommand> {
-        if ctx.has_placeholders() {
+        if ctx.has_placeholders() || ctx.observing && observe::observed::<T>(ctx.registry) {
             return apply_each(queue, len, ctx);
         }
         let last = Cell::new(Entity::NULL);
@@ -311,7 +320,12 @@ impl<T: Component> Command for Remove<T> {
     fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
         let target = ctx.resolve(self.entity);
         let result = match ctx.registry.remove::<T>(target) {
-            Ok(_removed) => Ok(Outcome::Applied),
+            Ok(_removed) => {
+                if ctx.observing && observe::observed::<T>(ctx.registry) {
+                    observe::fire::<T>(ctx.registry, target, &[Hook::Remove]);
+                }
+                Ok(Outcome::Applied)
+            }
             Err(EcsError::MissingComponent { .. }) => Ok(Outcome::NoOp),
             Err(error) => Err(error),
         };
@@ -327,7 +341,7 @@ impl<T: Component> Command for Remove<T> {
         len: usize,
         ctx: &mut ApplyCtx<'_>,
     ) -> Result<(), SkippedCommand> {
-        if ctx.has_placeholders() {
+        if ctx.has_placeholders() || ctx.observing && observe::observed::<T>(ctx.registry) {
             return apply_each(queue, len, ctx);
         }
         // Removals own nothing to drop: read in place, as despawns.

@@ -110,6 +110,7 @@ mod executor;
 mod explain;
 mod graph;
 mod names;
+mod observer;
 mod oneshot;
 mod param;
 mod schedule;
@@ -130,6 +131,7 @@ pub use events::{EventCommands, EventIter, Events};
 pub use executor::WaveTiming;
 pub use explain::Explain;
 pub use graph::{EdgeReason, Policy, Rule};
+pub use observer::{Hook, Trigger};
 pub use oneshot::{MAX_ONE_SHOT_RUNS, OneShotId};
 pub use param::context::{SystemContext, SystemId};
 #[doc(hidden)]

@@ -19,6 +19,7 @@ use command_buffer::CommandBuffer;
 use ecs_engine::Registry;
 
 use crate::executor::{Between, Pass, Stage, WaveTiming, check_resources, run_waves};
+use crate::observer::{Trigger, has_fired, take_triggers};
 use crate::slot::Slot;
 use crate::{Commands, IntoSystem, RunError, Schedule, SystemId, Tick};
 
@@ -53,11 +54,16 @@ pub(crate) struct OneShots {
     pub(crate) slots: Vec<Slot>,
     /// The events key of the first (after every other system's).
     pub(crate) key_base: usize,
+    /// The observers among them, in registration order.
+    pub(crate) observers: Vec<crate::observer::Observer>,
 }
 
-/// The run requests applied and not run yet: (system, requesting system),
-/// a resource while some are queued.
-pub(crate) struct Requests(VecDeque<(OneShotId, String)>);
+/// The run requests applied and not run yet: (system, requesting system,
+/// the trigger of an observer), a resource while some are queued.
+pub(crate) struct Requests(VecDeque<Request>);
+
+/// One run request.
+type Request = (OneShotId, String, Option<Trigger>);
 
 impl Commands<'_> {
     /// Runs the one-shot system `id` once this command's wave is applied
@@ -93,14 +99,21 @@ impl Commands<'_> {
     /// ```
     pub fn run_system(&mut self, id: OneShotId) {
         let requester = self.1.to_owned();
-        self.push(
-            move |registry: &mut Registry| match registry.resource_mut::<Requests>() {
-                Some(requests) => requests.0.push_back((id, requester)),
-                None => {
-                    registry.insert_resource(Requests(VecDeque::from([(id, requester)])));
-                }
-            },
-        );
+        self.push(move |registry: &mut Registry| queue(registry, [(id, requester, None)]));
+    }
+}
+
+/// Queues `requests` after those already queued.
+fn queue(registry: &mut Registry, requests: impl IntoIterator<Item = Request>) {
+    let mut requests = requests.into_iter().peekable();
+    if requests.peek().is_none() {
+        return;
+    }
+    match registry.resource_mut::<Requests>() {
+        Some(queued) => queued.0.extend(requests),
+        None => {
+            registry.insert_resource(Requests(requests.collect()));
+        }
     }
 }
 
@@ -258,7 +271,13 @@ pub(crate) fn run_requested(
 ) -> Result<(), RunError> {
     let mut runs = 0;
     let outcome = loop {
-        let Some((id, requester)) = registry
+        let triggers = take_triggers(&between.oneshots.observers, registry);
+        let requester = |trigger: &Trigger| format!("observer of {:?}", trigger.hook);
+        let observed = triggers
+            .into_iter()
+            .map(|(id, trigger)| (id, requester(&trigger), Some(trigger)));
+        queue(registry, observed);
+        let Some((id, requester, trigger)) = registry
             .resource_mut::<Requests>()
             .and_then(|requests| requests.0.pop_front())
         else {
@@ -273,7 +292,14 @@ pub(crate) fn run_requested(
                 limit: MAX_ONE_SHOT_RUNS,
             });
         }
-        if let Err(error) = run_one(between, registry, id, Some(requester), pass) {
+        if let Some(trigger) = trigger {
+            registry.insert_resource(trigger);
+        }
+        let run = run_one(between, registry, id, Some(requester), pass);
+        if trigger.is_some() {
+            registry.remove_resource::<Trigger>();
+        }
+        if let Err(error) = run {
             break Err(error);
         }
     };
@@ -286,9 +312,12 @@ pub(crate) fn drop_requests(registry: &mut Registry) {
     if registry.contains_resource::<Requests>() {
         registry.remove_resource::<Requests>();
     }
+    if has_fired(registry) {
+        registry.remove_resource::<command_buffer::FiredHooks>();
+    }
 }
 
-/// `true` when some request is queued.
+/// `true` when some request is queued or some hook fired.
 pub(crate) fn has_requests(registry: &Registry) -> bool {
-    registry.contains_resource::<Requests>()
+    registry.contains_resource::<Requests>() || has_fired(registry)
 }

@@ -1,0 +1,112 @@
+//! Observers (bevy's component hooks and `OnAdd`/`OnInsert`/`OnReplace`/
+//! `OnRemove` observers): one-shot systems run after the apply whose
+//! commands inserted or removed a component they watch.
+//!
+//! When the commands of a wave are applied, each [`Insert`] or
+//! [`Remove`] command on an observed type records its hooks (see
+//! [`Hook`]); once the wave is applied, every recorded hook runs the
+//! observers of its (hook, type), in the order the commands were applied,
+//! then in registration order, each with [`Trigger`] as a resource and
+//! its commands applied after it. Hooks fired by those commands run their
+//! observers in turn, before the next wave, all within
+//! [`MAX_ONE_SHOT_RUNS`](crate::MAX_ONE_SHOT_RUNS) runs after one wave
+//! (past it the tick stops with
+//! [`RunError::OneShotLimit`](crate::RunError::OneShotLimit)). Only
+//! commands fire hooks: direct `Registry` calls, spawns, bundles and
+//! despawns do not.
+//!
+//! [`Insert`]: crate::Commands::insert
+//! [`Remove`]: crate::Commands::remove
+
+use std::any::TypeId;
+
+use command_buffer::{FiredHooks, ObservedTypes};
+use ecs_engine::{Component, Entity, Registry};
+
+pub use command_buffer::Hook;
+
+use crate::{IntoSystem, OneShotId, Schedule};
+
+/// What an observer runs for: a resource while it runs (take it as
+/// `Res<Trigger>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Trigger {
+    /// The hook that fired.
+    pub hook: Hook,
+    /// The entity whose component it was about.
+    pub entity: Entity,
+}
+
+/// An observer: the (hook, component type) it watches and its one-shot
+/// system.
+pub(crate) type Observer = (Hook, TypeId, OneShotId);
+
+impl Schedule {
+    /// Registers `system` as an observer of `hook` on component `T` and
+    /// returns its one-shot id (it can also be run with
+    /// [`run_system`](Self::run_system), without a [`Trigger`]). See the
+    /// module docs for when it runs.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    /// use scheduler::{Commands, Hook, Res, ResMut, Schedule, Tick, Trigger};
+    ///
+    /// struct Health(u32);
+    /// fn spawn(mut commands: Commands) {
+    ///     let entity = commands.spawn_empty();
+    ///     commands.insert(entity, Health(3));
+    /// }
+    /// fn on_add(trigger: Res<Trigger>, mut seen: ResMut<Vec<u32>>) {
+    ///     seen.push(trigger.entity.index());
+    /// }
+    ///
+    /// let mut registry = Registry::new();
+    /// registry.insert_resource(Vec::<u32>::new());
+    /// let mut builder = Schedule::builder();
+    /// builder.add(spawn);
+    /// let mut schedule = builder.build(&mut registry).unwrap();
+    /// schedule.observe::<Health, _>(&mut registry, Hook::Add, on_add);
+    /// schedule.run(&mut registry, Tick::default()).unwrap();
+    /// assert_eq!(registry.resource::<Vec<u32>>().unwrap().len(), 1);
+    /// ```
+    pub fn observe<T: Component, M>(
+        &mut self,
+        registry: &mut Registry,
+        hook: Hook,
+        system: impl IntoSystem<M>,
+    ) -> OneShotId {
+        let id = self.register_system(registry, system);
+        let observers = &mut self.between.oneshots.observers;
+        observers.push((hook, TypeId::of::<T>(), id));
+        let types = observers.iter().map(|&(_, ty, _)| ty).collect();
+        registry.insert_resource(ObservedTypes(types));
+        id
+    }
+}
+
+/// Takes the hooks fired so far, as triggers for the observers of each
+/// (in firing order, then registration order).
+pub(crate) fn take_triggers(
+    observers: &[Observer],
+    registry: &mut Registry,
+) -> Vec<(OneShotId, Trigger)> {
+    let Some(FiredHooks(fired)) = registry.remove_resource::<FiredHooks>() else {
+        return Vec::new();
+    };
+    fired
+        .into_iter()
+        .flat_map(|(hook, ty, entity)| {
+            observers
+                .iter()
+                .filter(move |&&(h, t, _)| h == hook && t == ty)
+                .map(move |&(_, _, id)| (id, Trigger { hook, entity }))
+        })
+        .collect()
+}
+
+/// `true` when some fired hook waits for its observers.
+pub(crate) fn has_fired(registry: &Registry) -> bool {
+    registry.contains_resource::<FiredHooks>()
+}

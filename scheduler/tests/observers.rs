@@ -1,0 +1,154 @@
+//! Observers: each hook fires with the right entity and in a fixed
+//! order, their commands are applied and fire observers in turn, a loop
+//! stops at the cap, the log is the same on 1, 2 and 8 threads, and an
+//! unobserved type fires nothing.
+
+use ecs_engine::{Entity, Registry};
+use scheduler::{
+    Commands, Hook, MAX_ONE_SHOT_RUNS, Res, ResMut, RunError, Schedule, Tick, Trigger,
+};
+
+struct Health(u32);
+struct Armor;
+struct Unwatched;
+
+/// What the observers saw, in order.
+#[derive(Default)]
+struct Log(Vec<String>);
+
+/// The entities the driver works on.
+struct Targets(Vec<Entity>);
+
+/// Tick 0 inserts `Health` on every target (and `Unwatched`); tick 1
+/// overwrites the first target's and removes the second's.
+fn driver(targets: Res<Targets>, tick: Tick, mut commands: Commands) {
+    match tick.number {
+        0 => {
+            for (i, &entity) in targets.0.iter().enumerate() {
+                commands.insert(entity, Health(i as u32));
+                commands.insert(entity, Unwatched);
+            }
+        }
+        _ => {
+            commands.insert(targets.0[0], Health(10));
+            commands.remove::<Health>(targets.0[1]);
+            commands.remove::<Unwatched>(targets.0[1]);
+        }
+    }
+}
+
+fn log(trigger: Res<Trigger>, mut log: ResMut<Log>) {
+    let Trigger { hook, entity } = *trigger;
+    log.0.push(format!("{hook:?} {}", entity.index()));
+}
+
+/// Adds `Armor` to every entity that gets `Health`.
+fn arm(trigger: Res<Trigger>, mut commands: Commands) {
+    commands.insert(trigger.entity, Armor);
+}
+
+fn log_armor(trigger: Res<Trigger>, mut log: ResMut<Log>) {
+    log.0.push(format!("armed {}", trigger.entity.index()));
+}
+
+/// A registry with three targets and a schedule of `driver` on `threads`.
+fn world(threads: usize) -> (Registry, Schedule) {
+    let mut registry = Registry::new();
+    let targets = (0..3).map(|_| registry.spawn_empty()).collect();
+    registry.insert_resource(Targets(targets));
+    registry.insert_resource(Log::default());
+    let mut builder = Schedule::builder();
+    builder.add(driver);
+    builder.threads(threads);
+    let schedule = builder.build(&mut registry).unwrap();
+    (registry, schedule)
+}
+
+fn tick(number: u64) -> Tick {
+    Tick {
+        number,
+        ..Tick::default()
+    }
+}
+
+fn run_two_ticks(threads: usize) -> Vec<String> {
+    let (mut registry, mut schedule) = world(threads);
+    for hook in [Hook::Add, Hook::Insert, Hook::Replace, Hook::Remove] {
+        schedule.observe::<Health, _>(&mut registry, hook, log);
+    }
+    schedule.observe::<Health, _>(&mut registry, Hook::Add, arm);
+    schedule.observe::<Armor, _>(&mut registry, Hook::Add, log_armor);
+    schedule.run(&mut registry, tick(0)).unwrap();
+    schedule.run(&mut registry, tick(1)).unwrap();
+    std::mem::take(&mut registry.resource_mut::<Log>().unwrap().0)
+}
+
+#[test]
+fn hooks_fire_in_apply_order_then_registration_order_with_chains() {
+    let expected = [
+        // Tick 0: per insert, Add then Insert, observers in registration
+        // order (`log` for Add, `arm`, then `log` for Insert) ...
+        "Add 0",
+        "Insert 0",
+        "Add 1",
+        "Insert 1",
+        "Add 2",
+        "Insert 2",
+        // ... then the hooks the observers' commands fired.
+        "armed 0",
+        "armed 1",
+        "armed 2",
+        // Tick 1: an overwrite, then a removal.
+        "Replace 0",
+        "Insert 0",
+        "Remove 1",
+    ];
+    assert_eq!(run_two_ticks(1), expected);
+}
+
+#[test]
+fn the_log_is_the_same_on_any_thread_count() {
+    let one = run_two_ticks(1);
+    assert_eq!(run_two_ticks(2), one);
+    assert_eq!(run_two_ticks(8), one);
+}
+
+#[test]
+fn observer_commands_are_applied_before_the_next_wave() {
+    let (mut registry, mut schedule) = world(1);
+    schedule.observe::<Health, _>(&mut registry, Hook::Add, arm);
+    schedule.run(&mut registry, tick(0)).unwrap();
+    let targets = registry.resource::<Targets>().unwrap().0.clone();
+    for (i, &entity) in targets.iter().enumerate() {
+        assert!(registry.has::<(Armor,)>(entity));
+        assert_eq!(registry.get::<Health>(entity).map(|h| h.0), Some(i as u32));
+    }
+}
+
+#[test]
+fn unobserved_types_and_direct_calls_fire_nothing() {
+    let (mut registry, mut schedule) = world(1);
+    schedule.observe::<Armor, _>(&mut registry, Hook::Insert, log);
+    let first = registry.resource::<Targets>().unwrap().0[0];
+    // A direct registry call is not a command: no observer runs.
+    registry.insert(first, Armor).unwrap();
+    schedule.run(&mut registry, tick(0)).unwrap();
+    schedule.run(&mut registry, tick(1)).unwrap();
+    assert!(registry.resource::<Log>().unwrap().0.is_empty());
+}
+
+/// Re-inserts the component it observes: a loop.
+fn reinsert(trigger: Res<Trigger>, mut commands: Commands) {
+    commands.insert(trigger.entity, Health(0));
+}
+
+#[test]
+fn an_observer_loop_stops_at_the_cap_with_an_error() {
+    let (mut registry, mut schedule) = world(2);
+    schedule.observe::<Health, _>(&mut registry, Hook::Insert, reinsert);
+    let error = schedule.run(&mut registry, tick(0)).unwrap_err();
+    assert!(
+        matches!(error, RunError::OneShotLimit { limit, .. } if limit == MAX_ONE_SHOT_RUNS),
+        "{error}"
+    );
+}
