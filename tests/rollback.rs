@@ -101,7 +101,7 @@ fn shooter(q: Query<(Entity, &Pos)>, mut hits: EventWriter<Hit>) {
 
 fn wounds(hits: EventReader<Hit>, mut q: Query<&mut Hp>) {
     for hit in hits.iter() {
-        if let Some(hp) = q.get(hit.target) {
+        if let Ok(hp) = q.get(hit.target) {
             hp.0 -= hit.damage;
         }
     }

@@ -293,7 +293,7 @@ fn two_writing_terms_mark_only_when_both_are_there() {
         registry
             .view_mut::<(Entity, &mut A, &mut B)>()
             .get(a[0])
-            .is_none()
+            .is_err()
     );
     registry
         .view_mut::<(Entity, &mut A, &mut B)>()

@@ -40,7 +40,7 @@ fn a_writer_and_a_reader_with_disjoint_filters_share_a_pool_on_two_threads() {
     let read = cell.view::<&Position>().unwrap();
     let moved: Vec<i64> = movers.iter().map(|&e| read.get(e).unwrap().0).collect();
     assert_eq!(moved, [10, 11, 12]);
-    assert_eq!(read.get(enemies[1]), Some(&Position(101)));
+    assert_eq!(read.get(enemies[1]), Ok(&Position(101)));
 }
 
 #[test]
@@ -56,9 +56,9 @@ fn two_writers_with_disjoint_filters_share_a_pool() {
     }
     drop((movers_view, enemies_view));
     let read = cell.view::<&Position>().unwrap();
-    assert_eq!(read.get(movers[0]), Some(&Position(100)));
-    assert_eq!(read.get(movers[2]), Some(&Position(2)));
-    assert_eq!(read.get(enemies[1]), Some(&Position(1)));
+    assert_eq!(read.get(movers[0]), Ok(&Position(100)));
+    assert_eq!(read.get(movers[2]), Ok(&Position(2)));
+    assert_eq!(read.get(enemies[1]), Ok(&Position(1)));
 }
 
 #[test]

@@ -56,7 +56,7 @@ fn every_kind_of_walk_skips_disabled_entities() {
     }
 
     let view = registry.view::<&Position>();
-    assert!(view.get(all[0]).is_none());
+    assert!(matches!(view.get(all[0]), Err(EcsError::NotInView { .. })));
     assert!(!view.contains(all[0]));
     assert!(view.contains(all[1]));
     drop(view);
@@ -130,7 +130,7 @@ fn naming_disabled_asks_for_disabled_entities() {
         n as usize - disabled
     );
     let view = registry.view::<(&Position, Option<&Disabled>)>();
-    assert!(view.get(all[0]).is_some_and(|(_, d)| d.is_some()));
+    assert!(view.get(all[0]).is_ok_and(|(_, d)| d.is_some()));
 }
 
 #[test]

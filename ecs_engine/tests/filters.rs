@@ -146,7 +146,7 @@ fn check<Q, Fl>(
     for &e in handles {
         assert_eq!(view.contains(e), expected.contains(&e), "contains({e})");
         assert_eq!(
-            view.get(e).map(&entity_of),
+            view.get(e).ok().map(&entity_of),
             expected.contains(&e).then_some(e)
         );
     }
@@ -339,8 +339,8 @@ fn has_reads_membership_beside_readers_and_value_writers_not_beside_a_write_lock
     let cell = registry.cell();
     let reading = cell.view::<&A>().unwrap();
     let has = cell.view::<(&B, Has<A>)>().unwrap();
-    assert_eq!(has.get(e), Some((&B(2), true)));
-    assert_eq!(reading.get(e), Some(&A(1)));
+    assert_eq!(has.get(e), Ok((&B(2), true)));
+    assert_eq!(reading.get(e), Ok(&A(1)));
     drop((reading, has));
     // `&mut A` writes values, under a claim: membership stays readable.
     let mut writing = cell.view::<(&mut A, Has<A>)>().unwrap();
@@ -349,7 +349,7 @@ fn has_reads_membership_beside_readers_and_value_writers_not_beside_a_write_lock
         a.0 += 10;
     });
     drop(writing);
-    assert_eq!(cell.view::<&A>().unwrap().get(e), Some(&A(11)));
+    assert_eq!(cell.view::<&A>().unwrap().get(e), Ok(&A(11)));
     // `Mut<A>` takes the pool's write lock: nothing else reads it.
     assert!(matches!(
         cell.view::<(ecs_engine::Mut<A>, Has<A>)>(),
@@ -375,7 +375,7 @@ fn read_only_views_iterate_count_and_get_through_shared_references() {
         .collect();
     assert_eq!(pairs.len(), 4);
     assert_eq!(view_ref.count(), 2);
-    assert_eq!(view_ref.get(e), Some((&A(1), Some(&B(2)))));
+    assert_eq!(view_ref.get(e), Ok((&A(1), Some(&B(2)))));
     let mut sum = 0;
     view_ref.each(|(a, _)| sum += a.0);
     assert_eq!(sum, 4);

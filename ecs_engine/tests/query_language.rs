@@ -86,8 +86,8 @@ fn has_reads_presence_and_skips_disabled() {
     let v1 = registry.view::<&A>();
     let v2 = registry.view::<(Entity, Has<C>)>();
     assert_eq!(v1.count(), 2);
-    assert_eq!(v2.get(a), Some((a, true)));
-    assert_eq!(v2.get(c), None);
+    assert_eq!(v2.get(a), Ok((a, true)));
+    assert!(matches!(v2.get(c), Err(EcsError::NotInView { .. })));
 }
 
 #[test]

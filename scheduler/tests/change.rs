@@ -29,7 +29,7 @@ fn indices(mut v: Vec<Entity>) -> Vec<u32> {
 
 fn writer(mut q: Query<(Entity, &mut Health)>, plan: Res<Plan>) {
     for &e in &plan.0 {
-        if let Some((_, h)) = q.get(e) {
+        if let Ok((_, h)) = q.get(e) {
             h.0 += 1;
         }
     }

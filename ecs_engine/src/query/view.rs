@@ -337,6 +337,19 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
             && !disabled::cursor(&self.disabled).is_some_and(|d| d.contains(entity))
     }
 
+    /// `Ok` when `entity` passes the view's filter and disabled check:
+    /// else [`EcsError::NoSuchEntity`] for a handle that is not alive, or
+    /// [`EcsError::NotInView`].
+    fn admit(&self, entity: Entity) -> Result<(), EcsError> {
+        if self.admits(entity) {
+            Ok(())
+        } else if self.registry.is_alive(entity) {
+            Err(not_in_view::<Q, F>(entity))
+        } else {
+            Err(EcsError::NoSuchEntity { entity })
+        }
+    }
+
     /// The items of several distinct entities at once (for a query that
     /// writes: `&mut` to the components of two entities, e.g. to move
     /// health from one to the other), in the order of `entities`.
@@ -390,10 +403,7 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
         if let Some(k) =
             (0..N).find(|&k| !(admitted[k] && Q::contains(cursor, entities[k], usize::MAX)))
         {
-            return Err(EcsError::NotInView {
-                entity: entities[k],
-                query: std::any::type_name::<(Q, F)>().into(),
-            });
+            return Err(not_in_view::<Q, F>(entities[k]));
         }
         let items = std::array::from_fn(|k| {
             // SAFETY: the handles are distinct, so each entity (one dense
@@ -459,18 +469,44 @@ impl<'w, Q: ReadOnlyQueryData, F: QueryFilter> View<'w, Q, F> {
         ViewIter::new(self.shared_pass())
     }
 
-    /// The item of `entity`, if it matches the view.
-    pub fn get(&self, entity: Entity) -> Option<Q::Item<'_>> {
-        if !self.admits(entity) {
-            return None;
-        }
+    /// The item of `entity`, as bevy's `Query::get`.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::NoSuchEntity`] when the handle is not alive (never
+    /// spawned, despawned, or a stale generation); [`EcsError::NotInView`]
+    /// when the entity is alive but the view does not visit it (a
+    /// component the query names is missing, the filter rejects it, or it
+    /// is disabled).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::{EcsError, Registry};
+    ///
+    /// struct Health(u32);
+    ///
+    /// let mut registry = Registry::new();
+    /// let knight = registry.spawn((Health(7),));
+    /// let rock = registry.spawn(());
+    /// let gone = registry.spawn((Health(1),));
+    /// registry.despawn(gone).unwrap();
+    ///
+    /// let view = registry.view::<&Health>();
+    /// assert_eq!(view.get(knight).map(|h| h.0), Ok(7));
+    /// assert!(matches!(view.get(rock), Err(EcsError::NotInView { .. })));
+    /// assert_eq!(view.get(gone).err(), Some(EcsError::NoSuchEntity { entity: gone }));
+    /// ```
+    pub fn get(&self, entity: Entity) -> Result<Q::Item<'_>, EcsError> {
+        self.admit(entity)?;
         // SAFETY: read-only items never alias a `&mut`.
         unsafe { Q::fetch(Q::shared_cursor(&self.query), entity, usize::MAX) }
+            .ok_or_else(|| not_in_view::<Q, F>(entity))
     }
 
     /// `true` when `entity` matches the view.
     pub fn contains(&self, entity: Entity) -> bool {
-        self.get(entity).is_some()
+        self.get(entity).is_ok()
     }
 
     /// Number of entities the view visits (walks the driving pool);
@@ -530,14 +566,37 @@ impl<'w, Q: QueryData, F: QueryFilter> ExclusiveView<'w, Q, F> {
         ViewIter::new(self.0.pass())
     }
 
-    /// The item of `entity`, if it matches the view.
-    pub fn get(&mut self, entity: Entity) -> Option<Q::Item<'_>> {
-        if !self.0.admits(entity) {
-            return None;
-        }
+    /// The item of `entity`, as bevy's `Query::get_mut`.
+    ///
+    /// # Errors
+    ///
+    /// As [`View::get`]: [`EcsError::NoSuchEntity`] for a handle that is
+    /// not alive, [`EcsError::NotInView`] for an alive entity the view
+    /// does not visit. A refusal marks nothing changed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::{EcsError, Registry};
+    ///
+    /// struct Health(u32);
+    ///
+    /// let mut registry = Registry::new();
+    /// let knight = registry.spawn((Health(7),));
+    /// let mut view = registry.view_mut::<&mut Health>();
+    /// view.get(knight).unwrap().0 += 1;
+    /// assert_eq!(view.get(knight).map(|h| h.0), Ok(8));
+    /// drop(view);
+    /// registry.despawn(knight).unwrap();
+    /// let mut view = registry.view_mut::<&mut Health>();
+    /// assert_eq!(view.get(knight).err(), Some(EcsError::NoSuchEntity { entity: knight }));
+    /// ```
+    pub fn get(&mut self, entity: Entity) -> Result<Q::Item<'_>, EcsError> {
+        self.0.admit(entity)?;
         // SAFETY: one fetch from a fresh cursor; the item borrows `self`
         // mutably, so no other item of this view is alive meanwhile.
         unsafe { Q::fetch(Q::cursor(&mut self.0.query), entity, usize::MAX) }
+            .ok_or_else(|| not_in_view::<Q, F>(entity))
     }
 
     /// `true` when `entity` matches the view (marks nothing changed).
@@ -764,5 +823,14 @@ impl<'w> RegistryCell<'w> {
         since: ChangeTick,
     ) -> Result<View<'_, Q, F>, EcsError> {
         View::new(self.locked().with_since(since))
+    }
+}
+
+/// The error for an alive `entity` that a view of `Q` and `F` does not
+/// visit, naming both types.
+fn not_in_view<Q, F>(entity: Entity) -> EcsError {
+    EcsError::NotInView {
+        entity,
+        query: std::any::type_name::<(Q, F)>().into(),
     }
 }

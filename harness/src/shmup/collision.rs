@@ -107,7 +107,7 @@ impl StatefulSystem for Collision {
         hits.par_each(|h| *h = Hits::default());
         for (body, &(damage, by)) in self.bodies.iter().zip(&self.taken) {
             if damage != 0
-                && let Some(h) = hits.get(body.entity)
+                && let Ok(h) = hits.get(body.entity)
             {
                 h.damage = damage;
                 h.by = by;

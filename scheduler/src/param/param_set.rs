@@ -39,7 +39,7 @@ use crate::{
 ///     let hits: Vec<(Entity, u32)> = set.p0().iter().map(|(h, t)| (t.0, h.0 / 2)).collect();
 ///     let mut targets = set.p1();
 ///     for (target, damage) in hits {
-///         if let Some(health) = targets.get(target) {
+///         if let Ok(health) = targets.get(target) {
 ///             health.0 -= damage;
 ///         }
 ///     }
