@@ -50,7 +50,7 @@ pub mod prelude {
     pub use scheduler::{
         Commands, EventCommands, EventReader, EventWriter, Events, In, IntoPipeable, Local,
         NextState, OneShotId, ParamSet, Policy, Query, QuerySingleError, Random, Res, ResMut,
-        Schedule, State, StatefulSystem, States, SystemId, Tick, WorldSeed, in_state,
+        Schedule, State, StatefulSystem, States, SystemId, SystemSet, Tick, WorldSeed, in_state,
     };
 
     pub use crate::{Engine, EngineBuilder, EngineError, InputProducer, InputSender, SystemHandle};

@@ -15,7 +15,7 @@ use crate::names::{self, NameSource};
 use crate::schedule::Schedule;
 use crate::slot::Slot;
 use crate::system::condition::{SharedCondition, share};
-use crate::{BuildError, IntoCondition, IntoSystem, Policy, System, SystemAccess, SystemId};
+use crate::{BuildError, IntoCondition, IntoSystem, Label, Policy, System, SystemAccess, SystemId};
 
 /// The most threads a schedule's pool takes: a larger request is a
 /// [`BuildError::TooManyThreads`] before any thread starts.
@@ -103,14 +103,14 @@ impl SystemConfig<'_> {
     }
 
     /// The system runs before the one named `name`, in an earlier wave.
-    pub fn before(&mut self, name: impl Into<String>) -> &mut Self {
-        self.entry().before.push(name.into());
+    pub fn before(&mut self, name: impl Label) -> &mut Self {
+        self.entry().before.push(name.into_name());
         self
     }
 
     /// The system runs after the one named `name`, in a later wave.
-    pub fn after(&mut self, name: impl Into<String>) -> &mut Self {
-        self.entry().after.push(name.into());
+    pub fn after(&mut self, name: impl Label) -> &mut Self {
+        self.entry().after.push(name.into_name());
         self
     }
 
@@ -186,8 +186,8 @@ impl SystemConfig<'_> {
     /// Puts the system in the set named `set` (see
     /// [`ScheduleBuilder::set`]): the set's constraints and run conditions
     /// apply to it, and `before`/`after` of other systems may name the set.
-    pub fn in_set(&mut self, set: impl Into<String>) -> &mut Self {
-        self.entry().sets.push(set.into());
+    pub fn in_set(&mut self, set: impl Label) -> &mut Self {
+        self.entry().sets.push(set.into_name());
         self
     }
 }
@@ -206,15 +206,15 @@ impl SetConfig<'_> {
 
     /// Every member runs before the system or every member of the set
     /// named `name`.
-    pub fn before(&mut self, name: impl Into<String>) -> &mut Self {
-        self.entry().before.push(name.into());
+    pub fn before(&mut self, name: impl Label) -> &mut Self {
+        self.entry().before.push(name.into_name());
         self
     }
 
     /// Every member runs after the system or every member of the set named
     /// `name`.
-    pub fn after(&mut self, name: impl Into<String>) -> &mut Self {
-        self.entry().after.push(name.into());
+    pub fn after(&mut self, name: impl Label) -> &mut Self {
+        self.entry().after.push(name.into_name());
         self
     }
 
@@ -347,8 +347,8 @@ impl ScheduleBuilder {
     /// let order: Vec<String> = schedule.waves().concat().iter().map(|(_, n)| n.to_string()).collect();
     /// assert_eq!(order, ["integrate", "damp", "draw"]);
     /// ```
-    pub fn set(&mut self, name: impl Into<String>) -> SetConfig<'_> {
-        let name = name.into();
+    pub fn set(&mut self, name: impl Label) -> SetConfig<'_> {
+        let name = name.into_name();
         let index = match self.sets.iter().position(|s| s.name == name) {
             Some(index) => index,
             None => {

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use ecs_engine::{Entity, Registry};
 use scheduler::{
     BuildError, Commands, DeclaredSystem, Local, Query, Res, ResMut, RunError, Schedule,
-    SystemAccess, SystemError, Tick,
+    SystemAccess, SystemError, SystemSet, Tick,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -293,6 +293,59 @@ fn system_sets_order_and_condition_their_members() {
     builder.set("audio");
     builder.add(movement).after("audio");
     assert!(builder.build(&mut Registry::new()).is_ok());
+}
+
+/// Typed set labels (bevy's `#[derive(SystemSet)]`).
+#[derive(Debug, Clone, Copy)]
+enum GameSet {
+    Physics,
+    Render,
+}
+impl SystemSet for GameSet {}
+
+#[derive(Debug)]
+struct Audio;
+impl SystemSet for Audio {}
+
+#[test]
+fn typed_sets_order_like_string_sets_and_are_named_by_type_and_value() {
+    let mut registry = Registry::new();
+    registry.spawn((Position(0), Velocity(1)));
+    let mut builder = Schedule::builder();
+    builder.set(GameSet::Physics).before(GameSet::Render);
+    builder
+        .add(|_: Query<&Position>| {})
+        .named("draw")
+        .in_set(GameSet::Render);
+    builder.add(movement).in_set(GameSet::Physics);
+    // The string with a typed label's name is the same set.
+    builder
+        .add(|mut q: Query<&mut Velocity>| q.each(|v| v.0 *= 2))
+        .named("accelerate")
+        .in_set("GameSet::Physics")
+        .before("movement");
+    builder
+        .add(|_: Query<&Velocity>| {})
+        .named("hud")
+        .after(GameSet::Physics);
+    let schedule = builder.build(&mut registry).unwrap();
+    assert_eq!(
+        order(&schedule),
+        [vec!["accelerate"], vec!["movement"], vec!["draw", "hud"]]
+    );
+    let text = schedule.explain().to_string();
+    assert!(
+        text.contains("`set GameSet::Physics` declared before"),
+        "{text}"
+    );
+
+    // A typed set nobody declared or joined is unknown, named in the error.
+    let mut builder = Schedule::builder();
+    builder.add(movement).after(Audio);
+    match builder.build(&mut Registry::new()) {
+        Err(BuildError::UnknownSystem { target, .. }) => assert_eq!(target, "Audio"),
+        other => panic!("expected UnknownSystem, got {other:?}"),
+    }
 }
 
 #[test]

@@ -8,8 +8,8 @@ use command_buffer::ReservePolicy;
 use ecs_engine::Registry;
 use event_queue::EventQueue;
 use scheduler::{
-    IntoCondition, IntoSystem, OneShotId, Policy, Schedule, ScheduleBuilder, SetConfig, States,
-    SystemConfig, Tick,
+    IntoCondition, IntoSystem, Label, OneShotId, Policy, Schedule, ScheduleBuilder, SetConfig,
+    States, SystemConfig, Tick,
 };
 
 use super::input::{InputChannel, InputProducer, InputPump, InputSender};
@@ -271,7 +271,7 @@ impl EngineBuilder {
 
     /// The system set named `name`: `before`/`after`/`run_if` for all its
     /// members at once (see [`ScheduleBuilder::set`]).
-    pub fn set(&mut self, name: impl Into<String>) -> SetConfig<'_> {
+    pub fn set(&mut self, name: impl Label) -> SetConfig<'_> {
         self.schedule.set(name)
     }
 
@@ -408,19 +408,19 @@ impl<S> SystemEntry<'_, S> {
 
     /// Puts the system in the set named `set` (see
     /// [`EngineBuilder::set`]).
-    pub fn in_set(&mut self, set: impl Into<String>) -> &mut Self {
+    pub fn in_set(&mut self, set: impl Label) -> &mut Self {
         self.config.in_set(set);
         self
     }
 
     /// The system runs before the one named `name`.
-    pub fn before(&mut self, name: impl Into<String>) -> &mut Self {
+    pub fn before(&mut self, name: impl Label) -> &mut Self {
         self.config.before(name);
         self
     }
 
     /// The system runs after the one named `name`.
-    pub fn after(&mut self, name: impl Into<String>) -> &mut Self {
+    pub fn after(&mut self, name: impl Label) -> &mut Self {
         self.config.after(name);
         self
     }
