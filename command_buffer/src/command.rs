@@ -173,10 +173,30 @@ pub(crate) struct Despawn {
     pub(crate) entity: Entity,
 }
 
+/// Despawns `target` (its subtree when `recursive`), firing
+/// [`Hook::Remove`] for the observed components it had once it is gone.
+fn despawn_observed(
+    ctx: &mut ApplyCtx<'_>,
+    target: Entity,
+    recursive: bool,
+) -> Result<(), EcsError> {
+    let mut hooks = Vec::new();
+    if ctx.observing {
+        observe::despawn_hooks(ctx.registry, target, recursive, &mut hooks);
+    }
+    if recursive {
+        ctx.registry.despawn_recursive(target)?;
+    } else {
+        ctx.registry.despawn(target)?;
+    }
+    observe::fire_all(ctx.registry, hooks);
+    Ok(())
+}
+
 impl Command for Despawn {
     fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
         let target = ctx.resolve(self.entity);
-        let result = ctx.registry.despawn(target).map(|()| Outcome::Applied);
+        let result = despawn_observed(ctx, target, false).map(|()| Outcome::Applied);
         ctx.finish(CommandKind::Despawn, self.entity, None, result)
     }
 
@@ -191,7 +211,9 @@ impl Command for Despawn {
         ctx: &mut ApplyCtx<'_>,
     ) -> Result<(), SkippedCommand> {
         let remap = ctx.has_placeholders();
-        if len > 1 {
+        // An observed world despawns one at a time, to fire the hooks of
+        // each in order.
+        if len > 1 && !ctx.observing {
             // Batches for the registry (components removed pool by pool),
             // staged on the stack so a warm buffer allocates nothing; a
             // target that is not alive is reported as `apply` would, and
@@ -231,7 +253,7 @@ impl Command for Despawn {
         let (front, back) = queue.as_slices();
         for &Despawn { entity } in front.iter().chain(back).take(len) {
             let target = if remap { ctx.resolve(entity) } else { entity };
-            if let Err(reason) = ctx.registry.despawn(target) {
+            if let Err(reason) = despawn_observed(ctx, target, false) {
                 ctx.applied_run(CommandKind::Despawn, std::mem::take(&mut applied));
                 ctx.finish(CommandKind::Despawn, entity, None, Err(reason))?;
             } else {
@@ -514,10 +536,7 @@ pub(crate) struct DespawnRecursive {
 impl Command for DespawnRecursive {
     fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
         let target = ctx.resolve(self.entity);
-        let result = ctx
-            .registry
-            .despawn_recursive(target)
-            .map(|_| Outcome::Applied);
+        let result = despawn_observed(ctx, target, true).map(|()| Outcome::Applied);
         ctx.finish(CommandKind::Despawn, self.entity, None, result)
     }
 }

@@ -4,13 +4,16 @@
 //! looked ([`FiredHooks`], a registry resource while some are pending).
 //!
 //! Only commands fire hooks: [`Insert`](crate::CommandBuffer::insert) and
-//! [`Remove`](crate::CommandBuffer::remove) of one component. Direct
-//! `Registry` calls, bundles, spawns and despawns fire nothing.
+//! [`Remove`](crate::CommandBuffer::remove) of one component, and
+//! [`despawn`](crate::CommandBuffer::despawn) and
+//! [`despawn_recursive`](crate::CommandBuffer::despawn_recursive), which
+//! fire [`Hook::Remove`] for each observed component the despawned
+//! entities had. Direct `Registry` calls, bundles and spawns fire nothing.
 
 use std::any::TypeId;
 use std::collections::HashSet;
 
-use ecs_engine::{Component, Entity, Registry};
+use ecs_engine::{Component, ComponentId, Entity, Registry};
 
 /// The moment of a component's life an observer runs after.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -31,7 +34,35 @@ pub enum Hook {
 /// The component types some observer watches: a registry resource.
 /// Commands on other types check one flag per buffer and fire nothing.
 #[derive(Debug, Default)]
-pub struct ObservedTypes(pub HashSet<TypeId>);
+pub struct ObservedTypes {
+    types: HashSet<TypeId>,
+    /// The same types with their pools' ids, in the order they were first
+    /// observed: the order a despawn fires their hooks in.
+    ids: Vec<(ComponentId, TypeId)>,
+}
+
+impl ObservedTypes {
+    /// Adds `T` (registering its pool in `registry` if needed) to the
+    /// observed types of `registry`, creating the resource on first use.
+    /// Observing a type twice keeps one entry.
+    pub fn observe<T: Component>(registry: &mut Registry) {
+        let id = registry.register::<T>();
+        if registry.resource::<ObservedTypes>().is_none() {
+            registry.insert_resource(ObservedTypes::default());
+        }
+        let observed = registry
+            .resource_mut::<ObservedTypes>()
+            .expect("inserted above");
+        if observed.types.insert(TypeId::of::<T>()) {
+            observed.ids.push((id, TypeId::of::<T>()));
+        }
+    }
+
+    /// `true` when `ty` is observed.
+    pub fn contains(&self, ty: TypeId) -> bool {
+        self.types.contains(&ty)
+    }
+}
 
 /// The hooks fired by applied commands and not yet handed to observers,
 /// in the order the commands were applied: (hook, component type,
@@ -49,16 +80,52 @@ pub(crate) fn any_observed(registry: &Registry) -> bool {
 pub(crate) fn observed<T: Component>(registry: &Registry) -> bool {
     registry
         .resource::<ObservedTypes>()
-        .is_some_and(|types| types.0.contains(&TypeId::of::<T>()))
+        .is_some_and(|types| types.contains(TypeId::of::<T>()))
+}
+
+/// Appends to `out` a [`Hook::Remove`] for each observed component that
+/// `entity` has and, when `recursive`, that each of its descendants has
+/// (depth first, children in order): what despawning them will fire. To
+/// be recorded with [`fire_all`] once the despawn succeeded.
+pub(crate) fn despawn_hooks(
+    registry: &Registry,
+    entity: Entity,
+    recursive: bool,
+    out: &mut Vec<(Hook, TypeId, Entity)>,
+) {
+    let Some(observed) = registry.resource::<ObservedTypes>() else {
+        return;
+    };
+    let mut stack = vec![entity];
+    while let Some(entity) = stack.pop() {
+        out.extend(
+            observed
+                .ids
+                .iter()
+                .filter(|&&(id, _)| registry.has_id(entity, id))
+                .map(|&(_, ty)| (Hook::Remove, ty, entity)),
+        );
+        if recursive {
+            stack.extend(registry.children(entity).iter().rev());
+        }
+    }
+}
+
+/// Records hooks gathered by [`despawn_hooks`].
+pub(crate) fn fire_all(registry: &mut Registry, hooks: Vec<(Hook, TypeId, Entity)>) {
+    if hooks.is_empty() {
+        return;
+    }
+    match registry.resource_mut::<FiredHooks>() {
+        Some(pending) => pending.0.extend(hooks),
+        None => {
+            registry.insert_resource(FiredHooks(hooks));
+        }
+    }
 }
 
 /// Records `hooks` about `T` on `entity`.
 pub(crate) fn fire<T: Component>(registry: &mut Registry, entity: Entity, hooks: &[Hook]) {
     let fired = hooks.iter().map(|&hook| (hook, TypeId::of::<T>(), entity));
-    match registry.resource_mut::<FiredHooks>() {
-        Some(pending) => pending.0.extend(fired),
-        None => {
-            registry.insert_resource(FiredHooks(fired.collect()));
-        }
-    }
+    fire_all(registry, fired.collect());
 }

@@ -12,8 +12,11 @@
 //! [`MAX_ONE_SHOT_RUNS`](crate::MAX_ONE_SHOT_RUNS) runs after one wave
 //! (past it the tick stops with
 //! [`RunError::OneShotLimit`](crate::RunError::OneShotLimit)). Only
-//! commands fire hooks: direct `Registry` calls, spawns, bundles and
-//! despawns do not.
+//! commands fire hooks: a [`despawn`](crate::Commands::despawn) or
+//! `despawn_recursive` command fires [`Hook::Remove`] for each observed
+//! component of each entity it despawns (after the despawn, so the
+//! observer finds the entity gone); direct `Registry` calls, spawns and
+//! bundles do not.
 //!
 //! [`Insert`]: crate::Commands::insert
 //! [`Remove`]: crate::Commands::remove
@@ -80,8 +83,7 @@ impl Schedule {
         let id = self.register_system(registry, system);
         let observers = &mut self.between.oneshots.observers;
         observers.push((hook, TypeId::of::<T>(), id));
-        let types = observers.iter().map(|&(_, ty, _)| ty).collect();
-        registry.insert_resource(ObservedTypes(types));
+        ObservedTypes::observe::<T>(registry);
         id
     }
 }

@@ -152,3 +152,60 @@ fn an_observer_loop_stops_at_the_cap_with_an_error() {
         "{error}"
     );
 }
+
+/// Tick 0 gives the targets `Health` (and the first `Armor`), makes the
+/// third a child of the second; tick 1 despawns the first and the fourth
+/// (a run of two despawns), then the second with its subtree; tick 2
+/// despawns a handle already gone.
+fn despawner(targets: Res<Targets>, tick: Tick, mut commands: Commands) {
+    let t = &targets.0;
+    match tick.number {
+        0 => {
+            for &entity in t {
+                commands.insert(entity, Health(1));
+            }
+            commands.insert(t[0], Armor);
+            commands.set_parent(t[2], t[1]);
+        }
+        1 => {
+            commands.despawn(t[0]);
+            commands.despawn(t[3]);
+            commands.despawn_recursive(t[1]);
+        }
+        _ => commands.despawn(t[0]),
+    }
+}
+
+fn log_armor_removed(trigger: Res<Trigger>, mut log: ResMut<Log>) {
+    log.0.push(format!("unarmed {}", trigger.entity.index()));
+}
+
+fn despawn_log(threads: usize) -> Vec<String> {
+    let mut registry = Registry::new();
+    let targets = (0..4).map(|_| registry.spawn_empty()).collect();
+    registry.insert_resource(Targets(targets));
+    registry.insert_resource(Log::default());
+    let mut builder = Schedule::builder();
+    builder.add(despawner);
+    builder.threads(threads);
+    let mut schedule = builder.build(&mut registry).unwrap();
+    schedule.observe::<Health, _>(&mut registry, Hook::Remove, log);
+    schedule.observe::<Armor, _>(&mut registry, Hook::Remove, log_armor_removed);
+    for number in 0..3 {
+        schedule.run(&mut registry, tick(number)).unwrap();
+    }
+    let targets = registry.resource::<Targets>().unwrap().0.clone();
+    assert!(targets.iter().all(|&e| !registry.is_alive(e)));
+    std::mem::take(&mut registry.resource_mut::<Log>().unwrap().0)
+}
+
+#[test]
+fn a_despawn_fires_remove_for_each_observed_component_of_its_subtree() {
+    // Per despawned entity, its observed components in the order their
+    // types were first observed (Health, then Armor); a recursive despawn
+    // covers the root, then its descendants; the third tick's despawn of
+    // a dead handle fires nothing.
+    let expected = ["Remove 0", "unarmed 0", "Remove 3", "Remove 1", "Remove 2"];
+    assert_eq!(despawn_log(1), expected);
+    assert_eq!(despawn_log(2), expected);
+}
