@@ -104,15 +104,21 @@ pub(crate) struct Spawn<B> {
 impl<B: Bundle> Command for Spawn<B> {
     fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
         let entity = ctx.next_spawn();
-        let result = if is_placeholder(entity) {
+        let spawned = if is_placeholder(entity) {
             let spawned = ctx.registry.try_spawn(self.bundle);
             ctx.resolved(entity, spawned.as_ref().ok().copied());
-            spawned.map(|_| Outcome::Applied)
+            spawned
         } else {
             ctx.registry
                 .spawn_reserved(entity, self.bundle)
-                .map(|()| Outcome::Applied)
+                .map(|()| entity)
         };
+        if ctx.observing
+            && let Ok(spawned) = spawned
+        {
+            observe::fire_spawned(ctx.registry, spawned);
+        }
+        let result = spawned.map(|_| Outcome::Applied);
         ctx.finish_for::<B>(CommandKind::Spawn, entity, result)
     }
 
@@ -126,8 +132,10 @@ impl<B: Bundle> Command for Spawn<B> {
         ctx: &mut ApplyCtx<'_>,
     ) -> Result<(), SkippedCommand> {
         let mut bundles = queue.drain(..len).map(|spawn| spawn.bundle);
-        let mut left = len;
-        loop {
+        // An observed world spawns one at a time, to fire the hooks of
+        // each in order.
+        let mut left = if ctx.observing { 0 } else { len };
+        while left > 0 {
             let reserved = ctx.next_reserved_spawns(left);
             if reserved.is_empty() {
                 break;

@@ -8,7 +8,10 @@
 //! [`despawn`](crate::CommandBuffer::despawn) and
 //! [`despawn_recursive`](crate::CommandBuffer::despawn_recursive), which
 //! fire [`Hook::Remove`] for each observed component the despawned
-//! entities had. Direct `Registry` calls, bundles and spawns fire nothing.
+//! entities had, and spawns ([`spawn`](crate::CommandBuffer::spawn)),
+//! which fire [`Hook::Add`] then [`Hook::Insert`] for each observed
+//! component the new entity has. Direct `Registry` calls and bundle
+//! inserts on existing entities fire nothing.
 
 use std::any::TypeId;
 use std::collections::HashSet;
@@ -111,7 +114,26 @@ pub(crate) fn despawn_hooks(
     }
 }
 
-/// Records hooks gathered by [`despawn_hooks`].
+/// Records, for a just spawned `entity`, [`Hook::Add`] for each observed
+/// component it has (its bundle's and their required components), then
+/// [`Hook::Insert`] for each, as bevy fires `OnAdd` before `OnInsert`.
+pub(crate) fn fire_spawned(registry: &mut Registry, entity: Entity) {
+    let Some(observed) = registry.resource::<ObservedTypes>() else {
+        return;
+    };
+    let has: Vec<TypeId> = observed
+        .ids
+        .iter()
+        .filter(|&&(id, _)| registry.has_id(entity, id))
+        .map(|&(_, ty)| ty)
+        .collect();
+    let fired = [Hook::Add, Hook::Insert]
+        .into_iter()
+        .flat_map(|hook| has.iter().map(move |&ty| (hook, ty, entity)));
+    fire_all(registry, fired.collect());
+}
+
+/// Records hooks gathered by [`despawn_hooks`] or [`fire_spawned`].
 pub(crate) fn fire_all(registry: &mut Registry, hooks: Vec<(Hook, TypeId, Entity)>) {
     if hooks.is_empty() {
         return;

@@ -286,7 +286,11 @@ impl Queues {
     /// changes the order of the group's entities inside a pool that two of
     /// its bundle types share (the one a view visits them in), an order
     /// that depends only on what was recorded, never on threads.
+    /// An observed world never groups (its spawns fire hooks in order).
     fn apply_spawn_group(&mut self, start: usize, end: usize, ctx: &mut ApplyCtx<'_>) -> bool {
+        if ctx.observing {
+            return false;
+        }
         let runs = &self.order[start..end];
         let total: usize = runs.iter().map(|run| run.len as usize).sum();
         let reserved = ctx.next_reserved_spawns(total);

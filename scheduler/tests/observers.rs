@@ -5,7 +5,7 @@
 
 use ecs_engine::{Entity, Registry};
 use scheduler::{
-    Commands, Hook, MAX_ONE_SHOT_RUNS, Res, ResMut, RunError, Schedule, Tick, Trigger,
+    Commands, Hook, MAX_ONE_SHOT_RUNS, Query, Res, ResMut, RunError, Schedule, Tick, Trigger,
 };
 
 struct Health(u32);
@@ -208,4 +208,57 @@ fn a_despawn_fires_remove_for_each_observed_component_of_its_subtree() {
     let expected = ["Remove 0", "unarmed 0", "Remove 3", "Remove 1", "Remove 2"];
     assert_eq!(despawn_log(1), expected);
     assert_eq!(despawn_log(2), expected);
+}
+
+fn spawner(tick: Tick, mut commands: Commands) {
+    if tick.number == 0 {
+        commands.spawn((Health(1), Armor));
+        commands.spawn((Health(2),));
+        commands.spawn((Health(3),));
+        commands.spawn((Unwatched,));
+    }
+}
+
+fn log_health(trigger: Res<Trigger>, q: Query<&Health>, mut log: ResMut<Log>) {
+    let health = q.get(trigger.entity).map(|h| h.0).unwrap();
+    log.0.push(format!("{:?} {health}", trigger.hook));
+}
+
+fn log_armored(trigger: Res<Trigger>, q: Query<&Health>, mut log: ResMut<Log>) {
+    let health = q.get(trigger.entity).map(|h| h.0).unwrap();
+    log.0.push(format!("armored {health}"));
+}
+
+fn spawn_log(threads: usize) -> Vec<String> {
+    let mut registry = Registry::new();
+    registry.insert_resource(Log::default());
+    let mut builder = Schedule::builder();
+    builder.add(spawner);
+    builder.threads(threads);
+    let mut schedule = builder.build(&mut registry).unwrap();
+    schedule.observe::<Health, _>(&mut registry, Hook::Add, log_health);
+    schedule.observe::<Health, _>(&mut registry, Hook::Insert, log_health);
+    schedule.observe::<Armor, _>(&mut registry, Hook::Add, log_armored);
+    schedule.run(&mut registry, tick(0)).unwrap();
+    schedule.run(&mut registry, tick(1)).unwrap();
+    assert_eq!(registry.view::<&Health>().count(), 3);
+    std::mem::take(&mut registry.resource_mut::<Log>().unwrap().0)
+}
+
+#[test]
+fn a_spawn_fires_add_then_insert_for_each_observed_component() {
+    // Spawns in recording order (the two `(Health,)` spawns a run of one
+    // type); per entity every Add (types in first-observed order), then
+    // every Insert; the unobserved spawn fires nothing.
+    let expected = [
+        "Add 1",
+        "armored 1",
+        "Insert 1",
+        "Add 2",
+        "Insert 2",
+        "Add 3",
+        "Insert 3",
+    ];
+    assert_eq!(spawn_log(1), expected);
+    assert_eq!(spawn_log(2), expected);
 }
