@@ -160,6 +160,7 @@ pub use query::{
     With, Without, run_serial, walk_threads,
 };
 pub use raw_value::{RawArena, RawComponent, RawSlot};
+pub use resources::{ResourceTicks, ResourceTicksMut};
 pub use registry::{
     CloneEntityError, EntityChanges, InsertError, Registry, RegistryState, StateError,
 };
