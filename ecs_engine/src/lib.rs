@@ -160,10 +160,10 @@ pub use query::{
     With, Without, run_serial, walk_threads,
 };
 pub use raw_value::{RawArena, RawComponent, RawSlot};
-pub use resources::{ResourceTicks, ResourceTicksMut};
 pub use registry::{
     CloneEntityError, EntityChanges, InsertError, Registry, RegistryState, StateError,
 };
+pub use resources::{ResourceTicks, ResourceTicksMut};
 pub use storage::{PAGE_LEN, PoolMut, SparseSet, TypeIdHasher, TypeIdMap};
 
 #[doc(hidden)]

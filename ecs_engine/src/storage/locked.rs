@@ -296,7 +296,9 @@ impl<'w> Locked<'w> {
     pub(crate) fn resource_mut<R: Send + Sync + 'static>(
         self,
     ) -> Result<MappedRwLockWriteGuard<'w, R>, EcsError> {
-        self.registry.resources().lock_write(self.registry.change.now)
+        self.registry
+            .resources()
+            .lock_write(self.registry.change.now)
     }
 
     /// Read-locks the resource `R`, with its change ticks.

@@ -434,8 +434,13 @@ impl<'a> SystemContext<'a> {
     /// As [`resource_mut`](Self::resource_mut).
     pub fn resource_mut_with_ticks<R: Send + Sync + 'static>(
         &self,
-    ) -> Result<(MappedRwLockWriteGuard<'_, R>, ecs_engine::ResourceTicksMut<'_>), SystemError>
-    {
+    ) -> Result<
+        (
+            MappedRwLockWriteGuard<'_, R>,
+            ecs_engine::ResourceTicksMut<'_>,
+        ),
+        SystemError,
+    > {
         if !self
             .access
             .allows_resource(std::any::TypeId::of::<R>(), Access::Write)
