@@ -124,7 +124,8 @@ impl<'w> RegistryCell<'w> {
         self.registry.resource()
     }
 
-    /// Write-locks the resource `R`.
+    /// Write-locks the resource `R`, marking it changed at the current
+    /// change tick (on fetch).
     ///
     /// # Errors
     ///
@@ -134,6 +135,30 @@ impl<'w> RegistryCell<'w> {
         &self,
     ) -> Result<MappedRwLockWriteGuard<'_, R>, EcsError> {
         self.registry.resource_mut()
+    }
+
+    /// Read-locks the resource `R`, with its change ticks.
+    ///
+    /// # Errors
+    ///
+    /// As [`resource`](Self::resource).
+    pub fn resource_with_ticks<R: Send + Sync + 'static>(
+        &self,
+    ) -> Result<(MappedRwLockReadGuard<'_, R>, crate::ResourceTicks), EcsError> {
+        self.registry.resource_with_ticks()
+    }
+
+    /// Write-locks the resource `R`, with its change ticks, marking
+    /// nothing: the holder marks its writes with
+    /// [`ResourceTicksMut::mark`](crate::ResourceTicksMut::mark).
+    ///
+    /// # Errors
+    ///
+    /// As [`resource_mut`](Self::resource_mut).
+    pub fn resource_mut_with_ticks<R: Send + Sync + 'static>(
+        &self,
+    ) -> Result<(MappedRwLockWriteGuard<'_, R>, crate::ResourceTicksMut<'_>), EcsError> {
+        self.registry.resource_mut_with_ticks()
     }
 
     /// `true` when `entity` is alive.

@@ -163,6 +163,7 @@ pub use raw_value::{RawArena, RawComponent, RawSlot};
 pub use registry::{
     CloneEntityError, EntityChanges, InsertError, Registry, RegistryState, StateError,
 };
+pub use resources::{ResourceTicks, ResourceTicksMut};
 pub use storage::{PAGE_LEN, PoolMut, SparseSet, TypeIdHasher, TypeIdMap};
 
 #[doc(hidden)]

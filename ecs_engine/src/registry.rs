@@ -60,7 +60,7 @@ use crate::{Bundle, EcsError, Entity, EntityAllocator, SpawnBatch};
 pub struct Registry {
     pub(crate) allocator: EntityAllocator,
     pub(crate) pools: Pools,
-    resources: Resources,
+    pub(crate) resources: Resources,
     /// Set by the first `set_parent`: until then despawn skips the
     /// hierarchy's bookkeeping (no pool lookup).
     pub(crate) has_hierarchy: bool,

@@ -4,19 +4,157 @@
 //! Each resource sits behind its own lock, with the same discipline as the
 //! component pools (see the `pools` module): the registry's `&self` accessors
 //! read without the lock, a `RegistryCell` locks.
+//!
+//! Each resource also keeps two change ticks (always, no opt-in): when it
+//! was added and when it was last written, as [`ResourceTicks`]. They sit
+//! beside the lock as two atomics, so reading them costs two loads and
+//! marking a write one store, under the resource's own lock (relaxed: the
+//! lock orders them). Inserting stamps both with the registry's change
+//! tick, replacing stamps the changed one; writes mark it: on fetch for
+//! the registry's `resource_mut` and a cell's `resource_mut`, and on write
+//! through [`ResourceTicksMut::mark`] for the scheduler's `ResMut`.
 
 use std::any::{Any, TypeId, type_name};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use parking_lot::{
     MappedRwLockReadGuard, MappedRwLockWriteGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
 };
 
-use crate::EcsError;
+use crate::change::ticks::{MAX_CHANGE_AGE, newer};
 use crate::storage::pools::{try_read, try_write};
 use crate::storage::type_id_map::TypeIdMap;
+use crate::{ChangeTick, EcsError};
+
+/// The change ticks of one resource: when it was added (inserted while
+/// absent) and when it was last changed (inserted, replaced, or written).
+///
+/// # Examples
+///
+/// ```
+/// use ecs_engine::Registry;
+///
+/// struct Score(u32);
+///
+/// let mut registry = Registry::new();
+/// let added = registry.change_tick();
+/// registry.insert_resource(Score(0));
+/// registry.advance_change_tick();
+/// registry.resource_mut::<Score>().unwrap().0 = 3;
+/// let ticks = registry.resource_ticks::<Score>().unwrap();
+/// assert_eq!(ticks.added(), added);
+/// assert_eq!(ticks.changed(), added.wrapping_add(1));
+/// let now = registry.change_tick();
+/// assert!(ticks.is_changed(added, now));
+/// assert!(!ticks.is_added(added, now));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResourceTicks {
+    added: ChangeTick,
+    changed: ChangeTick,
+}
+
+impl ResourceTicks {
+    /// The tick the resource was added at.
+    #[inline]
+    pub fn added(&self) -> ChangeTick {
+        self.added
+    }
+
+    /// The tick the resource was last changed at (its insert, its last
+    /// replace or its last marked write).
+    #[inline]
+    pub fn changed(&self) -> ChangeTick {
+        self.changed
+    }
+
+    /// `true` when the resource was added after `since`, read at `now`
+    /// (as [`ChangeTick::is_newer_than`]: a `since` past the horizon sees
+    /// it added).
+    #[inline]
+    pub fn is_added(&self, since: ChangeTick, now: ChangeTick) -> bool {
+        newer(self.added.get(), since.get(), now.get())
+    }
+
+    /// `true` when the resource was changed (or added) after `since`,
+    /// read at `now`.
+    #[inline]
+    pub fn is_changed(&self, since: ChangeTick, now: ChangeTick) -> bool {
+        newer(self.changed.get(), since.get(), now.get())
+    }
+}
+
+/// The change ticks of a resource held for writing: what a write lock's
+/// holder reads ([`ticks`](Self::ticks)) and marks
+/// ([`mark`](Self::mark)). Made by
+/// [`RegistryCell::resource_mut_with_ticks`](crate::RegistryCell::resource_mut_with_ticks)
+/// beside the write guard, which does not mark anything by itself: the
+/// holder marks when it writes (the scheduler's `ResMut` does on
+/// `DerefMut`).
+#[derive(Debug)]
+pub struct ResourceTicksMut<'a> {
+    slot: &'a SlotTicks,
+}
+
+impl ResourceTicksMut<'_> {
+    /// The ticks as they are now (a mark shows at once).
+    #[inline]
+    pub fn ticks(&self) -> ResourceTicks {
+        self.slot.load()
+    }
+
+    /// Stamps the resource changed at `tick` (the registry's current
+    /// change tick, for a write made now). One relaxed store: the write
+    /// lock the holder keeps orders it.
+    #[inline]
+    pub fn mark(&self, tick: ChangeTick) {
+        self.slot.changed.store(tick.get(), Ordering::Relaxed);
+    }
+}
+
+/// A slot's two ticks, as atomics so that a write-lock holder marks
+/// through `&self` (the lock orders every access).
+#[derive(Debug)]
+struct SlotTicks {
+    added: AtomicU32,
+    changed: AtomicU32,
+}
+
+impl SlotTicks {
+    fn new(added: u32, changed: u32) -> Self {
+        SlotTicks {
+            added: AtomicU32::new(added),
+            changed: AtomicU32::new(changed),
+        }
+    }
+
+    #[inline]
+    fn load(&self) -> ResourceTicks {
+        ResourceTicks {
+            added: ChangeTick::new(self.added.load(Ordering::Relaxed)),
+            changed: ChangeTick::new(self.changed.load(Ordering::Relaxed)),
+        }
+    }
+
+    fn set(&mut self, ticks: ResourceTicks) {
+        *self.added.get_mut() = ticks.added.get();
+        *self.changed.get_mut() = ticks.changed.get();
+    }
+
+    /// Clamps both ticks to at most [`MAX_CHANGE_AGE`] old at `now`.
+    fn clamp(&mut self, now: u32) {
+        let oldest = now.wrapping_sub(MAX_CHANGE_AGE);
+        for tick in [self.added.get_mut(), self.changed.get_mut()] {
+            if now.wrapping_sub(*tick) > MAX_CHANGE_AGE {
+                *tick = oldest;
+            }
+        }
+    }
+}
 
 struct ResourceSlot {
     name: &'static str,
+    ticks: SlotTicks,
     cell: RwLock<Box<dyn Any + Send + Sync>>,
 }
 
@@ -38,10 +176,18 @@ pub(crate) struct Resources {
     copies: TypeIdMap<CopyValue>,
 }
 
+/// One saved resource: its type, name, value and change ticks.
+struct SavedValue {
+    type_id: TypeId,
+    name: &'static str,
+    value: Box<dyn Any + Send + Sync>,
+    ticks: ResourceTicks,
+}
+
 /// The copies of the clonable resources, and the names of the others.
 #[derive(Default)]
 pub(crate) struct SavedResources {
-    values: Vec<(TypeId, &'static str, Box<dyn Any + Send + Sync>)>,
+    values: Vec<SavedValue>,
     pub(crate) unsaved: Vec<&'static str>,
 }
 
@@ -50,7 +196,7 @@ impl std::fmt::Debug for SavedResources {
         f.debug_struct("SavedResources")
             .field(
                 "saved",
-                &self.values.iter().map(|v| v.1).collect::<Vec<_>>(),
+                &self.values.iter().map(|v| v.name).collect::<Vec<_>>(),
             )
             .field("unsaved", &self.unsaved)
             .finish()
@@ -85,8 +231,8 @@ impl Resources {
         self.copies.insert(TypeId::of::<R>(), copy_value::<R>);
     }
 
-    /// Copies of the resources whose type has a copy registered; the
-    /// names of the others, sorted.
+    /// Copies of the resources whose type has a copy registered, with
+    /// their change ticks; the names of the others, sorted.
     pub(crate) fn save(&self) -> SavedResources {
         let mut saved = SavedResources::default();
         for (type_id, slot) in self.slots.iter() {
@@ -95,46 +241,80 @@ impl Resources {
                 // read lock is free.
                 Some(copy) => {
                     let value = copy(&**slot.cell.read());
-                    saved.values.push((*type_id, slot.name, value));
+                    saved.values.push(SavedValue {
+                        type_id: *type_id,
+                        name: slot.name,
+                        value,
+                        ticks: slot.ticks.load(),
+                    });
                 }
                 None => saved.unsaved.push(slot.name),
             }
         }
-        saved.values.sort_by_key(|v| v.1);
+        saved.values.sort_by_key(|v| v.name);
         saved.unsaved.sort_unstable();
         saved
     }
 
     /// Puts copies of the saved values back (replacing the current
-    /// ones); removes the resources of a clonable type that `saved` does
-    /// not hold (inserted after the save). Resources of other types stay.
-    pub(crate) fn restore(&mut self, saved: &SavedResources) {
+    /// ones), with their saved change ticks; removes the resources of a
+    /// clonable type that `saved` does not hold (inserted after the save).
+    /// Resources of other types stay, stamped changed at `now` (the
+    /// restored clock: their value is not the saved one, so a reader
+    /// sees them changed rather than missing a change), and added at
+    /// `now` when their added tick is past the restored clock.
+    pub(crate) fn restore(&mut self, saved: &SavedResources, now: u32) {
         let copies = &self.copies;
         self.slots.retain(|type_id, _| {
-            !copies.contains_key(type_id) || saved.values.iter().any(|v| v.0 == *type_id)
+            !copies.contains_key(type_id) || saved.values.iter().any(|v| v.type_id == *type_id)
         });
-        for (type_id, name, value) in &saved.values {
-            let copy = self.copies[type_id];
-            let fresh = copy(&**value);
-            match self.slots.get_mut(type_id) {
-                Some(slot) => *slot.cell.get_mut() = fresh,
+        for (type_id, slot) in self.slots.iter_mut() {
+            if !self.copies.contains_key(type_id) {
+                let added = slot.ticks.added.get_mut();
+                if now.wrapping_sub(*added) > MAX_CHANGE_AGE {
+                    *added = now;
+                }
+                *slot.ticks.changed.get_mut() = now;
+            }
+        }
+        for saved in &saved.values {
+            let copy = self.copies[&saved.type_id];
+            let fresh = copy(&*saved.value);
+            match self.slots.get_mut(&saved.type_id) {
+                Some(slot) => {
+                    *slot.cell.get_mut() = fresh;
+                    slot.ticks.set(saved.ticks);
+                }
                 None => {
                     let slot = ResourceSlot {
-                        name,
+                        name: saved.name,
+                        ticks: SlotTicks::new(saved.ticks.added.get(), saved.ticks.changed.get()),
                         cell: RwLock::new(fresh),
                     };
-                    self.slots.insert(*type_id, slot);
+                    self.slots.insert(saved.type_id, slot);
                 }
             }
         }
     }
 
-    pub(crate) fn insert<R: Send + Sync + 'static>(&mut self, value: R) -> Option<R> {
-        if let Some(old) = self.get_mut::<R>() {
+    /// Clamps every resource's ticks to at most [`MAX_CHANGE_AGE`] old
+    /// at `now` (with the tracked pools', every
+    /// [`CHECK_INTERVAL`](crate::CHECK_INTERVAL) advances).
+    pub(crate) fn clamp(&mut self, now: u32) {
+        for slot in self.slots.values_mut() {
+            slot.ticks.clamp(now);
+        }
+    }
+
+    /// Stores `value`, stamped added and changed at `now`; a replace
+    /// keeps the old added tick and stamps the changed one.
+    pub(crate) fn insert<R: Send + Sync + 'static>(&mut self, value: R, now: u32) -> Option<R> {
+        if let Some(old) = self.get_mut::<R>(now) {
             return Some(std::mem::replace(old, value));
         }
         let slot = ResourceSlot {
             name: type_name::<R>(),
+            ticks: SlotTicks::new(now, now),
             cell: RwLock::new(Box::new(value)),
         };
         self.slots.insert(TypeId::of::<R>(), slot);
@@ -162,7 +342,20 @@ impl Resources {
         Some(downcast(value))
     }
 
-    pub(crate) fn get_mut<R: 'static>(&mut self) -> Option<&mut R> {
+    /// `R`'s ticks.
+    pub(crate) fn ticks<R: 'static>(&self) -> Option<ResourceTicks> {
+        Some(self.slots.get(&TypeId::of::<R>())?.ticks.load())
+    }
+
+    /// `R`, mutable, marked changed at `now`.
+    pub(crate) fn get_mut<R: 'static>(&mut self, now: u32) -> Option<&mut R> {
+        let slot = self.slots.get_mut(&TypeId::of::<R>())?;
+        *slot.ticks.changed.get_mut() = now;
+        Some(downcast_mut(&mut **slot.cell.get_mut()))
+    }
+
+    /// `R`, mutable, not marked.
+    pub(crate) fn get_mut_untracked<R: 'static>(&mut self) -> Option<&mut R> {
         let slot = self.slots.get_mut(&TypeId::of::<R>())?;
         Some(downcast_mut(&mut **slot.cell.get_mut()))
     }
@@ -176,14 +369,40 @@ impl Resources {
         Ok(RwLockReadGuard::map(guard, |value| downcast(&**value)))
     }
 
-    pub(crate) fn lock_write<R: 'static>(&self) -> Result<MappedRwLockWriteGuard<'_, R>, EcsError> {
+    /// `R` read-locked, with its ticks.
+    pub(crate) fn lock_read_with_ticks<R: 'static>(
+        &self,
+    ) -> Result<(MappedRwLockReadGuard<'_, R>, ResourceTicks), EcsError> {
+        let slot = self
+            .slots
+            .get(&TypeId::of::<R>())
+            .ok_or_else(missing::<R>)?;
+        let guard = try_read(&slot.cell, || slot.name.into())?;
+        let guard = RwLockReadGuard::map(guard, |value| downcast(&**value));
+        Ok((guard, slot.ticks.load()))
+    }
+
+    /// `R` write-locked, with its ticks to mark; marks nothing.
+    pub(crate) fn lock_write_with_ticks<R: 'static>(
+        &self,
+    ) -> Result<(MappedRwLockWriteGuard<'_, R>, ResourceTicksMut<'_>), EcsError> {
         let slot = self
             .slots
             .get(&TypeId::of::<R>())
             .ok_or_else(missing::<R>)?;
         let guard = try_write(&slot.cell, || slot.name.into())?;
-        Ok(RwLockWriteGuard::map(guard, |value| {
-            downcast_mut(&mut **value)
-        }))
+        let guard = RwLockWriteGuard::map(guard, |value| downcast_mut(&mut **value));
+        Ok((guard, ResourceTicksMut { slot: &slot.ticks }))
+    }
+
+    /// `R` write-locked, marked changed at `now` (a write lock's holder
+    /// may write anything: marked on fetch).
+    pub(crate) fn lock_write<R: 'static>(
+        &self,
+        now: u32,
+    ) -> Result<MappedRwLockWriteGuard<'_, R>, EcsError> {
+        let (guard, ticks) = self.lock_write_with_ticks::<R>()?;
+        ticks.mark(ChangeTick::new(now));
+        Ok(guard)
     }
 }

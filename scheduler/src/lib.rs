@@ -148,7 +148,7 @@ pub use snapshot_reserves::RestoreReservesError;
 pub use state::{InState, NextState, State, States, in_state};
 pub use system::condition::{
     Condition, EveryNTicks, FunctionCondition, IntoCondition, IsCondition, OnTimer, every_n_ticks,
-    on_timer, resource_exists,
+    on_timer, resource_changed, resource_exists,
 };
 pub use system::pipe::{In, IntoPipeable, IsPipeable, Pipe, Pipeable, PipeableFunction};
 pub use system::{

@@ -55,6 +55,9 @@ impl Registry {
         for update in &self.change.tracked {
             update(&mut self.pools, now, check);
         }
+        if check {
+            self.resources.clamp(now);
+        }
     }
 
     /// Sets the change tick to `tick` and clamps every old tick, as a

@@ -6,7 +6,7 @@
 //! dense and sparse arrays, change ticks and removal logs), the entity
 //! allocator (live handles, generations, free list, reserved handles),
 //! the change clock, the hierarchy flag and the resources whose type
-//! opted in. A restore makes the registry equal to the state in every
+//! opted in (with their change ticks). A restore makes the registry equal to the state in every
 //! respect a reader can observe: the same entities with the same handles,
 //! the same components in the same dense order, the same change ticks
 //! (so nothing restored reads as added or changed unless it did at the
@@ -218,7 +218,7 @@ impl Registry {
         self.has_hierarchy |= state.has_hierarchy;
         self.change.last_check = state.last_check;
         self.set_clock(state.now);
-        self.resources.restore(&state.resources);
+        self.resources.restore(&state.resources, state.now);
         Ok(())
     }
 }

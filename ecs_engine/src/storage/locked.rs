@@ -296,7 +296,32 @@ impl<'w> Locked<'w> {
     pub(crate) fn resource_mut<R: Send + Sync + 'static>(
         self,
     ) -> Result<MappedRwLockWriteGuard<'w, R>, EcsError> {
-        self.registry.resources().lock_write()
+        self.registry
+            .resources()
+            .lock_write(self.registry.change.now)
+    }
+
+    /// Read-locks the resource `R`, with its change ticks.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::MissingResource`] or [`EcsError::BorrowConflict`].
+    pub(crate) fn resource_with_ticks<R: Send + Sync + 'static>(
+        self,
+    ) -> Result<(MappedRwLockReadGuard<'w, R>, crate::ResourceTicks), EcsError> {
+        self.registry.resources().lock_read_with_ticks()
+    }
+
+    /// Write-locks the resource `R`, with its change ticks to mark
+    /// (marks nothing).
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::MissingResource`] or [`EcsError::BorrowConflict`].
+    pub(crate) fn resource_mut_with_ticks<R: Send + Sync + 'static>(
+        self,
+    ) -> Result<(MappedRwLockWriteGuard<'w, R>, crate::ResourceTicksMut<'w>), EcsError> {
+        self.registry.resources().lock_write_with_ticks()
     }
 
     /// What the registry knows of component `id` (no lock guards it: the

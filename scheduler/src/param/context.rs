@@ -386,7 +386,8 @@ impl<'a> SystemContext<'a> {
             .map_err(|e| self.registry_error(e))
     }
 
-    /// Write access to resource `R`.
+    /// Write access to resource `R`, marked changed at this run's change
+    /// tick (on fetch; [`ResMut`](crate::ResMut) marks on write instead).
     ///
     /// # Errors
     ///
@@ -403,6 +404,51 @@ impl<'a> SystemContext<'a> {
         }
         self.cell
             .resource_mut::<R>()
+            .map_err(|e| self.registry_error(e))
+    }
+
+    /// Read access to resource `R`, with its change ticks.
+    ///
+    /// # Errors
+    ///
+    /// As [`resource`](Self::resource).
+    pub fn resource_with_ticks<R: Send + Sync + 'static>(
+        &self,
+    ) -> Result<(MappedRwLockReadGuard<'_, R>, ecs_engine::ResourceTicks), SystemError> {
+        if !self
+            .access
+            .allows_resource(std::any::TypeId::of::<R>(), Access::Read)
+        {
+            return Err(self.undeclared("resource", std::any::type_name::<R>(), Access::Read));
+        }
+        self.cell
+            .resource_with_ticks::<R>()
+            .map_err(|e| self.registry_error(e))
+    }
+
+    /// Write access to resource `R`, with its change ticks to mark: unlike
+    /// [`resource_mut`](Self::resource_mut), marks nothing by itself.
+    ///
+    /// # Errors
+    ///
+    /// As [`resource_mut`](Self::resource_mut).
+    pub fn resource_mut_with_ticks<R: Send + Sync + 'static>(
+        &self,
+    ) -> Result<
+        (
+            MappedRwLockWriteGuard<'_, R>,
+            ecs_engine::ResourceTicksMut<'_>,
+        ),
+        SystemError,
+    > {
+        if !self
+            .access
+            .allows_resource(std::any::TypeId::of::<R>(), Access::Write)
+        {
+            return Err(self.undeclared("resource", std::any::type_name::<R>(), Access::Write));
+        }
+        self.cell
+            .resource_mut_with_ticks::<R>()
             .map_err(|e| self.registry_error(e))
     }
 

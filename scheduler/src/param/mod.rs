@@ -16,7 +16,7 @@ use std::cell::RefMut;
 use std::ops::{Deref, DerefMut};
 
 use command_buffer::CommandBuffer;
-use ecs_engine::{Access, EcsError};
+use ecs_engine::{Access, ChangeTick, EcsError, ResourceTicks, ResourceTicksMut};
 use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 
 use crate::{ResourceAccess, SystemAccess, SystemContext, SystemError, Tick};
@@ -222,11 +222,192 @@ impl<T: Default + Send + 'static> SystemParam for Local<'_, T> {
     }
 }
 
-/// A system parameter: shared access to resource `R`.
-pub struct Res<'s, R: Send + Sync + 'static>(MappedRwLockReadGuard<'s, R>);
+/// A system parameter: shared access to resource `R`, with its change
+/// detection ([`is_changed`](Self::is_changed),
+/// [`is_added`](Self::is_added)) relative to the system's last run, the
+/// baseline [`Changed<T>`](ecs_engine::Changed) uses (a first run sees
+/// the resource changed and added, as in bevy). Fetching costs the lock
+/// and two `u32` loads.
+///
+/// Fetched by hand ([`SystemParam::fetch`], without the system's state),
+/// it compares with the change tick before this run's.
+///
+/// # Examples
+///
+/// ```
+/// use ecs_engine::Registry;
+/// use scheduler::{Res, ResMut, Schedule, Tick};
+///
+/// #[derive(Default)]
+/// struct Seen(Vec<bool>);
+///
+/// fn watch(score: Res<u32>, mut seen: ResMut<Seen>) {
+///     seen.0.push(score.is_changed());
+/// }
+///
+/// let mut registry = Registry::new();
+/// registry.insert_resource(0_u32);
+/// registry.insert_resource(Seen::default());
+/// let mut builder = Schedule::builder();
+/// builder.add(watch);
+/// let mut schedule = builder.build(&mut registry).unwrap();
+/// schedule.run(&mut registry, Tick::default()).unwrap(); // first run: changed
+/// schedule.run(&mut registry, Tick::default()).unwrap(); // untouched
+/// *registry.resource_mut::<u32>().unwrap() = 5;
+/// schedule.run(&mut registry, Tick::default()).unwrap(); // written
+/// assert_eq!(registry.resource::<Seen>().unwrap().0, [true, false, true]);
+/// ```
+pub struct Res<'s, R: Send + Sync + 'static> {
+    guard: MappedRwLockReadGuard<'s, R>,
+    ticks: ResourceTicks,
+    since: ChangeTick,
+    now: ChangeTick,
+}
 
-/// A system parameter: exclusive access to resource `R`.
-pub struct ResMut<'s, R: Send + Sync + 'static>(MappedRwLockWriteGuard<'s, R>);
+/// A system parameter: exclusive access to resource `R`, marked changed
+/// when written through ([`DerefMut`], as bevy's `ResMut`), not when
+/// merely fetched, with the registry's change tick for this run; with
+/// the change detection of [`Res`] relative to the system's last run.
+///
+/// # Examples
+///
+/// ```
+/// use ecs_engine::Registry;
+/// use scheduler::{ResMut, Schedule, Tick};
+///
+/// fn maybe_bump(mut score: ResMut<u32>, tick: Tick) {
+///     if tick.number % 2 == 1 {
+///         *score += 1; // marks
+///     } else {
+///         let _ = *score; // reads only: no mark
+///     }
+/// }
+///
+/// let mut registry = Registry::new();
+/// registry.insert_resource(0_u32);
+/// let mut builder = Schedule::builder();
+/// builder.add(maybe_bump);
+/// let mut schedule = builder.build(&mut registry).unwrap();
+/// let mut changed = Vec::new();
+/// for number in 0..4 {
+///     let since = registry.change_tick();
+///     schedule.run(&mut registry, Tick { number, ..Tick::default() }).unwrap();
+///     changed.push(registry.resource_changed_since::<u32>(since).unwrap());
+/// }
+/// assert_eq!(changed, [false, true, false, true]);
+/// ```
+pub struct ResMut<'s, R: Send + Sync + 'static> {
+    guard: MappedRwLockWriteGuard<'s, R>,
+    ticks: ResourceTicksMut<'s>,
+    since: ChangeTick,
+    now: ChangeTick,
+}
+
+impl<'s, R: Send + Sync + 'static> Res<'s, R> {
+    /// `true` when the resource was changed (inserted, replaced or
+    /// written) since the system last ran; always on its first run.
+    pub fn is_changed(&self) -> bool {
+        self.ticks.is_changed(self.since, self.now)
+    }
+
+    /// `true` when the resource was added (inserted while absent) since
+    /// the system last ran; always on its first run.
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    /// use scheduler::{Res, ResMut, Schedule, Tick};
+    ///
+    /// fn watch(score: Option<Res<u32>>, mut seen: ResMut<Vec<bool>>) {
+    ///     seen.push(score.is_some_and(|s| s.is_added()));
+    /// }
+    ///
+    /// let mut registry = Registry::new();
+    /// registry.insert_resource(Vec::<bool>::new());
+    /// let mut builder = Schedule::builder();
+    /// builder.add(watch);
+    /// let mut schedule = builder.build(&mut registry).unwrap();
+    /// schedule.run(&mut registry, Tick::default()).unwrap(); // none yet
+    /// registry.insert_resource(1_u32);
+    /// schedule.run(&mut registry, Tick::default()).unwrap(); // added
+    /// registry.insert_resource(2_u32);
+    /// schedule.run(&mut registry, Tick::default()).unwrap(); // replaced
+    /// assert_eq!(registry.resource::<Vec<bool>>().unwrap(), &[false, true, false]);
+    /// ```
+    pub fn is_added(&self) -> bool {
+        self.ticks.is_added(self.since, self.now)
+    }
+
+    /// The resource's change ticks at the fetch.
+    pub fn ticks(&self) -> ResourceTicks {
+        self.ticks
+    }
+}
+
+impl<'s, R: Send + Sync + 'static> ResMut<'s, R> {
+    /// `true` when the resource was changed since the system last ran
+    /// (this run's own writes included); always on its first run.
+    pub fn is_changed(&self) -> bool {
+        self.ticks.ticks().is_changed(self.since, self.now)
+    }
+
+    /// `true` when the resource was added since the system last ran;
+    /// always on its first run.
+    pub fn is_added(&self) -> bool {
+        self.ticks.ticks().is_added(self.since, self.now)
+    }
+
+    /// Marks the resource changed at this run's change tick without
+    /// writing it.
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    /// use scheduler::{ResMut, Schedule, Tick};
+    ///
+    /// fn touch(mut score: ResMut<u32>) {
+    ///     score.set_changed();
+    /// }
+    /// let mut registry = Registry::new();
+    /// registry.insert_resource(0_u32);
+    /// let mut builder = Schedule::builder();
+    /// builder.add(touch);
+    /// let mut schedule = builder.build(&mut registry).unwrap();
+    /// schedule.run(&mut registry, Tick::default()).unwrap();
+    /// let since = registry.change_tick();
+    /// schedule.run(&mut registry, Tick::default()).unwrap();
+    /// assert_eq!(registry.resource_changed_since::<u32>(since), Some(true));
+    /// ```
+    pub fn set_changed(&mut self) {
+        self.ticks.mark(self.now);
+    }
+
+    /// The resource, mutable, without marking it changed (for a write
+    /// that leaves it as it was).
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    /// use scheduler::{ResMut, Schedule, Tick};
+    ///
+    /// fn tidy(mut score: ResMut<u32>) {
+    ///     *score.bypass_change_detection() += 0;
+    /// }
+    /// let mut registry = Registry::new();
+    /// registry.insert_resource(0_u32);
+    /// let mut builder = Schedule::builder();
+    /// builder.add(tidy);
+    /// let mut schedule = builder.build(&mut registry).unwrap();
+    /// let since = registry.change_tick();
+    /// schedule.run(&mut registry, Tick::default()).unwrap();
+    /// assert_eq!(registry.resource_changed_since::<u32>(since), Some(false));
+    /// ```
+    pub fn bypass_change_detection(&mut self) -> &mut R {
+        &mut self.guard
+    }
+
+    /// The resource's change ticks now.
+    pub fn ticks(&self) -> ResourceTicks {
+        self.ticks.ticks()
+    }
+}
 
 impl<R: Send + Sync + 'static + std::fmt::Debug> std::fmt::Debug for Res<'_, R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -243,21 +424,64 @@ impl<R: Send + Sync + 'static + std::fmt::Debug> std::fmt::Debug for ResMut<'_, 
 impl<R: Send + Sync + 'static> Deref for Res<'_, R> {
     type Target = R;
     fn deref(&self) -> &R {
-        &self.0
+        &self.guard
     }
 }
 
 impl<R: Send + Sync + 'static> Deref for ResMut<'_, R> {
     type Target = R;
     fn deref(&self) -> &R {
-        &self.0
+        &self.guard
     }
 }
 
 impl<R: Send + Sync + 'static> DerefMut for ResMut<'_, R> {
     fn deref_mut(&mut self) -> &mut R {
-        &mut self.0
+        self.ticks.mark(self.now);
+        &mut self.guard
     }
+}
+
+/// The since tick for a fetch without the system's state: the tick
+/// before this run's (as a hand-fetched query's).
+fn since_now(now: ChangeTick) -> ChangeTick {
+    now.wrapping_sub(1)
+}
+
+fn fetch_res<'s, R: Send + Sync + 'static>(
+    ctx: &'s SystemContext<'_>,
+    last_run: Option<&mut crate::LastRun>,
+) -> Result<Res<'s, R>, SystemError> {
+    let now = ctx.change_tick();
+    let (guard, ticks) = ctx.resource_with_ticks::<R>()?;
+    let since = match last_run {
+        Some(last_run) => last_run.start(now),
+        None => since_now(now),
+    };
+    Ok(Res {
+        guard,
+        ticks,
+        since,
+        now,
+    })
+}
+
+fn fetch_res_mut<'s, R: Send + Sync + 'static>(
+    ctx: &'s SystemContext<'_>,
+    last_run: Option<&mut crate::LastRun>,
+) -> Result<ResMut<'s, R>, SystemError> {
+    let now = ctx.change_tick();
+    let (guard, ticks) = ctx.resource_mut_with_ticks::<R>()?;
+    let since = match last_run {
+        Some(last_run) => last_run.start(now),
+        None => since_now(now),
+    };
+    Ok(ResMut {
+        guard,
+        ticks,
+        since,
+        now,
+    })
 }
 
 impl<R: Send + Sync + 'static> SystemParam for Res<'_, R> {
@@ -268,7 +492,16 @@ impl<R: Send + Sync + 'static> SystemParam for Res<'_, R> {
     }
 
     fn fetch<'s>(ctx: &'s SystemContext<'_>) -> Result<Self::Item<'s>, SystemError> {
-        ctx.resource::<R>().map(Res)
+        fetch_res(ctx, None)
+    }
+
+    /// Change detection compares with the system's previous run (see
+    /// [`LastRun`](crate::LastRun)).
+    fn fetch_local<'s>(
+        ctx: &'s SystemContext<'_>,
+        local: &'s mut LocalState,
+    ) -> Result<Self::Item<'s>, SystemError> {
+        fetch_res(ctx, Some(local.value_or_default::<crate::LastRun>()))
     }
 }
 
@@ -280,7 +513,16 @@ impl<R: Send + Sync + 'static> SystemParam for ResMut<'_, R> {
     }
 
     fn fetch<'s>(ctx: &'s SystemContext<'_>) -> Result<Self::Item<'s>, SystemError> {
-        ctx.resource_mut::<R>().map(ResMut)
+        fetch_res_mut(ctx, None)
+    }
+
+    /// Change detection compares with the system's previous run (see
+    /// [`LastRun`](crate::LastRun)).
+    fn fetch_local<'s>(
+        ctx: &'s SystemContext<'_>,
+        local: &'s mut LocalState,
+    ) -> Result<Self::Item<'s>, SystemError> {
+        fetch_res_mut(ctx, Some(local.value_or_default::<crate::LastRun>()))
     }
 }
 
@@ -318,7 +560,18 @@ impl<R: Send + Sync + 'static> SystemParam for Option<Res<'_, R>> {
     }
 
     fn fetch<'s>(ctx: &'s SystemContext<'_>) -> Result<Self::Item<'s>, SystemError> {
-        absent_as_none(ctx.resource::<R>()).map(|guard| guard.map(Res))
+        absent_as_none(fetch_res(ctx, None))
+    }
+
+    fn fetch_local<'s>(
+        ctx: &'s SystemContext<'_>,
+        local: &'s mut LocalState,
+    ) -> Result<Self::Item<'s>, SystemError> {
+        let last_run = local.value_or_default::<crate::LastRun>();
+        let fetched = absent_as_none(fetch_res(ctx, Some(&mut *last_run)))?;
+        // A run without the resource still counts as a run.
+        last_run.start(ctx.change_tick());
+        Ok(fetched)
     }
 }
 
@@ -355,7 +608,18 @@ impl<R: Send + Sync + 'static> SystemParam for Option<ResMut<'_, R>> {
     }
 
     fn fetch<'s>(ctx: &'s SystemContext<'_>) -> Result<Self::Item<'s>, SystemError> {
-        absent_as_none(ctx.resource_mut::<R>()).map(|guard| guard.map(ResMut))
+        absent_as_none(fetch_res_mut(ctx, None))
+    }
+
+    fn fetch_local<'s>(
+        ctx: &'s SystemContext<'_>,
+        local: &'s mut LocalState,
+    ) -> Result<Self::Item<'s>, SystemError> {
+        let last_run = local.value_or_default::<crate::LastRun>();
+        let fetched = absent_as_none(fetch_res_mut(ctx, Some(&mut *last_run)))?;
+        // A run without the resource still counts as a run.
+        last_run.start(ctx.change_tick());
+        Ok(fetched)
     }
 }
 

@@ -1,6 +1,7 @@
 //! Run conditions: predicates over resources, evaluated each tick before a
 //! system runs; a `false` skips the system for that tick. Built-in ones:
-//! [`resource_exists`], [`every_n_ticks`] and [`on_timer`].
+//! [`resource_exists`], [`resource_changed`], [`every_n_ticks`] and
+//! [`on_timer`].
 
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -252,6 +253,38 @@ impl ConditionSlot {
 /// ```
 pub fn resource_exists<R: Send + Sync + 'static>(resource: Option<Res<R>>) -> bool {
     resource.is_some()
+}
+
+/// A run condition: `true` when resource `R` was changed (or added)
+/// since this condition last ran for the system (bevy's
+/// `resource_changed`); `true` on its first evaluation. Pass the function
+/// itself: `.run_if(resource_changed::<R>)`. A missing `R` fails the tick
+/// as a missing `Res<R>` does.
+///
+/// # Examples
+///
+/// ```
+/// use ecs_engine::Registry;
+/// use scheduler::{Res, ResMut, Schedule, Tick, resource_changed};
+///
+/// struct Volume(u32);
+/// fn apply(volume: Res<Volume>, mut applied: ResMut<Vec<u32>>) {
+///     applied.push(volume.0);
+/// }
+/// let mut registry = Registry::new();
+/// registry.insert_resource(Volume(3));
+/// registry.insert_resource(Vec::<u32>::new());
+/// let mut builder = Schedule::builder();
+/// builder.add(apply).run_if(resource_changed::<Volume>);
+/// let mut schedule = builder.build(&mut registry).unwrap();
+/// schedule.run(&mut registry, Tick::default()).unwrap(); // first: runs
+/// schedule.run(&mut registry, Tick::default()).unwrap(); // unchanged: skipped
+/// registry.resource_mut::<Volume>().unwrap().0 = 7;
+/// schedule.run(&mut registry, Tick::default()).unwrap(); // changed: runs
+/// assert_eq!(registry.resource::<Vec<u32>>().unwrap(), &[3, 7]);
+/// ```
+pub fn resource_changed<R: Send + Sync + 'static>(resource: Res<R>) -> bool {
+    resource.is_changed()
 }
 
 /// A run condition: `true` on the ticks whose number is a multiple of `n`
