@@ -401,8 +401,8 @@ impl Engine {
     }
 
     /// Registers `system` as an observer of `hook` on component `T` and
-    /// returns its one-shot id: it runs after the wave whose `insert` or
-    /// `remove` commands fired the hook, with [`scheduler::Trigger`] as a
+    /// returns its one-shot id: it runs after the wave whose `insert`,
+    /// `remove`, `spawn` or `despawn` commands fired the hook, with [`scheduler::Trigger`] as a
     /// resource (see [`Schedule::observe`] and the README's "Observers
     /// and hooks").
     pub fn observe<T: ecs_engine::Component, M>(

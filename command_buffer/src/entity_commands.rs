@@ -87,7 +87,8 @@ impl<'a> EntityCommands<'a> {
 
     /// Records the insertion of every component of `bundle` (a tuple, e.g.
     /// `(Speed(2.0),)`), replacing those the entity has; see
-    /// [`CommandBuffer::insert_bundle`].
+    /// [`CommandBuffer::insert_bundle`]. As a bundle insert it fires no
+    /// observer hooks; [`CommandBuffer::insert`] of one component does.
     pub fn insert<B: Bundle>(&mut self, bundle: B) -> &mut Self {
         self.commands.insert_bundle(self.entity, bundle);
         self

@@ -4,18 +4,18 @@
 use std::borrow::Cow;
 use std::fmt::Debug;
 
-use crate::access::short_name;
-
 /// A system set named by a value of a type of your own instead of a
 /// string (bevy's `#[derive(SystemSet)]`), so that a misspelt set does
 /// not compile instead of silently naming a new, empty set.
 ///
 /// Implement it (it has no methods) for a fieldless enum or a unit
-/// struct that derives `Debug`. Its name, as [`explain`] and build
-/// errors show it, is the type's name and the value's `Debug` text:
-/// `GameSet::Physics` for the variant `Physics` of `enum GameSet`, just
-/// `Render` for `struct Render;`. A string with the same text names the
-/// same set.
+/// struct that derives `Debug` (a struct with fields works too). Its
+/// name, as [`explain`] and build errors show it, is the type's path and
+/// the value's `Debug` text: `game::GameSet::Physics` for the variant
+/// `Physics` of `enum GameSet` in module `game`, `game::Render` for
+/// `struct Render;`, `game::Layer(2)` for `Layer(2)`. So two types of one
+/// name in different modules are different sets, and a string with the
+/// same text names the same set.
 ///
 /// [`explain`]: crate::Schedule::explain
 ///
@@ -90,12 +90,18 @@ impl Label for Cow<'_, str> {
 
 impl<S: SystemSet> Label for S {
     fn into_name(self) -> String {
-        let type_name = short_name(std::any::type_name::<S>());
+        // The full path tells apart two types of one name in different
+        // modules; a `Debug` text that starts with the type's own name (a
+        // unit struct, a tuple or braced struct) replaces that name.
+        let path = std::any::type_name::<S>();
+        let base = path.split('<').next().unwrap_or(path);
+        let own = base.rsplit("::").next().unwrap_or(base);
+        let module = &base[..base.len() - own.len()];
         let value = format!("{self:?}");
-        if value == type_name {
-            value
+        if value.starts_with(own) {
+            format!("{module}{value}")
         } else {
-            format!("{type_name}::{value}")
+            format!("{path}::{value}")
         }
     }
 }
@@ -114,10 +120,31 @@ mod tests {
     struct Render;
     impl SystemSet for Render {}
 
+    mod other {
+        #[derive(Debug)]
+        pub enum GameSet {
+            Physics,
+        }
+        impl super::SystemSet for GameSet {}
+    }
+
+    #[derive(Debug)]
+    struct Layer(u8);
+    impl SystemSet for Layer {}
+
     #[test]
-    fn a_typed_label_is_named_by_its_type_and_value() {
-        assert_eq!(GameSet::Physics.into_name(), "GameSet::Physics");
-        assert_eq!(Render.into_name(), "Render");
+    fn a_typed_label_is_named_by_its_type_path_and_value() {
+        let here = module_path!();
+        assert_eq!(
+            GameSet::Physics.into_name(),
+            format!("{here}::GameSet::Physics")
+        );
+        assert_eq!(
+            other::GameSet::Physics.into_name(),
+            format!("{here}::other::GameSet::Physics")
+        );
+        assert_eq!(Render.into_name(), format!("{here}::Render"));
+        assert_eq!(Layer(2).into_name(), format!("{here}::Layer(2)"));
         assert_eq!("physics".into_name(), "physics");
         assert_eq!(String::from("a").into_name(), "a");
         assert_eq!(Cow::Borrowed("b").into_name(), "b");

@@ -3,7 +3,8 @@
 //! commands inserted or removed a component they watch.
 //!
 //! When the commands of a wave are applied, each [`Insert`] or
-//! [`Remove`] command on an observed type records its hooks (see
+//! [`Remove`] command on an observed type, and each spawn and despawn
+//! command, records its hooks (see
 //! [`Hook`]); once the wave is applied, every recorded hook runs the
 //! observers of its (hook, type), in the order the commands were applied,
 //! then in registration order, each with [`Trigger`] as a resource and
@@ -15,8 +16,15 @@
 //! commands fire hooks: a [`despawn`](crate::Commands::despawn) or
 //! `despawn_recursive` command fires [`Hook::Remove`] for each observed
 //! component of each entity it despawns (after the despawn, so the
-//! observer finds the entity gone); direct `Registry` calls, spawns and
-//! bundles do not.
+//! observer finds the entity gone), and a [`spawn`](crate::Commands::spawn)
+//! command fires [`Hook::Add`], then [`Hook::Insert`], for each observed
+//! component the new entity has (required ones included). Direct
+//! `Registry` calls and `insert_bundle` commands (so
+//! `commands.entity(e).insert(..)`) fire none. A `CommandBuffer` applied
+//! by hand outside the schedule records its hooks, but they run only
+//! after the schedule next applies commands of its own. The hooks are taken by the schedule that applies the commands:
+//! the observers of another schedule on the same registry do not see
+//! them.
 //!
 //! [`Insert`]: crate::Commands::insert
 //! [`Remove`]: crate::Commands::remove

@@ -322,7 +322,7 @@ fn typed_sets_order_like_string_sets_and_are_named_by_type_and_value() {
     builder
         .add(|mut q: Query<&mut Velocity>| q.each(|v| v.0 *= 2))
         .named("accelerate")
-        .in_set("GameSet::Physics")
+        .in_set(format!("{}::Physics", std::any::type_name::<GameSet>()))
         .before("movement");
     builder
         .add(|_: Query<&Velocity>| {})
@@ -335,7 +335,7 @@ fn typed_sets_order_like_string_sets_and_are_named_by_type_and_value() {
     );
     let text = schedule.explain().to_string();
     assert!(
-        text.contains("`set GameSet::Physics` declared before"),
+        text.contains("`set systems::GameSet::Physics` declared before"),
         "{text}"
     );
 
@@ -343,7 +343,7 @@ fn typed_sets_order_like_string_sets_and_are_named_by_type_and_value() {
     let mut builder = Schedule::builder();
     builder.add(movement).after(Audio);
     match builder.build(&mut Registry::new()) {
-        Err(BuildError::UnknownSystem { target, .. }) => assert_eq!(target, "Audio"),
+        Err(BuildError::UnknownSystem { target, .. }) => assert_eq!(target, "systems::Audio"),
         other => panic!("expected UnknownSystem, got {other:?}"),
     }
 }
