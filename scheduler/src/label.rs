@@ -122,14 +122,14 @@ mod tests {
 
     mod other {
         #[derive(Debug)]
-        pub enum GameSet {
+        pub(super) enum GameSet {
             Physics,
         }
         impl super::SystemSet for GameSet {}
     }
 
     #[derive(Debug)]
-    struct Layer(u8);
+    struct Layer(#[expect(dead_code, reason = "read through Debug only")] u8);
     impl SystemSet for Layer {}
 
     #[test]
