@@ -282,15 +282,14 @@ pub(crate) struct Insert<T> {
 impl<T: Component> Command for Insert<T> {
     fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
         let target = ctx.resolve(self.entity);
-        let watched = ctx.observing && observe::observed::<T>(ctx.registry);
+        let lacking = if ctx.observing {
+            observe::lacking(ctx.registry, target)
+        } else {
+            Vec::new()
+        };
         let result = ctx.registry.insert(target, self.value).map(|replaced| {
-            if watched {
-                let first = if replaced.is_some() {
-                    Hook::Replace
-                } else {
-                    Hook::Add
-                };
-                observe::fire::<T>(ctx.registry, target, &[first, Hook::Insert]);
+            if ctx.observing {
+                observe::fire_inserted::<T>(ctx.registry, target, &lacking, replaced.is_some());
             }
             Outcome::Applied
         });
@@ -305,7 +304,9 @@ impl<T: Component> Command for Insert<T> {
         len: usize,
         ctx: &mut ApplyCtx<'_>,
     ) -> Result<(), SkippedCommand> {
-        if ctx.has_placeholders() || ctx.observing && observe::observed::<T>(ctx.registry) {
+        // Observed: one by one, for the hooks of the type and of the
+        // components it requires.
+        if ctx.has_placeholders() || ctx.observing {
             return apply_each(queue, len, ctx);
         }
         let last = Cell::new(Entity::NULL);

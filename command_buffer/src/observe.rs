@@ -133,6 +133,53 @@ pub(crate) fn fire_spawned(registry: &mut Registry, entity: Entity) {
     fire_all(registry, fired.collect());
 }
 
+/// The observed component types `entity` lacks, before an insert: those
+/// the insert adds (the inserted type, and types it requires) fire
+/// [`Hook::Add`] (see [`fire_inserted`]).
+pub(crate) fn lacking(registry: &Registry, entity: Entity) -> Vec<(ComponentId, TypeId)> {
+    registry
+        .resource::<ObservedTypes>()
+        .map(|observed| {
+            observed
+                .ids
+                .iter()
+                .copied()
+                .filter(|&(id, _)| !registry.has_id(entity, id))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Records the hooks of an insert of `T` on `entity` that replaced a value
+/// or not: [`Hook::Add`] for each observed type of `lacking` the entity
+/// now has (`T`'s required components included), [`Hook::Replace`] for a
+/// replaced observed `T`, then [`Hook::Insert`] for `T` (when observed)
+/// and each added type.
+pub(crate) fn fire_inserted<T: Component>(
+    registry: &mut Registry,
+    entity: Entity,
+    lacking: &[(ComponentId, TypeId)],
+    replaced: bool,
+) {
+    let ty = TypeId::of::<T>();
+    let added: Vec<TypeId> = lacking
+        .iter()
+        .filter(|&&(id, _)| registry.has_id(entity, id))
+        .map(|&(_, ty)| ty)
+        .collect();
+    let watched = observed::<T>(registry);
+    let mut fired: Vec<(Hook, TypeId, Entity)> =
+        added.iter().map(|&t| (Hook::Add, t, entity)).collect();
+    if watched && replaced {
+        fired.push((Hook::Replace, ty, entity));
+    }
+    if watched && !added.contains(&ty) {
+        fired.push((Hook::Insert, ty, entity));
+    }
+    fired.extend(added.iter().map(|&t| (Hook::Insert, t, entity)));
+    fire_all(registry, fired);
+}
+
 /// Records hooks gathered by [`despawn_hooks`] or [`fire_spawned`].
 pub(crate) fn fire_all(registry: &mut Registry, hooks: Vec<(Hook, TypeId, Entity)>) {
     if hooks.is_empty() {

@@ -9,6 +9,7 @@ use scheduler::{
 };
 
 struct Health(u32);
+#[derive(Default)]
 struct Armor;
 struct Unwatched;
 
@@ -261,4 +262,28 @@ fn a_spawn_fires_add_then_insert_for_each_observed_component() {
     ];
     assert_eq!(spawn_log(1), expected);
     assert_eq!(spawn_log(2), expected);
+}
+
+#[test]
+fn an_insert_fires_add_for_the_components_it_requires() {
+    for threads in [1, 2] {
+        let (mut registry, mut schedule) = world(threads);
+        registry.register_required::<Health, Armor>();
+        schedule.observe::<Health, _>(&mut registry, Hook::Add, log);
+        schedule.observe::<Armor, _>(&mut registry, Hook::Add, log_armor);
+        schedule.observe::<Health, _>(&mut registry, Hook::Insert, log);
+        schedule.run(&mut registry, tick(0)).unwrap();
+        // Per insert: Add of Health and of the Armor it requires (types in
+        // first-observed order), then Insert of Health.
+        let expected: Vec<String> = (0..3)
+            .flat_map(|i| {
+                [
+                    format!("Add {i}"),
+                    format!("armed {i}"),
+                    format!("Insert {i}"),
+                ]
+            })
+            .collect();
+        assert_eq!(registry.resource::<Log>().unwrap().0, expected);
+    }
 }
