@@ -268,7 +268,7 @@ fn a_spawn_fires_add_then_insert_for_each_observed_component() {
 fn an_insert_fires_add_for_the_components_it_requires() {
     for threads in [1, 2] {
         let (mut registry, mut schedule) = world(threads);
-        registry.register_required::<Health, Armor>();
+        registry.register_required::<Health, Armor>().unwrap();
         schedule.observe::<Health, _>(&mut registry, Hook::Add, log);
         schedule.observe::<Armor, _>(&mut registry, Hook::Add, log_armor);
         schedule.observe::<Health, _>(&mut registry, Hook::Insert, log);
