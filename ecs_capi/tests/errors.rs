@@ -441,6 +441,12 @@ fn destructors_run_once_per_value() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "a consumer parked on parking_lot's futex: nightlies since 2026-09-11 check \
+              syscall's variadic types and refuse parking_lot_core 0.9.12's &AtomicI32 \
+              (rust-lang/rust#161734), not a bug of ours"
+)]
 fn queue_errors_and_a_producer_thread() {
     let queue = Queue::new(2);
     fails(queue.try_pop().unwrap_err(), ECS_ERR_QUEUE_EMPTY, "empty");
