@@ -442,10 +442,14 @@ impl<R: Send + Sync + 'static> DerefMut for ResMut<'_, R> {
     }
 }
 
-/// The since tick for a fetch without the system's state: the tick
-/// before this run's (as a hand-fetched query's).
-fn since_now(now: ChangeTick) -> ChangeTick {
-    now.wrapping_sub(1)
+/// The tick a resource fetched at `now` compares with: the system's last
+/// run (which `last_run` then moves to `now`), or without the system's
+/// state the tick before this run's (as a hand-fetched query's).
+fn since(now: ChangeTick, last_run: Option<&mut crate::LastRun>) -> ChangeTick {
+    match last_run {
+        Some(last_run) => last_run.start(now),
+        None => now.wrapping_sub(1),
+    }
 }
 
 fn fetch_res<'s, R: Send + Sync + 'static>(
@@ -454,10 +458,7 @@ fn fetch_res<'s, R: Send + Sync + 'static>(
 ) -> Result<Res<'s, R>, SystemError> {
     let now = ctx.change_tick();
     let (guard, ticks) = ctx.resource_with_ticks::<R>()?;
-    let since = match last_run {
-        Some(last_run) => last_run.start(now),
-        None => since_now(now),
-    };
+    let since = since(now, last_run);
     Ok(Res {
         guard,
         ticks,
@@ -472,10 +473,7 @@ fn fetch_res_mut<'s, R: Send + Sync + 'static>(
 ) -> Result<ResMut<'s, R>, SystemError> {
     let now = ctx.change_tick();
     let (guard, ticks) = ctx.resource_mut_with_ticks::<R>()?;
-    let since = match last_run {
-        Some(last_run) => last_run.start(now),
-        None => since_now(now),
-    };
+    let since = since(now, last_run);
     Ok(ResMut {
         guard,
         ticks,
