@@ -2,8 +2,8 @@
 //! (`With<A>` beside `Without<A>`) share a component type in one system
 //! and in one wave; what filters cannot prove goes in a `ParamSet`.
 
-use ecs_engine::{Entity, Ref, Registry, With, Without};
-use scheduler::{BuildError, ParamSet, Query, ResMut, Schedule, ScheduleBuilder, Tick};
+use ecs_engine::{Changed, Entity, Ref, Registry, With, Without};
+use scheduler::{BuildError, ParamSet, Query, Res, ResMut, Schedule, ScheduleBuilder, Tick};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Position(i64);
@@ -203,4 +203,37 @@ fn a_param_set_member_still_clashes_with_the_other_parameters() {
     let mut builder = Schedule::builder();
     builder.add(disjoint_outside);
     assert!(builder.build(&mut registry).is_ok());
+}
+
+#[test]
+fn a_param_set_member_borrowed_twice_in_a_run_sees_the_same_changes() {
+    #[derive(Debug)]
+    struct Score(u32);
+    /// Per run: the changed positions and whether `Score` changed, by the
+    /// first and by the second borrow of each member.
+    #[derive(Debug, Default)]
+    struct Log(Vec<(usize, usize, bool, bool)>);
+    type Set<'s, 'q> = ParamSet<'s, (Query<'q, &'q Position, Changed<Position>>, Res<'q, Score>)>;
+    fn count_twice(mut set: Set<'_, '_>, mut log: ResMut<Log>) {
+        let first = set.p0().iter().count();
+        let second = set.p0().iter().count();
+        let score_first = set.p1().is_changed();
+        let score_second = set.p1().is_changed();
+        log.0.push((first, second, score_first, score_second));
+    }
+    let (mut registry, movers, _) = world();
+    registry.insert_resource(Score(0));
+    registry.insert_resource(Log::default());
+    let mut builder = Schedule::builder();
+    builder.add(count_twice);
+    let mut schedule = builder.build(&mut registry).unwrap();
+    schedule.run(&mut registry, Tick::default()).unwrap();
+    registry.get_mut::<Position>(movers[2]).unwrap().0 = 42;
+    schedule.run(&mut registry, Tick::default()).unwrap();
+    registry.resource_mut::<Score>().unwrap().0 = 1;
+    schedule.run(&mut registry, Tick::default()).unwrap();
+    assert_eq!(
+        registry.resource::<Log>().unwrap().0,
+        [(7, 7, true, true), (1, 1, false, false), (0, 0, true, true)]
+    );
 }

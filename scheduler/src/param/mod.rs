@@ -95,6 +95,12 @@ impl LocalState {
             .expect("a local slot holds the type of its parameter")
     }
 
+    /// This state's value when it holds a `T`; `None` when it is empty or
+    /// holds another type.
+    pub(crate) fn value_mut<T: 'static>(&mut self) -> Option<&mut T> {
+        self.value.as_mut()?.downcast_mut::<T>()
+    }
+
     /// Calls `f` with every value of this state and its children, in
     /// pre-order, with the value's path (child indices from here) and
     /// type name.

@@ -4,7 +4,7 @@
 use ecs_engine::{QueryData, QueryFilter};
 
 use crate::{
-    LocalState, Query, Res, ResMut, SystemAccess, SystemContext, SystemError, SystemParam,
+    LastRun, LocalState, Query, Res, ResMut, SystemAccess, SystemContext, SystemError, SystemParam,
 };
 
 /// A system parameter holding two to four parameters ([`Query`], [`Res`],
@@ -17,6 +17,9 @@ use crate::{
 /// Its access is every member's; the members are checked against the
 /// system's other parameters, not against each other. Each member keeps
 /// its own state (a query's last run for change detection, a `Local`).
+/// A member borrowed several times in one run sees the same changes each
+/// time: every borrow compares with the system's previous run, not with
+/// the borrow before it.
 ///
 /// # Panics
 ///
@@ -58,6 +61,11 @@ use crate::{
 pub struct ParamSet<'s, T: ParamSetMembers> {
     fetchers: T::Fetchers<'s>,
     local: Option<&'s mut LocalState>,
+    /// Per member, once it was borrowed in this run: its [`LastRun`] as
+    /// it was before the first borrow, put back before each later one (a
+    /// borrow records this run as the last, which would hide this run's
+    /// changes from the next borrow).
+    before: [Option<LastRun>; 4],
 }
 
 impl<T: ParamSetMembers> std::fmt::Debug for ParamSet<'_, T> {
@@ -122,6 +130,21 @@ impl<P: SystemParam> FetchMember<P> for SystemContext<'_> {
     }
 }
 
+/// Before a member's borrow: on the first of this run, keeps its
+/// [`LastRun`] in `before`; on a later one, puts it back, so that every
+/// borrow of the run compares with the same previous run. A member whose
+/// state is not a `LastRun` is left alone.
+fn rewind(member: &mut LocalState, before: &mut Option<LastRun>) {
+    match before {
+        None => *before = Some(member.value_mut::<LastRun>().copied().unwrap_or_default()),
+        Some(kept) => {
+            if let Some(last_run) = member.value_mut::<LastRun>() {
+                *last_run = *kept;
+            }
+        }
+    }
+}
+
 macro_rules! param_set {
     ($n:literal; $($p:ident $method:ident $index:tt),+) => {
         impl<$($p: SetMember),+> ParamSetMembers for ($($p,)+) {
@@ -137,7 +160,12 @@ macro_rules! param_set {
                 /// When the member cannot be borrowed (see [`ParamSet`]).
                 #[track_caller]
                 pub fn $method(&mut self) -> <$p::Param as SystemParam>::Item<'_> {
-                    let local = self.local.as_deref_mut().map(|l| &mut l.children($n)[$index]);
+                    let before = &mut self.before[$index];
+                    let local = self.local.as_deref_mut().map(|l| {
+                        let member = &mut l.children($n)[$index];
+                        rewind(member, before);
+                        member
+                    });
                     self.fetchers.$index
                         .fetch_member(local)
                         .unwrap_or_else(|e| panic!("ParamSet::{}: {e}", stringify!($method)))
@@ -161,6 +189,7 @@ macro_rules! param_set {
                 Ok(ParamSet {
                     fetchers: ($(ctx as &dyn FetchMember<$p::Param>,)+),
                     local: None,
+                    before: [None; 4],
                 })
             }
 
@@ -171,6 +200,7 @@ macro_rules! param_set {
                 Ok(ParamSet {
                     fetchers: ($(ctx as &dyn FetchMember<$p::Param>,)+),
                     local: Some(local),
+                    before: [None; 4],
                 })
             }
         }
