@@ -20,11 +20,13 @@ pub enum BuildError {
     /// A `before`/`after` constraint names a system that is not in the
     /// schedule.
     #[error(
-        "system `{system}` must run {relation} `{target}`, but no system or set is named `{target}`"
+        "{kind} `{system}` must run {relation} `{target}`, but no system or set is named `{target}`"
     )]
     UnknownSystem {
-        /// The system with the constraint.
+        /// The system or set with the constraint.
         system: String,
+        /// `"system"` or `"set"`: what `system` names.
+        kind: &'static str,
         /// `"before"` or `"after"`.
         relation: &'static str,
         /// The unknown name.

@@ -346,6 +346,17 @@ fn typed_sets_order_like_string_sets_and_are_named_by_type_and_value() {
         Err(BuildError::UnknownSystem { target, .. }) => assert_eq!(target, "systems::Audio"),
         other => panic!("expected UnknownSystem, got {other:?}"),
     }
+
+    // A set's constraint on an unknown name is the set's, named as one.
+    let mut builder = Schedule::builder();
+    builder.add(movement).in_set(GameSet::Physics);
+    builder.set(GameSet::Physics).before(Audio);
+    let error = builder.build(&mut Registry::new()).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "set `systems::GameSet::Physics` must run before `systems::Audio`, \
+         but no system or set is named `systems::Audio`"
+    );
 }
 
 #[test]

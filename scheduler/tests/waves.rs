@@ -386,6 +386,7 @@ fn duplicate_name_and_unknown_constraint() {
         error,
         BuildError::UnknownSystem {
             system: "a".into(),
+            kind: "system",
             relation: "after",
             target: "ghost".into()
         }

@@ -137,7 +137,7 @@ impl Dag {
             }
         }
         let no_members = Vec::new();
-        let mut constrain = |declared_by: &str,
+        let mut constrain = |declarer: &str,
                              sources: &[usize],
                              from_set: bool,
                              relation: &'static str,
@@ -150,7 +150,8 @@ impl Dag {
                     None if sets.iter().any(|s| s.name == target) => (no_members.as_slice(), false),
                     None => {
                         return Err(BuildError::UnknownSystem {
-                            system: declared_by.to_owned(),
+                            system: declarer.to_owned(),
+                            kind: if from_set { "set" } else { "system" },
                             relation,
                             target: target.to_owned(),
                         });
@@ -164,7 +165,11 @@ impl Dag {
                     }
                     let (from, to) = if relation == "before" { (i, j) } else { (j, i) };
                     let reason = EdgeReason::Constraint {
-                        declared_by: declared_by.to_owned(),
+                        declared_by: if from_set {
+                            format!("set {declarer}")
+                        } else {
+                            declarer.to_owned()
+                        },
                         relation,
                     };
                     add_reason(&mut graph, from, to, reason);
@@ -181,10 +186,9 @@ impl Dag {
         }
         for set in sets {
             let list = members.get(set.name).unwrap_or(&no_members);
-            let declared_by = format!("set {}", set.name);
             for (relation, targets) in [("before", set.before), ("after", set.after)] {
                 for target in targets {
-                    constrain(&declared_by, list, true, relation, target)?;
+                    constrain(set.name, list, true, relation, target)?;
                 }
             }
         }
