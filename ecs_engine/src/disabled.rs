@@ -54,6 +54,7 @@ pub(crate) type DisabledBorrow<'w> = Option<SharedPool<'w, Disabled>>;
 /// [`EcsError::ReadOnlyComponent`] when it asks for `&mut` access to
 /// `Disabled`, [`ChildOf`](crate::ChildOf) or [`Children`](crate::Children)
 /// (swapping two `&mut ChildOf` would break the hierarchy's lists).
+#[inline]
 pub(crate) fn names_disabled<Q: QueryData, F: QueryFilter>() -> Result<bool, EcsError> {
     let read_only = [
         TypeId::of::<Disabled>(),
@@ -80,6 +81,7 @@ pub(crate) fn names_disabled<Q: QueryData, F: QueryFilter>() -> Result<bool, Ecs
 
 /// Read-locks the `Disabled` pool for a view over `Q` and `F`, unless they
 /// name `Disabled`.
+#[inline]
 pub(crate) fn borrow<Q: QueryData, F: QueryFilter>(
     registry: Locked<'_>,
 ) -> Result<DisabledBorrow<'_>, EcsError> {

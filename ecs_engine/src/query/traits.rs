@@ -223,6 +223,19 @@ pub(crate) fn whole_run_start(
     if runs.id == driver.id {
         return Some(0);
     }
+    cached_run_start(dense, sparse, runs, driver)
+}
+
+/// [`whole_run_start`] for a pool that is not the driver: the cache, and
+/// a check on a miss (out of line, so a pool that drives its own view
+/// pays one compare).
+#[inline(never)]
+fn cached_run_start(
+    dense: &[Entity],
+    sparse: &SparseIndex,
+    runs: &RunInfo,
+    driver: Driver<'_>,
+) -> Option<usize> {
     let key = RunCache {
         driver_id: driver.id,
         driver_revision: driver.revision,

@@ -66,6 +66,7 @@ struct OnceEach {
 impl OnceEach {
     const CAP: usize = 8;
 
+    #[inline]
     fn note(&mut self, key: ComponentKey) {
         let print = match key {
             ComponentKey::Type(type_id) => {
@@ -115,6 +116,7 @@ impl<'w> Locked<'w> {
     /// claim lists, `storage/claims.rs`). A type named twice (`(&A, &A)`,
     /// `(&mut A, With<A>)`, `(&mut A, &mut A)`) goes through the claim
     /// lists, which accept or refuse the pair as for any two views.
+    #[inline]
     pub(crate) fn exclusive_for<Q: QueryData, F: QueryFilter>(registry: &'w mut Registry) -> Self {
         let mut seen = OnceEach::default();
         let mut visit = |access: ComponentAccess| {
@@ -186,6 +188,7 @@ impl<'w> Locked<'w> {
     ///
     /// [`EcsError::BorrowConflict`] when a writer that is not disjoint
     /// holds it.
+    #[inline]
     pub(crate) fn claim_read<T: Component>(self) -> Result<Option<Claimed<'w, T>>, EcsError> {
         self.registry
             .pools
@@ -198,6 +201,7 @@ impl<'w> Locked<'w> {
     ///
     /// [`EcsError::BorrowConflict`] when a claim that is not disjoint, or
     /// a write lock, holds it.
+    #[inline]
     pub(crate) fn claim_write<T: Component>(self) -> Result<Option<Claimed<'w, T>>, EcsError> {
         self.registry
             .pools
@@ -246,6 +250,7 @@ impl<'w> Locked<'w> {
     /// # Errors
     ///
     /// [`EcsError::BorrowConflict`] when it is write-locked.
+    #[inline]
     pub(crate) fn read_unwritten<T: Component>(
         self,
     ) -> Result<Option<SharedPool<'w, T>>, EcsError> {

@@ -444,6 +444,7 @@ impl Pools {
     /// shaped `shape` (`storage/claims.rs`); `Ok(None)` when `T` has no pool.
     /// A `sole` view (the registry's only borrower, naming `T` once:
     /// `Locked::exclusive_for`) meets no other claim and registers none.
+    #[inline]
     pub(crate) fn claim<T: Component>(
         &self,
         access: Access,
@@ -457,6 +458,18 @@ impl Pools {
         if sole {
             return Ok(Some(Claimed::new(Self::sole(slot, access), None)));
         }
+        Self::claim_shared(slot, access, shape).map(Some)
+    }
+
+    /// [`claim`](Self::claim) for a view that is not sole: the read lock
+    /// and the claim list (out of line, so a sole view's claim stays a
+    /// lookup).
+    #[inline(never)]
+    fn claim_shared<T: Component>(
+        slot: &PoolSlot,
+        access: Access,
+        shape: Option<ShapeFn>,
+    ) -> Result<Claimed<'_, T>, EcsError> {
         let pool = Self::shared(slot, false).map_err(|e| match e {
             EcsError::BorrowConflict { name, held, .. } => EcsError::BorrowConflict {
                 name,
@@ -466,12 +479,13 @@ impl Pools {
             other => other,
         })?;
         let claim = slot.claims.claim(access, shape, || slot.info.name_cow())?;
-        Ok(Some(Claimed::new(pool, Some(claim))))
+        Ok(Claimed::new(pool, Some(claim)))
     }
 
     /// The pool of a sole view's claim (`Locked::exclusive_for`), borrowed
     /// without its lock; for a write claim, with its raw pointers
     /// refreshed first.
+    #[inline]
     fn sole<T: Component>(slot: &PoolSlot, access: Access) -> SharedPool<'_, T> {
         if access == Access::Write {
             // SAFETY: a sole view borrows the registry exclusively for its
@@ -492,6 +506,7 @@ impl Pools {
     /// without the lock; `Ok(None)` when `T` has no pool. The caller (a
     /// sole view) reads a pool it names nowhere else, or one that no view
     /// may write (`Disabled`).
+    #[inline]
     pub(crate) fn read_shared<T: Component>(
         &self,
         sole: bool,
@@ -502,6 +517,7 @@ impl Pools {
         Self::shared(&self.slots[id.index()], sole).map(Some)
     }
 
+    #[inline]
     fn shared<T: Component>(slot: &PoolSlot, sole: bool) -> Result<SharedPool<'_, T>, EcsError> {
         if sole {
             // SAFETY: a sole view (`Locked::exclusive_for`) borrows the
