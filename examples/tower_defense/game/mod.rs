@@ -135,7 +135,8 @@ fn wave_plugin(builder: &mut EngineBuilder) {
         .named("phase_clock");
 }
 
-/// Enemies: walking, leaking, the grid.
+/// Enemies: walking, leaking, the grid, and the observer that counts
+/// the enemies gone.
 fn enemy_plugin(builder: &mut EngineBuilder) {
     builder.add_system(combat::walk).in_set(GameSet::Enemies);
     builder
@@ -143,12 +144,15 @@ fn enemy_plugin(builder: &mut EngineBuilder) {
         .in_set(GameSet::Enemies);
     builder.add_system(combat::leak).in_set(GameSet::Enemies);
     builder.add_system(combat::bucket).in_set(GameSet::Enemies);
+    builder.observe::<Enemy, _>(Hook::Remove, combat::enemy_removed);
 }
 
-/// Towers: aiming, firing, turrets, and the one-shot that builds one.
+/// Towers: aiming, firing, turrets, the one-shot that builds a tower and
+/// the observer that mounts its turret.
 fn tower_plugin(builder: &mut EngineBuilder) {
     let build_tower = builder.register_system(combat::build_tower);
     builder.insert_resource(OneShots { build_tower });
+    builder.observe::<Tower, _>(Hook::Add, combat::mount_turret);
     builder.add_system(combat::aim).in_set(GameSet::Towers);
     builder.add_system(combat::fire).in_set(GameSet::Towers);
     builder
@@ -207,10 +211,6 @@ impl Game {
             .add_plugin(economy_plugin);
         let mut engine = builder.build()?;
         engine.set_adaptive(config.adaptive);
-        // Observers are registered on the built engine: the builder (and
-        // so a plugin) has no `observe`.
-        engine.observe::<Tower, _>(Hook::Add, combat::mount_turret);
-        engine.observe::<Enemy, _>(Hook::Remove, combat::enemy_removed);
         Ok(Game { engine, frames: 0 })
     }
 
