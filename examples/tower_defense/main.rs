@@ -49,6 +49,9 @@ struct Args {
     /// exits 1 unless every run has the same checksum.
     #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u16).range(1..=1024))]
     check_threads: Vec<u16>,
+    /// Prints what each system of the last tick cost, costliest first.
+    #[arg(long)]
+    systems: bool,
 }
 
 fn run(args: &Args, threads: u16) -> Result<u64, ecs_runtime::EngineError> {
@@ -104,6 +107,18 @@ fn run(args: &Args, threads: u16) -> Result<u64, ecs_runtime::EngineError> {
         entered.join(" ")
     );
     println!("  checksum {checksum:#018x}");
+    if args.systems {
+        let schedule = game.engine().schedule();
+        let mut timings: Vec<_> = schedule.system_timings().collect();
+        timings.sort_by_key(|&(_, _, cost)| std::cmp::Reverse(cost));
+        println!(
+            "  the last tick's systems ({} waves):",
+            schedule.waves().len()
+        );
+        for (_, name, cost) in timings {
+            println!("    {:>9.1} us  {name}", cost.as_secs_f64() * 1e6);
+        }
+    }
     Ok(checksum)
 }
 

@@ -76,7 +76,8 @@ impl Plugin for MapPlugin {
         registry
             .register_required_with::<Projectile, Ttl>(|| Ttl(PROJECTILE_TTL))
             .unwrap();
-        // What the prototypes have: their clones copy each.
+        // What the prototypes have: their clones copy each (`Disabled`
+        // copies without registration).
         registry.register_clone::<Enemy>();
         registry.register_clone::<Kind>();
         registry.register_clone::<Health>();
@@ -85,7 +86,6 @@ impl Plugin for MapPlugin {
         registry.register_clone::<PathPos>();
         registry.register_clone::<Lane>();
         registry.register_clone::<Position>();
-        registry.register_clone::<Disabled>();
         builder
             .insert_resource(self.sizes)
             .insert_resource(WorldSeed(self.seed))
