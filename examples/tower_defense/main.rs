@@ -33,10 +33,11 @@ struct Args {
     /// Threads of the engine's pool.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
     threads: u16,
-    /// Ticks to run (60 a simulated second); the five waves end by tick 302.
+    /// Ticks to run (60 a simulated second); the game is over at tick 301.
     #[arg(long, default_value_t = 360)]
     ticks: u64,
-    /// Multiplies every count (enemies per wave, towers, lives).
+    /// Multiplies every count (enemies per wave, towers, lives); the map
+    /// has room for 1,200 towers in all.
     #[arg(long, default_value_t = 1.0)]
     scale: f64,
     /// Seed of the random draws.
@@ -55,10 +56,6 @@ struct Args {
 }
 
 fn run(args: &Args, threads: u16) -> Result<u64, ecs_runtime::EngineError> {
-    if !(args.scale.is_finite() && args.scale > 0.0 && args.scale <= 100.0) {
-        eprintln!("--scale must be above 0 and at most 100");
-        std::process::exit(2);
-    }
     let config = Config {
         scale: args.scale,
         threads: usize::from(threads),
@@ -124,6 +121,13 @@ fn run(args: &Args, threads: u16) -> Result<u64, ecs_runtime::EngineError> {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if !(args.scale.is_finite() && args.scale > 0.0 && args.scale <= 100.0) {
+        eprintln!(
+            "tower_defense: --scale must be above 0 and at most 100, not {}",
+            args.scale
+        );
+        return ExitCode::from(2);
+    }
     let counts = if args.check_threads.is_empty() {
         vec![args.threads]
     } else {

@@ -37,7 +37,7 @@ pub(crate) fn leak(
         if along.0 >= end {
             commands.despawn(enemy);
             stats.leaked += 1;
-            stats.lives -= 1;
+            stats.lives = (stats.lives - 1).max(0);
         }
     }
 }
@@ -238,6 +238,7 @@ pub(crate) fn economy(
     down: EventReader<EnemyDown>,
     shots: Res<OneShots>,
     sizes: Res<Sizes>,
+    slots: Res<TowerSlots>,
     mut stats: ResMut<Stats>,
     mut commands: Commands,
 ) {
@@ -245,7 +246,9 @@ pub(crate) fn economy(
         stats.kills += 1;
         stats.gold += u64::from(kill.bounty);
     }
-    let asked = stats.towers_built < u64::from(sizes.buildable_towers);
+    // `build_tower` runs after this wave: the next tick sees its tower.
+    let room = slots.next < slots.free.len();
+    let asked = room && stats.towers_built < u64::from(sizes.buildable_towers);
     if asked && stats.gold >= TOWER_COST {
         stats.gold -= TOWER_COST;
         commands.run_system(shots.build_tower);

@@ -170,6 +170,7 @@ pub(crate) struct Stats {
     pub(crate) hits: u64,
     pub(crate) fizzled: u64,
     pub(crate) gold: u64,
+    /// Lives left, never below 0.
     pub(crate) lives: i64,
     pub(crate) towers_initial: u64,
     /// Runs of the `build_tower` one-shot system.
