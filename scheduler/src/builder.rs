@@ -64,6 +64,8 @@ pub struct ScheduleBuilder {
     pub(crate) states: crate::state::builder::StateBuilder,
     /// The one-shot systems registered before the build (`oneshot.rs`).
     pub(crate) oneshots: Vec<Box<dyn System>>,
+    /// The observers registered before the build (`observer.rs`).
+    pub(crate) observers: Vec<crate::observer::PendingObserver>,
     /// `(earlier, later)` registration indices of `add_chain` links.
     chained: Vec<(usize, usize)>,
 }
@@ -574,6 +576,9 @@ impl ScheduleBuilder {
         schedule.between.oneshots.key_base = tick_systems + startup.len() + states.slots.len();
         for system in self.oneshots {
             schedule.register_boxed(registry, system);
+        }
+        for pending in self.observers {
+            pending.attach(&mut schedule, registry);
         }
         schedule.set_startup(startup);
         schedule.states = states;

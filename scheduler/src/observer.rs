@@ -36,7 +36,7 @@ use ecs_engine::{Component, Entity, Registry};
 
 pub use command_buffer::Hook;
 
-use crate::{IntoSystem, OneShotId, Schedule};
+use crate::{IntoSystem, OneShotId, Schedule, ScheduleBuilder};
 
 /// What an observer runs for: a resource while it runs (take it as
 /// `Res<Trigger>`).
@@ -92,6 +92,73 @@ impl Schedule {
         let observers = &mut self.between.oneshots.observers;
         observers.push((hook, TypeId::of::<T>(), id));
         ObservedTypes::observe::<T>(registry);
+        id
+    }
+}
+
+/// An observer registered on a [`ScheduleBuilder`], attached to the
+/// schedule at its build: its (hook, type), its one-shot id, and the
+/// call that marks its type observed in the registry.
+pub(crate) struct PendingObserver {
+    hook: Hook,
+    ty: TypeId,
+    id: OneShotId,
+    mark: fn(&mut Registry),
+}
+
+impl PendingObserver {
+    /// Adds the observer to `schedule` and marks its type observed in
+    /// `registry`, as [`Schedule::observe`] does.
+    pub(crate) fn attach(self, schedule: &mut Schedule, registry: &mut Registry) {
+        let observers = &mut schedule.between.oneshots.observers;
+        observers.push((self.hook, self.ty, self.id));
+        (self.mark)(registry);
+    }
+}
+
+impl ScheduleBuilder {
+    /// Registers `system` as an observer of `hook` on component `T`
+    /// before the build, so that a plugin can add its observers with its
+    /// systems; it returns the observer's one-shot id (numbered with
+    /// [`register_system`](Self::register_system)'s). From the build on
+    /// it is the same as one added by [`Schedule::observe`] then, and
+    /// runs before those in their registration order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    /// use scheduler::{Commands, Hook, Res, ResMut, Schedule, Tick, Trigger};
+    ///
+    /// struct Health(u32);
+    /// fn spawn(mut commands: Commands) {
+    ///     commands.spawn((Health(3),));
+    /// }
+    /// fn on_add(trigger: Res<Trigger>, mut seen: ResMut<Vec<u32>>) {
+    ///     seen.push(trigger.entity.index());
+    /// }
+    ///
+    /// let mut registry = Registry::new();
+    /// registry.insert_resource(Vec::<u32>::new());
+    /// let mut builder = Schedule::builder();
+    /// builder.add(spawn);
+    /// builder.observe::<Health, _>(Hook::Add, on_add);
+    /// let mut schedule = builder.build(&mut registry).unwrap();
+    /// schedule.run(&mut registry, Tick::default()).unwrap();
+    /// assert_eq!(registry.resource::<Vec<u32>>().unwrap().len(), 1);
+    /// ```
+    pub fn observe<T: Component, M>(
+        &mut self,
+        hook: Hook,
+        system: impl IntoSystem<M>,
+    ) -> OneShotId {
+        let id = self.register_system(system);
+        self.observers.push(PendingObserver {
+            hook,
+            ty: TypeId::of::<T>(),
+            id,
+            mark: ObservedTypes::observe::<T>,
+        });
         id
     }
 }

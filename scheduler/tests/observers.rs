@@ -107,6 +107,34 @@ fn hooks_fire_in_apply_order_then_registration_order_with_chains() {
     assert_eq!(run_two_ticks(1), expected);
 }
 
+/// As [`run_two_ticks`], with the observers registered on the builder
+/// (`ScheduleBuilder::observe`), and one more added after the build.
+fn run_two_ticks_observed_at_build(threads: usize) -> Vec<String> {
+    let mut registry = Registry::new();
+    let targets = (0..3).map(|_| registry.spawn_empty()).collect();
+    registry.insert_resource(Targets(targets));
+    registry.insert_resource(Log::default());
+    let mut builder = Schedule::builder();
+    builder.add(driver);
+    builder.threads(threads);
+    for hook in [Hook::Add, Hook::Insert, Hook::Replace, Hook::Remove] {
+        builder.observe::<Health, _>(hook, log);
+    }
+    let arm_id = builder.observe::<Health, _>(Hook::Add, arm);
+    let mut schedule = builder.build(&mut registry).unwrap();
+    let late = schedule.observe::<Armor, _>(&mut registry, Hook::Add, log_armor);
+    assert_ne!(arm_id, late);
+    schedule.run(&mut registry, tick(0)).unwrap();
+    schedule.run(&mut registry, tick(1)).unwrap();
+    std::mem::take(&mut registry.resource_mut::<Log>().unwrap().0)
+}
+
+#[test]
+fn observers_registered_on_the_builder_run_as_those_added_after() {
+    assert_eq!(run_two_ticks_observed_at_build(1), run_two_ticks(1));
+    assert_eq!(run_two_ticks_observed_at_build(2), run_two_ticks(1));
+}
+
 #[test]
 fn the_log_is_the_same_on_any_thread_count() {
     let one = run_two_ticks(1);

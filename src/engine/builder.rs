@@ -317,6 +317,45 @@ impl EngineBuilder {
         self.schedule.register_system(system)
     }
 
+    /// Registers `system` as an observer of `hook` on component `T`
+    /// before the build, so that a plugin can add its observers, and
+    /// returns its one-shot id (see [`Engine::observe`] and
+    /// [`ScheduleBuilder::observe`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_runtime::prelude::*;
+    /// use ecs_runtime::scheduler::{Hook, Trigger};
+    ///
+    /// struct Tower;
+    /// struct Turret;
+    ///
+    /// fn towers(builder: &mut EngineBuilder) {
+    ///     builder.add_startup_system(|mut commands: Commands| {
+    ///         commands.spawn((Tower,));
+    ///     });
+    ///     builder.observe::<Tower, _>(Hook::Add, |trigger: Res<Trigger>, mut commands: Commands| {
+    ///         commands.entity(trigger.entity).with_children(|c| {
+    ///             c.spawn((Turret,));
+    ///         });
+    ///     });
+    /// }
+    ///
+    /// let mut builder = Engine::builder();
+    /// builder.add_plugin(towers);
+    /// let mut engine = builder.build().unwrap();
+    /// engine.tick().unwrap();
+    /// assert_eq!(engine.registry().view::<&Turret>().count(), 1);
+    /// ```
+    pub fn observe<T: ecs_engine::Component, M>(
+        &mut self,
+        hook: scheduler::Hook,
+        system: impl IntoSystem<M>,
+    ) -> OneShotId {
+        self.schedule.observe::<T, M>(hook, system)
+    }
+
     /// Checks the settings, builds the schedule (its DAG, waves and thread
     /// pool) and inserts the [`Tick`] resource.
     ///
