@@ -471,3 +471,73 @@ fn recursive_disabling_fires_the_hooks_of_each_changed_marker() {
         assert_eq!(take_log(&mut registry), expected, "{threads} threads");
     }
 }
+
+/// `A`'s component id, for `remove_by_id`.
+struct IdOfA(ecs_engine::ComponentId);
+
+/// Tick 0: `t[0]` gets A and B, `t[1]` and `t[2]` become children of
+/// `t[0]`. Tick 1: A removed by id (twice), then `t[0]`'s `Children`
+/// removed (its children detached). Tick 2: relinked, then `(Children,
+/// B)` removed as a bundle.
+fn by_id_driver(targets: Res<Targets>, id: Res<IdOfA>, tick: Tick, mut commands: Commands) {
+    let t = &targets.0;
+    match tick.number {
+        0 => {
+            commands.entity(t[0]).insert((A(0), B(0)));
+            commands.entity(t[0]).add_child(t[1]).add_child(t[2]);
+        }
+        1 => {
+            commands.remove_by_id(t[0], id.0);
+            commands.remove_by_id(t[0], id.0);
+            commands.remove::<Children>(t[0]);
+        }
+        _ => {
+            commands.entity(t[0]).add_child(t[2]);
+            commands.entity(t[0]).remove_bundle::<(Children, B)>();
+        }
+    }
+}
+
+#[test]
+fn removals_by_id_and_of_children_fire_remove_on_each_entity_they_change() {
+    for threads in [1, 2] {
+        let (mut registry, mut schedule) = world(
+            3,
+            threads,
+            |b| {
+                b.add(by_id_driver);
+            },
+            |s, r| {
+                for hook in [Hook::Add, Hook::Remove] {
+                    s.observe::<A, _>(r, hook, record::<A>);
+                    s.observe::<ChildOf, _>(r, hook, record::<ChildOf>);
+                    s.observe::<Children, _>(r, hook, record::<Children>);
+                }
+            },
+        );
+        let id = registry.component_id::<A>().unwrap();
+        registry.insert_resource(IdOfA(id));
+        for number in 0..3 {
+            schedule.run(&mut registry, tick(number)).unwrap();
+        }
+        let t = targets(&registry);
+        assert!(registry.children(t[0]).is_empty() && registry.parent(t[2]).is_none());
+        let expected = [
+            (Add, t[0], "A"),
+            (Add, t[1], "ChildOf"),
+            (Add, t[0], "Children"),
+            (Add, t[2], "ChildOf"),
+            // Tick 1: the second removal by id finds no A: nothing.
+            (Remove, t[0], "A"),
+            (Remove, t[0], "Children"),
+            (Remove, t[1], "ChildOf"),
+            (Remove, t[2], "ChildOf"),
+            // Tick 2: B is not observed.
+            (Add, t[2], "ChildOf"),
+            (Add, t[0], "Children"),
+            (Remove, t[0], "Children"),
+            (Remove, t[2], "ChildOf"),
+        ];
+        assert_eq!(take_log(&mut registry), expected, "{threads} threads");
+    }
+}
