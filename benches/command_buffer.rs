@@ -27,7 +27,7 @@ use std::collections::VecDeque;
 use std::hint::black_box;
 use std::time::Duration;
 
-use command_buffer::{CommandBuffer, ReservePolicy, SpawnLanes, apply_all};
+use command_buffer::{CommandBuffer, ObservedTypes, ReservePolicy, SpawnLanes, apply_all};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use ecs_engine::{Entity, Registry};
 
@@ -421,7 +421,9 @@ fn command_insert_remove(c: &mut Criterion) {
 
 /// A bundle insert of two components on entities that lack them, then
 /// the same bundle again (overwriting both): the `entity(e).insert(..)`
-/// path, timed directly and through a warm buffer.
+/// path, timed directly, through a warm buffer, and through a warm
+/// buffer in a world that observes one of the two types (hooks recorded)
+/// or another type.
 fn command_insert_bundle(c: &mut Criterion) {
     let mut group = c.benchmark_group("command_insert_bundle");
     group.bench_function("direct", |b| {
@@ -443,6 +445,64 @@ fn command_insert_bundle(c: &mut Criterion) {
         b.iter_batched(
             || {
                 let (mut registry, entities) = populated();
+                let buffer = warm_buffer(&mut registry, 64, |buffer| {
+                    for &e in &entities {
+                        buffer.insert_bundle(e, (Health(0.0), Shield(0)));
+                    }
+                });
+                (registry, entities, buffer)
+            },
+            |(mut registry, entities, mut buffer)| {
+                for round in 0..2 {
+                    for &e in &entities {
+                        buffer
+                            .entity(e)
+                            .insert((Health(round as f32), Shield(round)));
+                    }
+                    black_box(buffer.apply(&mut registry));
+                }
+                (registry, buffer)
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    // The same with `Health` observed: each insert records its hooks
+    // (`Add` and `Insert`, then `Replace` and `Insert`), left in the
+    // registry's `FiredHooks` as no scheduler takes them.
+    group.bench_function("buffer_observed", |b| {
+        b.iter_batched(
+            || {
+                let (mut registry, entities) = populated();
+                ObservedTypes::observe::<Health>(&mut registry);
+                let buffer = warm_buffer(&mut registry, 64, |buffer| {
+                    for &e in &entities {
+                        buffer.insert_bundle(e, (Health(0.0), Shield(0)));
+                    }
+                });
+                (registry, entities, buffer)
+            },
+            |(mut registry, entities, mut buffer)| {
+                for round in 0..2 {
+                    for &e in &entities {
+                        buffer
+                            .entity(e)
+                            .insert((Health(round as f32), Shield(round)));
+                    }
+                    black_box(buffer.apply(&mut registry));
+                }
+                (registry, buffer)
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    // The same in a world that observes another type: the bundle's
+    // commands check that none of their types is observed, and fire
+    // nothing.
+    group.bench_function("buffer_observed_other", |b| {
+        b.iter_batched(
+            || {
+                let (mut registry, entities) = populated();
+                ObservedTypes::observe::<Velocity>(&mut registry);
                 let buffer = warm_buffer(&mut registry, 64, |buffer| {
                     for &e in &entities {
                         buffer.insert_bundle(e, (Health(0.0), Shield(0)));

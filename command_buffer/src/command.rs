@@ -291,13 +291,14 @@ pub(crate) struct Insert<T> {
 impl<T: Component> Command for Insert<T> {
     fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
         let target = ctx.resolve(self.entity);
-        let lacking = if ctx.observing {
+        let hooked = ctx.observing && observe::insert_concerns::<(T,)>(ctx.registry);
+        let lacking = if hooked {
             observe::lacking(ctx.registry, target)
         } else {
             Vec::new()
         };
         let result = ctx.registry.insert(target, self.value).map(|_replaced| {
-            if ctx.observing {
+            if hooked {
                 let ty = TypeId::of::<T>();
                 observe::fire_inserted(ctx.registry, target, &lacking, |t| t == ty);
             }
@@ -315,8 +316,9 @@ impl<T: Component> Command for Insert<T> {
         ctx: &mut ApplyCtx<'_>,
     ) -> Result<(), SkippedCommand> {
         // Observed: one by one, for the hooks of the type and of the
-        // components it requires.
-        if ctx.has_placeholders() || ctx.observing {
+        // components it requires (when either may be observed).
+        let hooked = ctx.observing && observe::insert_concerns::<(T,)>(ctx.registry);
+        if ctx.has_placeholders() || hooked {
             return apply_each(queue, len, ctx);
         }
         let last = Cell::new(Entity::NULL);
@@ -341,16 +343,40 @@ pub(crate) struct InsertBundle<B> {
     pub(crate) bundle: B,
 }
 
-impl<B: Bundle> Command for InsertBundle<B> {
-    fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
+impl<B: Bundle> InsertBundle<B> {
+    /// Applies the insert, firing its hooks when `hooked` (an observed
+    /// world where `B` concerns an observed type: see
+    /// `observe::insert_concerns`).
+    #[inline]
+    fn apply_hooked(self, ctx: &mut ApplyCtx<'_>, hooked: bool) -> Result<(), SkippedCommand> {
         let target = ctx.resolve(self.entity);
-        let result = if ctx.observing {
+        let result = if hooked {
             insert_bundle_observed(ctx.registry, target, self.bundle)
         } else {
             ctx.registry.insert_bundle(target, self.bundle)
         };
         let result = result.map(|()| Outcome::Applied);
         ctx.finish_for::<B>(CommandKind::InsertBundle, self.entity, result)
+    }
+}
+
+impl<B: Bundle> Command for InsertBundle<B> {
+    fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
+        let hooked = ctx.observing && observe::insert_concerns::<B>(ctx.registry);
+        self.apply_hooked(ctx, hooked)
+    }
+
+    /// One by one, as `apply`, whether the run fires hooks decided once.
+    fn apply_run(
+        queue: &mut VecDeque<Self>,
+        len: usize,
+        ctx: &mut ApplyCtx<'_>,
+    ) -> Result<(), SkippedCommand> {
+        let hooked = ctx.observing && observe::insert_concerns::<B>(ctx.registry);
+        for command in queue.drain(..len) {
+            command.apply_hooked(ctx, hooked)?;
+        }
+        Ok(())
     }
 }
 

@@ -47,7 +47,7 @@
 use std::any::TypeId;
 use std::collections::HashSet;
 
-use ecs_engine::{ChildOf, Children, Component, ComponentId, Entity, Registry};
+use ecs_engine::{Bundle, ChildOf, Children, Component, ComponentId, Entity, Registry};
 
 /// The moment of a component's life an observer runs after.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -115,6 +115,17 @@ pub(crate) fn observed<T: Component>(registry: &Registry) -> bool {
     registry
         .resource::<ObservedTypes>()
         .is_some_and(|types| types.contains(TypeId::of::<T>()))
+}
+
+/// `true` when inserting a `B` may fire hooks: one of its types is
+/// observed, or one has required components (which may be). A bundle of
+/// unobserved types without required components is inserted as in an
+/// unobserved world.
+pub(crate) fn insert_concerns<B: Bundle>(registry: &Registry) -> bool {
+    B::has_required(registry)
+        || registry
+            .resource::<ObservedTypes>()
+            .is_some_and(|observed| observed.ids.iter().any(|&(_, ty)| B::has_type(ty)))
 }
 
 /// Appends to `out` a [`Hook::Remove`] for each observed component that
@@ -198,22 +209,24 @@ pub(crate) fn fire_inserted(
     let Some(observed) = registry.resource::<ObservedTypes>() else {
         return;
     };
-    let added: Vec<TypeId> = lacking
-        .iter()
-        .filter(|&&(id, _)| registry.has_id(entity, id))
-        .map(|&(_, ty)| ty)
+    let added = || {
+        lacking
+            .iter()
+            .filter(|&&(id, _)| registry.has_id(entity, id))
+            .map(|&(_, ty)| ty)
+    };
+    let replaced = || {
+        observed
+            .ids
+            .iter()
+            .filter(|&&(id, ty)| inserted(ty) && !lacking.iter().any(|&(l, _)| l == id))
+            .map(|&(_, ty)| ty)
+    };
+    let fired: Vec<(Hook, TypeId, Entity)> = (added().map(|t| (Hook::Add, t, entity)))
+        .chain(replaced().map(|t| (Hook::Replace, t, entity)))
+        .chain(replaced().map(|t| (Hook::Insert, t, entity)))
+        .chain(added().map(|t| (Hook::Insert, t, entity)))
         .collect();
-    let replaced: Vec<TypeId> = observed
-        .ids
-        .iter()
-        .filter(|&&(id, ty)| inserted(ty) && !lacking.iter().any(|&(l, _)| l == id))
-        .map(|&(_, ty)| ty)
-        .collect();
-    let mut fired: Vec<(Hook, TypeId, Entity)> =
-        added.iter().map(|&t| (Hook::Add, t, entity)).collect();
-    fired.extend(replaced.iter().map(|&t| (Hook::Replace, t, entity)));
-    fired.extend(replaced.iter().map(|&t| (Hook::Insert, t, entity)));
-    fired.extend(added.iter().map(|&t| (Hook::Insert, t, entity)));
     fire_all(registry, fired);
 }
 
