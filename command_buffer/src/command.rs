@@ -184,9 +184,9 @@ pub(crate) struct Despawn {
 }
 
 /// Despawns `target` (its subtree when `recursive`), firing
-/// [`Hook::Remove`](crate::Hook::Remove) for the observed components it had once it is gone,
-/// then the hooks of the links it changed on the entities left (see
-/// [`observe::fire_links`]).
+/// [`Hook::Remove`](crate::Hook::Remove) for the observed components it
+/// had once it is gone, then the hooks of the links it changed on the
+/// entities left (see [`observe::fire_links`]).
 fn despawn_observed(
     ctx: &mut ApplyCtx<'_>,
     target: Entity,
@@ -435,8 +435,11 @@ impl<T: Component> Command for Remove<T> {
         len: usize,
         ctx: &mut ApplyCtx<'_>,
     ) -> Result<(), SkippedCommand> {
-        let hooked = observe::is_link(TypeId::of::<T>()) || observe::observed::<T>(ctx.registry);
-        if ctx.has_placeholders() || ctx.observing && hooked {
+        // Observed: one by one, for the hooks of the type and those of
+        // the links a `ChildOf` or `Children` removal changes.
+        let hooked = ctx.observing
+            && (observe::is_link(TypeId::of::<T>()) || observe::observed::<T>(ctx.registry));
+        if ctx.has_placeholders() || hooked {
             return apply_each(queue, len, ctx);
         }
         // Removals own nothing to drop: read in place, as despawns.

@@ -313,12 +313,20 @@ pub(crate) fn links_before(
 
 /// The entities a change of `target`'s links reaches: its parent and,
 /// when `children`, its children (in order).
-pub(crate) fn neighbours(registry: &Registry, target: Entity, children: bool) -> Vec<Entity> {
-    let mut entities: Vec<Entity> = registry.parent(target).into_iter().collect();
-    if children {
-        entities.extend_from_slice(registry.children(target));
-    }
-    entities
+pub(crate) fn neighbours(
+    registry: &Registry,
+    target: Entity,
+    children: bool,
+) -> impl Iterator<Item = Entity> + '_ {
+    let children = if children {
+        registry.children(target)
+    } else {
+        &[]
+    };
+    registry
+        .parent(target)
+        .into_iter()
+        .chain(children.iter().copied())
 }
 
 /// Records the hooks of what a hierarchy change did to the entities of
