@@ -27,7 +27,7 @@ use std::collections::VecDeque;
 use std::hint::black_box;
 use std::time::Duration;
 
-use command_buffer::{CommandBuffer, ReservePolicy, SpawnLanes, apply_all};
+use command_buffer::{CommandBuffer, ObservedTypes, ReservePolicy, SpawnLanes, apply_all};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use ecs_engine::{Entity, Registry};
 
@@ -43,6 +43,9 @@ struct Velocity([f32; 3]);
 #[derive(Clone, Copy)]
 #[expect(dead_code, reason = "benchmark payload: stored, never read")]
 struct Health(f32);
+#[derive(Clone, Copy)]
+#[expect(dead_code, reason = "benchmark payload: stored, never read")]
+struct Shield(u32);
 
 /// The boxed baseline: one heap allocation per command.
 type Boxed = Vec<Box<dyn FnOnce(&mut Registry) + Send>>;
@@ -416,6 +419,114 @@ fn command_insert_remove(c: &mut Criterion) {
     group.finish();
 }
 
+/// A bundle insert of two components on entities that lack them, then
+/// the same bundle again (overwriting both): the `entity(e).insert(..)`
+/// path, timed directly, through a warm buffer, and through a warm
+/// buffer in a world that observes one of the two types (hooks recorded)
+/// or another type.
+fn command_insert_bundle(c: &mut Criterion) {
+    let mut group = c.benchmark_group("command_insert_bundle");
+    group.bench_function("direct", |b| {
+        b.iter_batched(
+            populated,
+            |(mut registry, entities)| {
+                for round in 0..2 {
+                    for &e in &entities {
+                        let bundle = (Health(round as f32), Shield(round));
+                        registry.insert_bundle(e, bundle).expect("alive");
+                    }
+                }
+                registry
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    group.bench_function("buffer", |b| {
+        b.iter_batched(
+            || {
+                let (mut registry, entities) = populated();
+                let buffer = warm_buffer(&mut registry, 64, |buffer| {
+                    for &e in &entities {
+                        buffer.insert_bundle(e, (Health(0.0), Shield(0)));
+                    }
+                });
+                (registry, entities, buffer)
+            },
+            |(mut registry, entities, mut buffer)| {
+                for round in 0..2 {
+                    for &e in &entities {
+                        buffer
+                            .entity(e)
+                            .insert((Health(round as f32), Shield(round)));
+                    }
+                    black_box(buffer.apply(&mut registry));
+                }
+                (registry, buffer)
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    // The same with `Health` observed: each insert records its hooks
+    // (`Add` and `Insert`, then `Replace` and `Insert`), left in the
+    // registry's `FiredHooks` as no scheduler takes them.
+    group.bench_function("buffer_observed", |b| {
+        b.iter_batched(
+            || {
+                let (mut registry, entities) = populated();
+                ObservedTypes::observe::<Health>(&mut registry);
+                let buffer = warm_buffer(&mut registry, 64, |buffer| {
+                    for &e in &entities {
+                        buffer.insert_bundle(e, (Health(0.0), Shield(0)));
+                    }
+                });
+                (registry, entities, buffer)
+            },
+            |(mut registry, entities, mut buffer)| {
+                for round in 0..2 {
+                    for &e in &entities {
+                        buffer
+                            .entity(e)
+                            .insert((Health(round as f32), Shield(round)));
+                    }
+                    black_box(buffer.apply(&mut registry));
+                }
+                (registry, buffer)
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    // The same in a world that observes another type: the bundle's
+    // commands check that none of their types is observed, and fire
+    // nothing.
+    group.bench_function("buffer_observed_other", |b| {
+        b.iter_batched(
+            || {
+                let (mut registry, entities) = populated();
+                ObservedTypes::observe::<Velocity>(&mut registry);
+                let buffer = warm_buffer(&mut registry, 64, |buffer| {
+                    for &e in &entities {
+                        buffer.insert_bundle(e, (Health(0.0), Shield(0)));
+                    }
+                });
+                (registry, entities, buffer)
+            },
+            |(mut registry, entities, mut buffer)| {
+                for round in 0..2 {
+                    for &e in &entities {
+                        buffer
+                            .entity(e)
+                            .insert((Health(round as f32), Shield(round)));
+                    }
+                    black_box(buffer.apply(&mut registry));
+                }
+                (registry, buffer)
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    group.finish();
+}
+
 fn config() -> Criterion {
     Criterion::default()
         .sample_size(20)
@@ -426,6 +537,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = command_spawn, command_spawn_warm, command_spawn_stored, command_despawn, command_insert_remove
+    targets = command_spawn, command_spawn_warm, command_spawn_stored, command_despawn, command_insert_remove, command_insert_bundle
 }
 criterion_main!(benches);

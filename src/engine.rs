@@ -401,10 +401,11 @@ impl Engine {
     }
 
     /// Registers `system` as an observer of `hook` on component `T` and
-    /// returns its one-shot id: it runs after the wave whose `insert`,
-    /// `remove`, `spawn` or `despawn` commands fired the hook, with [`scheduler::Trigger`] as a
-    /// resource (see [`Schedule::observe`] and the README's "Observers
-    /// and hooks").
+    /// returns its one-shot id: it runs after the wave whose commands
+    /// (`insert`, `entity(e).insert((A, B))`, `remove`, `remove_bundle`,
+    /// `spawn`, `despawn`, hierarchy links) fired the hook, with
+    /// [`scheduler::Trigger`] as a resource (see [`Schedule::observe`]
+    /// and the README's "Observers and hooks").
     pub fn observe<T: ecs_engine::Component, M>(
         &mut self,
         hook: scheduler::Hook,

@@ -19,7 +19,8 @@ use ecs_engine::{
 use crate::ReservePolicy;
 use crate::command::{
     Custom, Despawn, DespawnRecursive, DisableRecursive, Insert, InsertBundle, InsertRaw,
-    InsertResource, Remove, RemoveById, RemoveParent, RemoveResource, SetParent, Spawn,
+    InsertResource, Remove, RemoveBundle, RemoveById, RemoveParent, RemoveResource, SetParent,
+    Spawn,
 };
 use crate::reserve::Reserve;
 use crate::storage::Queues;
@@ -238,7 +239,9 @@ impl CommandBuffer {
 
     /// Records giving `entity` every component of `bundle`, as
     /// [`Registry::insert_bundle`]. Skipped if `entity` is not alive when
-    /// the command runs.
+    /// the command runs. Observed components fire the hooks an
+    /// [`insert`](Self::insert) of each would (see
+    /// [`EntityCommands::insert`](crate::EntityCommands::insert)).
     ///
     /// # Examples
     ///
@@ -281,6 +284,37 @@ impl CommandBuffer {
         self.queues.push(Remove::<T> {
             entity,
             component: PhantomData,
+        });
+    }
+
+    /// Records removing (and dropping) every component of the bundle type
+    /// `B` (a tuple, e.g. `(u8, u16)`) that `entity` has, as
+    /// [`Registry::remove_bundle`]: bevy's `commands.entity(e).remove::<B>()`.
+    /// Counted as one [`Remove`](crate::CommandKind::Remove), applied
+    /// whether or not the entity had any of them; skipped if `entity` is
+    /// not alive when the command runs. Observed components it had fire
+    /// [`Hook::Remove`](crate::Hook::Remove), in the order their types
+    /// were first observed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use command_buffer::{CommandBuffer, CommandKind};
+    /// use ecs_engine::Registry;
+    ///
+    /// let mut registry = Registry::new();
+    /// let e = registry.spawn((1_u8, 2_u16, 3_u32));
+    /// let mut commands = CommandBuffer::new();
+    /// commands.remove_bundle::<(u8, u16)>(e);
+    /// let report = commands.apply(&mut registry);
+    /// assert_eq!((registry.get::<u8>(e), registry.get::<u16>(e)), (None, None));
+    /// assert_eq!(registry.get::<u32>(e), Some(&3));
+    /// assert_eq!(report.applied(CommandKind::Remove), 1);
+    /// ```
+    pub fn remove_bundle<B: Bundle>(&mut self, entity: Entity) {
+        self.queues.push(RemoveBundle::<B> {
+            entity,
+            bundle: PhantomData,
         });
     }
 

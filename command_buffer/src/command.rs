@@ -18,13 +18,15 @@
 //! Every command implements [`Command`], which `storage` applies them
 //! through.
 
+use std::any::TypeId;
 use std::borrow::Cow;
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::marker::PhantomData;
 
 use ecs_engine::{
-    Bundle, ChildOf, Component, ComponentId, EcsError, Entity, InsertError, RawSlot, Registry,
+    Bundle, ChildOf, Children, Component, ComponentId, Disabled, EcsError, Entity, InsertError,
+    RawSlot, Registry,
 };
 
 use crate::apply::ApplyCtx;
@@ -182,15 +184,21 @@ pub(crate) struct Despawn {
 }
 
 /// Despawns `target` (its subtree when `recursive`), firing
-/// [`Hook::Remove`] for the observed components it had once it is gone.
+/// [`Hook::Remove`](crate::Hook::Remove) for the observed components it
+/// had once it is gone, then the hooks of the links it changed on the
+/// entities left (see [`observe::fire_links`]).
 fn despawn_observed(
     ctx: &mut ApplyCtx<'_>,
     target: Entity,
     recursive: bool,
 ) -> Result<(), EcsError> {
     let mut hooks = Vec::new();
-    if ctx.observing {
+    let mut links = None;
+    if ctx.observing && ctx.registry.is_alive(target) {
         observe::despawn_hooks(ctx.registry, target, recursive, &mut hooks);
+        // Its parent's list shrinks; a plain despawn detaches its children.
+        let reached = observe::neighbours(ctx.registry, target, !recursive);
+        links = observe::links_before(ctx.registry, reached);
     }
     if recursive {
         ctx.registry.despawn_recursive(target)?;
@@ -198,6 +206,7 @@ fn despawn_observed(
         ctx.registry.despawn(target)?;
     }
     observe::fire_all(ctx.registry, hooks);
+    observe::fire_links(ctx.registry, links, None);
     Ok(())
 }
 
@@ -282,14 +291,16 @@ pub(crate) struct Insert<T> {
 impl<T: Component> Command for Insert<T> {
     fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
         let target = ctx.resolve(self.entity);
-        let lacking = if ctx.observing {
+        let hooked = ctx.observing && observe::insert_concerns::<(T,)>(ctx.registry);
+        let lacking = if hooked {
             observe::lacking(ctx.registry, target)
         } else {
             Vec::new()
         };
-        let result = ctx.registry.insert(target, self.value).map(|replaced| {
-            if ctx.observing {
-                observe::fire_inserted::<T>(ctx.registry, target, &lacking, replaced.is_some());
+        let result = ctx.registry.insert(target, self.value).map(|_replaced| {
+            if hooked {
+                let ty = TypeId::of::<T>();
+                observe::fire_inserted(ctx.registry, target, &lacking, |t| t == ty);
             }
             Outcome::Applied
         });
@@ -305,8 +316,9 @@ impl<T: Component> Command for Insert<T> {
         ctx: &mut ApplyCtx<'_>,
     ) -> Result<(), SkippedCommand> {
         // Observed: one by one, for the hooks of the type and of the
-        // components it requires.
-        if ctx.has_placeholders() || ctx.observing {
+        // components it requires (when either may be observed).
+        let hooked = ctx.observing && observe::insert_concerns::<(T,)>(ctx.registry);
+        if ctx.has_placeholders() || hooked {
             return apply_each(queue, len, ctx);
         }
         let last = Cell::new(Entity::NULL);
@@ -331,15 +343,57 @@ pub(crate) struct InsertBundle<B> {
     pub(crate) bundle: B,
 }
 
-impl<B: Bundle> Command for InsertBundle<B> {
-    fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
+impl<B: Bundle> InsertBundle<B> {
+    /// Applies the insert, firing its hooks when `hooked` (an observed
+    /// world where `B` concerns an observed type: see
+    /// `observe::insert_concerns`).
+    #[inline]
+    fn apply_hooked(self, ctx: &mut ApplyCtx<'_>, hooked: bool) -> Result<(), SkippedCommand> {
         let target = ctx.resolve(self.entity);
-        let result = ctx
-            .registry
-            .insert_bundle(target, self.bundle)
-            .map(|()| Outcome::Applied);
+        let result = if hooked {
+            insert_bundle_observed(ctx.registry, target, self.bundle)
+        } else {
+            ctx.registry.insert_bundle(target, self.bundle)
+        };
+        let result = result.map(|()| Outcome::Applied);
         ctx.finish_for::<B>(CommandKind::InsertBundle, self.entity, result)
     }
+}
+
+impl<B: Bundle> Command for InsertBundle<B> {
+    fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
+        let hooked = ctx.observing && observe::insert_concerns::<B>(ctx.registry);
+        self.apply_hooked(ctx, hooked)
+    }
+
+    /// One by one, as `apply`, whether the run fires hooks decided once.
+    fn apply_run(
+        queue: &mut VecDeque<Self>,
+        len: usize,
+        ctx: &mut ApplyCtx<'_>,
+    ) -> Result<(), SkippedCommand> {
+        let hooked = ctx.observing && observe::insert_concerns::<B>(ctx.registry);
+        for command in queue.drain(..len) {
+            command.apply_hooked(ctx, hooked)?;
+        }
+        Ok(())
+    }
+}
+
+/// `Registry::insert_bundle` in an observed world: firing the hooks of
+/// each observed component, as an `Insert` command does. Out of line, so
+/// the unobserved path stays as it was.
+#[cold]
+#[inline(never)]
+fn insert_bundle_observed<B: Bundle>(
+    registry: &mut Registry,
+    target: Entity,
+    bundle: B,
+) -> Result<(), EcsError> {
+    let lacking = observe::lacking(registry, target);
+    registry.insert_bundle(target, bundle)?;
+    observe::fire_inserted(registry, target, &lacking, B::has_type);
+    Ok(())
 }
 
 pub(crate) struct Remove<T> {
@@ -350,11 +404,20 @@ pub(crate) struct Remove<T> {
 impl<T: Component> Command for Remove<T> {
     fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
         let target = ctx.resolve(self.entity);
+        let ty = TypeId::of::<T>();
+        // A link's removal also changes its parent's list or its children.
+        let links = (ctx.observing && observe::is_link(ty) && ctx.registry.is_alive(target))
+            .then(|| {
+                let reached = observe::neighbours(ctx.registry, target, true);
+                observe::links_before(ctx.registry, reached)
+            })
+            .flatten();
         let result = match ctx.registry.remove::<T>(target) {
             Ok(_removed) => {
                 if ctx.observing && observe::observed::<T>(ctx.registry) {
-                    observe::fire::<T>(ctx.registry, target, &[Hook::Remove]);
+                    observe::fire_removed(ctx.registry, target, vec![ty]);
                 }
+                observe::fire_links(ctx.registry, links, None);
                 Ok(Outcome::Applied)
             }
             Err(EcsError::MissingComponent { .. }) => Ok(Outcome::NoOp),
@@ -372,7 +435,11 @@ impl<T: Component> Command for Remove<T> {
         len: usize,
         ctx: &mut ApplyCtx<'_>,
     ) -> Result<(), SkippedCommand> {
-        if ctx.has_placeholders() || ctx.observing && observe::observed::<T>(ctx.registry) {
+        // Observed: one by one, for the hooks of the type and those of
+        // the links a `ChildOf` or `Children` removal changes.
+        let hooked = ctx.observing
+            && (observe::is_link(TypeId::of::<T>()) || observe::observed::<T>(ctx.registry));
+        if ctx.has_placeholders() || hooked {
             return apply_each(queue, len, ctx);
         }
         // Removals own nothing to drop: read in place, as despawns.
@@ -393,6 +460,33 @@ impl<T: Component> Command for Remove<T> {
         )?;
         queue.drain(..len);
         Ok(())
+    }
+}
+
+/// Removal of every component of a bundle that the entity has.
+pub(crate) struct RemoveBundle<B> {
+    pub(crate) entity: Entity,
+    pub(crate) bundle: PhantomData<fn() -> B>,
+}
+
+impl<B: Bundle> Command for RemoveBundle<B> {
+    fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
+        let target = ctx.resolve(self.entity);
+        let mut present = Vec::new();
+        let mut links = None;
+        if ctx.observing && ctx.registry.is_alive(target) {
+            present = observe::present(ctx.registry, target, |_, ty| B::has_type(ty));
+            if B::names_hierarchy() {
+                let reached = observe::neighbours(ctx.registry, target, true);
+                links = observe::links_before(ctx.registry, reached);
+            }
+        }
+        let result = ctx.registry.remove_bundle::<B>(target).map(|()| {
+            observe::fire_removed(ctx.registry, target, present);
+            observe::fire_links(ctx.registry, links, None);
+            Outcome::Applied
+        });
+        ctx.finish_for::<B>(CommandKind::Remove, self.entity, result)
     }
 }
 
@@ -476,8 +570,26 @@ pub(crate) struct RemoveById {
 impl Command for RemoveById {
     fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
         let target = ctx.resolve(self.entity);
-        let result = match ctx.registry.remove_by_id(target, self.id) {
-            Ok(true) => Ok(Outcome::Applied),
+        let id = self.id;
+        let mut present = Vec::new();
+        let mut links = None;
+        if ctx.observing && ctx.registry.is_alive(target) {
+            present = observe::present(ctx.registry, target, |c, _| c == id);
+            let link = |registry: &Registry| {
+                registry.component_id::<ChildOf>() == Some(id)
+                    || registry.component_id::<Children>() == Some(id)
+            };
+            if link(ctx.registry) {
+                let reached = observe::neighbours(ctx.registry, target, true);
+                links = observe::links_before(ctx.registry, reached);
+            }
+        }
+        let result = match ctx.registry.remove_by_id(target, id) {
+            Ok(true) => {
+                observe::fire_removed(ctx.registry, target, present);
+                observe::fire_links(ctx.registry, links, None);
+                Ok(Outcome::Applied)
+            }
             Ok(false) => Ok(Outcome::NoOp),
             Err(error) => Err(error),
         };
@@ -513,10 +625,21 @@ impl Command for SetParent {
     fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
         let child = ctx.resolve(self.child);
         let parent = ctx.resolve(self.parent);
-        let result = ctx
-            .registry
-            .set_parent(child, parent)
-            .map(|()| Outcome::Applied);
+        // Observed links: the child's `ChildOf`, its old parent's list and
+        // its new parent's (nothing changes when the parent is the same).
+        let links = if ctx.observing {
+            let old = ctx.registry.parent(child);
+            let reached = [child].into_iter().chain(old).chain([parent]);
+            (old != Some(parent))
+                .then(|| observe::links_before(ctx.registry, reached))
+                .flatten()
+        } else {
+            None
+        };
+        let result = ctx.registry.set_parent(child, parent).map(|()| {
+            observe::fire_links(ctx.registry, links, Some(child));
+            Outcome::Applied
+        });
         ctx.finish_for::<ChildOf>(CommandKind::Insert, self.child, result)
     }
 }
@@ -529,8 +652,18 @@ pub(crate) struct RemoveParent {
 impl Command for RemoveParent {
     fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
         let child = ctx.resolve(self.child);
+        let links = ctx
+            .observing
+            .then(|| {
+                let reached = [child].into_iter().chain(ctx.registry.parent(child));
+                observe::links_before(ctx.registry, reached)
+            })
+            .flatten();
         let result = ctx.registry.remove_parent(child).map(|old| match old {
-            Some(_) => Outcome::Applied,
+            Some(_) => {
+                observe::fire_links(ctx.registry, links, None);
+                Outcome::Applied
+            }
             None => Outcome::NoOp,
         });
         ctx.finish_for::<ChildOf>(CommandKind::Remove, self.child, result)
@@ -562,18 +695,41 @@ pub(crate) struct DisableRecursive {
 impl Command for DisableRecursive {
     fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
         let root = ctx.resolve(self.entity);
+        // Observed: the subtree's entities whose marker this changes.
+        let watched: Vec<(Entity, bool)> =
+            if ctx.observing && observe::observed::<Disabled>(ctx.registry) {
+                let registry = &*ctx.registry;
+                let subtree = registry.depth_first(root);
+                subtree.map(|e| (e, registry.is_disabled(e))).collect()
+            } else {
+                Vec::new()
+            };
         let (kind, result) = if self.disable {
             (CommandKind::Insert, ctx.registry.disable_recursive(root))
         } else {
             (CommandKind::Remove, ctx.registry.enable_recursive(root))
         };
         let result = result.map(|changed| {
+            let flipped = watched
+                .into_iter()
+                .filter(|&(e, was)| ctx.registry.is_disabled(e) != was);
+            let ty = TypeId::of::<Disabled>();
+            // Per entity, depth first: `Add` then `Insert`, or `Remove`.
+            let hooks: &[Hook] = if self.disable {
+                &[Hook::Add, Hook::Insert]
+            } else {
+                &[Hook::Remove]
+            };
+            let fired: Vec<_> = flipped
+                .flat_map(|(e, _)| hooks.iter().map(move |&hook| (hook, ty, e)))
+                .collect();
+            observe::fire_all(ctx.registry, fired);
             if changed > 0 {
                 Outcome::Applied
             } else {
                 Outcome::NoOp
             }
         });
-        ctx.finish_for::<ecs_engine::Disabled>(kind, self.entity, result)
+        ctx.finish_for::<Disabled>(kind, self.entity, result)
     }
 }

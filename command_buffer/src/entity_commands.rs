@@ -87,8 +87,15 @@ impl<'a> EntityCommands<'a> {
 
     /// Records the insertion of every component of `bundle` (a tuple, e.g.
     /// `(Speed(2.0),)`), replacing those the entity has; see
-    /// [`CommandBuffer::insert_bundle`]. As a bundle insert it fires no
-    /// observer hooks; [`CommandBuffer::insert`] of one component does.
+    /// [`CommandBuffer::insert_bundle`]. Fires the observer hooks of
+    /// [`CommandBuffer::insert`] for each observed component of the
+    /// bundle and each observed component it requires:
+    /// [`Hook::Add`](crate::Hook::Add) for each one the entity lacked,
+    /// [`Hook::Replace`](crate::Hook::Replace) then
+    /// [`Hook::Insert`](crate::Hook::Insert) for each bundle value that
+    /// overwrote one, then `Insert` for each added one (each group in the
+    /// order the types were first observed). Nothing fires when the
+    /// entity is not alive.
     pub fn insert<B: Bundle>(&mut self, bundle: B) -> &mut Self {
         self.commands.insert_bundle(self.entity, bundle);
         self
@@ -98,6 +105,14 @@ impl<'a> EntityCommands<'a> {
     /// [`CommandBuffer::remove`].
     pub fn remove<T: Component>(&mut self) -> &mut Self {
         self.commands.remove::<T>(self.entity);
+        self
+    }
+
+    /// Records the removal of every component of the bundle type `B` (a
+    /// tuple, e.g. `(Speed, Ship)`) that the entity has; see
+    /// [`CommandBuffer::remove_bundle`].
+    pub fn remove_bundle<B: Bundle>(&mut self) -> &mut Self {
+        self.commands.remove_bundle::<B>(self.entity);
         self
     }
 

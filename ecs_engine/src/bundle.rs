@@ -62,6 +62,11 @@ pub trait Bundle: sealed::Sealed + Send + Sync + 'static {
 
     #[doc(hidden)]
     fn remove_from(registry: &mut Registry, entity: Entity);
+
+    /// `true` when `ty` is the type of one of the bundle's components
+    /// (folded to a few compares per bundle type).
+    #[doc(hidden)]
+    fn has_type(ty: std::any::TypeId) -> bool;
 }
 
 macro_rules! bundle_tuple {
@@ -84,6 +89,12 @@ macro_rules! bundle_tuple {
 
             fn names_hierarchy() -> bool {
                 false $(|| crate::hierarchy::is_hierarchy::<$name>())*
+            }
+
+            #[allow(unused_variables, reason = "the empty tuple has no type to compare")]
+            #[inline]
+            fn has_type(ty: std::any::TypeId) -> bool {
+                false $(|| std::any::TypeId::of::<$name>() == ty)*
             }
 
             #[allow(unused_variables, reason = "the empty tuple has no type to look up")]

@@ -2,9 +2,8 @@
 //! `OnRemove` observers): one-shot systems run after the apply whose
 //! commands inserted or removed a component they watch.
 //!
-//! When the commands of a wave are applied, each [`Insert`] or
-//! [`Remove`] command on an observed type, and each spawn and despawn
-//! command, records its hooks (see
+//! When the commands of a wave are applied, each command that adds,
+//! overwrites or removes an observed component records its hooks (see
 //! [`Hook`]); once the wave is applied, every recorded hook runs the
 //! observers of its (hook, type), in the order the commands were applied,
 //! then in registration order, each with [`Trigger`] as a resource and
@@ -12,19 +11,34 @@
 //! observers in turn, before the next wave, all within
 //! [`MAX_ONE_SHOT_RUNS`](crate::MAX_ONE_SHOT_RUNS) runs after one wave
 //! (past it the tick stops with
-//! [`RunError::OneShotLimit`](crate::RunError::OneShotLimit)). Only
-//! commands fire hooks: a [`despawn`](crate::Commands::despawn) or
-//! `despawn_recursive` command fires [`Hook::Remove`] for each observed
-//! component of each entity it despawns (after the despawn, so the
-//! observer finds the entity gone), and a [`spawn`](crate::Commands::spawn)
-//! command fires [`Hook::Add`], then [`Hook::Insert`], for each observed
-//! component the new entity has (required ones included). Direct
-//! `Registry` calls and `insert_bundle` commands (so
-//! `commands.entity(e).insert(..)`) fire none. A `CommandBuffer` applied
+//! [`RunError::OneShotLimit`](crate::RunError::OneShotLimit)).
+//!
+//! Only commands fire hooks, and only once they succeeded (a command on a
+//! dead handle fires nothing): [`Insert`] and `insert_bundle` (so
+//! `commands.entity(e).insert(..)`) fire [`Hook::Add`] for each observed
+//! component the entity lacked (required ones included),
+//! [`Hook::Replace`] then [`Hook::Insert`] for each observed value they
+//! overwrote, then [`Hook::Insert`] for each added one; a
+//! [`spawn`](crate::Commands::spawn) fires [`Hook::Add`], then
+//! [`Hook::Insert`], for each observed component the new entity has;
+//! [`Remove`], `remove_bundle` and `remove_by_id` fire [`Hook::Remove`]
+//! for each observed component the entity had; a
+//! [`despawn`](crate::Commands::despawn) or `despawn_recursive` fires
+//! [`Hook::Remove`] for each observed component of each entity it
+//! despawns (after the despawn, so the observer finds the entity gone).
+//! Within one command, types fire in the order they were first observed.
+//! Hierarchy commands (`set_parent`, `with_children`, `remove_parent`,
+//! despawns) fire the hooks of an observed `ChildOf` (added, replaced when
+//! the child moves, removed when detached) and of an observed `Children`
+//! (added with a parent's first child, removed with its last; a list
+//! that only grows or shrinks fires nothing, as in bevy), and
+//! `disable_recursive`/`enable_recursive` those of an observed
+//! `Disabled` on each entity whose marker changed. Direct `Registry` calls,
+//! pushed closures and `insert_raw` fire none. A `CommandBuffer` applied
 //! by hand outside the schedule records its hooks, but they run only
-//! after the schedule next applies commands of its own. The hooks are taken by the schedule that applies the commands:
-//! the observers of another schedule on the same registry do not see
-//! them.
+//! after the schedule next applies commands of its own. The hooks are
+//! taken by the schedule that applies the commands: the observers of
+//! another schedule on the same registry do not see them.
 //!
 //! [`Insert`]: crate::Commands::insert
 //! [`Remove`]: crate::Commands::remove
