@@ -73,6 +73,7 @@ macro_rules! presence_filter {
             type Borrow<'w> = Option<MappedRwLockReadGuard<'w, SparseSet<C>>>;
             type Cursor<'a> = Option<&'a SparseSet<C>>;
 
+            #[inline]
             fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
                 registry.read::<C>()
             }
@@ -97,6 +98,7 @@ macro_rules! presence_filter {
                 })
             }
 
+            #[inline]
             fn access(out: &mut dyn FnMut(ComponentAccess)) {
                 out(ComponentAccess::of::<C>(Access::Read));
             }
@@ -117,6 +119,7 @@ impl QueryFilter for () {
     type Borrow<'w> = ();
     type Cursor<'a> = ();
 
+    #[inline]
     fn borrow(_: Locked<'_>) -> Result<(), EcsError> {
         Ok(())
     }
@@ -129,6 +132,7 @@ impl QueryFilter for () {
         true
     }
 
+    #[inline]
     fn access(_: &mut dyn FnMut(ComponentAccess)) {}
 }
 
@@ -181,6 +185,7 @@ macro_rules! filter_tuple {
             type Borrow<'w> = ($($name::Borrow<'w>,)+);
             type Cursor<'a> = ($($name::Cursor<'a>,)+);
 
+            #[inline]
             fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
                 Ok(($($name::borrow(registry)?,)+))
             }
@@ -208,6 +213,7 @@ macro_rules! filter_tuple {
                 best
             }
 
+            #[inline]
             fn access(out: &mut dyn FnMut(ComponentAccess)) {
                 $($name::access(out);)+
             }
@@ -223,6 +229,7 @@ macro_rules! filter_tuple {
             type Borrow<'w> = ($($name::Borrow<'w>,)+);
             type Cursor<'a> = ($($name::Cursor<'a>,)+);
 
+            #[inline]
             fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
                 Ok(($($name::borrow(registry)?,)+))
             }
@@ -237,6 +244,7 @@ macro_rules! filter_tuple {
                 $($name::matches(cursor.$index, entity, hint))||+
             }
 
+            #[inline]
             fn access(out: &mut dyn FnMut(ComponentAccess)) {
                 $($name::access(out);)+
             }
@@ -339,6 +347,7 @@ macro_rules! change_filter {
             type Borrow<'w> = (Option<Claimed<'w, T>>, u32);
             type Cursor<'a> = (Option<&'a SparseSet<T>>, u32);
 
+            #[inline]
             fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
                 Ok((registry.claim_opaque::<T>()?, registry.since()))
             }
@@ -360,6 +369,7 @@ macro_rules! change_filter {
                     .is_none_or(|t| newer(t.$field[i], since, t.now))
             }
 
+            #[inline]
             fn access(out: &mut dyn FnMut(ComponentAccess)) {
                 out(ComponentAccess::tracked::<T>(Access::Read));
             }

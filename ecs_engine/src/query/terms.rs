@@ -31,6 +31,7 @@ impl<T: Component> QueryData for &T {
         cursor.is_some_and(|pool| pool.dense_index_hinted(entity, hint).is_some())
     }
 
+    #[inline]
     fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
         registry.claim_read::<T>()
     }
@@ -62,6 +63,7 @@ impl<T: Component> QueryData for &T {
         Some(unsafe { &*pool.components_ptr().add(i) })
     }
 
+    #[inline]
     fn run(cursor: Self::Cursor<'_>, driver: Driver<'_>) -> Self::Run {
         let pool = cursor?;
         let (sparse, runs) = pool.lookup_parts();
@@ -94,6 +96,7 @@ impl<T: Component> QueryData for &T {
         unsafe { block.add(k).as_ref() }
     }
 
+    #[inline]
     fn access(out: &mut dyn FnMut(ComponentAccess)) {
         out(ComponentAccess::of::<T>(Access::Read));
     }
@@ -214,6 +217,7 @@ impl<T: Component> QueryData for &mut T {
         cursor.is_some_and(|c| SparseSet::<T>::locate(c.dense, c.sparse, entity, hint).is_some())
     }
 
+    #[inline]
     fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
         registry.claim_write::<T>()
     }
@@ -249,6 +253,7 @@ impl<T: Component> QueryData for &mut T {
         }
     }
 
+    #[inline]
     fn run(cursor: Self::Cursor<'_>, driver: Driver<'_>) -> Self::Run {
         let c = cursor?;
         whole_run_start(c.dense, c.sparse, c.runs, driver)
@@ -288,6 +293,7 @@ impl<T: Component> QueryData for &mut T {
         }
     }
 
+    #[inline]
     fn access(out: &mut dyn FnMut(ComponentAccess)) {
         out(ComponentAccess::of::<T>(Access::Write));
     }
@@ -314,6 +320,7 @@ impl<Q: QueryData> QueryData for Option<Q> {
         true
     }
 
+    #[inline]
     fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
         Q::borrow(registry)
     }
@@ -338,6 +345,7 @@ impl<Q: QueryData> QueryData for Option<Q> {
         Some(unsafe { Q::fetch(cursor, entity, hint) })
     }
 
+    #[inline]
     fn run(cursor: Self::Cursor<'_>, driver: Driver<'_>) -> Self::Run {
         Q::run(cursor, driver)
     }
@@ -358,6 +366,7 @@ impl<Q: QueryData> QueryData for Option<Q> {
         Some(unsafe { Q::fetch_block(block, k) })
     }
 
+    #[inline]
     fn access(out: &mut dyn FnMut(ComponentAccess)) {
         Q::access(out);
     }
@@ -387,6 +396,7 @@ impl QueryData for Entity {
         true
     }
 
+    #[inline]
     fn borrow(_: Locked<'_>) -> Result<(), EcsError> {
         Ok(())
     }
@@ -404,6 +414,7 @@ impl QueryData for Entity {
         Some(entity)
     }
 
+    #[inline]
     fn run(_: Self::Cursor<'_>, _: Driver<'_>) -> Self::Run {}
 
     #[inline]
@@ -422,6 +433,7 @@ impl QueryData for Entity {
         unsafe { *block.get_unchecked(k) }
     }
 
+    #[inline]
     fn access(_: &mut dyn FnMut(ComponentAccess)) {}
 }
 
@@ -457,6 +469,7 @@ macro_rules! query_tuple {
                 $($name::contains(cursor.$index, entity, hint))&&+
             }
 
+            #[inline]
             fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
                 Ok(($($name::borrow(registry)?,)+))
             }
@@ -511,6 +524,7 @@ macro_rules! query_tuple {
                 )+))
             }
 
+            #[inline]
             fn run(cursor: Self::Cursor<'_>, driver: Driver<'_>) -> Self::Run {
                 ($($name::run(cursor.$index, driver),)+)
             }
@@ -531,6 +545,7 @@ macro_rules! query_tuple {
                 unsafe { ($($name::fetch_block(block.$index, k),)+) }
             }
 
+            #[inline]
             fn access(out: &mut dyn FnMut(ComponentAccess)) {
                 $($name::access(out);)+
             }
@@ -636,6 +651,7 @@ impl<T: Component> QueryData for Has<T> {
         true
     }
 
+    #[inline]
     fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
         registry.read::<T>()
     }
@@ -659,6 +675,7 @@ impl<T: Component> QueryData for Has<T> {
         Some(cursor.is_some_and(|pool| pool.dense_index_hinted(entity, hint).is_some()))
     }
 
+    #[inline]
     fn run(_: Self::Cursor<'_>, _: Driver<'_>) -> Self::Run {}
 
     #[inline]
@@ -684,6 +701,7 @@ impl<T: Component> QueryData for Has<T> {
             .is_some_and(|pool| pool.dense_index_hinted(entity, block.start + k).is_some())
     }
 
+    #[inline]
     fn access(out: &mut dyn FnMut(ComponentAccess)) {
         out(ComponentAccess::of::<T>(Access::Read));
     }

@@ -191,6 +191,7 @@ impl<T: Component> QueryData for Ref<T> {
         <&T as QueryData>::contains(cursor.pool, entity, hint)
     }
 
+    #[inline]
     fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
         Ok((registry.claim_opaque::<T>()?, registry.since()))
     }
@@ -219,6 +220,7 @@ impl<T: Component> QueryData for Ref<T> {
         Some(ref_at(pool, i, cursor.since))
     }
 
+    #[inline]
     fn run(cursor: Self::Cursor<'_>, driver: Driver<'_>) -> Self::Run {
         <&T as QueryData>::run(cursor.pool, driver)
     }
@@ -260,6 +262,7 @@ impl<T: Component> QueryData for Ref<T> {
         }
     }
 
+    #[inline]
     fn access(out: &mut dyn FnMut(ComponentAccess)) {
         out(ComponentAccess::tracked::<T>(Access::Read));
     }
@@ -329,6 +332,7 @@ impl<T: Component> QueryData for Untracked<T> {
         <&mut T as QueryData>::contains(cursor, entity, hint)
     }
 
+    #[inline]
     fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
         <&mut T as QueryData>::borrow(registry)
     }
@@ -353,6 +357,7 @@ impl<T: Component> QueryData for Untracked<T> {
         unsafe { <&mut T as QueryData>::fetch(cursor, entity, hint) }
     }
 
+    #[inline]
     fn run(cursor: Self::Cursor<'_>, driver: Driver<'_>) -> Self::Run {
         <&mut T as QueryData>::run(cursor, driver)
     }
@@ -373,6 +378,7 @@ impl<T: Component> QueryData for Untracked<T> {
         unsafe { <&mut T as QueryData>::fetch_block(block, k) }
     }
 
+    #[inline]
     fn access(out: &mut dyn FnMut(ComponentAccess)) {
         <&mut T as QueryData>::access(out);
     }
@@ -589,6 +595,7 @@ impl<T: Component> QueryData for Mut<T> {
         <&mut T as QueryData>::contains(cursor.map(|c| c.inner), entity, hint)
     }
 
+    #[inline]
     fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
         Ok((registry.write::<T>()?, registry.since()))
     }
@@ -635,6 +642,7 @@ impl<T: Component> QueryData for Mut<T> {
         }
     }
 
+    #[inline]
     fn run(cursor: Self::Cursor<'_>, driver: Driver<'_>) -> Self::Run {
         <&mut T as QueryData>::run(cursor.map(|c| c.inner), driver)
     }
@@ -684,6 +692,7 @@ impl<T: Component> QueryData for Mut<T> {
         }
     }
 
+    #[inline]
     fn access(out: &mut dyn FnMut(ComponentAccess)) {
         out(ComponentAccess::tracked::<T>(Access::Write));
     }
