@@ -19,7 +19,8 @@
 //! Beyond plain systems: run conditions
 //! ([`SystemConfig::run_if`]), system sets ordered and conditioned as one
 //! ([`ScheduleBuilder::set`], [`SystemConfig::in_set`]), exclusive systems
-//! taking `&mut Registry` and running alone ([`ExclusiveSystem`]),
+//! taking `&mut Registry` (and [`ExclusiveParam`]s such as [`Local`]) and
+//! running alone ([`ExclusiveSystem`]),
 //! per-system state ([`Local`]), systems returning `Result`
 //! ([`SystemOutput`]), and a startup stage
 //! ([`ScheduleBuilder::add_startup`]); each has a short example on its
@@ -136,6 +137,7 @@ pub use label::{Label, SystemSet};
 pub use observer::{Hook, Trigger};
 pub use oneshot::{MAX_ONE_SHOT_RUNS, OneShotId};
 pub use param::context::{SystemContext, SystemId};
+pub use param::exclusive::ExclusiveParam;
 #[doc(hidden)]
 pub use param::param_set::FetchMember;
 pub use param::param_set::{ParamSet, ParamSetMembers, SetMember};

@@ -398,7 +398,9 @@ impl<T> Events<T> {
 
 impl<T: Send + Sync + 'static> Events<T> {
     /// Sends `value` on `registry`'s channel of `T` (creating it if
-    /// needed, see [`channel`](Self::channel)), from outside a tick.
+    /// needed, see [`channel`](Self::channel)), from outside a tick or
+    /// from an exclusive system (appended at once: the readers that run
+    /// later in the tick see it).
     pub fn send_to(registry: &mut Registry, value: T) {
         Self::channel(registry).send(value);
     }

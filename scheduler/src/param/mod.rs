@@ -7,6 +7,7 @@
 //! parameter is fetched from in `context`.
 
 pub(crate) mod context;
+pub(crate) mod exclusive;
 pub(crate) mod param_set;
 pub(crate) mod query;
 pub(crate) mod random;
@@ -155,8 +156,9 @@ impl LocalState {
 /// system has its own value. Touches nothing in the registry, so it adds no
 /// ordering.
 ///
-/// Works in function systems, [`StatefulSystem`](crate::StatefulSystem)s
-/// and their tuples; fetched another way (a hand-written
+/// Works in function systems, [`StatefulSystem`](crate::StatefulSystem)s,
+/// exclusive systems (`fn(&mut Registry, Local<T>)`, as an
+/// [`ExclusiveParam`](crate::ExclusiveParam)) and their tuples; fetched another way (a hand-written
 /// [`System`](crate::System) calling [`SystemParam::fetch`]) it is a
 /// [`SystemError::Failed`].
 ///

@@ -12,7 +12,7 @@ use crate::access::short_name;
 use ecs_engine::Registry;
 
 use crate::param::LocalState;
-use crate::{SystemAccess, SystemContext, SystemError, SystemParam, Tick};
+use crate::{ExclusiveParam, SystemAccess, SystemContext, SystemError, SystemParam, Tick};
 
 /// Something the scheduler can run: a declared access and a run function.
 ///
@@ -155,7 +155,9 @@ fn failed(system: &str, outcome: Result<(), String>) -> Result<(), SystemError> 
 ///   (`fn movement(query: Query<(&mut Position, &Velocity)>)`), with the
 ///   access derived from the parameter types;
 /// - every [`StatefulSystem`] (a struct that keeps state between ticks);
-/// - exclusive functions of `&mut Registry` ([`ExclusiveSystem`]).
+/// - exclusive functions of `&mut Registry` and up to 4
+///   [`ExclusiveParam`]s (`fn(&mut Registry, Local<u32>, Tick)`), see
+///   [`ExclusiveSystem`].
 ///
 /// A function or closure may return `()` or `Result<(), E>` (`E:
 /// Display`): an error stops the tick with a
@@ -176,7 +178,7 @@ fn failed(system: &str, outcome: Result<(), String>) -> Result<(), SystemError> 
     message = "`{Self}` is not a system",
     label = "not a system",
     note = "a system is a function or closure of up to 8 parameters, each a `Query<..>`, `Res<R>`, `ResMut<R>`, `Option<Res<R>>`, `Option<ResMut<R>>`, `Commands`, `Tick`, `Local<T>`, `EventReader<E>`, `EventWriter<E>`, `RemovedComponents<T>`, `ParamSet<(..)>` or a tuple of these (nest tuples for more), returning `()` or `Result<(), E>`",
-    note = "or an exclusive function `fn(&mut Registry)`, a `StatefulSystem` struct, or a type implementing `System`"
+    note = "or an exclusive function `fn(&mut Registry, ..)` taking after the registry up to 4 `Local<T>`, `Tick` or tuples of these (no `Res`, `Query`, `Commands` or `EventWriter`: reach those through the registry), a `StatefulSystem` struct, or a type implementing `System`"
 )]
 pub trait IntoSystem<Marker> {
     /// The system type.
@@ -452,40 +454,64 @@ where
     }
 }
 
-/// An exclusive system: a function of `&mut Registry` (returning `()` or a
-/// `Result<(), E>`), for work that touches everything (loading a level,
-/// compacting, spawning from a file). It conflicts with every other system,
-/// so it runs alone in its own wave, in its place in the order
-/// (registration order, or its `before`/`after` constraints), after the
-/// commands of the waves before it are applied. Made by
-/// [`IntoSystem`] from such a function; structural changes go straight to
-/// the registry, no command buffer needed.
+/// An exclusive system: a function of `&mut Registry` and up to 4
+/// [`ExclusiveParam`]s (`fn(&mut Registry, P1, .., Pn)`: [`Local<T>`](crate::Local),
+/// [`Tick`], tuples of these), returning `()` or a `Result<(), E>`, for
+/// work that touches everything (loading a level, compacting, spawning
+/// from a file). It conflicts with every other system, so it runs alone in
+/// its own wave, in its place in the order (registration order, or its
+/// `before`/`after` constraints), after the commands of the waves before
+/// it are applied. Made by [`IntoSystem`] from such a function;
+/// structural changes go straight to the registry, no command buffer
+/// needed.
+///
+/// The parameters after the registry come from the system's own state,
+/// never from the registry: a `Local` keeps its value from run to run, in
+/// the system's [`locals`](System::locals) (one child state per
+/// parameter, as a function system's), so
+/// [`Schedule::save_system_states`](crate::Schedule::save_system_states)
+/// saves it and
+/// [`restore_system_states`](crate::Schedule::restore_system_states) puts
+/// it back. Resources, entities and events are reached through the
+/// registry: `registry.resource::<R>()` and `resource_mut::<R>()`,
+/// `registry.view::<Q>()`, [`Events::send_to(registry,
+/// event)`](crate::Events::send_to) to send (appended at once, seen by the
+/// readers that run after it), and `registry.resource::<Events<E>>()` with
+/// [`Events::iter`](crate::Events::iter) to look at the retained events
+/// (no reader cursor: an exclusive system sees every retained event each
+/// time). A parameter that borrows the registry (`Res`, `Query`,
+/// `Commands`, `EventWriter`, ...) does not compile (see
+/// [`ExclusiveParam`]).
 ///
 /// # Examples
 ///
 /// ```
 /// use ecs_engine::Registry;
-/// use scheduler::{Query, Schedule, Tick};
+/// use scheduler::{Local, Query, Schedule, Tick};
 ///
 /// struct Health(i32);
 ///
 /// fn hurt(mut q: Query<&mut Health>) {
 ///     q.each(|h| h.0 -= 1);
 /// }
-/// fn bury(registry: &mut Registry) {
+/// // Exclusive, with a counter of its own kept from tick to tick.
+/// fn bury(registry: &mut Registry, mut buried: Local<usize>) {
 ///     let dead: Vec<_> = registry
 ///         .view::<(ecs_engine::Entity, &Health)>()
 ///         .iter()
 ///         .filter(|(_, h)| h.0 <= 0)
 ///         .map(|(e, _)| e)
 ///         .collect();
+///     *buried += dead.len();
 ///     for entity in dead {
 ///         registry.despawn(entity).unwrap();
 ///     }
+///     registry.insert_resource(*buried);
 /// }
 ///
 /// let mut registry = Registry::new();
 /// registry.spawn((Health(1),));
+/// registry.spawn((Health(2),));
 /// registry.spawn((Health(5),));
 /// let mut builder = Schedule::builder();
 /// builder.add(hurt);
@@ -493,73 +519,103 @@ where
 /// let mut schedule = builder.build(&mut registry).unwrap();
 /// assert_eq!(schedule.waves().len(), 2); // bury runs alone, after hurt
 /// schedule.run(&mut registry, Tick::default()).unwrap();
+/// schedule.run(&mut registry, Tick::default()).unwrap();
 /// assert_eq!(registry.len(), 1);
+/// assert_eq!(registry.resource::<usize>(), Some(&2));
 /// ```
-pub struct ExclusiveSystem<F, Out> {
+pub struct ExclusiveSystem<F, Out, Params = ()> {
     function: F,
-    _out: PhantomData<fn() -> Out>,
+    locals: LocalState,
+    _out: PhantomData<fn() -> (Out, Params)>,
 }
 
-impl<F, Out> std::fmt::Debug for ExclusiveSystem<F, Out> {
+impl<F, Out, Params> std::fmt::Debug for ExclusiveSystem<F, Out, Params> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&short_name(std::any::type_name::<F>()))
     }
 }
 
 /// Marker for [`IntoSystem`] on an exclusive function (`fn(&mut
-/// Registry)`).
+/// Registry)`, or `fn(&mut Registry, P1, .., Pn)` with `Params` the tuple
+/// `(P1, .., Pn)` of its [`ExclusiveParam`]s).
 #[derive(Debug)]
-pub struct IsExclusive<Out>(PhantomData<fn() -> Out>);
+pub struct IsExclusive<Out, Params = ()>(PhantomData<fn() -> (Out, Params)>);
 
-impl<F, Out> IntoSystem<IsExclusive<Out>> for F
-where
-    F: FnMut(&mut Registry) -> Out + Send + 'static,
-    Out: SystemOutput,
-{
-    type System = ExclusiveSystem<F, Out>;
-    fn into_system(self) -> Self::System {
-        ExclusiveSystem {
-            function: self,
-            _out: PhantomData,
+macro_rules! exclusive_system {
+    ($($p:ident),*) => {
+        impl<Func, Out: SystemOutput, $($p: ExclusiveParam + 'static),*> IntoSystem<IsExclusive<Out, ($($p,)*)>> for Func
+        where
+            Func: Send + 'static + FnMut(&mut Registry, $($p),*) -> Out + FnMut(&mut Registry, $($p::Item<'_>),*) -> Out,
+        {
+            type System = ExclusiveSystem<Func, Out, ($($p,)*)>;
+            fn into_system(self) -> Self::System {
+                ExclusiveSystem { function: self, locals: LocalState::default(), _out: PhantomData }
+            }
         }
-    }
+
+        impl<Func, Out: SystemOutput, $($p: ExclusiveParam + 'static),*> System for ExclusiveSystem<Func, Out, ($($p,)*)>
+        where
+            Func: Send + 'static + FnMut(&mut Registry, $($p),*) -> Out + FnMut(&mut Registry, $($p::Item<'_>),*) -> Out,
+        {
+            fn default_name(&self) -> Cow<'static, str> {
+                Cow::Owned(short_name(std::any::type_name::<Func>()))
+            }
+
+            fn type_path(&self) -> Option<Cow<'static, str>> {
+                Some(Cow::Borrowed(std::any::type_name::<Func>()))
+            }
+
+            fn access(&self) -> SystemAccess {
+                SystemAccess::new().exclusive()
+            }
+
+            fn run(&mut self, ctx: &SystemContext<'_>) -> Result<(), SystemError> {
+                Err(SystemError::Failed {
+                    system: ctx.system_name().to_owned(),
+                    message: "an exclusive system runs with the whole registry, not a SystemContext"
+                        .to_owned(),
+                })
+            }
+
+            #[allow(non_snake_case, unused_variables, unused_mut, reason = "parameters named after their types; none for a function of the registry alone")]
+            fn run_exclusive(
+                &mut self,
+                name: &str,
+                registry: &mut Registry,
+                tick: Tick,
+            ) -> Result<(), SystemError> {
+                // Calls through a generic function so that the
+                // `FnMut(&mut Registry, Item<'_>...)` bound is the one used.
+                fn call<Out, $($p),*>(
+                    mut f: impl FnMut(&mut Registry, $($p),*) -> Out,
+                    registry: &mut Registry,
+                    $($p: $p),*
+                ) -> Out {
+                    f(registry, $($p),*)
+                }
+                let mut locals = self.locals.children(<[&str]>::len(&[$(stringify!($p)),*])).iter_mut();
+                $(let $p = $p::fetch_exclusive(name, locals.next().expect("one local slot per parameter"), tick)?;)*
+                let outcome = call(&mut self.function, registry, $($p),*).into_outcome();
+                failed(name, outcome)
+            }
+
+            fn state(&self) -> &dyn Any {
+                &self.function
+            }
+
+            fn locals(&self) -> Option<&LocalState> {
+                Some(&self.locals)
+            }
+
+            fn locals_mut(&mut self) -> Option<&mut LocalState> {
+                Some(&mut self.locals)
+            }
+        }
+    };
 }
 
-impl<F, Out> System for ExclusiveSystem<F, Out>
-where
-    F: FnMut(&mut Registry) -> Out + Send + 'static,
-    Out: SystemOutput,
-{
-    fn default_name(&self) -> Cow<'static, str> {
-        Cow::Owned(short_name(std::any::type_name::<F>()))
-    }
-
-    fn type_path(&self) -> Option<Cow<'static, str>> {
-        Some(Cow::Borrowed(std::any::type_name::<F>()))
-    }
-
-    fn access(&self) -> SystemAccess {
-        SystemAccess::new().exclusive()
-    }
-
-    fn run(&mut self, ctx: &SystemContext<'_>) -> Result<(), SystemError> {
-        Err(SystemError::Failed {
-            system: ctx.system_name().to_owned(),
-            message: "an exclusive system runs with the whole registry, not a SystemContext"
-                .to_owned(),
-        })
-    }
-
-    fn run_exclusive(
-        &mut self,
-        name: &str,
-        registry: &mut Registry,
-        _tick: Tick,
-    ) -> Result<(), SystemError> {
-        failed(name, (self.function)(registry).into_outcome())
-    }
-
-    fn state(&self) -> &dyn Any {
-        &self.function
-    }
-}
+exclusive_system!();
+exclusive_system!(A);
+exclusive_system!(A, B);
+exclusive_system!(A, B, C);
+exclusive_system!(A, B, C, D);
