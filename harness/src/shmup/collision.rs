@@ -130,12 +130,20 @@ struct ChunkHits {
 
 impl Collision {
     /// Sorts the players' side by cell (enemies' side bodies are left
-    /// out of `order`); the cells are computed in parallel.
+    /// out of `order`); the cells are computed in parallel (on this
+    /// thread on a one-thread schedule, which runs outside any pool: a
+    /// rayon call there would wake rayon's global pool every tick).
     fn sort_into_cells(&mut self, grid: &Grid) {
-        self.bodies
-            .par_iter()
-            .map(|b| grid.cell(b.x, b.y))
-            .collect_into_vec(&mut self.cell_of);
+        let cell = |b: &Body| grid.cell(b.x, b.y);
+        if ecs_engine::walk_threads() == 1 {
+            self.cell_of.clear();
+            self.cell_of.extend(self.bodies.iter().map(cell));
+        } else {
+            self.bodies
+                .par_iter()
+                .map(cell)
+                .collect_into_vec(&mut self.cell_of);
+        }
         self.starts.clear();
         self.starts.resize(grid.cells() + 1, 0);
         let players_side = |b: &Body| b.faction != Faction::Enemy;
