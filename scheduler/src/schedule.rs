@@ -3,7 +3,7 @@
 
 use std::ops::Range;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use command_buffer::{ApplyReport, SpawnLanes};
 use ecs_engine::Registry;
@@ -298,14 +298,20 @@ impl Schedule {
             stage: Stage::Tick,
             dispatch,
         };
-        let inline = *adaptive && pool.is_some() && placement.next(slots.iter().map(|s| s.cost));
+        let placed = *adaptive && pool.is_some();
+        let inline = placed && placement.next(slots.iter().map(|s| s.cost));
+        let start = Instant::now();
         let Some(pool) = pool.as_ref().filter(|_| !inline) else {
             // One thread, or a tick too cheap to pay for the pool: the
             // tick on the caller's thread, no hand-off.
             let pass = Pass { threads: 1, ..pass };
-            return ecs_engine::run_serial(|| {
+            let outcome = ecs_engine::run_serial(|| {
                 run_waves(slots, wave_ranges, wave_timings, between, registry, pass)
             });
+            if placed {
+                placement.record(true, start.elapsed());
+            }
+            return outcome;
         };
         if cfg!(miri) {
             // Under Miri the tick goes through `install`, which carries it
@@ -339,6 +345,9 @@ impl Schedule {
             });
             wait_for(&done);
         });
+        if placed {
+            placement.record(false, start.elapsed());
+        }
         outcome.expect("the tick job ran to completion")
     }
 

@@ -61,6 +61,15 @@ const MAX_HOLD: u32 = 1024;
 /// call to rayon's global pool and waits for it) would otherwise swing
 /// between the two every other tick: leaving the caller's thread holds the
 /// tick on the pool for a while, twice as long each time.
+///
+/// The costs say what the pool could save, not what it costs on this
+/// machine now: on a machine whose cores are busy with other programs,
+/// each hand-off to a pool thread waits for the operating system to run
+/// it, and a tick on the pool took 4 to 6 times as long as the same tick
+/// on the caller's thread (issue 24). So the tick's own wall time is
+/// measured where it ran ([`record`](Self::record)), and three pool ticks
+/// in a row slower than the caller's thread's send the ticks back to the
+/// caller's thread for a while ([`Busy`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct TickPlacement {
     inline: bool,
@@ -68,6 +77,7 @@ pub(crate) struct TickPlacement {
     hold: u32,
     /// The next hold.
     next_hold: u32,
+    busy: Busy,
 }
 
 impl Default for TickPlacement {
@@ -77,14 +87,19 @@ impl Default for TickPlacement {
             inline: true,
             hold: 0,
             next_hold: FIRST_HOLD,
+            busy: Busy::default(),
         }
     }
 }
 
 impl TickPlacement {
     /// Whether the next tick runs on the caller's thread, from every
-    /// system's expected cost.
+    /// system's expected cost and the measured ticks.
     pub(crate) fn next(&mut self, costs: impl Iterator<Item = Duration>) -> bool {
+        if self.busy.hold > 0 {
+            self.busy.hold -= 1;
+            return true;
+        }
         let expected: Duration = costs.sum();
         if self.inline {
             if expected > PARALLEL_TICK_ABOVE {
@@ -98,6 +113,113 @@ impl TickPlacement {
             self.inline = true;
         }
         self.inline
+    }
+
+    /// Records a tick's wall time (from its start to its commands
+    /// applied), run on the caller's thread (`inline`) or on the pool.
+    pub(crate) fn record(&mut self, inline: bool, wall: Duration) {
+        self.busy.record(inline, wall);
+    }
+}
+
+/// Pool ticks slower than the caller's thread's in a row that send the
+/// ticks back to the caller's thread.
+const SLOW_STRIKES: u32 = 3;
+/// A pool tick is slow when it takes longer than the caller's thread's
+/// (its recent average) by a quarter and this much.
+const SLOW_SLACK: Duration = Duration::from_micros(20);
+/// The first stay on the caller's thread after slow pool ticks, in ticks;
+/// it doubles each time the pool is still slow when tried again, up to
+/// [`MAX_BUSY_HOLD`].
+const FIRST_BUSY_HOLD: u32 = 16;
+/// The longest stay.
+const MAX_BUSY_HOLD: u32 = 1024;
+/// Pool ticks in a row at least as fast as the caller's thread after
+/// which the stay starts from [`FIRST_BUSY_HOLD`] again.
+const GOOD_RESET: u32 = 64;
+/// An average of ticks on the caller's thread older than this many ticks
+/// is measured again (one tick there) before it may count against the
+/// pool: the world may have grown since.
+const STALE_INLINE: u32 = 256;
+
+/// The measured side of [`TickPlacement`]: recent wall times per tick on
+/// the caller's thread and on the pool (averages that move a quarter of
+/// the way to each new tick), and how the pool has compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Busy {
+    inline_wall: Option<Duration>,
+    /// Ticks since the last on the caller's thread.
+    inline_age: u32,
+    pool_wall: Option<Duration>,
+    strikes: u32,
+    good: u32,
+    /// Ticks left on the caller's thread whatever the costs say.
+    hold: u32,
+    next_hold: u32,
+}
+
+impl Default for Busy {
+    fn default() -> Self {
+        Busy {
+            inline_wall: None,
+            inline_age: 0,
+            pool_wall: None,
+            strikes: 0,
+            good: 0,
+            hold: 0,
+            next_hold: FIRST_BUSY_HOLD,
+        }
+    }
+}
+
+/// `average` moved a quarter of the way to `sample` (the sample itself
+/// when there is no average yet).
+fn moved(average: Option<Duration>, sample: Duration) -> Duration {
+    match average {
+        None => sample,
+        Some(a) if sample >= a => a + (sample - a) / 4,
+        Some(a) => a - (a - sample) / 4,
+    }
+}
+
+impl Busy {
+    fn record(&mut self, inline: bool, wall: Duration) {
+        if inline {
+            // An old average says nothing of today's world: replaced.
+            let recent = self.inline_wall.filter(|_| self.inline_age <= STALE_INLINE);
+            self.inline_wall = Some(moved(recent, wall));
+            self.inline_age = 0;
+            return;
+        }
+        self.inline_age = self.inline_age.saturating_add(1);
+        let pool = moved(self.pool_wall, wall);
+        self.pool_wall = Some(pool);
+        let Some(inline_wall) = self.inline_wall else {
+            return;
+        };
+        if pool <= inline_wall + inline_wall / 4 + SLOW_SLACK {
+            self.strikes = 0;
+            self.good += 1;
+            if self.good >= GOOD_RESET {
+                self.next_hold = FIRST_BUSY_HOLD;
+            }
+            return;
+        }
+        self.good = 0;
+        self.strikes += 1;
+        if self.strikes < SLOW_STRIKES {
+            return;
+        }
+        self.strikes = 0;
+        // The pool is measured afresh when it is tried again.
+        self.pool_wall = None;
+        if self.inline_age > STALE_INLINE {
+            // Too old to judge by: one tick on the caller's thread first.
+            self.hold = 1;
+        } else {
+            self.hold = self.next_hold;
+            self.next_hold = (self.next_hold * 2).min(MAX_BUSY_HOLD);
+        }
     }
 }
 
@@ -165,5 +287,70 @@ mod tests {
         // Each try on the caller's thread is one tick, followed by the tick
         // that leaves it and a hold of 8, then 16, 32, 64 ticks.
         assert_eq!(inline_ticks, [9, 27, 61, 127]);
+    }
+
+    #[test]
+    fn slow_pool_ticks_send_the_ticks_to_the_caller_for_a_while_twice_as_long_each_time() {
+        let mut placement = TickPlacement::default();
+        let mut places = Vec::new();
+        // A busy machine: 600 µs on the caller's thread, 3 ms on the pool.
+        for tick in 0..80 {
+            // The first tick has no measured cost yet.
+            let inline = placement.next(us(if tick == 0 { &[] } else { &[500] }));
+            places.push(inline);
+            placement.record(
+                inline,
+                Duration::from_micros(if inline { 600 } else { 3_000 }),
+            );
+        }
+        let runs: Vec<(bool, usize)> = places
+            .chunk_by(|a, b| a == b)
+            .map(|r| (r[0], r.len()))
+            .collect();
+        // The first tick inline; three slow pool ticks, then 16 inline;
+        // three more, then 32 inline.
+        assert_eq!(
+            runs[..5],
+            [(true, 1), (false, 3), (true, 16), (false, 3), (true, 32)]
+        );
+    }
+
+    #[test]
+    fn a_pool_as_fast_as_the_caller_keeps_the_ticks() {
+        let mut placement = TickPlacement::default();
+        let mut inline_ticks = 0;
+        for tick in 0..200 {
+            let inline = placement.next(us(if tick == 0 { &[] } else { &[500] }));
+            inline_ticks += usize::from(inline);
+            // 600 µs on the caller's thread, 350 on the pool (two cores).
+            placement.record(
+                inline,
+                Duration::from_micros(if inline { 600 } else { 350 }),
+            );
+        }
+        assert_eq!(inline_ticks, 1);
+    }
+
+    #[test]
+    fn an_old_measure_of_the_caller_is_taken_again_before_it_counts() {
+        let mut busy = Busy::default();
+        busy.record(true, Duration::from_micros(100));
+        // 300 pool ticks faster than the caller's thread; then the world
+        // grows, and the pool's ticks take 400 µs.
+        for _ in 0..300 {
+            busy.record(false, Duration::from_micros(90));
+        }
+        for _ in 0..3 {
+            busy.record(false, Duration::from_micros(400));
+        }
+        // One tick on the caller's thread, not a stay of 16.
+        assert_eq!((busy.hold, busy.next_hold), (1, FIRST_BUSY_HOLD));
+        busy.hold = 0;
+        // Measured again: 900 µs on the caller's thread; the pool wins.
+        busy.record(true, Duration::from_micros(900));
+        for _ in 0..10 {
+            busy.record(false, Duration::from_micros(400));
+        }
+        assert_eq!((busy.hold, busy.strikes), (0, 0));
     }
 }
