@@ -9,7 +9,7 @@ use command_buffer::{ApplyReport, SpawnLanes};
 use ecs_engine::Registry;
 
 use crate::events::hooks::EventHooks;
-use crate::executor::awake::{DoneSignal, Watches, wait_for};
+use crate::executor::awake::{DoneSignal, MAX_IDLE, Watches, wait_for};
 use crate::executor::placement::TickPlacement;
 use crate::executor::{
     Between, Pass, Stage, WaveTiming, check_resources, listening_dispatch, run_waves, with_dispatch,
@@ -43,6 +43,10 @@ pub struct Schedule {
     pub(crate) between: Box<Between>,
     /// Keeps the pool's threads awake while ticks come.
     watches: Watches,
+    /// When the last tick on the pool ended: the gap to the next tick's
+    /// start says whether the caller paces its ticks (see
+    /// [`Watches::release`]).
+    last_tick_end: Option<Instant>,
     /// Ticks and waves too cheap to pay for the pool run inline (see
     /// [`Schedule::set_adaptive`]).
     adaptive: bool,
@@ -110,6 +114,7 @@ impl Schedule {
             resources_checked: false,
             startup: Vec::new(),
             watches: Watches::new(threads),
+            last_tick_end: None,
             adaptive: true,
             placement: TickPlacement::default(),
             states: StateRunner::default(),
@@ -282,6 +287,7 @@ impl Schedule {
             watches,
             adaptive,
             placement,
+            last_tick_end,
             ..
         } = self;
         between.events.begin_tick(registry, tick.number);
@@ -348,6 +354,13 @@ impl Schedule {
         if placed {
             placement.record(false, start.elapsed());
         }
+        // A caller that paces its ticks (a frame loop) would leave the
+        // watches spinning for nothing until the next tick.
+        let end = Instant::now();
+        if last_tick_end.is_some_and(|last| start - last > MAX_IDLE) {
+            watches.release();
+        }
+        *last_tick_end = Some(end);
         outcome.expect("the tick job ran to completion")
     }
 

@@ -13,8 +13,9 @@
 //! chunks of a `par_each`) and yields its core when there is none (as
 //! rayon's idle loop does before it sleeps). A watch lasts from tick to
 //! tick and ends after [`MAX_IDLE`] without work, as soon as a yield comes
-//! back late (another thread wanted the core: see [`BUSY_YIELD`]), or when
-//! the schedule is dropped; the next tick sends new watches when none is left.
+//! back late (another thread wanted the core: see [`BUSY_YIELD`]), at the
+//! end of a tick when ticks come further apart than [`MAX_IDLE`]
+//! ([`Watches::release`]), or when the schedule is dropped; the next tick sends new watches when none is left.
 //!
 //! A watch must never hold up the work beneath it: a worker waiting for a
 //! stolen half of a `join` could pick up a watch, nested above the waiting
@@ -69,6 +70,10 @@ struct WatchState {
     running: AtomicUsize,
     /// Set when the schedule is dropped: the watches end.
     closed: AtomicBool,
+    /// Set after a tick when the next one is expected later than
+    /// [`MAX_IDLE`] (see [`Watches::release`]): the watches end now;
+    /// cleared when the next tick starts.
+    released: AtomicBool,
 }
 
 impl Watches {
@@ -86,6 +91,7 @@ impl Watches {
     /// would watch). Called before each tick, from outside the pool;
     /// allocates rayon's broadcast job when it sends.
     pub(crate) fn keep_awake(&self, pool: &ThreadPool) {
+        self.state.released.store(false, Ordering::Release);
         let watchers = self.watchers;
         if watchers < 2 || self.state.running.load(Ordering::Acquire) != 0 {
             return;
@@ -102,6 +108,17 @@ impl Watches {
     }
 }
 
+impl Watches {
+    /// Ends the running watches now, after a tick, when the caller paces
+    /// its ticks further apart than [`MAX_IDLE`] (a game at 60 Hz): a watch
+    /// would find no work before it ended anyway, and each of its
+    /// [`MAX_IDLE`] would be a core's time spent for nothing every frame
+    /// (at 60 Hz with 2 watching threads, 6% of a core).
+    pub(crate) fn release(&self) {
+        self.state.released.store(true, Ordering::Release);
+    }
+}
+
 impl Drop for Watches {
     fn drop(&mut self) {
         self.state.closed.store(true, Ordering::Release);
@@ -113,7 +130,7 @@ impl WatchState {
     /// for [`MAX_IDLE`] or the schedule is dropped.
     fn watch(&self) {
         let mut idle_since: Option<Instant> = None;
-        while !self.closed.load(Ordering::Acquire) {
+        while !self.closed.load(Ordering::Acquire) && !self.released.load(Ordering::Acquire) {
             match rayon::yield_now() {
                 Some(Yield::Executed) => idle_since = None,
                 Some(Yield::Idle) => {
