@@ -3,7 +3,7 @@
 //! unknown ids and endless chains are errors naming who asked.
 
 use ecs_runtime::prelude::*;
-use ecs_runtime::scheduler::{MAX_ONE_SHOT_RUNS, RunError};
+use ecs_runtime::scheduler::{MAX_ONE_SHOT_CHAIN, RunError};
 
 /// What ran, in order.
 #[derive(Default)]
@@ -189,19 +189,19 @@ fn a_system_asking_for_itself_for_ever_stops_at_the_limit() {
     assert!(matches!(
         error,
         EngineError::Run(RunError::OneShotLimit {
-            limit: MAX_ONE_SHOT_RUNS,
+            limit: MAX_ONE_SHOT_CHAIN,
             ..
         })
     ));
     assert_eq!(
         engine.registry().resource::<usize>(),
-        Some(&(MAX_ONE_SHOT_RUNS + 1))
+        Some(&(MAX_ONE_SHOT_CHAIN + 1))
     );
     // Nothing of the dropped queue runs later.
     engine.tick().unwrap();
     assert_eq!(
         engine.registry().resource::<usize>(),
-        Some(&(MAX_ONE_SHOT_RUNS + 1))
+        Some(&(MAX_ONE_SHOT_CHAIN + 1))
     );
 }
 

@@ -239,12 +239,13 @@ pub enum RunError {
         /// [`Schedule::run_system`](crate::Schedule::run_system).
         requested_by: Option<String>,
     },
-    /// More than [`MAX_ONE_SHOT_RUNS`](crate::MAX_ONE_SHOT_RUNS)
-    /// one-shot runs were asked for after one wave (a one-shot system
-    /// that asks for itself each run); the rest of the requests are
-    /// dropped.
+    /// The one-shot runs after one wave chained more than
+    /// [`MAX_ONE_SHOT_CHAIN`](crate::MAX_ONE_SHOT_CHAIN) links (a one-shot
+    /// system or an observer that asks for itself each run), or numbered
+    /// more than [`MAX_ONE_SHOT_RUNS`](crate::MAX_ONE_SHOT_RUNS) in all;
+    /// the rest of the requests are dropped.
     #[error(
-        "tick {tick}: more than {limit} one-shot runs after one wave; the last, of {id}, asked for by system `{requested_by}`"
+        "tick {tick}: more than {limit} {of} of one-shot runs after one wave; the last, of {id}, asked for by system `{requested_by}`"
     )]
     OneShotLimit {
         /// The tick's number.
@@ -255,6 +256,8 @@ pub enum RunError {
         requested_by: String,
         /// The limit.
         limit: usize,
+        /// What it limits: `"chained links"` or `"runs"`.
+        of: &'static str,
     },
     /// No system has that name (from `set_enabled`).
     #[error("no system is named `{name}`")]

@@ -135,7 +135,7 @@ pub use explain::Explain;
 pub use graph::{EdgeReason, Policy, Rule};
 pub use label::{Label, SystemSet};
 pub use observer::{Hook, Trigger};
-pub use oneshot::{MAX_ONE_SHOT_RUNS, OneShotId};
+pub use oneshot::{MAX_ONE_SHOT_CHAIN, MAX_ONE_SHOT_RUNS, OneShotId};
 pub use param::context::{SystemContext, SystemId};
 pub use param::exclusive::ExclusiveParam;
 #[doc(hidden)]

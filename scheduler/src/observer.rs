@@ -8,9 +8,10 @@
 //! observers of its (hook, type), in the order the commands were applied,
 //! then in registration order, each with [`Trigger`] as a resource and
 //! its commands applied after it. Hooks fired by those commands run their
-//! observers in turn, before the next wave, all within
-//! [`MAX_ONE_SHOT_RUNS`](crate::MAX_ONE_SHOT_RUNS) runs after one wave
-//! (past it the tick stops with
+//! observers in turn, before the next wave, in a chain of at most
+//! [`MAX_ONE_SHOT_CHAIN`](crate::MAX_ONE_SHOT_CHAIN) links after one
+//! wave (the observers of the wave's own hooks are one link, however
+//! many; past the limit the tick stops with
 //! [`RunError::OneShotLimit`](crate::RunError::OneShotLimit)).
 //!
 //! Only commands fire hooks, and only once they succeeded (a command on a

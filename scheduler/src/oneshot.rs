@@ -8,10 +8,11 @@
 //! applied: in the order the requests were applied (registration order of
 //! the requesting systems, then recording order), each one-shot system
 //! followed by its own commands, whose requests join the end of the
-//! queue. So the order is fixed whatever the thread count. At most
-//! [`MAX_ONE_SHOT_RUNS`] run after one wave: a system that keeps asking
-//! for itself stops the tick with [`RunError::OneShotLimit`] instead of
-//! looping for ever.
+//! queue. So the order is fixed whatever the thread count. A chain of
+//! runs asking for more runs is at most [`MAX_ONE_SHOT_CHAIN`] links long
+//! (and [`MAX_ONE_SHOT_RUNS`] runs in all) after one wave: a system that
+//! keeps asking for itself stops the tick with [`RunError::OneShotLimit`]
+//! instead of looping for ever.
 
 use std::collections::VecDeque;
 
@@ -23,9 +24,19 @@ use crate::observer::{Trigger, has_fired, take_triggers};
 use crate::slot::Slot;
 use crate::{Commands, IntoSystem, RunError, Schedule, SystemId, Tick};
 
-/// The most one-shot runs after one wave (or one
-/// [`Schedule::run_system`]), chained requests included.
-pub const MAX_ONE_SHOT_RUNS: usize = 4096;
+/// The longest chain of one-shot runs after one wave (or one
+/// [`Schedule::run_system`]): the runs the wave asked for (its commands'
+/// requests and the observers its hooks fired) are the first link, the
+/// runs those asked for the second, and so on. A one-shot system or an
+/// observer that keeps asking for itself stops here; a wave that fires
+/// 100,000 hooks is one link.
+pub const MAX_ONE_SHOT_CHAIN: usize = 4096;
+
+/// The most one-shot runs after one wave, all links together: a guard
+/// against chains that grow at every link (an observer that fires two
+/// more of itself), which would take too long to reach
+/// [`MAX_ONE_SHOT_CHAIN`] links.
+pub const MAX_ONE_SHOT_RUNS: usize = 1 << 24;
 
 /// Names a one-shot system of one schedule (or engine): what
 /// [`Schedule::register_system`] returns, for
@@ -270,6 +281,10 @@ pub(crate) fn run_requested(
     pass: Pass<'_>,
 ) -> Result<(), RunError> {
     let mut runs = 0;
+    // The queue runs first in, first out, so the requests of one link
+    // are those queued when the link before it ended.
+    let mut link = 0;
+    let mut left_in_link = 0;
     let outcome = loop {
         let triggers = take_triggers(&between.oneshots.observers, registry);
         let requester = |trigger: &Trigger| format!("observer of {:?}", trigger.hook);
@@ -277,19 +292,32 @@ pub(crate) fn run_requested(
             .into_iter()
             .map(|(id, trigger)| (id, requester(&trigger), Some(trigger)));
         queue(registry, observed);
+        if left_in_link == 0 {
+            left_in_link = registry.resource::<Requests>().map_or(0, |r| r.0.len());
+            link += 1;
+        }
         let Some((id, requester, trigger)) = registry
             .resource_mut::<Requests>()
             .and_then(|requests| requests.0.pop_front())
         else {
             break Ok(());
         };
+        left_in_link -= 1;
         runs += 1;
-        if runs > MAX_ONE_SHOT_RUNS {
+        let past = if link > MAX_ONE_SHOT_CHAIN {
+            Some((MAX_ONE_SHOT_CHAIN, "chained links"))
+        } else if runs > MAX_ONE_SHOT_RUNS {
+            Some((MAX_ONE_SHOT_RUNS, "runs"))
+        } else {
+            None
+        };
+        if let Some((limit, of)) = past {
             break Err(RunError::OneShotLimit {
                 tick: pass.tick.number,
                 id,
                 requested_by: requester,
-                limit: MAX_ONE_SHOT_RUNS,
+                limit,
+                of,
             });
         }
         if let Some(trigger) = trigger {

@@ -5,7 +5,7 @@
 
 use ecs_engine::{Entity, Registry};
 use scheduler::{
-    Commands, Hook, MAX_ONE_SHOT_RUNS, Query, Res, ResMut, RunError, Schedule, Tick, Trigger,
+    Commands, Hook, MAX_ONE_SHOT_CHAIN, Query, Res, ResMut, RunError, Schedule, Tick, Trigger,
 };
 
 struct Health(u32);
@@ -177,7 +177,7 @@ fn an_observer_loop_stops_at_the_cap_with_an_error() {
     schedule.observe::<Health, _>(&mut registry, Hook::Insert, reinsert);
     let error = schedule.run(&mut registry, tick(0)).unwrap_err();
     assert!(
-        matches!(error, RunError::OneShotLimit { limit, .. } if limit == MAX_ONE_SHOT_RUNS),
+        matches!(error, RunError::OneShotLimit { limit, .. } if limit == MAX_ONE_SHOT_CHAIN),
         "{error}"
     );
 }
@@ -314,4 +314,38 @@ fn an_insert_fires_add_for_the_components_it_requires() {
             .collect();
         assert_eq!(registry.resource::<Log>().unwrap().0, expected);
     }
+}
+
+/// Counts its runs.
+fn count_added(_: Res<Trigger>, mut n: ResMut<usize>) {
+    *n += 1;
+}
+
+#[test]
+fn a_wave_firing_more_hooks_than_the_chain_limit_runs_every_observer() {
+    // One wave spawns 5,000 entities with `Health` and arms each (a
+    // second link of 5,000 runs): two links, 10,000 runs, no error.
+    let spawns = if cfg!(miri) {
+        10
+    } else {
+        MAX_ONE_SHOT_CHAIN + 904
+    };
+    let mut registry = Registry::new();
+    registry.insert_resource(0_usize);
+    registry.insert_resource(Log::default());
+    let mut builder = Schedule::builder();
+    builder.add(move |tick: Tick, mut commands: Commands| {
+        if tick.number == 0 {
+            for i in 0..spawns {
+                commands.spawn((Health(i as u32),));
+            }
+        }
+    });
+    let mut schedule = builder.build(&mut registry).unwrap();
+    schedule.observe::<Health, _>(&mut registry, Hook::Add, count_added);
+    schedule.observe::<Health, _>(&mut registry, Hook::Add, arm);
+    schedule.observe::<Armor, _>(&mut registry, Hook::Add, count_added);
+    schedule.run(&mut registry, tick(0)).unwrap();
+    assert_eq!(registry.resource::<usize>(), Some(&(2 * spawns)));
+    assert_eq!(registry.view::<(&Health, &Armor)>().count(), spawns);
 }
