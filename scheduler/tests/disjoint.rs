@@ -237,3 +237,36 @@ fn a_param_set_member_borrowed_twice_in_a_run_sees_the_same_changes() {
         [(7, 7, true, true), (1, 1, false, false), (0, 0, true, true)]
     );
 }
+
+#[test]
+fn a_query_may_filter_by_membership_on_a_type_it_writes_but_not_by_change() {
+    fn bump(mut q: Query<&mut Position, (With<Position>, Without<Enemy>)>) {
+        for p in &mut q {
+            p.0 += 10;
+        }
+    }
+    fn bump_either(mut q: Query<&mut Velocity, ecs_engine::Or<(With<Velocity>, With<Enemy>)>>) {
+        for v in &mut q {
+            v.0 *= 2;
+        }
+    }
+    let (mut registry, movers, enemies) = world();
+    let mut builder = Schedule::builder();
+    builder.add(bump);
+    builder.add(bump_either);
+    let mut schedule = builder.build(&mut registry).unwrap();
+    schedule.run(&mut registry, Tick::default()).unwrap();
+    assert_eq!(positions(&registry, &movers), [10, 11, 12, 13]);
+    assert_eq!(positions(&registry, &enemies), [100, 200, 300]);
+    let velocities: Vec<i64> = enemies
+        .iter()
+        .map(|&e| registry.get::<Velocity>(e).unwrap().0)
+        .collect();
+    assert_eq!(velocities, [10, 10, 10]);
+
+    fn changed_mut(_: Query<&mut Position, Changed<Position>>) {}
+    let mut builder = Schedule::builder();
+    builder.add(changed_mut);
+    let message = builder.build(&mut registry).unwrap_err().to_string();
+    assert!(message.contains("take `Mut<"), "{message}");
+}

@@ -350,7 +350,17 @@ impl<Q: QueryData + 'static, F: QueryFilter + 'static> SystemParam for Query<'_,
         // the query's own types too.
         let mut own = SystemAccess::new();
         Q::access(&mut |c| own.add_component_borrow(c));
-        F::access(&mut |c| own.add_component_borrow(c));
+        // A membership filter (`With`, `Without`, `Or` of them: no change
+        // ticks read) on a type the query names reads no value and takes
+        // no claim on the pool, so `Query<&mut P, With<P>>` is one borrow;
+        // a change filter on a type the query writes stays a clash (the
+        // view refuses it: it would read the ticks the query writes).
+        let named: Vec<_> = own.components().iter().map(|c| c.key).collect();
+        F::access(&mut |c| {
+            if c.track.is_some() || !named.contains(&c.key) {
+                own.add_component_borrow(c);
+            }
+        });
         for name in own.clashes() {
             access.record_clash(name.clone());
         }
