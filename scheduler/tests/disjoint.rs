@@ -245,7 +245,8 @@ fn a_query_may_filter_by_membership_on_a_type_it_writes_but_not_by_change() {
             p.0 += 10;
         }
     }
-    fn bump_either(mut q: Query<&mut Velocity, ecs_engine::Or<(With<Velocity>, With<Enemy>)>>) {
+    type EitherFilter = ecs_engine::Or<(With<Velocity>, With<Enemy>)>;
+    fn bump_either(mut q: Query<&mut Velocity, EitherFilter>) {
         for v in &mut q {
             v.0 *= 2;
         }
