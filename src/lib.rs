@@ -48,12 +48,15 @@ pub mod prelude {
     pub use command_buffer::CommandBuffer;
     pub use event_queue::EventQueue;
     pub use scheduler::{
-        Commands, EventCommands, EventReader, EventWriter, Events, In, IntoPipeable, Local,
+        Commands, EventCommands, EventReader, EventWriter, Events, Hook, In, IntoPipeable, Local,
         NextState, OneShotId, ParamSet, Policy, Query, QuerySingleError, Random, Res, ResMut,
-        Schedule, State, StatefulSystem, States, SystemId, SystemSet, Tick, WorldSeed, in_state,
+        Schedule, State, StatefulSystem, States, SystemId, SystemSet, Tick, Trigger, WorldSeed,
+        in_state,
     };
 
-    pub use crate::{Engine, EngineBuilder, EngineError, InputProducer, InputSender, SystemHandle};
+    pub use crate::{
+        Engine, EngineBuilder, EngineError, InputProducer, InputSender, Plugin, SystemHandle,
+    };
 
     // Change detection (issue 15).
     pub use ecs_engine::{Added, ChangeTick, Changed, Mut, Ref, Untracked};

@@ -43,6 +43,10 @@ impl Entity {
         generation: NonZeroU32::MAX,
     };
 
+    /// [`NULL`](Self::NULL) under bevy's name, for a handle field that
+    /// gets its real entity later.
+    pub const PLACEHOLDER: Entity = Entity::NULL;
+
     /// The slot index: the position of the entity in the allocator and in
     /// every sparse array.
     #[inline]

@@ -592,6 +592,28 @@ impl<'w, Q: QueryData, F: QueryFilter> ExclusiveView<'w, Q, F> {
     /// assert_eq!(view.get(knight).err(), Some(EcsError::NoSuchEntity { entity: knight }));
     /// ```
     pub fn get(&mut self, entity: Entity) -> Result<Q::Item<'_>, EcsError> {
+        self.get_mut(entity)
+    }
+
+    /// [`get`](Self::get), under bevy's name for a query that writes.
+    ///
+    /// # Errors
+    ///
+    /// As [`get`](Self::get).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    ///
+    /// struct Health(u32);
+    ///
+    /// let mut registry = Registry::new();
+    /// let knight = registry.spawn((Health(7),));
+    /// registry.view_mut::<&mut Health>().get_mut(knight).unwrap().0 = 9;
+    /// assert_eq!(registry.get::<Health>(knight).map(|h| h.0), Some(9));
+    /// ```
+    pub fn get_mut(&mut self, entity: Entity) -> Result<Q::Item<'_>, EcsError> {
         self.0.admit(entity)?;
         // SAFETY: one fetch from a fresh cursor; the item borrows `self`
         // mutably, so no other item of this view is alive meanwhile.
