@@ -41,8 +41,8 @@ pub use scheduler;
 /// The names most programs use, in one import: `use ecs_runtime::prelude::*;`.
 pub mod prelude {
     pub use ecs_engine::{
-        Bundle, ChildOf, Children, Component, ComponentId, Disabled, EcsError, Entity, Has, Or,
-        QueryData, Registry, RegistryCell, View, With, Without,
+        Bundle, ChildOf, Children, Component, ComponentId, Disabled, EcsError, Entity, EntityMap,
+        Has, MapEntities, Or, QueryData, Registry, RegistryCell, View, With, Without,
     };
 
     pub use command_buffer::CommandBuffer;

@@ -148,7 +148,9 @@ pub use change::{
 pub use component::{Component, ComponentId, ComponentInfo};
 pub use descriptor::{ComponentDescriptor, DropFn};
 pub use disabled::Disabled;
-pub use entity::{AllocatorState, AllocatorStateError, Entity, EntityAllocator, IndexLane};
+pub use entity::{
+    AllocatorState, AllocatorStateError, Entity, EntityAllocator, EntityMap, IndexLane, MapEntities,
+};
 pub use error::EcsError;
 pub use hierarchy::{
     BreadthFirst, ChildOf, Children, DepthFirst, HierarchyState, HierarchyStateError,

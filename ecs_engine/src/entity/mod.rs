@@ -15,13 +15,16 @@
 //! Files: `handle.rs` ([`Entity`]), `allocator.rs` ([`EntityAllocator`],
 //! and [`IndexLane`], fresh indices handed out by several command buffers
 //! at once) and `allocator_state.rs` ([`AllocatorState`], the allocator as
-//! plain data for snapshots).
+//! plain data for snapshots) and `map.rs` ([`EntityMap`] and
+//! [`MapEntities`], handles of one registry's entities in another).
 
 mod allocator;
 mod allocator_state;
 mod handle;
+mod map;
 
 pub use allocator::{EntityAllocator, IndexLane};
 pub use allocator_state::{AllocatorState, AllocatorStateError};
 pub use handle::Entity;
 pub(crate) use handle::MAX_INDEX;
+pub use map::{EntityMap, MapEntities};

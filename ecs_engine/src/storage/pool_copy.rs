@@ -22,7 +22,10 @@ use parking_lot::{Mutex, RwLock};
 use super::blob_pool::BlobPool;
 use super::pools::{ErasedPool, PoolSlot, Pools, as_blob, fast_slot, typed_mut};
 use crate::change::clock::{UpdatePool, update_pool};
-use crate::{ChildOf, Children, Component, ComponentInfo, Disabled, Entity, SparseSet, StateError};
+use crate::{
+    ChildOf, Children, Component, ComponentInfo, Disabled, Entity, EntityMap, MapEntities,
+    SparseSet, StateError,
+};
 
 /// How to copy one slot's pool.
 #[derive(Clone, Copy)]
@@ -38,7 +41,15 @@ pub(crate) struct PoolCopy {
     /// Gives the second entity a copy of the first one's value (both
     /// alive, the second without one); `false` when the first has none.
     clone_value: fn(&mut dyn ErasedPool, Entity, Entity) -> bool,
+    /// Gives the entity of the other registry's pools (alive there, with
+    /// no component) a copy of the first one's value, its handles mapped
+    /// for a type registered with `MapEntities`; `None` for a run-time
+    /// component (its id means nothing in another registry).
+    clone_into: Option<CloneInto>,
 }
+
+/// See [`PoolCopy`]'s `clone_into`: `false` when the entity has no value.
+type CloneInto = fn(&dyn ErasedPool, Entity, &mut Pools, Entity, &mut EntityMap) -> bool;
 
 fn typed<T: Component>(pool: &dyn ErasedPool) -> &SparseSet<T> {
     (pool as &dyn Any)
@@ -69,6 +80,35 @@ fn clone_typed_value<T: Component + Clone>(
         return false;
     };
     set.insert_live(to, value);
+    true
+}
+
+fn clone_typed_into<T: Component + Clone>(
+    pool: &dyn ErasedPool,
+    from: Entity,
+    dst: &mut Pools,
+    to: Entity,
+    _: &mut EntityMap,
+) -> bool {
+    let Some(value) = typed::<T>(pool).get(from).cloned() else {
+        return false;
+    };
+    dst.insert_copy(to, value, PoolCopy::typed::<T>());
+    true
+}
+
+fn clone_mapped_into<T: Component + Clone + MapEntities>(
+    pool: &dyn ErasedPool,
+    from: Entity,
+    dst: &mut Pools,
+    to: Entity,
+    map: &mut EntityMap,
+) -> bool {
+    let Some(mut value) = typed::<T>(pool).get(from).cloned() else {
+        return false;
+    };
+    value.map_entities(map);
+    dst.insert_copy(to, value, PoolCopy::mapped::<T>());
     true
 }
 
@@ -106,6 +146,16 @@ impl PoolCopy {
             restore: restore_typed::<T>,
             update: Some(update_pool::<T>),
             clone_value: clone_typed_value::<T>,
+            clone_into: Some(clone_typed_into::<T>),
+        }
+    }
+
+    /// The copy of `SparseSet<T>` for a type holding handles: across
+    /// registries its values follow an [`EntityMap`].
+    pub(crate) fn mapped<T: Component + Clone + MapEntities>() -> Self {
+        PoolCopy {
+            clone_into: Some(clone_mapped_into::<T>),
+            ..Self::typed::<T>()
         }
     }
 
@@ -116,6 +166,7 @@ impl PoolCopy {
             restore: restore_blob,
             update: None,
             clone_value: clone_blob_value,
+            clone_into: None,
         }
     }
 
@@ -174,6 +225,23 @@ impl Pools {
     pub(crate) fn register_clone<T: Component + Clone>(&mut self) {
         let id = self.register::<T>();
         self.slots[id.index()].copy = Some(PoolCopy::typed::<T>());
+    }
+
+    /// Registers `T`'s clone, its handles mapped when copied into another
+    /// registry (creating the pool if missing).
+    pub(crate) fn register_clone_mapped<T: Component + Clone + MapEntities>(&mut self) {
+        let id = self.register::<T>();
+        self.slots[id.index()].copy = Some(PoolCopy::mapped::<T>());
+    }
+
+    /// Gives `to` (alive, without a `T`) the copied `value`, registering
+    /// `T` with `copy` as its pool's copy if it has none yet (so the copy
+    /// can be saved and copied on in turn).
+    fn insert_copy<T: Component>(&mut self, to: Entity, value: T, copy: PoolCopy) {
+        let id = self.register::<T>();
+        let slot = &mut self.slots[id.index()];
+        slot.copy.get_or_insert(copy);
+        typed_mut::<T>(&mut **slot.cell.get_mut()).insert_live(to, value);
     }
 
     /// The copy functions of every slot.
@@ -288,6 +356,39 @@ impl Pools {
             .filter(|slot| !is_link(&slot.info))
             .find(|slot| slot.copy.is_none() && slot.peek().contains_entity(entity))
             .map(|slot| &slot.info)
+    }
+
+    /// The first component of `entity` that cannot be copied into another
+    /// registry (no copy, or a run-time component), leaving out the
+    /// hierarchy's links.
+    pub(crate) fn first_unclonable_into(&self, entity: Entity) -> Option<&ComponentInfo> {
+        self.slots
+            .iter()
+            .filter(|slot| !is_link(&slot.info))
+            .find(|slot| {
+                slot.copy.and_then(|copy| copy.clone_into).is_none()
+                    && slot.peek().contains_entity(entity)
+            })
+            .map(|slot| &slot.info)
+    }
+
+    /// Gives `to`, an entity of `dst` (alive, with no component), a copy
+    /// of every component of `from` but the hierarchy's links, each
+    /// type's handles mapped by `map` where it was registered with
+    /// [`MapEntities`]; every pool holding one can be copied across (see
+    /// [`first_unclonable_into`](Self::first_unclonable_into)).
+    pub(crate) fn clone_components_into(
+        &self,
+        from: Entity,
+        dst: &mut Pools,
+        to: Entity,
+        map: &mut EntityMap,
+    ) {
+        for slot in self.slots.iter().filter(|slot| !is_link(&slot.info)) {
+            if let Some(clone_into) = slot.copy.and_then(|copy| copy.clone_into) {
+                clone_into(slot.peek(), from, dst, to, map);
+            }
+        }
     }
 
     /// Gives `to` (alive, with no component) a copy of every component of
