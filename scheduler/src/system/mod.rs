@@ -211,6 +211,33 @@ impl<F, Params> std::fmt::Debug for FunctionSystem<F, Params> {
     }
 }
 
+/// The [`System`] items a function system and an exclusive system share:
+/// names from the function's type, the function as the state, and the
+/// parameters' `Local` slots (`self.function`, `self.locals`).
+macro_rules! closure_system_items {
+    () => {
+        fn default_name(&self) -> Cow<'static, str> {
+            Cow::Owned(short_name(std::any::type_name::<Func>()))
+        }
+
+        fn type_path(&self) -> Option<Cow<'static, str>> {
+            Some(Cow::Borrowed(std::any::type_name::<Func>()))
+        }
+
+        fn state(&self) -> &dyn Any {
+            &self.function
+        }
+
+        fn locals(&self) -> Option<&LocalState> {
+            Some(&self.locals)
+        }
+
+        fn locals_mut(&mut self) -> Option<&mut LocalState> {
+            Some(&mut self.locals)
+        }
+    };
+}
+
 macro_rules! function_system {
     ($($p:ident),*) => {
         impl<Func, Out: SystemOutput, $($p: SystemParam + 'static),*> IntoSystem<fn($($p,)*) -> Out> for Func
@@ -227,13 +254,7 @@ macro_rules! function_system {
         where
             Func: Send + 'static + FnMut($($p),*) -> Out + FnMut($($p::Item<'_>),*) -> Out,
         {
-            fn default_name(&self) -> Cow<'static, str> {
-                Cow::Owned(short_name(std::any::type_name::<Func>()))
-            }
-
-            fn type_path(&self) -> Option<Cow<'static, str>> {
-                Some(Cow::Borrowed(std::any::type_name::<Func>()))
-            }
+            closure_system_items!();
 
             #[allow(unused_mut, reason = "a function without parameters declares nothing")]
             fn access(&self) -> SystemAccess {
@@ -256,17 +277,6 @@ macro_rules! function_system {
                 failed(ctx.system_name(), outcome)
             }
 
-            fn state(&self) -> &dyn Any {
-                &self.function
-            }
-
-            fn locals(&self) -> Option<&LocalState> {
-                Some(&self.locals)
-            }
-
-            fn locals_mut(&mut self) -> Option<&mut LocalState> {
-                Some(&mut self.locals)
-            }
         }
     };
 }
@@ -557,13 +567,7 @@ macro_rules! exclusive_system {
         where
             Func: Send + 'static + FnMut(&mut Registry, $($p),*) -> Out + FnMut(&mut Registry, $($p::Item<'_>),*) -> Out,
         {
-            fn default_name(&self) -> Cow<'static, str> {
-                Cow::Owned(short_name(std::any::type_name::<Func>()))
-            }
-
-            fn type_path(&self) -> Option<Cow<'static, str>> {
-                Some(Cow::Borrowed(std::any::type_name::<Func>()))
-            }
+            closure_system_items!();
 
             fn access(&self) -> SystemAccess {
                 SystemAccess::new().exclusive()
@@ -599,17 +603,6 @@ macro_rules! exclusive_system {
                 failed(name, outcome)
             }
 
-            fn state(&self) -> &dyn Any {
-                &self.function
-            }
-
-            fn locals(&self) -> Option<&LocalState> {
-                Some(&self.locals)
-            }
-
-            fn locals_mut(&mut self) -> Option<&mut LocalState> {
-                Some(&mut self.locals)
-            }
         }
     };
 }
