@@ -444,6 +444,9 @@ impl<T: Send + Sync + 'static> Events<T> {
                 }
             };
             match registry.resource_mut::<EventChannels>() {
+                // A restored state may bring back the channel unlisted
+                // while the registry's list (not part of states) has it.
+                Some(channels) if channels.0.iter().any(|&(id, _)| id == TypeId::of::<T>()) => {}
                 Some(channels) => channels.0.push((TypeId::of::<T>(), begin)),
                 None => {
                     registry.insert_resource(EventChannels(vec![(TypeId::of::<T>(), begin)]));
@@ -591,3 +594,33 @@ pub(crate) type BeginTick = fn(&mut Registry, u64);
 /// Merges one channel's writer buffers and commits its readers' cursors,
 /// except the failed systems' (their events dropped, their cursors kept).
 pub(crate) type Flush = fn(&mut Registry, &[usize]);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Clone, PartialEq)]
+    struct Ping(u32);
+
+    fn listed(registry: &Registry) -> usize {
+        registry.resource::<EventChannels>().map_or(0, |c| {
+            c.0.iter().filter(|&&(id, _)| id == TypeId::of::<Ping>()).count()
+        })
+    }
+
+    #[test]
+    fn a_channel_made_after_a_save_is_listed_once_after_the_restore() {
+        let mut registry = Registry::new();
+        registry.register_resource_clone::<Events<Ping>>();
+        let state = registry.save_state().unwrap();
+        Events::<Ping>::channel(&mut registry).send(Ping(1));
+        assert_eq!(listed(&registry), 1);
+        // The restore removes the channel (it was not there when saved)
+        // and keeps the list, which states do not hold.
+        registry.restore_state(&state).unwrap();
+        assert!(!registry.contains_resource::<Events<Ping>>());
+        Events::<Ping>::channel(&mut registry).send(Ping(2));
+        assert_eq!(listed(&registry), 1);
+        assert_eq!(registry.resource::<Events<Ping>>().unwrap().sent(), 1);
+    }
+}
