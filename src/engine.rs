@@ -11,6 +11,7 @@ mod builder;
 mod error;
 mod input;
 mod plugin;
+mod replay;
 mod state;
 
 use std::marker::PhantomData;

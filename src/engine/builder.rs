@@ -254,6 +254,54 @@ impl EngineBuilder {
         self.input_channel::<T>().sender()
     }
 
+    /// Keeps copies of the `T` input delivered in the last `window` ticks,
+    /// so that ticks run again after
+    /// [`Engine::restore_state`](crate::Engine::restore_state) (a rollback:
+    /// restore a state saved `n` ticks ago, run those ticks again) get the
+    /// same values, in the same order, without asking the producers again;
+    /// the producers' values for the ticks after the newest one delivered
+    /// wait in their queues meanwhile. Without it a tick run again gets no
+    /// `T` input, and [`InputStats`](crate::InputStats) counts what it
+    /// missed (`not_replayed`, `unknown_reruns`). The window is in ticks
+    /// behind the newest tick delivered: at least the rollback's depth.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_runtime::prelude::*;
+    ///
+    /// #[derive(Clone, Default)]
+    /// struct Log(Vec<(u64, char)>);
+    ///
+    /// let mut builder = Engine::builder();
+    /// let mut keys = builder.input_producer::<char>();
+    /// builder.replay_inputs::<char>(8);
+    /// builder.insert_resource(Log::default());
+    /// builder.add_system(|tick: Tick, keys: EventReader<char>, mut log: ResMut<Log>| {
+    ///     log.0.extend(keys.iter().map(|&k| (tick.number, k)));
+    /// });
+    /// let mut engine = builder.build().unwrap();
+    /// engine
+    ///     .register_resource_clone::<Log>()
+    ///     .register_resource_clone::<Events<char>>();
+    /// keys.send_at(1, 'a').unwrap();
+    /// keys.send_at(2, 'b').unwrap();
+    /// drop(keys); // closed: the engine waits for nothing more
+    ///
+    /// engine.tick().unwrap(); // tick 0
+    /// let saved = engine.save_state().unwrap();
+    /// engine.run(3).unwrap(); // ticks 1, 2, 3
+    /// engine.restore_state(&saved).unwrap();
+    /// engine.run(3).unwrap(); // ticks 1, 2, 3 again, with the same keys
+    /// let log = &engine.registry().resource::<Log>().unwrap().0;
+    /// assert_eq!(log, &[(1, 'a'), (2, 'b')]);
+    /// assert_eq!(engine.input_stats::<char>().unwrap().replayed, 2);
+    /// ```
+    pub fn replay_inputs<T: Clone + Send + Sync + 'static>(&mut self, window: u64) -> &mut Self {
+        self.input_channel::<T>().replay(window);
+        self
+    }
+
     /// Adds a system (a function of system parameters, a
     /// [`StatefulSystem`](scheduler::StatefulSystem) or any
     /// [`System`](scheduler::System)); systems are registered in call

@@ -6,6 +6,8 @@ use ecs_engine::Registry;
 use event_queue::EventQueue;
 use scheduler::Events;
 
+use super::replay::{InputHistory, Rerun};
+
 /// What travels from producers to the engine.
 enum Message<T> {
     /// A value for tick `tick` (`None`: as soon as possible).
@@ -253,6 +255,20 @@ pub struct InputStats {
     /// values up in the engine: at most one value per tick-stamped
     /// producer, however far ahead it runs.
     pub max_pending: u64,
+    /// Values delivered again to ticks run again after
+    /// [`Engine::restore_state`](crate::Engine::restore_state), from the
+    /// copies kept by
+    /// [`EngineBuilder::replay_inputs`](crate::EngineBuilder::replay_inputs).
+    pub replayed: u64,
+    /// Values that ticks run again did not get again: delivered the first
+    /// time, but not kept (no [`replay_inputs`](crate::EngineBuilder::replay_inputs)
+    /// for this type, or the tick was outside its window).
+    pub not_replayed: u64,
+    /// Ticks run again that lie before the channel's record (more than
+    /// the replay window, or 1,024 ticks without replay, behind the newest
+    /// tick delivered): what they got the first time is not known, and
+    /// they get nothing.
+    pub unknown_reruns: u64,
 }
 
 /// What a producer is to the engine.
@@ -281,6 +297,7 @@ pub(crate) struct InputChannel<T> {
     producers: Vec<ProducerState>,
     pending: Vec<Pending<T>>,
     stats: InputStats,
+    history: InputHistory<T>,
 }
 
 impl<T: Send + Sync + 'static> InputChannel<T> {
@@ -290,7 +307,17 @@ impl<T: Send + Sync + 'static> InputChannel<T> {
             producers: Vec::new(),
             pending: Vec::new(),
             stats: InputStats::default(),
+            history: InputHistory::new(),
         }
+    }
+
+    /// Keeps copies of the values delivered in the last `window` ticks,
+    /// for ticks run again after a restore.
+    pub(crate) fn replay(&mut self, window: u64)
+    where
+        T: Clone,
+    {
+        self.history.replay(window, T::clone);
     }
 
     /// A new producer whose queue holds at most `capacity` messages
@@ -416,6 +443,30 @@ pub(crate) trait InputPump: Send {
 
 impl<T: Send + Sync + 'static> InputPump for InputChannel<T> {
     fn deliver(&mut self, registry: &mut Registry, tick: u64) {
+        // A tick run again (after a restore) gets what it got the first
+        // time, from the history; the producers' queues wait for the
+        // ticks after the newest delivered one.
+        match self.history.rerun(tick) {
+            Rerun::New => {}
+            Rerun::Values(values) => {
+                self.stats.replayed += values.len() as u64;
+                if !values.is_empty() {
+                    let events = Events::<T>::channel(registry);
+                    for value in values {
+                        events.send(value);
+                    }
+                }
+                return;
+            }
+            Rerun::Lost(count) => {
+                self.stats.not_replayed += count as u64;
+                return;
+            }
+            Rerun::Unknown => {
+                self.stats.unknown_reruns += 1;
+                return;
+            }
+        }
         // Take each producer's messages until it is through `tick`
         // (waiting for it), then what it has already queued, but stop at
         // its first message about a later tick: the rest stays in its
@@ -434,13 +485,12 @@ impl<T: Send + Sync + 'static> InputPump for InputChannel<T> {
                 }
             }
         }
-        if self.pending.is_empty() {
-            return;
-        }
         self.pending.sort_unstable_by_key(|&(key, _)| key);
         let due = self.pending.partition_point(|&((at, _, _), _)| at <= tick);
         let held = (self.pending.len() - due) as u64;
         self.stats.max_pending = self.stats.max_pending.max(held);
+        self.history
+            .record(tick, self.pending[..due].iter().map(|(_, value)| value));
         if due == 0 {
             return;
         }

@@ -604,7 +604,9 @@ mod tests {
 
     fn listed(registry: &Registry) -> usize {
         registry.resource::<EventChannels>().map_or(0, |c| {
-            c.0.iter().filter(|&&(id, _)| id == TypeId::of::<Ping>()).count()
+            c.0.iter()
+                .filter(|&&(id, _)| id == TypeId::of::<Ping>())
+                .count()
         })
     }
 
