@@ -69,6 +69,7 @@ mod movers;
 mod particles;
 mod report;
 mod rng;
+mod rollback;
 mod run;
 mod scenario;
 mod shmup;
@@ -91,6 +92,7 @@ pub use limits::{
 };
 pub use memory::peak_resident_bytes;
 pub use report::{CommandStats, EntityStats, PlayerStats, Report, SystemStats, WaveStats};
+pub use rollback::RollbackStats;
 pub use run::{DeterminismCheck, RunConfig, RunOutcome, check_determinism, run};
 pub use scenario::{
     Arena, BUILTIN_SCENARIOS, Enemies, LARGEST_SCENARIO_BYTES, LARGEST_VALUE, MOVERS_TOML, Movers,

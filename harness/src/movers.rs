@@ -76,7 +76,7 @@ fn movement(tick: Tick, mut bodies: Query<(&mut Position, &Velocity)>) {
 /// Despawns the entities outside `[min_x, max_x]`, in the view's order,
 /// then spawns `spawn_per_tick` new ones. Reads `Position`; despawns and
 /// spawns through commands.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Spawner {
     /// Entities spawned so far by this system.
     pub(crate) spawned: u64,

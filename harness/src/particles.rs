@@ -97,7 +97,7 @@ fn bounce(rules: Res<ParticleRules>, mut bodies: Query<(&mut Position, &mut Velo
 /// `Particle` (the draw runs in parallel, the chosen collected in dense
 /// order); despawns and spawns through commands, all despawns first, so
 /// each kind is applied as one batch.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Respawn {
     /// Particles spawned so far by this system.
     pub(crate) spawned: u64,

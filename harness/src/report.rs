@@ -52,8 +52,13 @@ pub struct Report {
     pub players: Vec<PlayerStats>,
     /// Input events applied by the steering system.
     pub inputs_applied: u64,
-    /// The systems' commands over the whole run, as applied between waves.
+    /// The systems' commands over the whole run, as applied between waves
+    /// (of the ticks' first runs only, with `--rollback`).
     pub commands: CommandStats,
+    /// What `--rollback` did and cost (`None`: a plain run; left out of
+    /// the JSON then).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rollback: Option<crate::RollbackStats>,
 }
 
 /// The systems' commands over a run: how many the command buffers applied,
@@ -345,6 +350,17 @@ impl fmt::Display for Report {
             self.wall_seconds,
             grouped(self.ticks_per_second.round() as u64)
         )?;
+        if let Some(r) = &self.rollback {
+            writeln!(
+                f,
+                "rollback          every {} ticks: {} restores, {} ticks run again; save {:.1} us, restore {:.1} us",
+                r.depth,
+                grouped(r.restores),
+                grouped(r.rerun_ticks),
+                r.save_seconds * 1e6,
+                r.restore_seconds * 1e6
+            )?;
+        }
         writeln!(
             f,
             "entities alive    min {}, mean {}.{}, max {}, last {}",

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::report::{EntityStats, Report, Samples};
+use super::rollback::Rollback;
 use super::trace::{SpanLog, TraceSpan};
 use super::{HarnessError, InputSource, Scenario, Simulation, peak_resident_bytes};
 
@@ -43,6 +44,11 @@ pub struct RunConfig {
     /// instead of the scenario's initial world; the run goes on from the
     /// saved tick to [`ticks`](Self::ticks).
     pub load: Option<PathBuf>,
+    /// `--rollback N`: save the whole engine in memory before every
+    /// tick, and every `N` ticks restore the state of `N` ticks ago and
+    /// run those ticks again (with the same input); the world must end
+    /// as the plain run's. `None`: a plain run.
+    pub rollback: Option<u32>,
 }
 
 impl RunConfig {
@@ -61,6 +67,7 @@ impl RunConfig {
             input_pause: Duration::ZERO,
             save_at: None,
             load: None,
+            rollback: None,
         }
     }
 }
@@ -130,6 +137,9 @@ fn run_ticks(
     };
     let ticks = config.ticks - start;
     let mut samples = Samples::new(simulation.engine(), ticks);
+    let mut rollback = config
+        .rollback
+        .map(|depth| Rollback::new(simulation.engine_mut(), depth));
     let started = Instant::now();
     for n in start..=config.ticks {
         if let Some((_, path)) = save_at.filter(|&(at, _)| at == n) {
@@ -138,12 +148,25 @@ fn run_ticks(
         if n == config.ticks {
             break;
         }
+        if let Some(rollback) = &mut rollback {
+            rollback.save(simulation.engine())?;
+        }
         simulation.tick()?;
         samples.record(simulation.engine());
         progress(n + 1);
+        if let Some(rollback) = &mut rollback
+            && rollback.after_tick(simulation.engine_mut())?
+        {
+            while simulation.engine().ticks() <= n {
+                rollback.save(simulation.engine())?;
+                simulation.tick()?;
+                rollback.rerun();
+            }
+        }
     }
     let wall = started.elapsed();
-    let report = report(config, ticks, &simulation, &samples, wall);
+    let mut report = report(config, ticks, &simulation, &samples, wall);
+    report.rollback = rollback.map(|r| r.stats());
     let outcome = RunOutcome {
         report,
         spans: Vec::new(),
@@ -190,6 +213,7 @@ fn report(
         players: simulation.players(),
         inputs_applied: simulation.inputs_applied(),
         commands: samples.commands(),
+        rollback: None,
     }
 }
 

@@ -30,11 +30,11 @@
 //! {movement, waves}, {sine motion}, {play area}, {weapons, enemy fire,
 //! collision}, {damage}, {score, lives}, {cleanup}, {despawn}.
 
-mod collision;
-mod combat;
-mod flow;
+pub(crate) mod collision;
+pub(crate) mod combat;
+pub(crate) mod flow;
 mod motion;
-mod steering;
+pub(crate) mod steering;
 
 use ecs_engine::Registry;
 

@@ -113,6 +113,10 @@ impl Simulation {
                 (World::Movers(spawner), None)
             }
         };
+        if let (Some(depth), Some(_)) = (config.rollback, &queue) {
+            // Ticks run again get the input they got the first time.
+            builder.replay_inputs::<crate::InputEvent>(u64::from(depth) + 1);
+        }
         let mut initial = builder.registry_mut().len() as u64;
         let mut engine = builder.build()?;
         engine.set_adaptive(config.adaptive);
@@ -201,6 +205,11 @@ impl Simulation {
     /// The engine: registry, schedule, timings.
     pub fn engine(&self) -> &Engine {
         &self.engine
+    }
+
+    /// The engine, for the rollback mode's restores.
+    pub(crate) fn engine_mut(&mut self) -> &mut Engine {
+        &mut self.engine
     }
 
     /// Entities spawned since the start (or the load), the initial (or

@@ -109,6 +109,23 @@ impl Engine {
         })
     }
 
+    /// [`save_state`](Self::save_state) into `state`, reusing the memory
+    /// of its pools where the types match (see
+    /// [`Registry::save_state_into`](ecs_engine::Registry::save_state_into)):
+    /// a rollback loop that saves every tick allocates little once warm.
+    ///
+    /// # Errors
+    ///
+    /// As [`save_state`](Self::save_state); `state` is unchanged then.
+    pub fn save_state_into(&self, state: &mut EngineState) -> Result<(), EngineStateError> {
+        let systems = self.schedule.save_system_states()?;
+        self.registry.save_state_into(&mut state.registry)?;
+        state.systems = systems;
+        state.reserves = self.schedule.command_reserves();
+        state.ticks = self.ticks;
+        Ok(())
+    }
+
     /// Makes the engine what it was when `state` was saved, from this
     /// engine or another one built the same way (same systems, component
     /// types registered in the same order): the next ticks then run as

@@ -65,6 +65,18 @@ pub(crate) struct Collision {
     taken: Vec<(i32, Option<u8>)>,
 }
 
+/// A copy for in-memory states: the counters; the scratch buffers are
+/// rebuilt by every run, so the copy starts them empty.
+impl Clone for Collision {
+    fn clone(&self) -> Self {
+        Collision {
+            pairs_tested: self.pairs_tested,
+            contacts: self.contacts,
+            ..Collision::default()
+        }
+    }
+}
+
 impl StatefulSystem for Collision {
     type Params = (
         Res<'static, Rules>,

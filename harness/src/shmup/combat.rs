@@ -49,7 +49,7 @@ fn ready(cooldown: f32, dt: f32) -> bool {
 /// The players' guns: a ship holding fire shoots a missile to the right
 /// every `fire_interval`. Reads `Player`, `Position`, `Controls`; writes
 /// `Weapon`; spawns through commands.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Weapons {
     /// Missiles fired so far.
     pub(crate) fired: u64,
@@ -105,6 +105,17 @@ pub(crate) struct EnemyFire {
     /// Missiles fired so far.
     pub(crate) fired: u64,
     ships: Vec<(f32, f32, u8)>,
+}
+
+/// A copy for in-memory states: the counter; the ships buffer is
+/// rebuilt by every run, so the copy starts it empty.
+impl Clone for EnemyFire {
+    fn clone(&self) -> Self {
+        EnemyFire {
+            fired: self.fired,
+            ships: Vec::new(),
+        }
+    }
 }
 
 impl StatefulSystem for EnemyFire {

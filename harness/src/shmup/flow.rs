@@ -43,12 +43,12 @@ pub(crate) struct SpawnQueue {
 }
 
 /// Entities to remove at the end of this tick; a resource.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Doomed(Vec<Entity>);
 
 /// Brings in the planned enemies whose tick has come, at the right edge.
 /// Reads the rules; writes the spawn queue; spawns through commands.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Spawns {
     /// Enemies spawned so far.
     pub(crate) spawned: u64,
@@ -225,7 +225,7 @@ impl SpawnQueue {
 /// there, the director plans nothing more and records the tick
 /// ([`out_of_memory`](Self::out_of_memory)), which the harness reports as
 /// an error instead of aborting.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Waves {
     /// The tick on which a wave's memory could not be had, and its bytes.
     pub(crate) out_of_memory: Option<(u64, usize)>,
@@ -302,7 +302,7 @@ pub(crate) fn cleanup(
 
 /// Despawns the doomed entities through commands, in handle order, once
 /// each. Writes the doomed list.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Despawn {
     /// Entities despawned so far.
     pub(crate) despawned: u64,

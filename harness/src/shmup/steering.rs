@@ -12,7 +12,7 @@ use crate::components::{Controls, Player, Velocity};
 use crate::input::{Command, InputEvent};
 
 /// Steering's state: the count of what it applied.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Steering {
     /// Events applied so far.
     pub(crate) applied: u64,

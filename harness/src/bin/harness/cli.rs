@@ -58,6 +58,13 @@ pub(crate) struct Args {
     /// and scale) and runs on from its tick to --ticks.
     #[arg(long, value_name = "FILE")]
     pub(crate) load: Option<PathBuf>,
+    /// Rollback replay: saves the whole engine in memory before every
+    /// tick, and every N ticks restores the state of N ticks ago and runs
+    /// those ticks again with the same input (1 to 1024); the checksum
+    /// must be the plain run's. The report gives the save and restore
+    /// times.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub(crate) rollback: Option<u32>,
 }
 
 fn threads(value: &str) -> Result<usize, String> {
@@ -125,6 +132,7 @@ impl Args {
             config.seed = seed;
         }
         config.scale = self.scale;
+        config.rollback = self.rollback;
         if let Some(path) = &self.inputs {
             config.inputs = if path.as_os_str() == "-" {
                 InputSource::Stdin

@@ -1,0 +1,180 @@
+//! `--rollback N`: the replay mode of rollback networking. Every tick the
+//! whole engine is saved in memory ([`Engine::save_state_into`]); every
+//! `N` ticks the state of `N` ticks ago is restored and those ticks run
+//! again with the same input (replayed by the engine,
+//! [`EngineBuilder::replay_inputs`](ecs_runtime::EngineBuilder::replay_inputs)),
+//! so the run must end with the plain run's checksum.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use ecs_runtime::scheduler::Events;
+use ecs_runtime::{Engine, EngineState};
+use serde::Serialize;
+
+use super::components::{
+    Bounty, Collider, Controls, Damage, Enemy, EnemyGun, Faction, Health, Hits, Lives, Missile,
+    Particle, Player, Position, Score, Shield, SineWave, Velocity, Weapon,
+};
+use super::movers::{MoverRules, Spawner};
+use super::particles::{ParticleRules, Respawn};
+use super::shmup::Rules;
+use super::shmup::collision::Collision;
+use super::shmup::combat::{EnemyFire, Weapons};
+use super::shmup::flow::{Despawn, Doomed, SpawnQueue, Spawns, Waves};
+use super::shmup::steering::Steering;
+use super::{HarnessError, InputEvent};
+
+/// What the rollback mode did and what its saves and restores cost.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct RollbackStats {
+    /// Ticks rolled back at each restore (`--rollback N`).
+    pub depth: u32,
+    /// States saved (one before every tick run, rerun ticks included).
+    pub saves: u64,
+    /// Restores.
+    pub restores: u64,
+    /// Ticks run again after the restores.
+    pub rerun_ticks: u64,
+    /// Mean seconds per save.
+    pub save_seconds: f64,
+    /// Mean seconds per restore.
+    pub restore_seconds: f64,
+}
+
+/// The rollback loop's state: the saved states, newest last.
+pub(crate) struct Rollback {
+    depth: u32,
+    states: VecDeque<EngineState>,
+    /// States of a rolled-back future, kept for their memory.
+    spare: Vec<EngineState>,
+    saving: Duration,
+    restoring: Duration,
+    stats: RollbackStats,
+}
+
+impl Rollback {
+    /// Lets `engine`'s states copy every type the scenarios use, and
+    /// starts with no state saved.
+    pub(crate) fn new(engine: &mut Engine, depth: u32) -> Rollback {
+        engine
+            .register_clone::<Position>()
+            .register_clone::<Velocity>()
+            .register_clone::<Player>()
+            .register_clone::<Controls>()
+            .register_clone::<Weapon>()
+            .register_clone::<EnemyGun>()
+            .register_clone::<Enemy>()
+            .register_clone::<SineWave>()
+            .register_clone::<Missile>()
+            .register_clone::<Faction>()
+            .register_clone::<Collider>()
+            .register_clone::<Health>()
+            .register_clone::<Damage>()
+            .register_clone::<Hits>()
+            .register_clone::<Shield>()
+            .register_clone::<Lives>()
+            .register_clone::<Score>()
+            .register_clone::<Bounty>()
+            .register_clone::<Particle>()
+            .register_resource_clone::<Rules>()
+            .register_resource_clone::<SpawnQueue>()
+            .register_resource_clone::<Doomed>()
+            .register_resource_clone::<MoverRules>()
+            .register_resource_clone::<ParticleRules>()
+            .register_resource_clone::<Events<InputEvent>>()
+            .register_state_clone::<Steering>()
+            .register_state_clone::<Weapons>()
+            .register_state_clone::<EnemyFire>()
+            .register_state_clone::<Spawns>()
+            .register_state_clone::<Waves>()
+            .register_state_clone::<Collision>()
+            .register_state_clone::<Despawn>()
+            .register_state_clone::<Spawner>()
+            .register_state_clone::<Respawn>();
+        Rollback {
+            depth,
+            states: VecDeque::with_capacity(depth as usize + 1),
+            spare: Vec::new(),
+            saving: Duration::ZERO,
+            restoring: Duration::ZERO,
+            stats: RollbackStats {
+                depth,
+                ..RollbackStats::default()
+            },
+        }
+    }
+
+    /// Saves the engine before its next tick, reusing the memory of the
+    /// oldest state once `depth + 1` are kept, or of a rolled-back one.
+    ///
+    /// # Errors
+    ///
+    /// [`HarnessError::Option`] naming a type the states cannot copy.
+    pub(crate) fn save(&mut self, engine: &Engine) -> Result<(), HarnessError> {
+        let started = Instant::now();
+        let refused = |e: ecs_runtime::EngineStateError| {
+            HarnessError::Option(format!("--rollback cannot save the world: {e}"))
+        };
+        let reused = if self.states.len() > self.depth as usize {
+            self.states.pop_front()
+        } else {
+            self.spare.pop()
+        };
+        let state = match reused {
+            Some(mut state) => {
+                engine.save_state_into(&mut state).map_err(refused)?;
+                state
+            }
+            None => engine.save_state().map_err(refused)?,
+        };
+        self.states.push_back(state);
+        self.saving += started.elapsed();
+        self.stats.saves += 1;
+        Ok(())
+    }
+
+    /// After a new tick (not a rerun): every `depth` ticks, restores the
+    /// state of `depth` ticks ago and returns `true`; the caller then runs
+    /// those ticks again, each after a [`save`](Self::save), counting them
+    /// with [`rerun`](Self::rerun).
+    ///
+    /// # Errors
+    ///
+    /// [`HarnessError::Option`] if the restore is refused (not expected:
+    /// the states come from this engine).
+    pub(crate) fn after_tick(&mut self, engine: &mut Engine) -> Result<bool, HarnessError> {
+        let ticks = engine.ticks();
+        let depth = self.depth as usize;
+        if !ticks.is_multiple_of(u64::from(self.depth)) || self.states.len() < depth {
+            return Ok(false);
+        }
+        let started = Instant::now();
+        let back = self.states.len() - depth;
+        engine.restore_state(&self.states[back]).map_err(|e| {
+            HarnessError::Option(format!("--rollback could not restore tick {ticks}: {e}"))
+        })?;
+        // The restored state and those after it are of a future that is
+        // run again (each is saved again before its tick): their memory
+        // is reused.
+        self.spare.extend(self.states.drain(back..));
+        self.restoring += started.elapsed();
+        self.stats.restores += 1;
+        Ok(true)
+    }
+
+    /// Counts a tick run again.
+    pub(crate) fn rerun(&mut self) {
+        self.stats.rerun_ticks += 1;
+    }
+
+    /// The counts and the mean costs.
+    pub(crate) fn stats(&self) -> RollbackStats {
+        let mean = |total: Duration, n: u64| total.as_secs_f64() / n.max(1) as f64;
+        RollbackStats {
+            save_seconds: mean(self.saving, self.stats.saves),
+            restore_seconds: mean(self.restoring, self.stats.restores),
+            ..self.stats.clone()
+        }
+    }
+}
