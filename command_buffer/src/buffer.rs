@@ -20,7 +20,7 @@ use crate::ReservePolicy;
 use crate::command::{
     Custom, Despawn, DespawnRecursive, DisableRecursive, Insert, InsertBundle, InsertRaw,
     InsertResource, Remove, RemoveBundle, RemoveById, RemoveParent, RemoveResource, SetParent,
-    Spawn,
+    Spawn, SpawnChild,
 };
 use crate::reserve::Reserve;
 use crate::storage::Queues;
@@ -164,6 +164,17 @@ impl CommandBuffer {
     pub fn spawn<B: Bundle>(&mut self, bundle: B) -> Entity {
         let entity = self.reserve.hand_out();
         self.queues.push(Spawn { bundle });
+        entity
+    }
+
+    /// Records the spawn of a child of `parent` (the link is recorded
+    /// separately): spawned as [`spawn`](Self::spawn) does when `parent`
+    /// is alive as the command runs, skipped otherwise. For
+    /// [`ChildBuilder::spawn`](crate::ChildBuilder::spawn).
+    #[track_caller]
+    pub(crate) fn spawn_child<B: Bundle>(&mut self, parent: Entity, bundle: B) -> Entity {
+        let entity = self.reserve.hand_out();
+        self.queues.push(SpawnChild { parent, bundle });
         entity
     }
 

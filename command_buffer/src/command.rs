@@ -176,6 +176,41 @@ impl<B: Bundle> Command for Spawn<B> {
     }
 }
 
+/// Spawn of a child of `parent` ([`ChildBuilder::spawn`](crate::ChildBuilder::spawn)),
+/// the link recorded next as a [`SetParent`]. When `parent` is not alive
+/// as the command runs, nothing is spawned (bevy's `with_children` on a
+/// despawned entity spawns nothing either): the spawn is skipped and
+/// reported with [`EcsError::NoSuchEntity`] naming the parent, its
+/// reserved handle is given back, and the link and every later command
+/// about the child are skipped as commands on a dead entity are. Never
+/// grouped with other spawns, so the check runs in recording order.
+pub(crate) struct SpawnChild<B> {
+    pub(crate) parent: Entity,
+    pub(crate) bundle: B,
+}
+
+impl<B: Bundle> Command for SpawnChild<B> {
+    fn apply(self, ctx: &mut ApplyCtx<'_>) -> Result<(), SkippedCommand> {
+        let parent = ctx.resolve(self.parent);
+        if ctx.registry.is_alive(parent) {
+            return Spawn {
+                bundle: self.bundle,
+            }
+            .apply(ctx);
+        }
+        let entity = ctx.next_spawn();
+        if is_placeholder(entity) {
+            ctx.resolved(entity, None);
+        } else {
+            // A lane handle that was never reserved has nothing to give back.
+            let _ = ctx.registry.cancel_reserved(entity);
+        }
+        drop(self.bundle);
+        let reason = EcsError::NoSuchEntity { entity: parent };
+        ctx.finish_for::<B>(CommandKind::Spawn, entity, Err(reason))
+    }
+}
+
 /// Despawns handed to the registry at once by a run of despawns.
 const DESPAWN_BATCH: usize = 512;
 

@@ -139,7 +139,13 @@ impl<'a> EntityCommands<'a> {
 
     /// Spawns children of this entity: each
     /// [`ChildBuilder::spawn`] records a spawn and the link to this
-    /// entity, so the children follow in spawn order.
+    /// entity, so the children follow in spawn order. When this entity is
+    /// not alive as the buffer is applied, no child is spawned (as in
+    /// bevy): each child's spawn is skipped and reported as a
+    /// [`Spawn`](crate::CommandKind::Spawn) refused with
+    /// [`EcsError::NoSuchEntity`](ecs_engine::EcsError::NoSuchEntity)
+    /// naming the parent, and its link and other commands are skipped as
+    /// commands on a dead entity; no hook fires for them.
     pub fn with_children(&mut self, build: impl FnOnce(&mut ChildBuilder<'_>)) -> &mut Self {
         build(&mut ChildBuilder {
             commands: self.commands,
@@ -204,7 +210,7 @@ impl ChildBuilder<'_> {
     /// child's commands, to chain more of them (its own `with_children`
     /// too).
     pub fn spawn<B: Bundle>(&mut self, bundle: B) -> EntityCommands<'_> {
-        let child = self.commands.spawn(bundle);
+        let child = self.commands.spawn_child(self.parent, bundle);
         self.commands.set_parent(child, self.parent);
         self.commands.entity(child)
     }

@@ -390,3 +390,55 @@ fn entity_commands_chain_in_call_order_and_build_trees() {
     assert!(registry.is_alive(old) && registry.get::<Name>(old).is_none());
     assert_eq!(report.skipped(CommandKind::InsertBundle), 1);
 }
+
+/// `with_children` on a parent that is dead when the buffer is applied
+/// spawns nothing (as bevy): the child spawns are skipped and reported,
+/// their handles given back, their links skipped, no hook fires; an
+/// alive parent in the same buffer still gets its children.
+#[test]
+fn with_children_of_a_dead_parent_spawns_nothing() {
+    use command_buffer::{FiredHooks, ObservedTypes};
+    use ecs_engine::EcsError;
+    #[derive(Debug, PartialEq)]
+    struct Turret(u8);
+    for placeholders in [false, true] {
+        let mut registry = Registry::new();
+        ObservedTypes::observe::<Turret>(&mut registry);
+        let dead = registry.spawn(());
+        let alive = registry.spawn(());
+        let mut commands = CommandBuffer::new();
+        if !placeholders {
+            commands.prepare(&mut registry);
+        }
+        commands.despawn(dead);
+        let mut orphan = Entity::NULL;
+        commands.entity(dead).with_children(|c| {
+            orphan = c.spawn((Turret(0),)).insert((7_u32,)).id();
+            c.spawn((Turret(1),));
+        });
+        commands.entity(alive).with_children(|c| {
+            c.spawn((Turret(2),));
+        });
+        let report = commands.apply(&mut registry);
+        assert_consistent(&registry);
+        // Only the alive parent's child exists, with its hooks alone.
+        assert_eq!(registry.len(), 2);
+        assert_eq!(report.applied(CommandKind::Spawn), 1);
+        assert_eq!(report.skipped(CommandKind::Spawn), 2);
+        // The two links and the insert on the child that never was.
+        assert_eq!(report.skipped(CommandKind::Insert), 2);
+        assert_eq!(report.skipped(CommandKind::InsertBundle), 1);
+        let first = report.first_skip().unwrap();
+        assert_eq!((first.index, first.kind), (1, CommandKind::Spawn));
+        assert_eq!(first.reason, EcsError::NoSuchEntity { entity: dead });
+        assert!(!registry.is_alive(orphan));
+        let child = registry.children(alive)[0];
+        assert_eq!(registry.get::<Turret>(child), Some(&Turret(2)));
+        let fired = registry.resource::<FiredHooks>().unwrap();
+        assert!(fired.0.iter().all(|&(_, _, e)| e == child), "{:?}", fired.0);
+        assert_eq!(fired.0.len(), 2);
+        if placeholders {
+            assert_eq!(report.resolve(0, orphan), None);
+        }
+    }
+}
