@@ -20,12 +20,13 @@
 //! - `filters.rs`: every filter;
 //! - `tracked.rs`: [`Ref`], [`Mut`], [`Untracked`];
 //! - `view.rs` and `par.rs`: [`View`], [`ExclusiveView`], [`ViewIter`],
-//!   sequential and parallel passes, and (in `view.rs`) the view entry
-//!   points of `Registry` and `RegistryCell`;
+//!   sequential and parallel passes;
+//! - `open.rs`: the view entry points of `Registry` and `RegistryCell`;
 //! - `raw_view.rs`: [`RawView`] over run-time components;
 //! - `shape.rs`: [`QueryShape`], what proves two views disjoint.
 
 pub(crate) mod filters;
+mod open;
 pub(crate) mod par;
 pub(crate) mod raw_view;
 pub(crate) mod shape;
