@@ -5,7 +5,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use ecs_engine::{
     Added, CHECK_INTERVAL, ChangeTick, Changed, Entity, MAX_CHANGE_AGE, Mut, Ref, Registry,
-    RemovedCursor, Untracked, is_newer,
+    RemovedCursor, Untracked, Without, is_newer,
 };
 use proptest::prelude::*;
 
@@ -202,6 +202,74 @@ fn par_each_marks() {
         .unwrap();
     pool.install(|| registry.view_mut::<&mut A>().par_each(|a| a.0 += 1));
     assert_eq!(changed_a(&registry, since), e);
+}
+
+#[test]
+fn a_query_that_writes_a_type_filters_it_by_change() {
+    let (mut registry, e, since) = world(6);
+    registry.get_mut::<A>(e[1]).unwrap().0 = 10;
+    registry.get_mut::<A>(e[4]).unwrap().0 = 40;
+    let fresh = registry.spawn((A(60), B(60)));
+    // The filter reads each tick before the query's `&mut A` marks it.
+    let mut seen = Vec::new();
+    registry
+        .view_mut_since::<(Entity, &mut A), Changed<A>>(since)
+        .each(|(entity, a)| {
+            a.0 += 1;
+            seen.push(entity);
+        });
+    assert_eq!(seen, vec![e[1], e[4], fresh]);
+    let values: Vec<u32> = e.iter().map(|&x| registry.get::<A>(x).unwrap().0).collect();
+    assert_eq!(values, [0, 11, 2, 3, 41, 5]);
+    let added: Vec<Entity> = registry
+        .view_mut_since::<(Entity, &mut A), Added<A>>(since)
+        .iter()
+        .map(|(entity, _)| entity)
+        .collect();
+    assert_eq!(added, vec![fresh]);
+    // Nothing else was marked: a view since now sees nothing, and a later
+    // write is seen alone.
+    let now = registry.change_tick();
+    registry.advance_change_tick();
+    registry.get_mut::<A>(e[2]).unwrap().0 = 20;
+    let later: Vec<Entity> = registry
+        .view_filtered::<(Entity, &mut A, &B), (Changed<A>, Without<Z>)>()
+        .iter()
+        .map(|(entity, _, _)| entity)
+        .collect();
+    assert_eq!(later, vec![e[2]]);
+    assert_eq!(changed_a(&registry, now), vec![e[2]]);
+}
+
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "rayon's pool trips crossbeam-epoch under Stacked Borrows; run under Tree Borrows"
+)]
+fn par_each_over_a_written_type_filtered_by_change() {
+    let n = if cfg!(miri) { 64 } else { 5000 };
+    let (mut registry, e, since) = world(n);
+    for &entity in e.iter().step_by(3) {
+        registry.get_mut::<A>(entity).unwrap().0 += n;
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    pool.install(|| {
+        registry
+            .view_mut_since::<&mut A, Changed<A>>(since)
+            .par_each(|a| a.0 += 1)
+    });
+    for (i, &entity) in e.iter().enumerate() {
+        let i = i as u32;
+        let want = if i % 3 == 0 { i + n + 1 } else { i };
+        assert_eq!(registry.get::<A>(entity), Some(&A(want)));
+    }
+    assert_eq!(
+        changed_a(&registry, since),
+        e.iter().copied().step_by(3).collect::<Vec<_>>()
+    );
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! whose filters make their entities disjoint, on one registry cell, the
 //! way parallel systems use it; and the borrows that stay refused.
 
-use ecs_engine::{EcsError, Entity, Mut, Ref, Registry, With, Without};
+use ecs_engine::{Changed, EcsError, Entity, Mut, Ref, Registry, With, Without};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Position(i64);
@@ -62,6 +62,37 @@ fn two_writers_with_disjoint_filters_share_a_pool() {
 }
 
 #[test]
+fn a_change_filter_on_a_written_type_takes_the_pool_whole() {
+    let (mut registry, movers, enemies) = world();
+    registry.track_changes::<Position>();
+    let since = registry.change_tick();
+    registry.advance_change_tick();
+    registry.get_mut::<Position>(movers[1]).unwrap().0 = 50;
+    let cell = registry.cell();
+    let mut changed = cell
+        .view_since::<(Entity, &mut Position), (Changed<Position>, Without<Enemy>)>(since)
+        .unwrap();
+    // The filter reads ticks of entities the view then rejects, so its
+    // query's write claim is disjoint from nothing, filters or not.
+    assert!(matches!(
+        cell.view_filtered::<&Position, With<Enemy>>(),
+        Err(EcsError::BorrowConflict { .. })
+    ));
+    let seen: Vec<Entity> = changed
+        .iter()
+        .map(|(entity, position)| {
+            position.0 += 1;
+            entity
+        })
+        .collect();
+    assert_eq!(seen, [movers[1]]);
+    drop(changed);
+    let read = cell.view::<&Position>().unwrap();
+    assert_eq!(read.get(movers[1]), Ok(&Position(51)));
+    assert_eq!(read.get(enemies[0]), Ok(&Position(100)));
+}
+
+#[test]
 fn borrows_that_filters_do_not_separate_stay_refused() {
     let (mut registry, ..) = world();
     let cell = registry.cell();
@@ -81,10 +112,14 @@ fn borrows_that_filters_do_not_separate_stay_refused() {
         cell.view_filtered::<&Position, Without<Enemy>>(),
         Err(EcsError::BorrowConflict { .. })
     ));
-    // Change-tracking terms read the tick arrays whole: disjoint from
-    // nothing, even with the filter.
+    // Change-tracking terms and filters read ticks of entities their view
+    // may reject: disjoint from nothing, even with the filter.
     assert!(matches!(
         cell.view_filtered::<Ref<Position>, With<Enemy>>(),
+        Err(EcsError::BorrowConflict { .. })
+    ));
+    assert!(matches!(
+        cell.view_filtered::<&Position, (Changed<Position>, With<Enemy>)>(),
         Err(EcsError::BorrowConflict { .. })
     ));
     drop(writer);

@@ -36,7 +36,7 @@ pub enum BuildError {
     /// writing (e.g. `Query<(&mut A, &A)>`, or `Res<R>` beside `ResMut<R>`):
     /// it could never run.
     #[error(
-        "system `{system}` borrows `{name}` twice, at least once for writing: merge the parameters or put them in a `ParamSet` (a query that writes `{name}` cannot also filter it by `Changed`/`Added`: take `Mut<{name}>` and test `is_changed()`)"
+        "system `{system}` borrows `{name}` twice, at least once for writing: merge the parameters or put them in a `ParamSet`"
     )]
     ParamClash {
         /// The system.

@@ -285,19 +285,3 @@ fn ref_mut_marks_written_only_and_drops_are_counted() {
     assert_eq!(registry.get::<Health>(e[3]), Some(&Health(3)));
     assert_eq!(registry.resource::<Missed>().unwrap().0, [(0, 0), (2, 1)]);
 }
-
-/// `Changed<T>` beside `&mut T` in one query can never run (the filter
-/// read-locks the pool the query writes): refused at build, naming it.
-#[test]
-fn changed_filter_on_a_written_type_is_a_build_error() {
-    fn both(mut q: Query<&mut Health, Changed<Health>>) {
-        q.each(|h| h.0 += 1);
-    }
-    let mut builder = Schedule::builder();
-    builder.add(both).named("both");
-    let error = builder.build(&mut Registry::new()).unwrap_err();
-    assert!(
-        matches!(&error, scheduler::BuildError::ParamClash { system, .. } if system == "both"),
-        "{error}"
-    );
-}

@@ -511,7 +511,6 @@ fn parameters_borrowing_a_type_twice_with_a_write_are_a_build_error() {
     use scheduler::{Query, Res, ResMut};
     fn twice(_q: Query<(&mut A, &A)>) {}
     fn split(_a: Query<&mut A>, _b: Query<&A>) {}
-    fn filtered(_q: Query<&mut A, ecs_engine::Changed<A>>) {}
     fn resources(_r: Res<Score>, _w: ResMut<Score>) {}
     fn readers(_a: Query<&A>, _b: Query<(&A, &B)>) {}
     for (system, build) in [
@@ -523,11 +522,6 @@ fn parameters_borrowing_a_type_twice_with_a_write_are_a_build_error() {
         ("split", {
             let mut b = Schedule::builder();
             b.add(split);
-            b
-        }),
-        ("filtered", {
-            let mut b = Schedule::builder();
-            b.add(filtered);
             b
         }),
         ("resources", {

@@ -184,6 +184,7 @@ macro_rules! filter_tuple {
         impl<$($name: QueryFilter),+> QueryFilter for ($($name,)+) {
             type Borrow<'w> = ($($name::Borrow<'w>,)+);
             type Cursor<'a> = ($($name::Cursor<'a>,)+);
+            const READS_TICKS: bool = $($name::READS_TICKS)||+;
 
             #[inline]
             fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
@@ -228,6 +229,7 @@ macro_rules! filter_tuple {
         impl<$($name: QueryFilter),+> QueryFilter for Or<($($name,)+)> {
             type Borrow<'w> = ($($name::Borrow<'w>,)+);
             type Cursor<'a> = ($($name::Cursor<'a>,)+);
+            const READS_TICKS: bool = $($name::READS_TICKS)||+;
 
             #[inline]
             fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
@@ -346,10 +348,11 @@ macro_rules! change_filter {
         impl<T: Component> QueryFilter for $filter<T> {
             type Borrow<'w> = (Option<Claimed<'w, T>>, u32);
             type Cursor<'a> = (Option<&'a SparseSet<T>>, u32);
+            const READS_TICKS: bool = true;
 
             #[inline]
             fn borrow(registry: Locked<'_>) -> Result<Self::Borrow<'_>, EcsError> {
-                Ok((registry.claim_opaque::<T>()?, registry.since()))
+                Ok((registry.claim_ticks::<T>()?, registry.since()))
             }
 
             #[inline]
@@ -365,8 +368,8 @@ macro_rules! change_filter {
                 let Some(i) = pool.dense_index_hinted(entity, hint) else {
                     return false;
                 };
-                pool.ticks()
-                    .is_none_or(|t| newer(t.$field[i], since, t.now))
+                pool.$field(i)
+                    .is_none_or(|(tick, now)| newer(tick, since, now))
             }
 
             #[inline]
@@ -381,5 +384,5 @@ macro_rules! change_filter {
     };
 }
 
-change_filter!(Added, added);
-change_filter!(Changed, changed);
+change_filter!(Added, added_at);
+change_filter!(Changed, changed_at);

@@ -370,6 +370,13 @@ pub trait QueryFilter: sealed::SealedQueryFilter {
     #[doc(hidden)]
     fn matches(cursor: Self::Cursor<'_>, entity: Entity, hint: usize) -> bool;
 
+    /// `true` when the filter reads change ticks ([`Added`](crate::Added),
+    /// [`Changed`](crate::Changed), or a tuple or [`Or`](crate::Or)
+    /// holding one), so that its view checks which types its query writes
+    /// (`Locked::claim_ticks`); a constant, so other views pay nothing.
+    #[doc(hidden)]
+    const READS_TICKS: bool = false;
+
     /// A pool holding every entity the filter can accept (a superset), to
     /// drive a view whose query has no required term; `None` (the default)
     /// when the filter cannot bound its entities that way.

@@ -4,6 +4,7 @@
 //! view's passes go through, and [`ViewIter`]. Where views are opened
 //! (the `Registry` and `RegistryCell` entry points) is `open.rs`.
 
+use std::any::TypeId;
 use std::fmt;
 use std::ops::{Deref, DerefMut, Range};
 
@@ -12,7 +13,7 @@ use super::shape::QueryShape;
 use super::traits::{Driver, QueryData, QueryFilter, ReadOnlyQueryData};
 use crate::disabled::{self, Disabled, DisabledBorrow};
 use crate::storage::locked::Locked;
-use crate::{Component, EcsError, Entity, SparseSet};
+use crate::{Access, Component, ComponentKey, EcsError, Entity, SparseSet};
 
 /// The pools of a query `Q`, borrowed (locked) for as long as the view
 /// lives, with a filter `F` on the entities visited.
@@ -251,7 +252,10 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
     /// Borrows every pool of `Q` and `F`.
     #[inline]
     pub(crate) fn new(registry: Locked<'w>) -> Result<Self, EcsError> {
-        let registry = registry.with_shape(QueryShape::of::<Q, F>);
+        let mut registry = registry.with_shape(QueryShape::of::<Q, F>);
+        if F::READS_TICKS {
+            registry = registry.with_ticks_overlap(writes::<Q>, reads_ticks::<F>);
+        }
         let mut query = Q::borrow(registry)?;
         let filter = F::borrow(registry)?;
         let all =
@@ -706,6 +710,23 @@ impl<'a, Q: QueryData, F: QueryFilter> Iterator for ViewIter<'a, Q, F> {
     fn size_hint(&self) -> (usize, Option<usize>) {
         (0, Some(self.pass.entities.len() - self.next))
     }
+}
+
+/// Whether `Q` writes the Rust type `type_id` (`Locked::claim_ticks`).
+fn writes<Q: QueryData>(type_id: TypeId) -> bool {
+    let key = ComponentKey::Type(type_id);
+    let mut found = false;
+    Q::access(&mut |c| found |= c.access == Access::Write && c.key == key);
+    found
+}
+
+/// Whether `F` reads the change ticks of the Rust type `type_id`
+/// (`Locked::claim_write`).
+fn reads_ticks<F: QueryFilter>(type_id: TypeId) -> bool {
+    let key = ComponentKey::Type(type_id);
+    let mut found = false;
+    F::access(&mut |c| found |= c.track.is_some() && c.key == key);
+    found
 }
 
 /// The error for an alive `entity` that a view of `Q` and `F` does not

@@ -4,6 +4,10 @@
 //! (`&T`, `&mut T`, [`Untracked<T>`](crate::Untracked), and, as opaque
 //! claims, [`Ref<T>`](crate::Ref) and the change filters) registers a
 //! *claim* on the pool: its access and the [`QueryShape`] of its view.
+//! A change filter on a type its own view's query writes takes no claim
+//! of its own: the query's write claim is then opaque and covers the
+//! pool, and the filter reads a position's tick before the query marks it
+//! (`Locked::claim_ticks`).
 //! A claim is refused ([`EcsError::BorrowConflict`]) unless, against every
 //! claim already held, both read or the two shapes are disjoint (one view
 //! requires a component the other excludes, [`QueryShape::is_disjoint`]).
@@ -22,7 +26,7 @@
 //!   disjoint from it: the two views visit disjoint entity sets (the
 //!   entities' components cannot change while the registry is borrowed),
 //!   so they touch disjoint positions of the value and tick buffers;
-//! - claimants reach values per element through raw pointers
+//! - claimants reach values and ticks per element through raw pointers
 //!   ([`RawParts`] for writers, `Vec::as_ptr` for readers), never through
 //!   a slice spanning another claimant's elements, so no reference aliases
 //!   an element another thread writes;

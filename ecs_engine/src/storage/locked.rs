@@ -11,6 +11,7 @@
 //! registry is borrowed). So a cell or a view has no path to an unlocked
 //! read, by construction.
 
+use std::any::TypeId;
 use std::hash::{BuildHasher, BuildHasherDefault};
 
 use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
@@ -38,10 +39,22 @@ pub struct Locked<'w> {
     /// The shape of the view borrowing through this handle, for its claims
     /// (`storage/claims.rs`); `None` outside a view.
     shape: Option<ShapeFn>,
+    /// For a view whose filter reads change ticks: which types its query
+    /// writes and which its filter reads the ticks of (`claim_write`,
+    /// `claim_ticks`); `None` for any other view, and outside a view.
+    ticks_overlap: Option<TicksOverlap>,
     /// `true` for a view that is the registry's only borrower and names
     /// each component type once ([`exclusive_for`](Self::exclusive_for)):
     /// no other claim can meet its claims, so they are not registered.
     sole: bool,
+}
+
+/// The types a view's query writes and those its filter reads the change
+/// ticks of, as two tests on a Rust type's id.
+#[derive(Clone, Copy)]
+struct TicksOverlap {
+    query_writes: fn(TypeId) -> bool,
+    filter_reads: fn(TypeId) -> bool,
 }
 
 impl std::fmt::Debug for Locked<'_> {
@@ -95,6 +108,7 @@ impl<'w> Locked<'w> {
             registry,
             since,
             shape: None,
+            ticks_overlap: None,
             sole: false,
         }
     }
@@ -145,6 +159,7 @@ impl<'w> Locked<'w> {
             registry,
             since,
             shape: None,
+            ticks_overlap: None,
             sole,
         }
     }
@@ -160,6 +175,7 @@ impl<'w> Locked<'w> {
             registry,
             since,
             shape: None,
+            ticks_overlap: None,
             sole: false,
         }
     }
@@ -181,6 +197,47 @@ impl<'w> Locked<'w> {
         }
     }
 
+    /// The same locks, for a view whose filter reads change ticks: its
+    /// query writes the types for which `query_writes` holds, and its
+    /// filter reads the ticks of those for which `filter_reads` holds.
+    pub(crate) fn with_ticks_overlap(
+        self,
+        query_writes: fn(TypeId) -> bool,
+        filter_reads: fn(TypeId) -> bool,
+    ) -> Self {
+        Locked {
+            ticks_overlap: Some(TicksOverlap {
+                query_writes,
+                filter_reads,
+            }),
+            ..self
+        }
+    }
+
+    /// Claims `T`'s pool for a change filter ([`Added`](crate::Added),
+    /// [`Changed`](crate::Changed)), which reads one position's ticks at a
+    /// time (`SparseSet::changed_at`), also of entities its view then
+    /// rejects: an opaque claim, disjoint from no writer. When the view's
+    /// own query writes `T`, the pool is only read-locked: the query's
+    /// write claim is then opaque too ([`claim_write`](Self::claim_write)),
+    /// so no other view reaches the pool's values or ticks meanwhile, and
+    /// the filter reads a position's tick before the query marks it.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::BorrowConflict`] when a writer holds the pool.
+    #[inline]
+    pub(crate) fn claim_ticks<T: Component>(self) -> Result<Option<Claimed<'w, T>>, EcsError> {
+        if self
+            .ticks_overlap
+            .is_some_and(|o| (o.query_writes)(TypeId::of::<T>()))
+        {
+            let pool = self.registry.pools.read_shared::<T>(false)?;
+            return Ok(pool.map(|pool| Claimed::new(pool, None)));
+        }
+        self.claim_opaque::<T>()
+    }
+
     /// Claims `T`'s pool for reading its values, as the view's shape;
     /// `Ok(None)` when `T` has no pool.
     ///
@@ -195,7 +252,9 @@ impl<'w> Locked<'w> {
             .claim::<T>(Access::Read, self.shape, self.sole)
     }
 
-    /// Claims `T`'s pool for writing its values, as the view's shape.
+    /// Claims `T`'s pool for writing its values, as the view's shape; or
+    /// opaque (disjoint from nothing) when the view's filter reads `T`'s
+    /// change ticks ([`claim_ticks`](Self::claim_ticks)).
     ///
     /// # Errors
     ///
@@ -203,9 +262,13 @@ impl<'w> Locked<'w> {
     /// a write lock, holds it.
     #[inline]
     pub(crate) fn claim_write<T: Component>(self) -> Result<Option<Claimed<'w, T>>, EcsError> {
+        let shape = match self.ticks_overlap {
+            Some(o) if (o.filter_reads)(TypeId::of::<T>()) => None,
+            _ => self.shape,
+        };
         self.registry
             .pools
-            .claim::<T>(Access::Write, self.shape, self.sole)
+            .claim::<T>(Access::Write, shape, self.sole)
     }
 
     /// Claims `T`'s pool for reading values and ticks through slices

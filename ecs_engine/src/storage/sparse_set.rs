@@ -534,6 +534,35 @@ impl<T> SparseSet<T> {
         self.data.as_ptr()
     }
 
+    /// The added tick of dense position `i` and the current tick, read
+    /// through the buffer's pointer (no reference over the whole buffer);
+    /// `None` when the set does not track changes.
+    ///
+    /// # Panics
+    ///
+    /// When `i` is not below [`len`](Self::len) (of a tracked set).
+    #[inline]
+    pub(crate) fn added_at(&self, i: usize) -> Option<(u32, u32)> {
+        self.changes
+            .as_deref()
+            .map(|c| (tick_at(&c.added, i), c.now))
+    }
+
+    /// The changed tick of dense position `i` and the current tick, read
+    /// as [`added_at`](Self::added_at) reads: a write claim (of the same
+    /// view, or of a disjoint one on another thread) may be writing other
+    /// positions of the buffer meanwhile.
+    ///
+    /// # Panics
+    ///
+    /// As `added_at`.
+    #[inline]
+    pub(crate) fn changed_at(&self, i: usize) -> Option<(u32, u32)> {
+        self.changes
+            .as_deref()
+            .map(|c| (tick_at(&c.changed, i), c.now))
+    }
+
     /// The tick arrays and the current tick, for read terms.
     #[inline]
     pub(crate) fn ticks(&self) -> Option<TickSlices<'_>> {
@@ -543,6 +572,22 @@ impl<T> SparseSet<T> {
             now: c.now,
         })
     }
+}
+
+/// Element `i` of a tick buffer, read through its pointer.
+///
+/// # Panics
+///
+/// When `i` is out of bounds.
+#[inline]
+fn tick_at(ticks: &Vec<u32>, i: usize) -> u32 {
+    assert!(i < ticks.len(), "tick position {i} out of {}", ticks.len());
+    // SAFETY: in bounds (checked above). `Vec::as_ptr` makes no reference
+    // over the buffer, and claimants write ticks only at positions of the
+    // entities they visit (`storage/claims.rs`): a position read here is
+    // written by nobody while it is read (the caller's view visits it, or
+    // its write claim is its own and marks it only after the check).
+    unsafe { ticks.as_ptr().add(i).read() }
 }
 
 #[cfg(test)]

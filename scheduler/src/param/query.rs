@@ -350,14 +350,18 @@ impl<Q: QueryData + 'static, F: QueryFilter + 'static> SystemParam for Query<'_,
         // the query's own types too.
         let mut own = SystemAccess::new();
         Q::access(&mut |c| own.add_component_borrow(c));
-        // A membership filter (`With`, `Without`, `Or` of them: no change
-        // ticks read) on a type the query names reads no value and takes
-        // no claim on the pool, so `Query<&mut P, With<P>>` is one borrow;
-        // a change filter on a type the query writes stays a clash (the
-        // view refuses it: it would read the ticks the query writes).
+        // A filter on a type the query names is part of the query's own
+        // borrow of that pool: a membership filter (`With`, `Without`)
+        // reads no value, and a change filter (`Added`, `Changed`) reads
+        // each entity's tick before the query's term marks it, beside the
+        // query's claim (`Locked::claim_ticks`). So `Query<&mut P,
+        // With<P>>` and `Query<&mut P, Changed<P>>` are one borrow (the
+        // change filter's tracking is kept).
         let named: Vec<_> = own.components().iter().map(|c| c.key).collect();
         F::access(&mut |c| {
-            if c.track.is_some() || !named.contains(&c.key) {
+            if named.contains(&c.key) {
+                own.add_component(c);
+            } else {
                 own.add_component_borrow(c);
             }
         });
