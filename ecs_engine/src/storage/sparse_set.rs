@@ -580,6 +580,10 @@ impl<T> SparseSet<T> {
 ///
 /// When `i` is out of bounds.
 #[inline]
+#[allow(
+    clippy::ptr_arg,
+    reason = "a `&[u32]` would be a reference over positions other threads mark"
+)]
 fn tick_at(ticks: &Vec<u32>, i: usize) -> u32 {
     assert!(i < ticks.len(), "tick position {i} out of {}", ticks.len());
     // SAFETY: in bounds (checked above). `Vec::as_ptr` makes no reference
