@@ -263,7 +263,7 @@ fn par_each_over_a_written_type_filtered_by_change() {
     });
     for (i, &entity) in e.iter().enumerate() {
         let i = i as u32;
-        let want = if i % 3 == 0 { i + n + 1 } else { i };
+        let want = if i.is_multiple_of(3) { i + n + 1 } else { i };
         assert_eq!(registry.get::<A>(entity), Some(&A(want)));
     }
     assert_eq!(
