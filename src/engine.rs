@@ -422,7 +422,10 @@ impl Engine {
     ///
     /// # Errors
     ///
-    /// [`EngineError::Run`] with
+    /// [`EngineError::Run`] with a
+    /// [`RunError::BetweenTicks`](scheduler::RunError::BetweenTicks)
+    /// around the failure ([`RunError::root`](scheduler::RunError::root)
+    /// gives it):
     /// [`RunError::UnknownOneShot`](scheduler::RunError::UnknownOneShot)
     /// for an id this engine did not register, or the system's failure
     /// (see [`Schedule::run_system`]).

@@ -138,17 +138,17 @@ fn an_unknown_id_from_the_engine_is_an_error() {
     let error = engine.run_system(foreign).unwrap_err();
     assert_eq!(
         error,
-        EngineError::Run(RunError::UnknownOneShot {
-            tick: 0,
-            id: foreign,
-            requested_by: None,
+        EngineError::Run(RunError::BetweenTicks {
+            source: Box::new(RunError::UnknownOneShot {
+                tick: 0,
+                id: foreign,
+                requested_by: None,
+            })
         })
     );
-    assert!(
-        error
-            .to_string()
-            .contains("the caller asked to run one-shot system #1"),
-        "{error}"
+    assert_eq!(
+        error.to_string(),
+        "between ticks: the caller asked to run one-shot system #1, which this schedule did not register"
     );
 }
 
@@ -185,14 +185,21 @@ fn a_system_asking_for_itself_for_ever_stops_at_the_limit() {
         c.run_system(me.0.unwrap());
     });
     engine.registry_mut().insert_resource(Me(Some(id)));
-    let error = engine.run_system(id).unwrap_err();
-    assert!(matches!(
-        error,
-        EngineError::Run(RunError::OneShotLimit {
-            limit: MAX_ONE_SHOT_CHAIN,
-            ..
-        })
-    ));
+    let EngineError::Run(error) = engine.run_system(id).unwrap_err() else {
+        panic!("not a run error");
+    };
+    assert!(
+        matches!(
+            error.root(),
+            RunError::OneShotLimit {
+                limit: MAX_ONE_SHOT_CHAIN,
+                requested_by: Some(_),
+                ..
+            }
+        ),
+        "{error}"
+    );
+    assert!(error.to_string().starts_with("between ticks: "), "{error}");
     assert_eq!(
         engine.registry().resource::<usize>(),
         Some(&(MAX_ONE_SHOT_CHAIN + 1))

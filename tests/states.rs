@@ -1,5 +1,6 @@
 //! States: `State<S>`, `NextState<S>`, enter and exit systems, `in_state`,
-//! transitions at the start of the next tick, the build errors, and the
+//! transitions at the start of the next tick, identity transitions and
+//! `set_if_neq`, the build errors, and the
 //! same world on 1, 2 and 8 threads.
 
 use ecs_runtime::prelude::*;
@@ -29,6 +30,13 @@ fn log(tick: Tick, log: &mut ResMut<Log>, what: &str) {
 struct Enemy(u64);
 
 fn engine(threads: usize) -> Engine {
+    engine_with(threads, false, None)
+}
+
+/// The test game: `start` asks for `Playing` at tick 2 (with
+/// `set_if_neq` when `start_if_neq`), and a `restart` system asks for
+/// `Playing` again (an identity transition) at tick `restart_at`.
+fn engine_with(threads: usize, start_if_neq: bool, restart_at: Option<u64>) -> Engine {
     let mut builder = Engine::builder();
     builder.threads(threads);
     builder.insert_resource(Log::default());
@@ -71,13 +79,27 @@ fn engine(threads: usize) -> Engine {
         },
     );
     builder
-        .add_system(|t: Tick, mut next: ResMut<NextState<Mode>>| {
+        .add_system(move |t: Tick, mut next: ResMut<NextState<Mode>>| {
             if t.number == 2 {
-                next.set(Mode::Playing);
+                if start_if_neq {
+                    next.set_if_neq(Mode::Playing);
+                } else {
+                    next.set(Mode::Playing);
+                }
             }
         })
         .run_if(in_state(Mode::Menu))
         .named("start");
+    if let Some(at) = restart_at {
+        builder
+            .add_system(move |t: Tick, mut next: ResMut<NextState<Mode>>| {
+                if t.number == at {
+                    next.set(Mode::Playing);
+                }
+            })
+            .run_if(in_state(Mode::Playing))
+            .named("restart");
+    }
     // Two parallel writers of different types while playing.
     builder
         .add_system(|mut q: Query<&mut Enemy>| q.par_each(|e| e.0 = e.0 * 3 + 1))
@@ -177,14 +199,14 @@ fn the_same_world_on_1_2_and_8_threads() {
 }
 
 #[test]
-fn setting_the_current_state_or_a_reset_changes_nothing() {
+fn set_if_neq_of_the_current_state_or_a_reset_changes_nothing() {
     let mut engine = engine(1);
     engine.run(1).unwrap();
     engine
         .registry_mut()
         .resource_mut::<NextState<Mode>>()
         .unwrap()
-        .set(Mode::Menu);
+        .set_if_neq(Mode::Menu);
     engine.run(1).unwrap();
     let next = engine
         .registry_mut()
@@ -193,11 +215,139 @@ fn setting_the_current_state_or_a_reset_changes_nothing() {
     next.set(Mode::Over);
     next.reset();
     engine.run(1).unwrap();
-    // Only the initial enter; the `start` system asks for Playing at tick 2.
+    // The last request wins: `set_if_neq` of the current value after a
+    // `set` of another is nothing too.
+    let next = engine
+        .registry_mut()
+        .resource_mut::<NextState<Mode>>()
+        .unwrap();
+    next.set(Mode::Over);
+    next.set_if_neq(Mode::Menu);
+    assert_eq!(next.pending(), Some(&Mode::Menu));
+    engine.run(1).unwrap();
+    // Only the initial enter; the `start` system asks for Playing at tick 2,
+    // applied at tick 3, after these four ticks.
     assert_eq!(
         engine.registry().resource::<Log>().unwrap().0,
         [(0, "enter menu".to_owned())]
     );
+    assert_eq!(
+        engine.registry().resource::<State<Mode>>().unwrap().get(),
+        &Mode::Menu
+    );
+    assert!(
+        engine
+            .registry()
+            .resource::<NextState<Mode>>()
+            .unwrap()
+            .pending()
+            .is_none()
+    );
+}
+
+#[test]
+fn set_of_the_current_state_exits_then_enters_it_once_each() {
+    let mut engine = engine(1);
+    engine.run(1).unwrap();
+    engine
+        .registry_mut()
+        .resource_mut::<NextState<Mode>>()
+        .unwrap()
+        .set(Mode::Menu);
+    engine.run(2).unwrap();
+    // Tick 1: the identity transition; tick 2: nothing more.
+    assert_eq!(
+        engine.registry().resource::<Log>().unwrap().0,
+        [
+            (0, "enter menu".to_owned()),
+            (1, "exit menu".to_owned()),
+            (1, "enter menu".to_owned()),
+        ]
+    );
+    assert_eq!(
+        engine.registry().resource::<State<Mode>>().unwrap().get(),
+        &Mode::Menu
+    );
+}
+
+#[test]
+fn set_if_neq_keeps_a_pending_set_of_the_same_value() {
+    let mut engine = engine(1);
+    engine.run(1).unwrap();
+    let next = engine
+        .registry_mut()
+        .resource_mut::<NextState<Mode>>()
+        .unwrap();
+    next.set(Mode::Menu);
+    next.set_if_neq(Mode::Menu); // does not turn the `set` into a no-op
+    engine.run(1).unwrap();
+    assert_eq!(
+        engine.registry().resource::<Log>().unwrap().0,
+        [
+            (0, "enter menu".to_owned()),
+            (1, "exit menu".to_owned()),
+            (1, "enter menu".to_owned()),
+        ]
+    );
+}
+
+#[test]
+fn set_if_neq_of_another_value_is_the_normal_transition_on_1_2_and_8_threads() {
+    for threads in [1, 2, 8] {
+        let mut engine = engine_with(threads, true, None);
+        engine.run(8).unwrap();
+        assert_eq!(
+            engine.registry().resource::<Log>().unwrap().0,
+            expected_log(),
+            "{threads} threads"
+        );
+        assert_eq!(
+            engine.registry().resource::<State<Mode>>().unwrap().get(),
+            &Mode::Over
+        );
+        assert!(engine.registry().is_empty());
+    }
+}
+
+#[test]
+fn an_identity_transition_from_a_system_is_the_same_on_1_2_and_8_threads() {
+    let run = |threads: usize| {
+        // `restart` asks for Playing again at tick 3: at the start of tick
+        // 4, exit Playing (despawns the 500) then enter it (spawns 500).
+        let mut engine = engine_with(threads, false, Some(3));
+        engine.run(5).unwrap();
+        let mut world: Vec<(u32, u32, u64)> = engine
+            .registry()
+            .view::<(Entity, &Enemy)>()
+            .iter()
+            .map(|(e, v)| (e.index(), e.generation(), v.0))
+            .collect();
+        world.sort_unstable();
+        (
+            world,
+            engine.registry().resource::<Log>().unwrap().0.clone(),
+        )
+    };
+    let one = run(1);
+    let log: Vec<(u64, String)> = [
+        (0, "enter menu"),
+        (3, "exit menu"),
+        (3, "enter playing"),
+        (3, "play"),
+        (4, "exit playing"),
+        (4, "enter playing"),
+        (4, "play"),
+    ]
+    .into_iter()
+    .map(|(t, s)| (t, s.to_owned()))
+    .collect();
+    assert_eq!(one.1, log);
+    // The 500 of the restart, grown once (tick 4): 3 * i + 1.
+    let mut values: Vec<u64> = one.0.iter().map(|&(_, _, v)| v).collect();
+    values.sort_unstable();
+    assert_eq!(values, (0..500).map(|i| 3 * i + 1).collect::<Vec<u64>>());
+    assert_eq!(run(2), one);
+    assert_eq!(run(8), one);
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! The tower-defense example (`examples/tower_defense/`) at a twentieth
 //! of its size: the same world on 1, 2 and 8 threads, and the game's own
 //! invariants (waves spawned and fought, the phases in order, observer
-//! and one-shot runs matching the counters).
+//! and one-shot runs matching the counters), and its command line.
 
 #[allow(
     dead_code,
@@ -9,6 +9,13 @@
 )]
 #[path = "../examples/tower_defense/game/mod.rs"]
 mod game;
+
+#[allow(
+    dead_code,
+    reason = "the command line module is shared with the example, which uses other parts"
+)]
+#[path = "../examples/tower_defense/cli.rs"]
+mod cli;
 
 use game::{Config, Game, Phase, Sizes, Stats};
 
@@ -107,4 +114,126 @@ fn frames_do_not_change_the_world() {
     let mut plain = Game::new(&config).unwrap();
     plain.run_ticks(TICKS).unwrap();
     assert_eq!(plain.checksum(), play(1).checksum());
+}
+
+fn parse(args: &[&str]) -> Result<cli::Args, clap::Error> {
+    cli::Args::parse_from_checked(std::iter::once("tower_defense").chain(args.iter().copied()))
+}
+
+#[test]
+fn the_command_line_defaults_and_a_full_line() {
+    let args = parse(&[]).unwrap();
+    assert_eq!(
+        (args.threads, args.ticks, args.scale, args.seed),
+        (1, 360, 1.0, 2026)
+    );
+    assert!(args.check_threads.is_empty());
+    let args = parse(&[
+        "--ticks",
+        "10000000",
+        "--scale",
+        "0.5",
+        "--check-threads",
+        "1,2,8",
+    ])
+    .unwrap();
+    assert_eq!(args.ticks, cli::MAX_TICKS);
+    assert_eq!(args.scale, 0.5);
+    assert_eq!(args.check_threads, [1, 2, 8]);
+}
+
+#[test]
+fn threads_conflicts_with_check_threads() {
+    let error = parse(&["--threads", "2", "--check-threads", "1,2"]).unwrap_err();
+    assert_eq!(error.kind(), clap::error::ErrorKind::ArgumentConflict);
+    let text = error.to_string();
+    assert!(
+        text.contains("'--threads <THREADS>' cannot be used with '--check-threads"),
+        "{text}"
+    );
+    // Each alone is fine.
+    assert_eq!(parse(&["--threads", "2"]).unwrap().threads, 2);
+}
+
+#[test]
+fn a_thread_count_listed_twice_is_refused() {
+    let error = parse(&["--check-threads", "1,1"]).unwrap_err();
+    assert_eq!(error.kind(), clap::error::ErrorKind::ValueValidation);
+    assert!(
+        error
+            .to_string()
+            .contains("--check-threads lists 1 twice (1,1); give each thread count once"),
+        "{error}"
+    );
+    let error = parse(&["--check-threads", "2,8,2"]).unwrap_err();
+    assert!(
+        error.to_string().contains("lists 2 twice (2,8,2)"),
+        "{error}"
+    );
+}
+
+#[test]
+fn ticks_and_scale_are_bounded() {
+    for ticks in ["0", "10000001"] {
+        let error = parse(&["--ticks", ticks]).unwrap_err();
+        assert_eq!(
+            error.kind(),
+            clap::error::ErrorKind::ValueValidation,
+            "{ticks}"
+        );
+        assert!(error.to_string().contains("1..=10000000"), "{error}");
+    }
+    for scale in ["0", "-1", "100.5", "NaN", "inf"] {
+        let option = format!("--scale={scale}");
+        let error = parse(&[&option]).unwrap_err();
+        assert_eq!(
+            error.kind(),
+            clap::error::ErrorKind::ValueValidation,
+            "{scale}"
+        );
+        assert!(
+            error.to_string().contains("above 0 and at most 100"),
+            "{error}"
+        );
+    }
+    assert!(
+        parse(&["--scale", "x"])
+            .unwrap_err()
+            .to_string()
+            .contains("`x` is not a number")
+    );
+    assert_eq!(parse(&["--scale", "100"]).unwrap().scale, 100.0);
+}
+
+#[test]
+fn the_scale_help_says_what_it_multiplies_and_the_towers_stop_at_600() {
+    use clap::CommandFactory;
+    let mut command = cli::Args::command();
+    let help = command.render_long_help().to_string();
+    for part in [
+        "10,000",
+        "lives (2,000)",
+        "(600)",
+        "1,200 tower slots",
+        "stays at 600",
+    ] {
+        assert!(help.contains(part), "{part}: {help}");
+    }
+    // What the help says, the game does: twice the enemies and lives at
+    // scale 2, but still 600 towers placed at set-up.
+    let sizes = Sizes::at(2.0);
+    assert_eq!((sizes.wave, sizes.lives), (20_000, 4_000));
+    assert_eq!(
+        (sizes.initial_towers, sizes.buildable_towers),
+        (1_200, 1_200)
+    );
+    let config = Config {
+        scale: 2.0,
+        threads: 1,
+        ..Config::default()
+    };
+    let mut game = Game::new(&config).unwrap();
+    game.run_to(1).unwrap();
+    assert_eq!(game.stats().towers_initial, 600);
+    assert_eq!(game.census()[1], 600);
 }

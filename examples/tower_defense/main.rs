@@ -20,40 +20,13 @@
 )]
 mod game;
 
+mod cli;
+
 use std::process::ExitCode;
 use std::time::Instant;
 
-use clap::Parser;
-
+use cli::Args;
 use game::{Config, Game};
-
-/// A tower-defense game on ecs_runtime, run headless.
-#[derive(Debug, Parser)]
-struct Args {
-    /// Threads of the engine's pool.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
-    threads: u16,
-    /// Ticks to run (60 a simulated second); the game is over at tick 301.
-    #[arg(long, default_value_t = 360)]
-    ticks: u64,
-    /// Multiplies every count (enemies per wave, towers, lives); the map
-    /// has room for 1,200 towers in all.
-    #[arg(long, default_value_t = 1.0)]
-    scale: f64,
-    /// Seed of the random draws.
-    #[arg(long, default_value_t = 2026)]
-    seed: u64,
-    /// Hands every tick to the pool, however cheap.
-    #[arg(long)]
-    no_adaptive: bool,
-    /// Runs the game once on each of these thread counts (e.g. `1,2`) and
-    /// exits 1 unless every run has the same checksum.
-    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u16).range(1..=1024))]
-    check_threads: Vec<u16>,
-    /// Prints what each system of the last tick cost, costliest first.
-    #[arg(long)]
-    systems: bool,
-}
 
 fn run(args: &Args, threads: u16) -> Result<u64, ecs_runtime::EngineError> {
     let config = Config {
@@ -120,14 +93,10 @@ fn run(args: &Args, threads: u16) -> Result<u64, ecs_runtime::EngineError> {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
-    if !(args.scale.is_finite() && args.scale > 0.0 && args.scale <= 100.0) {
-        eprintln!(
-            "tower_defense: --scale must be above 0 and at most 100, not {}",
-            args.scale
-        );
-        return ExitCode::from(2);
-    }
+    let args = match Args::parse_from_checked(std::env::args_os()) {
+        Ok(args) => args,
+        Err(error) => error.exit(),
+    };
     let counts = if args.check_threads.is_empty() {
         vec![args.threads]
     } else {

@@ -4,8 +4,8 @@ use std::borrow::Cow;
 
 use command_buffer::SkippedCommand;
 
-use crate::OneShotId;
-use ecs_engine::{Access, EcsError};
+use crate::{Hook, OneShotId};
+use ecs_engine::{Access, EcsError, Entity};
 
 /// Why a schedule could not be built. Each names the systems involved.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -245,19 +245,75 @@ pub enum RunError {
     /// more than [`MAX_ONE_SHOT_RUNS`](crate::MAX_ONE_SHOT_RUNS) in all;
     /// the rest of the requests are dropped.
     #[error(
-        "tick {tick}: more than {limit} {of} of one-shot runs after one wave; the last, of {id}, asked for by system `{requested_by}`"
+        "tick {tick}: more than {limit} {of} of one-shot runs after one wave; the last, of {id}, asked for by {}",
+        asker(.requested_by)
     )]
     OneShotLimit {
         /// The tick's number.
         tick: u64,
         /// The one-shot system of the run past the limit.
         id: OneShotId,
-        /// The system whose commands asked for that run.
-        requested_by: String,
+        /// The system whose commands asked for that run; `None` for an
+        /// observer's run, asked for by a hook (the
+        /// [`RunError::Observer`] around this error names it).
+        requested_by: Option<String>,
         /// The limit.
         limit: usize,
         /// What it limits: `"chained links"` or `"runs"`.
         of: &'static str,
+    },
+    /// A system reads `Res<Trigger>` (see [`Trigger`](crate::Trigger)),
+    /// which the registry holds only while an observer runs for a hook
+    /// that fired, but it ran otherwise: an observer run by id
+    /// ([`Schedule::run_system`](crate::Schedule::run_system),
+    /// [`Commands::run_system`](crate::Commands::run_system)), or a
+    /// system of the waves. Take `Option<Res<Trigger>>` in a system that
+    /// runs both ways.
+    #[error(
+        "tick {tick}: {kind} `{system}` reads `Res<Trigger>`, which only a run for a hook that fired has; it was run {how}, without one (take `Option<Res<Trigger>>` to allow both)"
+    )]
+    NoTrigger {
+        /// The tick's number.
+        tick: u64,
+        /// `"observer"` (a system registered with `observe`) or
+        /// `"system"`.
+        kind: &'static str,
+        /// The system.
+        system: String,
+        /// How it ran: `"by id"` (a one-shot run) or `"in the waves"`.
+        how: &'static str,
+    },
+    /// An observer (a system registered with
+    /// [`observe`](crate::Schedule::observe)) run for a hook that fired
+    /// failed: its error, panic, missing resource, command panic or the
+    /// one-shot limit, as `source`, named after the observer, the hook,
+    /// the component type and the entity.
+    #[error(
+        "tick {tick}: observer `{observer}` on {hook:?} of `{component}` for entity {entity}: {}",
+        source.reason()
+    )]
+    Observer {
+        /// The tick's number.
+        tick: u64,
+        /// The observer's name.
+        observer: String,
+        /// The hook that fired.
+        hook: Hook,
+        /// The observed component type's name.
+        component: String,
+        /// The entity the hook fired for.
+        entity: Entity,
+        /// What went wrong, as it would be reported for a system.
+        source: Box<RunError>,
+    },
+    /// A failure of a one-shot run between ticks
+    /// ([`Schedule::run_system`](crate::Schedule::run_system), and the
+    /// one-shot systems and observers it led to): `source`, whose tick
+    /// number is only what the run's `Tick` parameter read.
+    #[error("between ticks: {}", source.without_tick())]
+    BetweenTicks {
+        /// What went wrong.
+        source: Box<RunError>,
     },
     /// No system has that name (from `set_enabled`).
     #[error("no system is named `{name}`")]
@@ -265,6 +321,98 @@ pub enum RunError {
         /// The name asked for.
         name: String,
     },
+}
+
+impl RunError {
+    /// The tick the error happened in; `None` between ticks
+    /// ([`RunError::BetweenTicks`]) and for
+    /// [`RunError::UnknownSystem`].
+    pub fn tick(&self) -> Option<u64> {
+        match self {
+            RunError::System { tick, .. }
+            | RunError::Panic { tick, .. }
+            | RunError::CommandSkipped { tick, .. }
+            | RunError::MissingResource { tick, .. }
+            | RunError::CommandPanic { tick, .. }
+            | RunError::UnknownOneShot { tick, .. }
+            | RunError::OneShotLimit { tick, .. }
+            | RunError::NoTrigger { tick, .. }
+            | RunError::Observer { tick, .. } => Some(*tick),
+            RunError::BetweenTicks { .. } | RunError::UnknownSystem { .. } => None,
+        }
+    }
+
+    /// The failure itself, out of the [`RunError::Observer`] and
+    /// [`RunError::BetweenTicks`] that name where it happened: a
+    /// [`RunError::Panic`] of an observer run between ticks, for
+    /// instance, to match on.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use scheduler::RunError;
+    ///
+    /// let panic = RunError::Panic {
+    ///     tick: 0,
+    ///     system: "explode".to_owned(),
+    ///     message: "boom".to_owned(),
+    /// };
+    /// let error = RunError::BetweenTicks {
+    ///     source: Box::new(panic.clone()),
+    /// };
+    /// assert_eq!(error.to_string(), "between ticks: system `explode` panicked: boom");
+    /// assert_eq!(error.root(), &panic);
+    /// assert_eq!(error.tick(), None);
+    /// ```
+    pub fn root(&self) -> &RunError {
+        match self {
+            RunError::Observer { source, .. } | RunError::BetweenTicks { source } => source.root(),
+            other => other,
+        }
+    }
+
+    /// The message without its leading `tick N: `.
+    fn without_tick(&self) -> String {
+        let text = self.to_string();
+        match self.tick() {
+            Some(tick) => match text.strip_prefix(&format!("tick {tick}: ")) {
+                Some(rest) => rest.to_owned(),
+                None => text,
+            },
+            None => text,
+        }
+    }
+
+    /// What went wrong in an observer's run, for [`RunError::Observer`]:
+    /// the message without the tick and the system's name.
+    fn reason(&self) -> String {
+        match self {
+            RunError::System { source, .. } => match source {
+                SystemError::Failed { message, .. } => format!("failed: {message}"),
+                SystemError::Undeclared {
+                    kind, name, access, ..
+                } => format!("accessed {kind} `{name}` {access} without declaring it"),
+                SystemError::Registry { source, .. } => source.to_string(),
+            },
+            RunError::Panic { message, .. } => format!("panicked: {message}"),
+            RunError::MissingResource { resource, .. } => {
+                format!("needs resource `{resource}`, which the registry does not hold")
+            }
+            RunError::CommandPanic {
+                command, message, ..
+            } => format!("command {command} of its buffer panicked while applied: {message}"),
+            RunError::CommandSkipped { command, .. } => format!("{command} (strict commands)"),
+            other => other.without_tick(),
+        }
+    }
+}
+
+/// Who asked for a one-shot run that went past the limit.
+fn asker(requested_by: &Option<String>) -> String {
+    match requested_by {
+        Some(system) => format!("system `{system}`"),
+        None => "its hook".to_owned(),
+    }
 }
 
 /// Who asked for a one-shot run, for its errors.

@@ -41,6 +41,12 @@
 //! taken by the schedule that applies the commands: the observers of
 //! another schedule on the same registry do not see them.
 //!
+//! An observer that fails (an error, a panic, a missing resource) stops
+//! the tick with [`RunError::Observer`](crate::RunError::Observer), which
+//! names the observer, its hook, the component type and the entity. Run
+//! by id, an observer that reads `Res<Trigger>` has none: that is a
+//! [`RunError::NoTrigger`](crate::RunError::NoTrigger).
+//!
 //! [`Insert`]: crate::Commands::insert
 //! [`Remove`]: crate::Commands::remove
 
@@ -63,9 +69,24 @@ pub struct Trigger {
     pub entity: Entity,
 }
 
-/// An observer: the (hook, component type) it watches and its one-shot
-/// system.
-pub(crate) type Observer = (Hook, TypeId, OneShotId);
+/// An observer: the hook and component type it watches, and its
+/// one-shot system.
+#[derive(Clone, Copy)]
+pub(crate) struct Observer {
+    pub(crate) hook: Hook,
+    pub(crate) ty: TypeId,
+    /// The component type's name, for errors.
+    pub(crate) name: &'static str,
+    pub(crate) id: OneShotId,
+}
+
+/// What a fired hook runs an observer for: the trigger, and the
+/// observed component type's name (for errors).
+#[derive(Clone, Copy)]
+pub(crate) struct Fired {
+    pub(crate) trigger: Trigger,
+    pub(crate) component: &'static str,
+}
 
 impl Schedule {
     /// Registers `system` as an observer of `hook` on component `T` and
@@ -105,7 +126,12 @@ impl Schedule {
     ) -> OneShotId {
         let id = self.register_system(registry, system);
         let observers = &mut self.between.oneshots.observers;
-        observers.push((hook, TypeId::of::<T>(), id));
+        observers.push(Observer {
+            hook,
+            ty: TypeId::of::<T>(),
+            name: std::any::type_name::<T>(),
+            id,
+        });
         ObservedTypes::observe::<T>(registry);
         id
     }
@@ -115,9 +141,7 @@ impl Schedule {
 /// schedule at its build: its (hook, type), its one-shot id, and the
 /// call that marks its type observed in the registry.
 pub(crate) struct PendingObserver {
-    hook: Hook,
-    ty: TypeId,
-    id: OneShotId,
+    observer: Observer,
     mark: fn(&mut Registry),
 }
 
@@ -126,7 +150,7 @@ impl PendingObserver {
     /// `registry`, as [`Schedule::observe`] does.
     pub(crate) fn attach(self, schedule: &mut Schedule, registry: &mut Registry) {
         let observers = &mut schedule.between.oneshots.observers;
-        observers.push((self.hook, self.ty, self.id));
+        observers.push(self.observer);
         (self.mark)(registry);
     }
 }
@@ -169,9 +193,12 @@ impl ScheduleBuilder {
     ) -> OneShotId {
         let id = self.register_system(system);
         self.observers.push(PendingObserver {
-            hook,
-            ty: TypeId::of::<T>(),
-            id,
+            observer: Observer {
+                hook,
+                ty: TypeId::of::<T>(),
+                name: std::any::type_name::<T>(),
+                id,
+            },
             mark: ObservedTypes::observe::<T>,
         });
         id
@@ -183,7 +210,7 @@ impl ScheduleBuilder {
 pub(crate) fn take_triggers(
     observers: &[Observer],
     registry: &mut Registry,
-) -> Vec<(OneShotId, Trigger)> {
+) -> Vec<(OneShotId, Fired)> {
     let Some(FiredHooks(fired)) = registry.remove_resource::<FiredHooks>() else {
         return Vec::new();
     };
@@ -192,8 +219,12 @@ pub(crate) fn take_triggers(
         .flat_map(|(hook, ty, entity)| {
             observers
                 .iter()
-                .filter(move |&&(h, t, _)| h == hook && t == ty)
-                .map(move |&(_, _, id)| (id, Trigger { hook, entity }))
+                .filter(move |o| o.hook == hook && o.ty == ty)
+                .map(move |o| {
+                    let trigger = Trigger { hook, entity };
+                    let component = o.name;
+                    (o.id, Fired { trigger, component })
+                })
         })
         .collect()
 }

@@ -20,7 +20,7 @@ use command_buffer::CommandBuffer;
 use ecs_engine::Registry;
 
 use crate::executor::{Between, Pass, Stage, WaveTiming, check_resources, run_waves};
-use crate::observer::{Trigger, has_fired, take_triggers};
+use crate::observer::{Fired, Trigger, has_fired, take_triggers};
 use crate::slot::Slot;
 use crate::{Commands, IntoSystem, RunError, Schedule, SystemId, Tick};
 
@@ -69,12 +69,21 @@ pub(crate) struct OneShots {
     pub(crate) observers: Vec<crate::observer::Observer>,
 }
 
-/// The run requests applied and not run yet: (system, requesting system,
-/// the trigger of an observer), a resource while some are queued.
+/// The run requests applied and not run yet, a resource while some are
+/// queued.
 pub(crate) struct Requests(VecDeque<Request>);
 
-/// One run request.
-type Request = (OneShotId, String, Option<Trigger>);
+/// One run request: the system, and who asked.
+type Request = (OneShotId, Asker);
+
+/// Who asked for a one-shot run.
+#[derive(Clone)]
+enum Asker {
+    /// The commands of the system of that name.
+    System(String),
+    /// A hook that fired, for an observer.
+    Hook(Fired),
+}
 
 impl Commands<'_> {
     /// Runs the one-shot system `id` once this command's wave is applied
@@ -110,7 +119,9 @@ impl Commands<'_> {
     /// ```
     pub fn run_system(&mut self, id: OneShotId) {
         let requester = self.1.to_owned();
-        self.push(move |registry: &mut Registry| queue(registry, [(id, requester, None)]));
+        self.push(move |registry: &mut Registry| {
+            queue(registry, [(id, Asker::System(requester))]);
+        });
     }
 }
 
@@ -179,11 +190,16 @@ impl Schedule {
     ///
     /// # Errors
     ///
-    /// [`RunError::UnknownOneShot`] for an id this schedule did not
-    /// register; [`RunError::MissingResource`] when the system needs a
-    /// resource the registry lacks; the system's failure as a tick's
-    /// ([`RunError::System`], [`RunError::Panic`], ...), its commands then
-    /// discarded; [`RunError::OneShotLimit`] past [`MAX_ONE_SHOT_RUNS`].
+    /// Every error is a [`RunError::BetweenTicks`] (its message starts
+    /// with "between ticks", not with a tick number) around the failure
+    /// ([`RunError::root`] gives it): [`RunError::UnknownOneShot`] for an
+    /// id this schedule did not register; [`RunError::MissingResource`]
+    /// when the system needs a resource the registry lacks;
+    /// [`RunError::NoTrigger`] when it reads `Res<Trigger>` (an observer
+    /// run by id); the system's failure as a tick's ([`RunError::System`],
+    /// [`RunError::Panic`], ...), its commands then discarded;
+    /// [`RunError::Observer`] for an observer its commands' hooks ran;
+    /// [`RunError::OneShotLimit`] past [`MAX_ONE_SHOT_RUNS`].
     ///
     /// # Examples
     ///
@@ -223,10 +239,13 @@ impl Schedule {
             run_one(between, registry, id, None, pass)?;
             run_requested(between, registry, pass)
         };
-        match pool {
+        let outcome = match pool {
             Some(pool) => pool.install(run),
             None => ecs_engine::run_serial(run),
-        }
+        };
+        outcome.map_err(|error| RunError::BetweenTicks {
+            source: Box::new(error),
+        })
     }
 
     /// Number of one-shot systems registered.
@@ -246,7 +265,23 @@ fn run_one(
 ) -> Result<(), RunError> {
     let mut slots = std::mem::take(&mut between.oneshots.slots);
     let outcome = if id.0 < slots.len() {
-        check_resources(std::iter::once(&slots[id.0]), registry, pass.tick).and_then(|()| {
+        let checked = check_resources(std::iter::once(&slots[id.0]), registry, pass.tick);
+        let checked = checked.map_err(|error| match error {
+            RunError::NoTrigger {
+                tick, system, kind, ..
+            } => RunError::NoTrigger {
+                tick,
+                kind: if between.oneshots.observers.iter().any(|o| o.id == id) {
+                    "observer"
+                } else {
+                    kind
+                },
+                system,
+                how: "by id",
+            },
+            other => other,
+        });
+        checked.and_then(|()| {
             let range = id.0..id.0 + 1;
             let mut timing = [WaveTiming::default()];
             let pass = Pass {
@@ -287,20 +322,23 @@ pub(crate) fn run_requested(
     let mut left_in_link = 0;
     let outcome = loop {
         let triggers = take_triggers(&between.oneshots.observers, registry);
-        let requester = |trigger: &Trigger| format!("observer of {:?}", trigger.hook);
         let observed = triggers
             .into_iter()
-            .map(|(id, trigger)| (id, requester(&trigger), Some(trigger)));
+            .map(|(id, fired)| (id, Asker::Hook(fired)));
         queue(registry, observed);
         if left_in_link == 0 {
             left_in_link = registry.resource::<Requests>().map_or(0, |r| r.0.len());
             link += 1;
         }
-        let Some((id, requester, trigger)) = registry
+        let Some((id, asker)) = registry
             .resource_mut::<Requests>()
             .and_then(|requests| requests.0.pop_front())
         else {
             break Ok(());
+        };
+        let (requester, fired) = match asker {
+            Asker::System(system) => (Some(system), None),
+            Asker::Hook(fired) => (None, Some(fired)),
         };
         left_in_link -= 1;
         runs += 1;
@@ -311,28 +349,57 @@ pub(crate) fn run_requested(
         } else {
             None
         };
-        if let Some((limit, of)) = past {
-            break Err(RunError::OneShotLimit {
+        let run = match past {
+            Some((limit, of)) => Err(RunError::OneShotLimit {
                 tick: pass.tick.number,
                 id,
                 requested_by: requester,
                 limit,
                 of,
-            });
-        }
-        if let Some(trigger) = trigger {
-            registry.insert_resource(trigger);
-        }
-        let run = run_one(between, registry, id, Some(requester), pass);
-        if trigger.is_some() {
-            registry.remove_resource::<Trigger>();
-        }
+            }),
+            None => {
+                if let Some(fired) = fired {
+                    registry.insert_resource(fired.trigger);
+                }
+                let run = run_one(between, registry, id, requester, pass);
+                if fired.is_some() {
+                    registry.remove_resource::<Trigger>();
+                }
+                run
+            }
+        };
         if let Err(error) = run {
-            break Err(error);
+            break Err(match fired {
+                Some(fired) => observer_error(between, id, fired, pass, error),
+                None => error,
+            });
         }
     };
     drop_requests(registry);
     outcome
+}
+
+/// `error` of the observer `id` run for `fired`, named after them.
+fn observer_error(
+    between: &Between,
+    id: OneShotId,
+    fired: Fired,
+    pass: Pass<'_>,
+    error: RunError,
+) -> RunError {
+    let observer = between
+        .oneshots
+        .slots
+        .get(id.0)
+        .map_or_else(|| id.to_string(), |slot| slot.name.clone());
+    RunError::Observer {
+        tick: pass.tick.number,
+        observer,
+        hook: fired.trigger.hook,
+        component: crate::short_name(fired.component),
+        entity: fired.trigger.entity,
+        source: Box::new(error),
+    }
 }
 
 /// Forgets the queued requests (after a failure of their wave).

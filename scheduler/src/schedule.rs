@@ -253,6 +253,10 @@ impl Schedule {
     /// [strict commands](crate::SystemConfig::strict_commands) had a
     /// command skipped at apply (the same rules, except that its commands
     /// before the skipped one stay applied).
+    /// [`RunError::Observer`] around the failure of an observer (naming
+    /// it, its hook, the component type and the entity);
+    /// [`RunError::NoTrigger`] for a system that reads `Res<Trigger>`
+    /// outside an observer's run.
     /// The registry stays consistent and the schedule usable. Without strict
     /// commands, skipped commands are counted in
     /// [`command_report`](Self::command_report), never an error.

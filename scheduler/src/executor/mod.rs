@@ -73,6 +73,16 @@ pub(crate) fn check_resources<'a>(
             .iter()
             .find(|r| r.is_required() && !r.is_present(registry))
         {
+            // `Trigger` is there only while an observer runs for a hook:
+            // inserting it is no advice to give.
+            if missing.type_id == std::any::TypeId::of::<crate::Trigger>() {
+                return Err(RunError::NoTrigger {
+                    tick: tick.number,
+                    kind: "system",
+                    system: slot.name.clone(),
+                    how: "as a system of the schedule",
+                });
+            }
             return Err(RunError::MissingResource {
                 tick: tick.number,
                 system: slot.name.clone(),

@@ -134,14 +134,16 @@ impl ScheduleBuilder {
     /// [`Schedule::run`](crate::Schedule::run),
     /// after the startup systems (on the first tick) and before the first
     /// wave. For each state type, in the order of the `add_state` calls: when
-    /// `NextState<S>` holds a value other than the current one, it is taken,
-    /// the current value's exit systems run (they still see the old
-    /// `State<S>`), `State<S>` becomes the new value, and the new value's
-    /// enter systems run. So a `NextState` set during tick `n` is the state of
+    /// `NextState<S>` holds a request, it is taken, the current value's
+    /// exit systems run (they still see the old `State<S>`), `State<S>`
+    /// becomes the new value, and the new value's enter systems run. So a `NextState` set during tick `n` is the state of
     /// tick `n + 1` from its first wave on. On the first tick the initial
     /// value's enter systems run (there is nothing to leave), and nothing
     /// else: a `NextState` set before the first tick applies at the start
-    /// of the second. Setting the current value again does nothing.
+    /// of the second. [`NextState::set`](super::NextState::set) of the
+    /// current value is an identity transition (its exit systems, then its
+    /// enter systems again); [`NextState::set_if_neq`](super::NextState::set_if_neq)
+    /// of the current value does nothing.
     ///
     /// Enter and exit systems run one at a time, in registration order, each
     /// followed by its commands (as startup systems do), on the tick's pool,

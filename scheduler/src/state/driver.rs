@@ -87,9 +87,12 @@ impl<S: States> Driver for TypedDriver<S> {
             let current = registry.resource::<State<S>>()?.0.clone();
             return Some((Vec::new(), self.slots(true, &current)));
         }
-        let next = registry.resource_mut::<NextState<S>>()?.0.take()?;
+        let request = registry.resource_mut::<NextState<S>>()?.0.take()?;
+        let next = request.value;
         let current = registry.resource::<State<S>>()?;
-        if current.0 == next {
+        // `set` of the current value is an identity transition (its exit
+        // and enter systems run); `set_if_neq` of it is nothing.
+        if request.if_neq && current.0 == next {
             return None;
         }
         let exits = self.slots(false, &current.0);

@@ -61,11 +61,62 @@ impl<S: States> PartialEq<S> for State<S> {
 
 /// The value state `S` changes to at the start of the next tick, a
 /// resource: set it from a system with `ResMut<NextState<S>>` (or from
-/// outside a tick through the registry). Empty (`None`) when no change is
-/// asked; the transition empties it. The last value set before the
+/// outside a tick through the registry). Empty when no change is asked;
+/// the transition empties it. The last request made before the
 /// transition wins.
+///
+/// Two ways to ask, as in bevy (`bevy_state` 0.18):
+/// [`set`](Self::set) always makes a transition, even to the current
+/// value (an *identity transition*: the value's exit systems run, then
+/// its enter systems again, which restarts a level or a screen);
+/// [`set_if_neq`](Self::set_if_neq) makes one only when the value differs
+/// from the current state at the time of the transition.
+///
+/// # Examples
+///
+/// ```
+/// use ecs_engine::Registry;
+/// use scheduler::{NextState, ResMut, Schedule, Tick};
+///
+/// #[derive(Debug, Clone, PartialEq)]
+/// enum Level {
+///     One,
+/// }
+///
+/// fn count_enters(mut enters: ResMut<u32>) {
+///     *enters += 1;
+/// }
+///
+/// let mut registry = Registry::new();
+/// registry.insert_resource(0_u32);
+/// let mut builder = Schedule::builder();
+/// builder.add_state(Level::One).add_on_enter(Level::One, count_enters);
+/// let mut schedule = builder.build(&mut registry).unwrap();
+/// schedule.run(&mut registry, Tick::default()).unwrap(); // the initial enter
+/// assert_eq!(registry.resource::<u32>(), Some(&1));
+///
+/// // `set_if_neq` to the current value: no transition.
+/// registry.resource_mut::<NextState<Level>>().unwrap().set_if_neq(Level::One);
+/// schedule.run(&mut registry, Tick::default()).unwrap();
+/// assert_eq!(registry.resource::<u32>(), Some(&1));
+///
+/// // `set` to the current value: exit and enter again (a restart).
+/// registry.resource_mut::<NextState<Level>>().unwrap().set(Level::One);
+/// schedule.run(&mut registry, Tick::default()).unwrap();
+/// assert_eq!(registry.resource::<u32>(), Some(&2));
+/// ```
 #[derive(Debug, Clone, PartialEq)]
-pub struct NextState<S: States>(pub(crate) Option<S>);
+pub struct NextState<S: States>(pub(crate) Option<Request<S>>);
+
+/// A request held by [`NextState`]: the value, and whether a value equal
+/// to the current state is skipped.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Request<S> {
+    pub(crate) value: S,
+    /// Made by [`NextState::set_if_neq`]: no transition when `value` is
+    /// the current state.
+    pub(crate) if_neq: bool,
+}
 
 impl<S: States> Default for NextState<S> {
     fn default() -> Self {
@@ -74,14 +125,43 @@ impl<S: States> Default for NextState<S> {
 }
 
 impl<S: States> NextState<S> {
-    /// Asks for state `value` from the start of the next tick.
+    /// Asks for state `value` from the start of the next tick, replacing
+    /// any request made before. Always a transition, even when `value` is
+    /// the current state: then the current value's exit systems run, and
+    /// its enter systems run again (bevy's identity transition), once each
+    /// in that tick. To skip that case, use
+    /// [`set_if_neq`](Self::set_if_neq).
     pub fn set(&mut self, value: S) {
-        self.0 = Some(value);
+        self.0 = Some(Request {
+            value,
+            if_neq: false,
+        });
     }
 
-    /// The value asked for, if any.
+    /// Asks for state `value` from the start of the next tick, unless it
+    /// is the current state then (bevy's `set_if_neq`): when the
+    /// transition comes and `State<S>` equals `value`, the request is
+    /// dropped and no exit or enter system runs. A pending
+    /// [`set`](Self::set) of the same value is kept as it is (its identity
+    /// transition still runs, as in bevy); any other pending request is
+    /// replaced.
+    pub fn set_if_neq(&mut self, value: S) {
+        if let Some(request) = &self.0
+            && !request.if_neq
+            && request.value == value
+        {
+            return;
+        }
+        self.0 = Some(Request {
+            value,
+            if_neq: true,
+        });
+    }
+
+    /// The value asked for, if any (by [`set`](Self::set) or
+    /// [`set_if_neq`](Self::set_if_neq)).
     pub fn pending(&self) -> Option<&S> {
-        self.0.as_ref()
+        self.0.as_ref().map(|request| &request.value)
     }
 
     /// Withdraws the change asked for.
