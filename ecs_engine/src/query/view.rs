@@ -12,7 +12,7 @@ use super::filters::{With, Without};
 use super::shape::QueryShape;
 use super::traits::{Driver, QueryData, QueryFilter, ReadOnlyQueryData};
 use crate::disabled::{self, Disabled, DisabledBorrow};
-use crate::storage::locked::Locked;
+use crate::storage::locked::{Locked, ViewClaims};
 use crate::{Access, Component, ComponentKey, EcsError, Entity, SparseSet};
 
 /// The pools of a query `Q`, borrowed (locked) for as long as the view
@@ -252,10 +252,16 @@ impl<'w, Q: QueryData, F: QueryFilter> View<'w, Q, F> {
     /// Borrows every pool of `Q` and `F`.
     #[inline]
     pub(crate) fn new(registry: Locked<'w>) -> Result<Self, EcsError> {
-        let mut registry = registry.with_shape(QueryShape::of::<Q, F>);
-        if F::READS_TICKS {
-            registry = registry.with_ticks_overlap(writes::<Q>, reads_ticks::<F>);
-        }
+        let registry = registry.for_view(
+            const {
+                &ViewClaims {
+                    shape: QueryShape::of::<Q, F>,
+                    reads_ticks: F::READS_TICKS,
+                    query_writes: writes::<Q>,
+                    filter_reads_ticks: reads_ticks::<F>,
+                }
+            },
+        );
         let mut query = Q::borrow(registry)?;
         let filter = F::borrow(registry)?;
         let all =

@@ -36,25 +36,27 @@ pub struct Locked<'w> {
     /// The tick change filters and terms compare with (`query/filters.rs`,
     /// `query/tracked.rs`), raw as the tick arrays store it.
     since: u32,
-    /// The shape of the view borrowing through this handle, for its claims
-    /// (`storage/claims.rs`); `None` outside a view.
-    shape: Option<ShapeFn>,
-    /// For a view whose filter reads change ticks: which types its query
-    /// writes and which its filter reads the ticks of (`claim_write`,
-    /// `claim_ticks`); `None` for any other view, and outside a view.
-    ticks_overlap: Option<TicksOverlap>,
+    /// What the claims of the view borrowing through this handle need to
+    /// know about it (`storage/claims.rs`); `None` outside a view.
+    view: Option<&'static ViewClaims>,
     /// `true` for a view that is the registry's only borrower and names
     /// each component type once ([`exclusive_for`](Self::exclusive_for)):
     /// no other claim can meet its claims, so they are not registered.
     sole: bool,
 }
 
-/// The types a view's query writes and those its filter reads the change
-/// ticks of, as two tests on a Rust type's id.
-#[derive(Clone, Copy)]
-struct TicksOverlap {
-    query_writes: fn(TypeId) -> bool,
-    filter_reads: fn(TypeId) -> bool,
+/// What a view's claims need to know about the view: one constant per
+/// view type (`View::new`), so a [`Locked`] stays three words.
+pub(crate) struct ViewClaims {
+    /// The view's shape (disjoint views may share a pool).
+    pub(crate) shape: ShapeFn,
+    /// Whether the view's filter reads change ticks
+    /// ([`QueryFilter::READS_TICKS`]).
+    pub(crate) reads_ticks: bool,
+    /// Whether the view's query writes a Rust type.
+    pub(crate) query_writes: fn(TypeId) -> bool,
+    /// Whether the view's filter reads a Rust type's change ticks.
+    pub(crate) filter_reads_ticks: fn(TypeId) -> bool,
 }
 
 impl std::fmt::Debug for Locked<'_> {
@@ -107,8 +109,7 @@ impl<'w> Locked<'w> {
         Locked {
             registry,
             since,
-            shape: None,
-            ticks_overlap: None,
+            view: None,
             sole: false,
         }
     }
@@ -158,8 +159,7 @@ impl<'w> Locked<'w> {
         Locked {
             registry,
             since,
-            shape: None,
-            ticks_overlap: None,
+            view: None,
             sole,
         }
     }
@@ -174,8 +174,7 @@ impl<'w> Locked<'w> {
         Locked {
             registry,
             since,
-            shape: None,
-            ticks_overlap: None,
+            view: None,
             sole: false,
         }
     }
@@ -188,28 +187,11 @@ impl<'w> Locked<'w> {
         }
     }
 
-    /// The same locks, for a view shaped `shape`: its claims may share a
-    /// pool with disjoint views' claims.
-    pub(crate) fn with_shape(self, shape: ShapeFn) -> Self {
+    /// The same locks, for a view described by `view`: its claims may
+    /// share a pool with disjoint views' claims.
+    pub(crate) fn for_view(self, view: &'static ViewClaims) -> Self {
         Locked {
-            shape: Some(shape),
-            ..self
-        }
-    }
-
-    /// The same locks, for a view whose filter reads change ticks: its
-    /// query writes the types for which `query_writes` holds, and its
-    /// filter reads the ticks of those for which `filter_reads` holds.
-    pub(crate) fn with_ticks_overlap(
-        self,
-        query_writes: fn(TypeId) -> bool,
-        filter_reads: fn(TypeId) -> bool,
-    ) -> Self {
-        Locked {
-            ticks_overlap: Some(TicksOverlap {
-                query_writes,
-                filter_reads,
-            }),
+            view: Some(view),
             ..self
         }
     }
@@ -229,8 +211,8 @@ impl<'w> Locked<'w> {
     #[inline]
     pub(crate) fn claim_ticks<T: Component>(self) -> Result<Option<Claimed<'w, T>>, EcsError> {
         if self
-            .ticks_overlap
-            .is_some_and(|o| (o.query_writes)(TypeId::of::<T>()))
+            .view
+            .is_some_and(|v| (v.query_writes)(TypeId::of::<T>()))
         {
             let pool = self.registry.pools.read_shared::<T>(false)?;
             return Ok(pool.map(|pool| Claimed::new(pool, None)));
@@ -249,7 +231,7 @@ impl<'w> Locked<'w> {
     pub(crate) fn claim_read<T: Component>(self) -> Result<Option<Claimed<'w, T>>, EcsError> {
         self.registry
             .pools
-            .claim::<T>(Access::Read, self.shape, self.sole)
+            .claim::<T>(Access::Read, self.view.map(|v| v.shape), self.sole)
     }
 
     /// Claims `T`'s pool for writing its values, as the view's shape; or
@@ -262,9 +244,9 @@ impl<'w> Locked<'w> {
     /// a write lock, holds it.
     #[inline]
     pub(crate) fn claim_write<T: Component>(self) -> Result<Option<Claimed<'w, T>>, EcsError> {
-        let shape = match self.ticks_overlap {
-            Some(o) if (o.filter_reads)(TypeId::of::<T>()) => None,
-            _ => self.shape,
+        let shape = match self.view {
+            Some(v) if v.reads_ticks && (v.filter_reads_ticks)(TypeId::of::<T>()) => None,
+            v => v.map(|v| v.shape),
         };
         self.registry
             .pools
