@@ -99,6 +99,47 @@ impl Fnv1a {
     }
 }
 
+/// What a component's fields are fed into, field by field: the
+/// checksum's [`Fnv1a`], or a divergence digest
+/// ([`Digest`](crate::divergence::Digest)), so one function per type
+/// serves both.
+pub trait Feed {
+    /// Feeds `bytes` in order.
+    fn bytes(&mut self, bytes: &[u8]);
+
+    /// Feeds one byte.
+    fn u8(&mut self, v: u8) {
+        self.bytes(&[v]);
+    }
+
+    /// Feeds `v`, little-endian.
+    fn u32(&mut self, v: u32) {
+        self.bytes(&v.to_le_bytes());
+    }
+
+    /// Feeds `v`, little-endian.
+    fn i32(&mut self, v: i32) {
+        self.u32(v as u32);
+    }
+
+    /// Feeds `v`, little-endian.
+    fn u64(&mut self, v: u64) {
+        self.bytes(&v.to_le_bytes());
+    }
+
+    /// Feeds `v`'s bit pattern (so `-0.0` and `0.0`, or two NaNs, differ).
+    fn f32(&mut self, v: f32) {
+        self.u32(v.to_bits());
+    }
+}
+
+impl Feed for Fnv1a {
+    #[inline]
+    fn bytes(&mut self, bytes: &[u8]) {
+        Fnv1a::bytes(self, bytes);
+    }
+}
+
 /// The world checksum of `registry` (see the [module docs](self)): the
 /// live entity count, then each live entity in increasing handle order,
 /// its handle bits followed by what `entity` feeds for it.

@@ -25,6 +25,7 @@
 #![forbid(unsafe_code)]
 
 pub mod checksum;
+pub mod divergence;
 mod engine;
 
 pub use engine::{

@@ -7,11 +7,11 @@
 //! components.
 
 use ecs_engine::{Component, Entity, Registry};
-pub(crate) use ecs_runtime::checksum::Fnv1a;
+pub(crate) use ecs_runtime::checksum::{Feed, Fnv1a};
 
 /// A component that feeds its fields into the checksum.
 pub(crate) trait Canonical: Component {
-    fn hash(&self, h: &mut Fnv1a);
+    fn hash<H: Feed>(&self, h: &mut H);
 }
 
 /// Feeds `T`'s presence and value for `entity` into `h`.

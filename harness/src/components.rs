@@ -3,9 +3,10 @@
 //! per second, durations in seconds.
 
 use ecs_engine::{Entity, Registry};
+use ecs_runtime::divergence::Digests;
 use serde::{Deserialize, Serialize};
 
-use super::checksum::{Canonical, Fnv1a, component};
+use super::checksum::{Canonical, Feed, Fnv1a, component};
 
 /// Where an entity is, pixels.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
@@ -143,51 +144,51 @@ pub struct Bounty(pub u32);
 pub struct Particle;
 
 impl Canonical for Position {
-    fn hash(&self, h: &mut Fnv1a) {
+    fn hash<H: Feed>(&self, h: &mut H) {
         h.f32(self.x);
         h.f32(self.y);
     }
 }
 
 impl Canonical for Velocity {
-    fn hash(&self, h: &mut Fnv1a) {
+    fn hash<H: Feed>(&self, h: &mut H) {
         h.f32(self.x);
         h.f32(self.y);
     }
 }
 
 impl Canonical for Player {
-    fn hash(&self, h: &mut Fnv1a) {
+    fn hash<H: Feed>(&self, h: &mut H) {
         h.u8(self.index);
     }
 }
 
 impl Canonical for Controls {
-    fn hash(&self, h: &mut Fnv1a) {
+    fn hash<H: Feed>(&self, h: &mut H) {
         h.bytes(&[self.dx as u8, self.dy as u8, u8::from(self.fire)]);
     }
 }
 
 impl Canonical for Weapon {
-    fn hash(&self, h: &mut Fnv1a) {
+    fn hash<H: Feed>(&self, h: &mut H) {
         h.f32(self.cooldown);
     }
 }
 
 impl Canonical for EnemyGun {
-    fn hash(&self, h: &mut Fnv1a) {
+    fn hash<H: Feed>(&self, h: &mut H) {
         h.f32(self.cooldown);
     }
 }
 
 impl Canonical for Enemy {
-    fn hash(&self, h: &mut Fnv1a) {
+    fn hash<H: Feed>(&self, h: &mut H) {
         h.u32(self.wave);
     }
 }
 
 impl Canonical for SineWave {
-    fn hash(&self, h: &mut Fnv1a) {
+    fn hash<H: Feed>(&self, h: &mut H) {
         h.f32(self.base_y);
         h.f32(self.amplitude);
         h.f32(self.frequency);
@@ -197,11 +198,11 @@ impl Canonical for SineWave {
 }
 
 impl Canonical for Missile {
-    fn hash(&self, _: &mut Fnv1a) {}
+    fn hash<H: Feed>(&self, _: &mut H) {}
 }
 
 impl Canonical for Faction {
-    fn hash(&self, h: &mut Fnv1a) {
+    fn hash<H: Feed>(&self, h: &mut H) {
         match self {
             Faction::Player(n) => h.bytes(&[1, *n]),
             Faction::Enemy => h.u8(2),
@@ -210,24 +211,24 @@ impl Canonical for Faction {
 }
 
 impl Canonical for Collider {
-    fn hash(&self, h: &mut Fnv1a) {
+    fn hash<H: Feed>(&self, h: &mut H) {
         h.f32(self.radius);
     }
 }
 
 impl Canonical for Health {
-    fn hash(&self, h: &mut Fnv1a) {
+    fn hash<H: Feed>(&self, h: &mut H) {
         h.i32(self.0);
     }
 }
 
 impl Canonical for Damage {
-    fn hash(&self, h: &mut Fnv1a) {
+    fn hash<H: Feed>(&self, h: &mut H) {
         h.i32(self.0);
     }
 }
 
-fn option_u8(h: &mut Fnv1a, value: Option<u8>) {
+fn option_u8(h: &mut impl Feed, value: Option<u8>) {
     match value {
         Some(n) => h.bytes(&[1, n]),
         None => h.u8(0),
@@ -235,7 +236,7 @@ fn option_u8(h: &mut Fnv1a, value: Option<u8>) {
 }
 
 impl Canonical for Hits {
-    fn hash(&self, h: &mut Fnv1a) {
+    fn hash<H: Feed>(&self, h: &mut H) {
         h.i32(self.damage);
         option_u8(h, self.by);
         option_u8(h, self.killed_by);
@@ -243,52 +244,86 @@ impl Canonical for Hits {
 }
 
 impl Canonical for Shield {
-    fn hash(&self, h: &mut Fnv1a) {
+    fn hash<H: Feed>(&self, h: &mut H) {
         h.f32(self.seconds);
     }
 }
 
 impl Canonical for Lives {
-    fn hash(&self, h: &mut Fnv1a) {
+    fn hash<H: Feed>(&self, h: &mut H) {
         h.u8(self.0);
     }
 }
 
 impl Canonical for Score {
-    fn hash(&self, h: &mut Fnv1a) {
+    fn hash<H: Feed>(&self, h: &mut H) {
         h.u32(self.0);
     }
 }
 
 impl Canonical for Bounty {
-    fn hash(&self, h: &mut Fnv1a) {
+    fn hash<H: Feed>(&self, h: &mut H) {
         h.u32(self.0);
     }
 }
 
 impl Canonical for Particle {
-    fn hash(&self, _: &mut Fnv1a) {}
+    fn hash<H: Feed>(&self, _: &mut H) {}
+}
+
+/// Something done once per component type of the harness
+/// ([`each_type`]).
+trait TypeVisitor {
+    fn visit<T: Canonical>(&mut self);
+}
+
+/// Visits every component type of the harness, in the checksum's fixed
+/// order.
+fn each_type(v: &mut impl TypeVisitor) {
+    v.visit::<Position>();
+    v.visit::<Velocity>();
+    v.visit::<Player>();
+    v.visit::<Controls>();
+    v.visit::<Weapon>();
+    v.visit::<EnemyGun>();
+    v.visit::<Enemy>();
+    v.visit::<SineWave>();
+    v.visit::<Missile>();
+    v.visit::<Faction>();
+    v.visit::<Collider>();
+    v.visit::<Health>();
+    v.visit::<Damage>();
+    v.visit::<Hits>();
+    v.visit::<Shield>();
+    v.visit::<Lives>();
+    v.visit::<Score>();
+    v.visit::<Bounty>();
+    v.visit::<Particle>();
 }
 
 /// Feeds every component type of the harness, in a fixed order, into `h`.
 pub(crate) fn hash_entity(registry: &Registry, entity: Entity, h: &mut Fnv1a) {
-    component::<Position>(registry, entity, h);
-    component::<Velocity>(registry, entity, h);
-    component::<Player>(registry, entity, h);
-    component::<Controls>(registry, entity, h);
-    component::<Weapon>(registry, entity, h);
-    component::<EnemyGun>(registry, entity, h);
-    component::<Enemy>(registry, entity, h);
-    component::<SineWave>(registry, entity, h);
-    component::<Missile>(registry, entity, h);
-    component::<Faction>(registry, entity, h);
-    component::<Collider>(registry, entity, h);
-    component::<Health>(registry, entity, h);
-    component::<Damage>(registry, entity, h);
-    component::<Hits>(registry, entity, h);
-    component::<Shield>(registry, entity, h);
-    component::<Lives>(registry, entity, h);
-    component::<Score>(registry, entity, h);
-    component::<Bounty>(registry, entity, h);
-    component::<Particle>(registry, entity, h);
+    struct Feed<'a>(&'a Registry, Entity, &'a mut Fnv1a);
+    impl TypeVisitor for Feed<'_> {
+        fn visit<T: Canonical>(&mut self) {
+            component::<T>(self.0, self.1, self.2);
+        }
+    }
+    each_type(&mut Feed(registry, entity, h));
+}
+
+/// What divergence diagnosis compares: the live entities, then every
+/// component type of the harness in the checksum's order, each pool in
+/// its dense order.
+pub(crate) fn digests() -> Digests {
+    struct Add(Option<Digests>);
+    impl TypeVisitor for Add {
+        fn visit<T: Canonical>(&mut self) {
+            let digests = self.0.take().expect("set between visits");
+            self.0 = Some(digests.component::<T>(|value: &T, h| value.hash(h)));
+        }
+    }
+    let mut add = Add(Some(Digests::new()));
+    each_type(&mut add);
+    add.0.expect("set between visits")
 }

@@ -93,7 +93,7 @@ pub use limits::{
 pub use memory::peak_resident_bytes;
 pub use report::{CommandStats, EntityStats, PlayerStats, Report, SystemStats, WaveStats};
 pub use rollback::RollbackStats;
-pub use run::{DeterminismCheck, RunConfig, RunOutcome, check_determinism, run};
+pub use run::{DeterminismCheck, RunConfig, RunOutcome, check_determinism, diagnose, run};
 pub use scenario::{
     Arena, BUILTIN_SCENARIOS, Enemies, LARGEST_SCENARIO_BYTES, LARGEST_VALUE, MOVERS_TOML, Movers,
     PARTICLES_TOML, Particles, Players, SHMUP_TOML, Scenario, ScenarioKind, Shmup, TICK_RATES,

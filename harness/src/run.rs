@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 use super::report::{EntityStats, Report, Samples};
 use super::rollback::Rollback;
 use super::trace::{SpanLog, TraceSpan};
-use super::{HarnessError, InputSource, Scenario, Simulation, peak_resident_bytes};
+use super::{HarnessError, InputSource, Scenario, Simulation, components, peak_resident_bytes};
+use ecs_runtime::divergence::Divergence;
 
 /// What to run, and how.
 #[derive(Debug, Clone, PartialEq)]
@@ -224,6 +225,10 @@ pub struct DeterminismCheck {
     pub single: RunOutcome,
     /// The run on the requested threads.
     pub multi: RunOutcome,
+    /// When the check failed: where the two runs first differ ([`diagnose`]);
+    /// `None` when it passed, or when the worlds stayed equal tick by tick
+    /// (then only the command counts differ).
+    pub divergence: Option<Divergence>,
 }
 
 impl DeterminismCheck {
@@ -247,6 +252,25 @@ pub fn check_determinism(
     config: &RunConfig,
     mut progress: impl FnMut(u64),
 ) -> Result<DeterminismCheck, HarnessError> {
+    refuse_stdin(config)?;
+    let mut single_config = config.clone();
+    single_config.threads = 1;
+    let single = run(&single_config, &mut progress)?;
+    let multi = run(config, |n| progress(config.ticks + n))?;
+    let mut check = DeterminismCheck {
+        single,
+        multi,
+        divergence: None,
+    };
+    if !check.passed() {
+        check.divergence = diagnose(&single_config, config)?;
+    }
+    Ok(check)
+}
+
+/// A determinism check runs a scenario more than once, but standard input
+/// can be read once.
+fn refuse_stdin(config: &RunConfig) -> Result<(), HarnessError> {
     if config.inputs == InputSource::Stdin {
         return Err(HarnessError::Option(
             "--check-determinism runs twice, but standard input can be read once: \
@@ -254,9 +278,44 @@ pub fn check_determinism(
                 .into(),
         ));
     }
-    let mut single_config = config.clone();
-    single_config.threads = 1;
-    let single = run(&single_config, &mut progress)?;
-    let multi = run(config, |n| progress(config.ticks + n))?;
-    Ok(DeterminismCheck { single, multi })
+    Ok(())
+}
+
+/// Runs `a` and `b` side by side, tick by tick, and returns where their
+/// worlds first differ ([`ecs_runtime::divergence`]: the live entities,
+/// then each component type's pool in the checksum's order): the tick,
+/// the component, the first entity, and the systems that could have
+/// changed it. `None` when they stay equal for all of `a`'s ticks.
+///
+/// # Errors
+///
+/// [`HarnessError::Option`] for a script on standard input; as [`run`],
+/// for either world.
+///
+/// # Examples
+///
+/// ```
+/// use harness::{RunConfig, Scenario, diagnose};
+///
+/// let mut a = RunConfig::new(Scenario::builtin("shmup").unwrap());
+/// a.ticks = 30;
+/// let mut b = a.clone();
+/// b.threads = 4;
+/// assert_eq!(diagnose(&a, &b).unwrap(), None);
+/// ```
+pub fn diagnose(a: &RunConfig, b: &RunConfig) -> Result<Option<Divergence>, HarnessError> {
+    refuse_stdin(a)?;
+    refuse_stdin(b)?;
+    let digests = components::digests();
+    let mut first = Simulation::new(a)?;
+    let mut second = Simulation::new(b)?;
+    let mut found = digests.diverged(first.engine(), second.engine());
+    while found.is_none() && first.engine().ticks() < a.ticks {
+        first.tick()?;
+        second.tick()?;
+        found = digests.diverged(first.engine(), second.engine());
+    }
+    first.finish()?;
+    second.finish()?;
+    Ok(found)
 }

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use command_buffer::{ApplyReport, SpawnLanes};
 use ecs_engine::Registry;
 
+use crate::SystemAccess;
 use crate::events::hooks::EventHooks;
 use crate::executor::awake::{DoneSignal, MAX_IDLE, Watches, wait_for};
 use crate::executor::placement::TickPlacement;
@@ -394,6 +395,17 @@ impl Schedule {
 
     pub(crate) fn slot(&self, id: SystemId) -> &Slot {
         &self.slots[self.position[id.0]]
+    }
+
+    /// What system `id` declared it reads and writes (its parameters'
+    /// access, or a `StatefulSystem`'s `access()`).
+    ///
+    /// # Panics
+    ///
+    /// When `id` is not from this schedule.
+    #[track_caller]
+    pub fn access(&self, id: SystemId) -> &SystemAccess {
+        &self.slot(id).access
     }
 
     /// The id of the system named `name`.

@@ -56,6 +56,12 @@ fn run(args: &cli::Args) -> Result<ExitCode, HarnessError> {
                 check.single.report.commands,
                 check.multi.report.commands
             ));
+            match &check.divergence {
+                Some(divergence) => output::note(&format!("  {divergence}")),
+                None => output::note(
+                    "  the worlds stayed equal tick by tick: only the command counts differ",
+                ),
+            }
             return Ok(ExitCode::FAILURE);
         }
     } else {

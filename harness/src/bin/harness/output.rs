@@ -18,6 +18,9 @@ struct Determinism {
     single_thread_checksum: String,
     multi_thread_checksum: String,
     passed: bool,
+    /// Where the runs first differ, when they do (`harness::diagnose`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    divergence: Option<String>,
 }
 
 /// The JSON report: the run's report, plus the determinism check if any.
@@ -170,6 +173,7 @@ fn write_report(
         single_thread_checksum: format!("{:#018x}", c.single.report.checksum),
         multi_thread_checksum: format!("{:#018x}", c.multi.report.checksum),
         passed: c.passed(),
+        divergence: c.divergence.as_ref().map(ToString::to_string),
     });
     if args.json {
         let json = Json {

@@ -1,0 +1,415 @@
+//! Divergence diagnosis: where two runs that should be identical first
+//! differ, and which systems could have caused it.
+//!
+//! A [`Digests`] lists what to compare: the live entities (always), then
+//! each component type and resource the caller registers, with a function
+//! that feeds a value's fields into a [`Digest`] (a [`Feed`], as the
+//! checksum's `Fnv1a` is, so one function per type can serve both; floats
+//! by their bit patterns). [`Digests::diverged`] compares two
+//! engines that have run the same number of ticks: the first part (in
+//! registration order) whose digest differs is the divergence, with the
+//! first entity in it (dense order, which later ticks iterate in) and the
+//! systems that could have changed it in that tick: those that write the
+//! type, those that record commands (which may insert or remove it), and
+//! exclusive systems, each with its wave. [`lockstep`] ticks two engines
+//! side by side and stops at the first divergence.
+//!
+//! A component type's digest walks its pool in dense order (handle bits,
+//! then the fed fields), so it also catches two runs whose pools hold the
+//! same values in another order: later walks would visit them in another
+//! order, a common source of float drift.
+//!
+//! # Examples
+//!
+//! ```
+//! use ecs_runtime::divergence::{Digests, Feed, lockstep};
+//! use ecs_runtime::prelude::*;
+//!
+//! struct Heat(u32);
+//!
+//! fn warm(mut q: Query<&mut Heat>) {
+//!     q.each(|h| h.0 += 1);
+//! }
+//!
+//! let make = |threads| {
+//!     let mut builder = Engine::builder();
+//!     builder.threads(threads);
+//!     builder.add_system(warm);
+//!     for i in 0..10 {
+//!         builder.registry_mut().spawn((Heat(i),));
+//!     }
+//!     builder.build().unwrap()
+//! };
+//! let digests = Digests::new().component::<Heat>(|h, hash| hash.u32(h.0));
+//! let (mut one, mut four) = (make(1), make(4));
+//! assert!(lockstep(&mut one, &mut four, 50, &digests).unwrap().is_none());
+//! assert_eq!(one.ticks(), 50);
+//! ```
+
+use std::any::{TypeId, type_name};
+use std::fmt;
+
+use ecs_engine::{Access, Component, ComponentKey, Entity, Registry};
+use scheduler::short_name;
+
+pub use crate::checksum::Feed;
+use crate::{Engine, EngineError};
+
+/// The hash of a divergence digest: 64 bits, one multiply per word fed
+/// (the rotate-xor-multiply step of rustc's FxHash) in four lanes taken
+/// in turn, so consecutive words do not wait for each other: several
+/// times as fast as the checksum's byte-wise FNV-1a, which a check run
+/// on every tick needs. Not a stable format: only two digests made by
+/// one build are compared.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Digest {
+    lanes: [u64; 4],
+    words: u64,
+}
+
+impl Digest {
+    const K: u64 = 0xF135_7AEA_2E62_A9C5;
+
+    #[inline]
+    fn mix(h: u64, w: u64) -> u64 {
+        (h.rotate_left(26) ^ w).wrapping_mul(Self::K)
+    }
+
+    #[inline]
+    fn word(&mut self, w: u64) {
+        let lane = &mut self.lanes[(self.words & 3) as usize];
+        *lane = Self::mix(*lane, w);
+        self.words += 1;
+    }
+
+    /// The hash of everything fed so far.
+    #[inline]
+    pub fn finish(&self) -> u64 {
+        self.lanes
+            .iter()
+            .fold(self.words, |h, &lane| Self::mix(h, lane))
+    }
+}
+
+impl Feed for Digest {
+    #[inline]
+    fn bytes(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            self.word(u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut last = [0u8; 8];
+            last[..rest.len()].copy_from_slice(rest);
+            // The length tells `[0]` from `[0, 0]`.
+            self.word(u64::from_le_bytes(last) ^ ((rest.len() as u64) << 56));
+        }
+    }
+
+    #[inline]
+    fn u8(&mut self, v: u8) {
+        self.word(u64::from(v) | 1 << 62);
+    }
+
+    #[inline]
+    fn u32(&mut self, v: u32) {
+        self.word(u64::from(v) | 1 << 63);
+    }
+
+    #[inline]
+    fn u64(&mut self, v: u64) {
+        self.word(v);
+    }
+}
+
+/// One part of a world compared by [`Digests`].
+struct Part {
+    /// What it is, for messages: "component `Position`".
+    what: String,
+    /// Which systems could change it.
+    key: PartKey,
+    /// The part's digest in a registry.
+    digest: Box<dyn Fn(&Registry) -> u64 + Send + Sync>,
+    /// The first entity whose data differs between two registries (or the
+    /// first position where one has an entity the other lacks); `None`
+    /// for a resource.
+    first_entity: Box<FirstEntity>,
+}
+
+/// Finds the first entity whose data differs between two registries.
+type FirstEntity = dyn Fn(&Registry, &Registry) -> Option<Entity> + Send + Sync;
+
+#[derive(Clone, Copy)]
+enum PartKey {
+    Entities,
+    Component(ComponentKey),
+    Resource(TypeId),
+}
+
+/// What two runs compare, tick by tick: the live entities, then the
+/// registered component types and resources, in registration order (see
+/// the [module docs](self)).
+pub struct Digests {
+    parts: Vec<Part>,
+}
+
+impl fmt::Debug for Digests {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<&str> = self.parts.iter().map(|p| p.what.as_str()).collect();
+        f.debug_struct("Digests").field("parts", &parts).finish()
+    }
+}
+
+impl Default for Digests {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Digests {
+    /// Compares the live entities (their handles, in the allocator's
+    /// order) and nothing else yet.
+    pub fn new() -> Self {
+        let entities = Part {
+            what: "the live entities".to_owned(),
+            key: PartKey::Entities,
+            digest: Box::new(|registry| {
+                let mut h = Digest::default();
+                for entity in registry.entities().iter() {
+                    h.u64(entity.to_bits());
+                }
+                h.finish()
+            }),
+            first_entity: Box::new(|a, b| first_mismatch(a.entities().iter(), b.entities().iter())),
+        };
+        Digests {
+            parts: vec![entities],
+        }
+    }
+
+    /// Also compares component type `T`: each pool entry's handle and what
+    /// `feed` feeds for its value (every field, floats by
+    /// [`Feed::f32`]).
+    #[must_use]
+    pub fn component<T: Component>(
+        mut self,
+        feed: impl Fn(&T, &mut Digest) + Send + Sync + Clone + 'static,
+    ) -> Self {
+        let entry = feed.clone();
+        self.parts.push(Part {
+            what: format!("component `{}`", short_name(type_name::<T>())),
+            key: PartKey::Component(ComponentKey::Type(TypeId::of::<T>())),
+            digest: Box::new(move |registry| {
+                let mut h = Digest::default();
+                for (entity, value) in registry.pool::<T>().into_iter().flat_map(|p| p.iter()) {
+                    h.u64(entity.to_bits());
+                    feed(value, &mut h);
+                }
+                h.finish()
+            }),
+            first_entity: Box::new(move |a, b| {
+                let entries = |r: &Registry| {
+                    r.pool::<T>()
+                        .into_iter()
+                        .flat_map(|p| p.iter())
+                        .map(|(e, v)| {
+                            let mut h = Digest::default();
+                            entry(v, &mut h);
+                            (e, h.finish())
+                        })
+                        .collect::<Vec<_>>()
+                };
+                let (a, b) = (entries(a), entries(b));
+                let at = a.iter().zip(&b).position(|(x, y)| x != y);
+                match at {
+                    Some(i) => Some(a[i].0),
+                    None if a.len() > b.len() => Some(a[b.len()].0),
+                    None => b.get(a.len()).map(|&(e, _)| e),
+                }
+            }),
+        });
+        self
+    }
+
+    /// Also compares resource `R` (absent and present differ), through
+    /// what `feed` feeds for it.
+    #[must_use]
+    pub fn resource<R: Send + Sync + 'static>(
+        mut self,
+        feed: impl Fn(&R, &mut Digest) + Send + Sync + 'static,
+    ) -> Self {
+        self.parts.push(Part {
+            what: format!("resource `{}`", short_name(type_name::<R>())),
+            key: PartKey::Resource(TypeId::of::<R>()),
+            digest: Box::new(move |registry| {
+                let mut h = Digest::default();
+                match registry.resource::<R>() {
+                    Some(r) => {
+                        h.u8(1);
+                        feed(r, &mut h);
+                    }
+                    None => h.u8(0),
+                }
+                h.finish()
+            }),
+            first_entity: Box::new(|_, _| None),
+        });
+        self
+    }
+
+    /// Each part's digest in `registry`, in order (the live entities
+    /// first).
+    pub fn of(&self, registry: &Registry) -> Vec<u64> {
+        self.parts.iter().map(|p| (p.digest)(registry)).collect()
+    }
+
+    /// Where `a` and `b`, two engines that have run the same ticks, first
+    /// differ; `None` when every part is equal. The systems named are
+    /// `a`'s (both engines are meant to run one schedule).
+    pub fn diverged(&self, a: &Engine, b: &Engine) -> Option<Divergence> {
+        let (ra, rb) = (a.registry(), b.registry());
+        let part = self
+            .parts
+            .iter()
+            .find(|p| (p.digest)(ra) != (p.digest)(rb))?;
+        Some(Divergence {
+            tick: a.ticks().checked_sub(1),
+            part: part.what.clone(),
+            entity: (part.first_entity)(ra, rb),
+            suspects: suspects(a, part.key),
+        })
+    }
+}
+
+/// The first position where two handle sequences differ, as the handle
+/// found there (the longer one's when one ends first).
+fn first_mismatch(
+    mut a: impl Iterator<Item = Entity>,
+    mut b: impl Iterator<Item = Entity>,
+) -> Option<Entity> {
+    loop {
+        match (a.next(), b.next()) {
+            (Some(x), Some(y)) if x == y => {}
+            (Some(x), _) => return Some(x),
+            (None, y) => return y,
+        }
+    }
+}
+
+/// The systems of `engine`'s schedule that could change `key`, wave by
+/// wave.
+fn suspects(engine: &Engine, key: PartKey) -> Vec<Suspect> {
+    let schedule = engine.schedule();
+    let mut out = Vec::new();
+    for (wave, systems) in schedule.waves().into_iter().enumerate() {
+        for (id, name) in systems {
+            let access = schedule.access(id);
+            let why = if access.is_exclusive() {
+                Some("is exclusive")
+            } else {
+                match key {
+                    PartKey::Component(key)
+                        if access.component_access(key) == Some(Access::Write) =>
+                    {
+                        Some("writes it")
+                    }
+                    PartKey::Resource(type_id)
+                        if access.allows_resource(type_id, Access::Write) =>
+                    {
+                        Some("writes it")
+                    }
+                    PartKey::Entities | PartKey::Component(_) if access.commands() => {
+                        Some("records commands")
+                    }
+                    _ => None,
+                }
+            };
+            if let Some(why) = why {
+                out.push(Suspect {
+                    wave,
+                    system: name.to_owned(),
+                    why,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Where two runs first differ ([`Digests::diverged`], [`lockstep`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Divergence {
+    /// The number of the tick after which the runs differ (the
+    /// [`Tick::number`](scheduler::Tick) its systems saw); `None` when
+    /// they differ before any tick ran.
+    pub tick: Option<u64>,
+    /// The first part that differs, in [`Digests`] order: "the live
+    /// entities", "component `Position`", "resource `Score`".
+    pub part: String,
+    /// The first entity that differs in it (its handle in the first run),
+    /// in the pool's dense order; `None` for a resource.
+    pub entity: Option<Entity>,
+    /// The systems that could have changed that part in that tick.
+    pub suspects: Vec<Suspect>,
+}
+
+/// A system that could have changed a part that diverged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Suspect {
+    /// Its wave (0 first).
+    pub wave: usize,
+    /// Its name.
+    pub system: String,
+    /// Why: "writes it", "records commands" (which may insert, remove or
+    /// spawn), or "is exclusive".
+    pub why: &'static str,
+}
+
+impl fmt::Display for Divergence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.tick {
+            Some(tick) => write!(f, "the runs differ after tick {tick}: {}", self.part)?,
+            None => write!(f, "the runs differ before the first tick: {}", self.part)?,
+        }
+        if let Some(entity) = self.entity {
+            write!(f, ", first at entity {entity}")?;
+        }
+        if self.suspects.is_empty() {
+            return write!(f, "; no system declares a write to it");
+        }
+        let suspects: Vec<String> = self
+            .suspects
+            .iter()
+            .map(|s| format!("`{}` (wave {}, {})", s.system, s.wave, s.why))
+            .collect();
+        write!(f, "; could have changed it: {}", suspects.join(", "))
+    }
+}
+
+/// Ticks `a` and `b` side by side, up to `ticks` times, comparing them
+/// with `digests` before the first tick and after each; returns the first
+/// [`Divergence`], or `None` when they stayed equal.
+///
+/// # Errors
+///
+/// The first [`EngineError`] of either engine's tick (the other engine
+/// has then run that tick, or not, as the order `a` then `b` says).
+pub fn lockstep(
+    a: &mut Engine,
+    b: &mut Engine,
+    ticks: u64,
+    digests: &Digests,
+) -> Result<Option<Divergence>, EngineError> {
+    if let Some(divergence) = digests.diverged(a, b) {
+        return Ok(Some(divergence));
+    }
+    for _ in 0..ticks {
+        a.tick()?;
+        b.tick()?;
+        if let Some(divergence) = digests.diverged(a, b) {
+            return Ok(Some(divergence));
+        }
+    }
+    Ok(None)
+}

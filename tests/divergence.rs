@@ -1,0 +1,145 @@
+//! Divergence diagnosis (`ecs_runtime::divergence`): two engines in
+//! lockstep stay equal on 1, 2 and 8 threads, and a planted order
+//! dependency is reported with its tick, part, entity and system.
+
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use ecs_runtime::divergence::{Digests, Feed, Suspect, lockstep};
+use ecs_runtime::prelude::*;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Position(i64);
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Velocity(i64);
+struct Marked;
+#[derive(Debug, Default, PartialEq)]
+struct Moved(i64);
+
+fn movement(mut q: Query<(&mut Position, &Velocity)>, mut moved: ResMut<Moved>) {
+    q.par_each(|(p, v)| p.0 += v.0);
+    moved.0 += 1;
+}
+
+/// Spawns a mover every third tick.
+fn spawner(mut commands: Commands, tick: Tick) {
+    if tick.number.is_multiple_of(3) {
+        commands.spawn((Position(0), Velocity(tick.number as i64)));
+    }
+}
+
+fn digests() -> Digests {
+    Digests::new()
+        .component::<Position>(|p, h| h.u64(p.0 as u64))
+        .component::<Velocity>(|v, h| h.u64(v.0 as u64))
+        .resource::<Moved>(|m, h| h.u64(m.0 as u64))
+}
+
+fn engine(threads: usize, extra: impl FnOnce(&mut EngineBuilder)) -> (Engine, Entity) {
+    let mut builder = Engine::builder();
+    builder.threads(threads);
+    builder.add_system(movement);
+    builder.add_system(spawner);
+    extra(&mut builder);
+    let registry = builder.registry_mut();
+    registry.insert_resource(Moved::default());
+    for i in 0..2_000 {
+        registry.spawn((Position(i), Velocity(i % 7 - 3)));
+    }
+    let marked = registry.spawn((Position(5), Velocity(1), Marked));
+    (builder.build().unwrap(), marked)
+}
+
+#[test]
+fn equal_runs_stay_equal_on_1_2_and_8_threads() {
+    let digests = digests();
+    for threads in [2, 8] {
+        let (mut one, _) = engine(1, |_| {});
+        let (mut many, _) = engine(threads, |_| {});
+        assert_eq!(lockstep(&mut one, &mut many, 40, &digests).unwrap(), None);
+        assert_eq!(many.ticks(), 40);
+        assert_eq!(digests.of(one.registry()), digests.of(many.registry()));
+        assert_eq!(digests.of(one.registry()).len(), 4);
+    }
+}
+
+/// Shared by the two engines of one test: the first to run tick 5 draws
+/// 0, the second 1, as a system reading a global would.
+static DRAWS: AtomicI64 = AtomicI64::new(0);
+
+/// The planted order dependency: at tick 5, the marked entity's velocity
+/// comes from a counter outside the world.
+fn planted(mut q: Query<&mut Velocity, With<Marked>>, tick: Tick) {
+    if tick.number == 5 {
+        q.each(|v| v.0 = DRAWS.fetch_add(1, Ordering::Relaxed));
+    }
+}
+
+#[test]
+fn a_planted_order_dependency_is_named_with_its_tick_part_entity_and_system() {
+    let (mut a, marked) = engine(1, |b| {
+        b.add_system(planted);
+    });
+    let (mut b, _) = engine(8, |b| {
+        b.add_system(planted);
+    });
+    let divergence = lockstep(&mut a, &mut b, 40, &digests())
+        .unwrap()
+        .expect("the planted system diverges");
+    // Tick 5 wrote the velocity; positions still agree after it.
+    assert_eq!(divergence.tick, Some(5));
+    assert_eq!(a.ticks(), 6);
+    assert_eq!(divergence.part, "component `Velocity`");
+    assert_eq!(divergence.entity, Some(marked));
+    let wave_of = |name: &str| {
+        a.schedule()
+            .waves()
+            .iter()
+            .position(|w| w.iter().any(|(_, n)| n.ends_with(name)))
+            .unwrap()
+    };
+    let names: Vec<(&str, &str)> = divergence
+        .suspects
+        .iter()
+        .map(|s| (s.system.rsplit("::").next().unwrap(), s.why))
+        .collect();
+    assert_eq!(
+        names,
+        [("spawner", "records commands"), ("planted", "writes it")]
+    );
+    assert_eq!(
+        divergence.suspects[1],
+        Suspect {
+            wave: wave_of("planted"),
+            system: divergence.suspects[1].system.clone(),
+            why: "writes it",
+        }
+    );
+    let text = divergence.to_string();
+    assert!(
+        text.starts_with("the runs differ after tick 5: component `Velocity`, first at entity "),
+        "{text}"
+    );
+    assert!(text.contains("planted` (wave "), "{text}");
+}
+
+#[test]
+fn a_resource_and_the_entities_are_compared_too() {
+    let digests = digests();
+    let (a, _) = engine(1, |_| {});
+    let (mut b, _) = engine(1, |_| {});
+    b.registry_mut().resource_mut::<Moved>().unwrap().0 = 9;
+    let divergence = digests.diverged(&a, &b).unwrap();
+    assert_eq!(
+        (divergence.tick, divergence.part.as_str()),
+        (None, "resource `Moved`")
+    );
+    assert_eq!(divergence.entity, None);
+    let writers: Vec<&str> = divergence.suspects.iter().map(|s| s.why).collect();
+    assert_eq!(writers, ["writes it"]);
+
+    let (mut c, _) = engine(1, |_| {});
+    let extra = c.registry_mut().spawn(());
+    let divergence = digests.diverged(&c, &a).unwrap();
+    assert_eq!(divergence.part, "the live entities");
+    assert_eq!(divergence.entity, Some(extra));
+}
