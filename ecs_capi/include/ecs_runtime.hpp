@@ -17,8 +17,9 @@
 // - systems as callables: `engine.add_system(ecs::System("move").reads(v)
 //   .writes(p).run([=](ecs::SystemContext& ctx) { ... }))`.
 //
-// Link the `ecs_engine` CMake target (ecs_capi/CMakeLists.txt), which
-// carries this folder as an include directory. Threads: as in the C API,
+// Link the `ecs_runtime::ecs_runtime` CMake target (ecs_capi/CMakeLists.txt,
+// or the installed `ecs_runtime` package), which carries this header's
+// folder as an include directory. Threads: as in the C API,
 // systems run on the engine's worker threads, and an engine is used by one
 // thread at a time outside them.
 #ifndef ECS_RUNTIME_HPP
