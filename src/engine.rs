@@ -502,6 +502,12 @@ impl Engine {
         self.schedule.set_adaptive(adaptive);
     }
 
+    /// Turns the shuffle check mode on (`Some(seed)`) or off; see
+    /// [`Schedule::set_shuffle`].
+    pub fn set_shuffle(&mut self, seed: Option<u64>) {
+        self.schedule.set_shuffle(seed);
+    }
+
     /// Another handle to the input queue of `T` registered with
     /// [`EngineBuilder::input_queue`], or `None` when there is none.
     pub fn input_queue<T: Send + 'static>(&self) -> Option<EventQueue<T>> {

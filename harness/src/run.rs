@@ -50,6 +50,11 @@ pub struct RunConfig {
     /// run those ticks again (with the same input); the world must end
     /// as the plain run's. `None`: a plain run.
     pub rollback: Option<u32>,
+    /// `--shuffle-waves SEED`: each wave's systems run one after another
+    /// in an order drawn from `SEED`
+    /// ([`Schedule::set_shuffle`](ecs_runtime::scheduler::Schedule::set_shuffle));
+    /// `None`: registration order, or in parallel.
+    pub shuffle: Option<u64>,
 }
 
 impl RunConfig {
@@ -69,6 +74,7 @@ impl RunConfig {
             save_at: None,
             load: None,
             rollback: None,
+            shuffle: None,
         }
     }
 }
@@ -240,7 +246,8 @@ impl DeterminismCheck {
     }
 }
 
-/// Runs `config` on one thread, then on `config.threads`, for comparing
+/// Runs `config` on one thread (in registration order: never shuffled),
+/// then on `config.threads` (shuffled when [`RunConfig::shuffle`] says so), for comparing
 /// the checksums and command counts ([`DeterminismCheck::passed`]). `progress(n)` counts the
 /// ticks of both runs (1 to 2 × ticks).
 ///
@@ -255,6 +262,7 @@ pub fn check_determinism(
     refuse_stdin(config)?;
     let mut single_config = config.clone();
     single_config.threads = 1;
+    single_config.shuffle = None;
     let single = run(&single_config, &mut progress)?;
     let multi = run(config, |n| progress(config.ticks + n))?;
     let mut check = DeterminismCheck {

@@ -120,6 +120,7 @@ impl Simulation {
         let mut initial = builder.registry_mut().len() as u64;
         let mut engine = builder.build()?;
         engine.set_adaptive(config.adaptive);
+        engine.set_shuffle(config.shuffle);
         let mut from_tick = 0;
         if let Some((path, bytes)) = saved {
             from_tick = snapshot::load(&mut engine, &bytes, path, &run, config)?;

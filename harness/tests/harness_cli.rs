@@ -217,3 +217,26 @@ fn check_determinism_passes_and_writes_the_files() {
         "{dot}"
     );
 }
+
+#[test]
+fn shuffle_waves_is_a_determinism_check_that_passes() {
+    let output = harness(&[
+        "--scenario",
+        "scenarios/small.toml",
+        "--ticks",
+        "40",
+        "--threads",
+        "2",
+        "--shuffle-waves",
+        "7",
+        "--json",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(json["determinism"]["passed"], true);
+    assert_eq!(
+        json["determinism"]["single_thread_checksum"],
+        json["determinism"]["multi_thread_checksum"]
+    );
+    assert!(json["determinism"].get("divergence").is_none());
+}

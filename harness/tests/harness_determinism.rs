@@ -110,3 +110,15 @@ fn two_seeds_diverge_at_a_named_tick_component_entity_and_system() {
         None
     );
 }
+
+#[test]
+fn the_scenarios_give_their_world_with_shuffled_waves() {
+    for file in ["small.toml", "particles-small.toml"] {
+        let mut config = config(file, 2);
+        config.shuffle = Some(11);
+        let check = check_determinism(&config, |_| {}).unwrap();
+        assert!(check.passed(), "{file}: {:?}", check.divergence);
+        assert_eq!(check.single.report.checksum, check.multi.report.checksum);
+        assert_eq!(check.divergence, None);
+    }
+}

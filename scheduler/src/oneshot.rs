@@ -234,6 +234,7 @@ impl Schedule {
             adaptive: false,
             stage: Stage::OneShot,
             dispatch: None,
+            shuffle: None,
         };
         let run = || {
             run_one(between, registry, id, None, pass)?;

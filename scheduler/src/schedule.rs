@@ -51,6 +51,8 @@ pub struct Schedule {
     /// Ticks and waves too cheap to pay for the pool run inline (see
     /// [`Schedule::set_adaptive`]).
     adaptive: bool,
+    /// The check mode's seed ([`Schedule::set_shuffle`]).
+    shuffle: Option<u64>,
     /// Whether the next tick of a schedule with a pool runs on the
     /// caller's thread.
     placement: TickPlacement,
@@ -117,6 +119,7 @@ impl Schedule {
             watches: Watches::new(threads),
             last_tick_end: None,
             adaptive: true,
+            shuffle: None,
             placement: TickPlacement::default(),
             states: StateRunner::default(),
             state_copies: crate::system_state::StateCopies::default(),
@@ -175,6 +178,54 @@ impl Schedule {
     /// (see [`set_adaptive`](Self::set_adaptive)).
     pub fn is_adaptive(&self) -> bool {
         self.adaptive
+    }
+
+    /// Turns the shuffle check mode on (`Some(seed)`) or off (`None`, the
+    /// default). On, each wave of several systems runs them one after
+    /// another on the tick's thread, in an order drawn from the seed, the
+    /// tick number and the wave index, instead of in registration order
+    /// or at the same time; their events and commands still land in
+    /// registration order. Systems of one wave declare no conflicting
+    /// access, so a correct program gives the same world: a run that
+    /// differs from the unshuffled one has an order dependency the
+    /// declarations do not show (interior mutability, a global), which
+    /// comparing thread counts can miss when the pool happens to keep
+    /// registration order. The parallel walks (`par_each`) are not
+    /// shuffled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    /// use scheduler::{Query, Schedule, Tick};
+    ///
+    /// struct Heat(u32);
+    /// struct Light(u32);
+    /// fn warm(mut q: Query<&mut Heat>) { q.each(|h| h.0 += 1); }
+    /// fn glow(mut q: Query<&mut Light>) { q.each(|l| l.0 += 2); }
+    ///
+    /// let world = |shuffle| {
+    ///     let mut registry = Registry::new();
+    ///     let e = registry.spawn((Heat(0), Light(0)));
+    ///     let mut builder = Schedule::builder();
+    ///     builder.add(warm);
+    ///     builder.add(glow);
+    ///     let mut schedule = builder.build(&mut registry).unwrap();
+    ///     schedule.set_shuffle(shuffle);
+    ///     for number in 0..10 {
+    ///         schedule.run(&mut registry, Tick { number, ..Tick::default() }).unwrap();
+    ///     }
+    ///     (registry.get::<Heat>(e).unwrap().0, registry.get::<Light>(e).unwrap().0)
+    /// };
+    /// assert_eq!(world(None), world(Some(7)));
+    /// ```
+    pub fn set_shuffle(&mut self, seed: Option<u64>) {
+        self.shuffle = seed;
+    }
+
+    /// The shuffle check mode's seed (see [`set_shuffle`](Self::set_shuffle)).
+    pub fn shuffle(&self) -> Option<u64> {
+        self.shuffle
     }
 
     /// Threads in the schedule's pool.
@@ -291,6 +342,7 @@ impl Schedule {
             between,
             watches,
             adaptive,
+            shuffle,
             placement,
             last_tick_end,
             ..
@@ -308,6 +360,7 @@ impl Schedule {
             adaptive: *adaptive,
             stage: Stage::Tick,
             dispatch,
+            shuffle: *shuffle,
         };
         let placed = *adaptive && pool.is_some();
         let inline = placed && placement.next(slots.iter().map(|s| s.cost));
@@ -565,6 +618,7 @@ fn run_alone(
                 adaptive: false,
                 stage: Stage::Startup,
                 dispatch: dispatch.as_ref(),
+                shuffle: None,
             },
         )
     };

@@ -47,6 +47,11 @@ pub(crate) struct Args {
     /// checksums differ.
     #[arg(long)]
     pub(crate) check_determinism: bool,
+    /// A determinism check whose second run runs each wave's systems one
+    /// after another in an order drawn from SEED: catches order
+    /// dependencies the declared access does not show.
+    #[arg(long, value_name = "SEED")]
+    pub(crate) shuffle_waves: Option<u64>,
     /// Prints the report as JSON.
     #[arg(long)]
     pub(crate) json: bool,
@@ -133,6 +138,7 @@ impl Args {
         }
         config.scale = self.scale;
         config.rollback = self.rollback;
+        config.shuffle = self.shuffle_waves;
         if let Some(path) = &self.inputs {
             config.inputs = if path.as_os_str() == "-" {
                 InputSource::Stdin

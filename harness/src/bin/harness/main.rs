@@ -41,7 +41,7 @@ fn run(args: &cli::Args) -> Result<ExitCode, HarnessError> {
     }
     let config = args.config(scenario)?;
     output::check_files(args)?;
-    if args.check_determinism {
+    if args.check_determinism || args.shuffle_waves.is_some() {
         let bar = progress::bar(2 * config.ticks, args.json);
         let check = harness::check_determinism(&config, |n| bar.set_position(n))?;
         bar.finish_and_clear();
