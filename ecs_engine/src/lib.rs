@@ -159,7 +159,7 @@ pub use panic::panic_message;
 pub use query::{
     Added, Changed, ComponentMut, ComponentRef, ExclusiveView, Has, Mut, Or, QueryData,
     QueryFilter, QueryShape, RawChunk, RawView, ReadOnlyQueryData, Ref, Untracked, View, ViewIter,
-    With, Without, run_serial, walk_threads,
+    With, Without, run_serial, run_shuffled, shuffled_order, walk_threads,
 };
 pub use raw_value::{RawArena, RawComponent, RawSlot};
 pub use registry::{

@@ -190,8 +190,10 @@ impl Schedule {
     /// differs from the unshuffled one has an order dependency the
     /// declarations do not show (interior mutability, a global), which
     /// comparing thread counts can miss when the pool happens to keep
-    /// registration order. The parallel walks (`par_each`) are not
-    /// shuffled.
+    /// registration order. In the mode, each system's `par_each` /
+    /// `par_each_init` walks run serially with their chunks in a drawn
+    /// order too ([`ecs_engine::run_shuffled`]); `par_fold` and
+    /// `par_filter_map` combine their chunks in order, as always.
     ///
     /// # Examples
     ///

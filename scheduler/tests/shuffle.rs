@@ -19,7 +19,7 @@ fn warm(mut q: Query<&mut Heat>) {
     q.each(|h| h.0 = h.0 * 3 + 1);
 }
 fn glow(mut q: Query<&mut Light>) {
-    q.each(|l| l.0 = l.0 * 5 + 2);
+    q.par_each(|l| l.0 = l.0 * 5 + 2);
 }
 /// Spawns one entity every tick: the spawns of a wave are applied in
 /// registration order whatever order its systems ran in.
@@ -35,6 +35,7 @@ fn run(
     let mut registry = Registry::new();
     let first = registry.spawn((Heat(1), Light(1), Sound(1)));
     let mut builder = Schedule::builder();
+    builder.threads(1);
     for add in systems {
         add(&mut builder);
     }
@@ -126,4 +127,45 @@ fn a_seed_draws_the_same_orders_and_another_seed_others() {
     }
     assert_eq!(orders(Some(5)), drawn, "the same seed, the same orders");
     assert_ne!(orders(Some(6)), drawn);
+}
+
+/// The first value each tick's parallel walk visited.
+static FIRSTS: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+
+fn listen(mut q: Query<&mut Sound>) {
+    let seen = Mutex::new(Vec::new());
+    q.par_each(|s| seen.lock().unwrap().push(s.0));
+    FIRSTS.lock().unwrap().push(seen.into_inner().unwrap()[0]);
+}
+
+#[test]
+fn a_parallel_walk_visits_its_chunks_in_a_drawn_order() {
+    let firsts = |shuffle| {
+        FIRSTS.lock().unwrap().clear();
+        let mut registry = Registry::new();
+        for i in 0..2_000 {
+            registry.spawn((Sound(i),));
+        }
+        let mut builder = Schedule::builder();
+        builder.threads(1);
+        builder.add(listen);
+        let mut schedule = builder.build(&mut registry).unwrap();
+        schedule.set_shuffle(shuffle);
+        for number in 0..10 {
+            schedule
+                .run(
+                    &mut registry,
+                    Tick {
+                        number,
+                        ..Tick::default()
+                    },
+                )
+                .unwrap();
+        }
+        std::mem::take(&mut *FIRSTS.lock().unwrap())
+    };
+    assert_eq!(firsts(None), [0; 10]);
+    let drawn = firsts(Some(4));
+    assert!(drawn.iter().any(|&f| f != 0), "{drawn:?}");
+    assert_eq!(firsts(Some(4)), drawn);
 }

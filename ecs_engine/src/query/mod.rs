@@ -36,7 +36,7 @@ pub(crate) mod traits;
 pub(crate) mod view;
 
 pub use filters::{Added, Changed, Or, With, Without};
-pub use par::{run_serial, walk_threads};
+pub use par::{run_serial, run_shuffled, shuffled_order, walk_threads};
 pub use raw_view::{RawChunk, RawView};
 pub use shape::QueryShape;
 pub use terms::{Has, HasBlock, MutCursor};

@@ -93,6 +93,100 @@ pub fn run_serial<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+thread_local! {
+    /// Set while [`run_shuffled`] runs on this thread: the seed of the
+    /// next walk's chunk order.
+    static SHUFFLE: Cell<Option<u64>> = const { Cell::new(None) };
+}
+
+/// [`run_serial`], with the chunks of every [`View::par_each`] /
+/// [`par_each_init`](View::par_each_init) walked in an order drawn from
+/// `seed` (each walk its own order, the same for the same seed and the
+/// same walks): a check mode for code whose result should not depend on
+/// the order of a parallel walk's chunks (the scheduler's
+/// `Schedule::set_shuffle`). The other parallel passes combine their
+/// chunks in order and walk them in order. Nests; the scope ends when
+/// `f` returns or unwinds.
+///
+/// # Examples
+///
+/// ```
+/// use ecs_engine::{Registry, run_shuffled};
+///
+/// struct Position(u32);
+///
+/// let mut registry = Registry::new();
+/// for i in 0..1_000 {
+///     registry.spawn((Position(i),));
+/// }
+/// let mut firsts = Vec::new();
+/// for seed in 0..8 {
+///     run_shuffled(seed, || {
+///         let seen = std::sync::Mutex::new(Vec::new());
+///         registry.view_mut::<&mut Position>().par_each(|p| seen.lock().unwrap().push(p.0));
+///         let seen = seen.into_inner().unwrap();
+///         assert_eq!(seen.len(), 1_000);
+///         firsts.push(seen[0]);
+///     });
+/// }
+/// assert!(firsts.iter().any(|&first| first != 0)); // another chunk came first
+/// ```
+pub fn run_shuffled<R>(seed: u64, f: impl FnOnce() -> R) -> R {
+    /// Restores the seed as it was, even when `f` unwinds.
+    struct Restore(Option<u64>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SHUFFLE.with(|shuffle| shuffle.set(self.0));
+        }
+    }
+    let _restore = Restore(SHUFFLE.with(|shuffle| shuffle.replace(Some(seed))));
+    run_serial(f)
+}
+
+/// The seed of this walk's chunk order inside [`run_shuffled`] (and the
+/// next walk's seed moves on), or `None`.
+fn next_shuffle() -> Option<u64> {
+    SHUFFLE.with(|shuffle| {
+        let seed = shuffle.get()?;
+        shuffle.set(Some(splitmix64(seed)));
+        Some(seed)
+    })
+}
+
+/// One step of SplitMix64 (Steele, Lea, Flood, "Fast splittable
+/// pseudorandom number generators", OOPSLA 2014): the output for state
+/// `state + golden gamma`.
+fn splitmix64(state: u64) -> u64 {
+    let mut z = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// `0..len` in an order drawn from `seed`: a Fisher-Yates shuffle driven
+/// by [SplitMix64](https://doi.org/10.1145/2660193.2660195). The same
+/// seed gives the same order on every machine.
+///
+/// # Examples
+///
+/// ```
+/// let order = ecs_engine::shuffled_order(5, 42);
+/// let mut sorted = order.clone();
+/// sorted.sort_unstable();
+/// assert_eq!(sorted, [0, 1, 2, 3, 4]);
+/// assert_eq!(order, ecs_engine::shuffled_order(5, 42));
+/// ```
+pub fn shuffled_order(len: usize, seed: u64) -> Vec<usize> {
+    let mut state = seed;
+    let mut order: Vec<usize> = (0..len).collect();
+    for i in (1..len).rev() {
+        state = splitmix64(state);
+        let j = (state % (i as u64 + 1)) as usize;
+        order.swap(i, j);
+    }
+    order
+}
+
 /// How many threads a parallel pass started on this thread may use: 1
 /// inside [`run_serial`], else the current rayon pool's thread count
 /// ([`rayon::current_num_threads`]). Code that splits its own work with
@@ -197,6 +291,11 @@ impl<Q: QueryData, F: QueryFilter> View<'_, Q, F> {
             // SAFETY: chunks are disjoint, so each position is walked once.
             unsafe { pass.walk(range, &mut |_, item| f(&mut state, item)) };
         };
+        if let Some(seed) = next_shuffle() {
+            // The check mode: serial, the chunks in a drawn order.
+            shuffled_order(chunks, seed).into_iter().for_each(run);
+            return;
+        }
         if threads == 1 || chunks <= 1 {
             // One thread, or a walk too short to split: no task to hand
             // to the pool, the same chunks in order.

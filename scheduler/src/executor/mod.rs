@@ -141,25 +141,10 @@ pub(crate) struct Pass<'d> {
     pub(crate) shuffle: Option<u64>,
 }
 
-/// The order a shuffled wave of `len` systems runs in: a Fisher-Yates
-/// permutation drawn with SplitMix64 (Steele, Lea, Flood, "Fast
-/// splittable pseudorandom number generators", OOPSLA 2014) from the
-/// seed, the tick number and the wave index.
-fn shuffled(len: usize, seed: u64, tick: u64, wave: usize) -> Vec<usize> {
-    let mut state = seed ^ tick.rotate_left(32) ^ (wave as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    let mut next = || {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    };
-    let mut order: Vec<usize> = (0..len).collect();
-    for i in (1..len).rev() {
-        let j = (next() % (i as u64 + 1)) as usize;
-        order.swap(i, j);
-    }
-    order
+/// The seed of the order a shuffled wave runs in: the mode's seed mixed
+/// with the tick number and the wave index.
+fn wave_seed(seed: u64, tick: u64, wave: usize) -> u64 {
+    seed ^ tick.rotate_left(32) ^ (wave as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 /// One tick: every wave, then its commands. See [`Schedule::run`](crate::Schedule::run).
@@ -214,16 +199,18 @@ pub(crate) fn run_waves(
         match &mut *wave {
             // An exclusive system conflicts with every other: always alone.
             [single] if single.access.is_exclusive() => single.run_exclusive(registry, tick),
-            [single] => single.run(&registry.cell(), tick),
-            // The check mode: in turn, in a drawn order (the events and
-            // commands below still go in registration order).
+            // The check mode: in turn, in a drawn order, each system's
+            // parallel walks serial with their chunks in a drawn order
+            // (the events and commands below still go in registration
+            // order).
             many if shuffle.is_some() => {
                 let cell = registry.cell();
-                let seed = shuffle.unwrap_or_default();
-                for i in shuffled(many.len(), seed, tick.number, wave_index) {
-                    many[i].run(&cell, tick);
+                let seed = wave_seed(shuffle.unwrap_or_default(), tick.number, wave_index);
+                for i in ecs_engine::shuffled_order(many.len(), seed) {
+                    ecs_engine::run_shuffled(seed ^ i as u64, || many[i].run(&cell, tick));
                 }
             }
+            [single] => single.run(&registry.cell(), tick),
             // One thread, or too little work to pay for the pool: in
             // registration order, on this thread (their `par_each` calls
             // still use the pool, when there is one).
