@@ -320,3 +320,28 @@ fn applying_reuses_the_buffer() {
     }
     assert_eq!(registry.len(), 3);
 }
+
+#[test]
+fn a_bundle_naming_a_type_twice_is_a_skipped_command() {
+    let (mut registry, mut commands) = prepared();
+    let kept = commands.spawn((Health(1),));
+    let refused = commands.spawn((Health(2), Position([0.0; 3]), Health(3)));
+    commands.insert_bundle(kept, (Health(4), Health(5)));
+    let report = commands.apply(&mut registry);
+    assert_eq!(report.applied(CommandKind::Spawn), 1);
+    assert_eq!(report.skipped(CommandKind::Spawn), 1);
+    let skip = report.first_skip().unwrap();
+    assert_eq!(skip.entity, refused);
+    assert!(
+        matches!(&skip.reason, EcsError::DuplicateBundleComponent { component, .. } if component.ends_with("Health")),
+        "{:?}",
+        skip.reason
+    );
+    assert_eq!(registry.get::<Health>(kept), Some(&Health(1)));
+    assert!(!registry.is_alive(refused));
+    assert!(
+        !registry.entities().is_reserved(refused),
+        "its handle is given back"
+    );
+    assert_eq!(registry.count::<Position>(), 0);
+}

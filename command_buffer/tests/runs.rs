@@ -92,14 +92,18 @@ fn a_run_mixing_reserved_and_placeholder_spawns_applies_in_order() {
 }
 
 #[test]
-fn a_bundle_naming_a_type_twice_keeps_the_last_value() {
+fn a_run_of_bundles_naming_a_type_twice_is_refused_spawn_by_spawn() {
     let mut registry = Registry::new();
-    let mut commands = reserved_buffer(&mut registry, 2);
+    let mut commands = reserved_buffer(&mut registry, 3);
     let a = commands.spawn((Health(1), Health(2)));
     let b = commands.spawn((Health(3), Health(4)));
-    commands.apply(&mut registry);
-    assert_eq!(registry.get::<Health>(a), Some(&Health(2)));
-    assert_eq!(registry.get::<Health>(b), Some(&Health(4)));
+    let c = commands.spawn((Health(5),));
+    let report = commands.apply(&mut registry);
+    assert_eq!(report.skipped(CommandKind::Spawn), 2);
+    assert_eq!(report.applied(CommandKind::Spawn), 1);
+    assert!(!registry.is_alive(a) && !registry.is_alive(b));
+    assert!(!registry.entities().is_reserved(a) && !registry.entities().is_reserved(b));
+    assert_eq!(registry.get::<Health>(c), Some(&Health(5)));
 }
 
 #[test]

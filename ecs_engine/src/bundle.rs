@@ -14,7 +14,10 @@ mod sealed {
 /// component types for [`Registry::has`] and [`Registry::remove_bundle`].
 ///
 /// Implemented for tuples only (sealed): a single component is `(c,)`.
-/// Duplicate types in one bundle are allowed; the last value wins.
+/// A bundle that names one type twice, e.g. `(A(1), A(2))`, is refused by
+/// every spawn and insert ([`EcsError::DuplicateBundleComponent`], or a
+/// panic from the infallible [`Registry::spawn`]), as bevy refuses it; as
+/// a type list (`has`, `remove_bundle`) it is accepted.
 pub trait Bundle: sealed::Sealed + Send + Sync + 'static {
     /// Number of components in the bundle.
     const LEN: usize;
@@ -67,6 +70,12 @@ pub trait Bundle: sealed::Sealed + Send + Sync + 'static {
     /// (folded to a few compares per bundle type).
     #[doc(hidden)]
     fn has_type(ty: std::any::TypeId) -> bool;
+
+    /// The name of the first component type the bundle names a second
+    /// time, `None` when its types are distinct (compares of constant type
+    /// ids, folded per bundle type).
+    #[doc(hidden)]
+    fn duplicate() -> Option<&'static str>;
 }
 
 macro_rules! bundle_tuple {
@@ -97,6 +106,18 @@ macro_rules! bundle_tuple {
                 false $(|| std::any::TypeId::of::<$name>() == ty)*
             }
 
+            #[inline]
+            fn duplicate() -> Option<&'static str> {
+                let types: &[(std::any::TypeId, &'static str)] =
+                    &[$((std::any::TypeId::of::<$name>(), std::any::type_name::<$name>())),*];
+                for (i, &(ty, name)) in types.iter().enumerate() {
+                    if types[..i].iter().any(|&(seen, _)| seen == ty) {
+                        return Some(name);
+                    }
+                }
+                None
+            }
+
             #[allow(unused_variables, reason = "the empty tuple has no type to look up")]
             fn has_required(registry: &Registry) -> bool {
                 false $(|| registry.required.has(std::any::TypeId::of::<$name>()))*
@@ -125,14 +146,11 @@ macro_rules! bundle_tuple {
                 }
                 let ids = [$(registry.pools.register::<$name>()),*];
                 let Registry { allocator, pools, .. } = registry;
-                let Some([$($pool),*]) = pools.disjoint_mut(ids) else {
-                    // A type listed twice: one bundle at a time, so the
-                    // last value wins as in `insert_into`.
-                    for bundle in bundles {
-                        registry.try_spawn(bundle)?;
-                    }
-                    return Ok(());
-                };
+                // Distinct types: a bundle naming one twice was refused
+                // above.
+                let [$($pool),*] = pools
+                    .disjoint_mut(ids)
+                    .expect("a bundle's types are distinct (refuse_bundle)");
                 let additional = bundles.size_hint().0;
                 $( let $pool = typed_mut::<$name>($pool); $pool.reserve(additional); )*
                 // Freed slots first (as `allocate` hands them out), one by
@@ -218,15 +236,11 @@ macro_rules! bundle_tuple {
                 }
                 let ids = [$(registry.pools.register::<$name>()),*];
                 let Registry { allocator, pools, .. } = registry;
-                let Some([$($pool),*]) = pools.disjoint_mut(ids) else {
-                    // A type listed twice: one bundle at a time, in order,
-                    // so the last value wins as in `insert_into`.
-                    for (k, &entity) in entities.iter().enumerate() {
-                        let Some(bundle) = bundles.next() else { break };
-                        registry.spawn_reserved(entity, bundle).map_err(|e| (k, e))?;
-                    }
-                    return Ok(());
-                };
+                // Distinct types: a bundle naming one twice was refused
+                // above.
+                let [$($pool),*] = pools
+                    .disjoint_mut(ids)
+                    .expect("a bundle's types are distinct (refuse_bundle)");
                 // Each pool is found once per batch and grown once.
                 $( let $pool = typed_mut::<$name>($pool); $pool.reserve(entities.len()); )*
                 for (k, &entity) in entities.iter().enumerate() {

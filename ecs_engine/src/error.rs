@@ -137,6 +137,19 @@ pub enum EcsError {
         /// The component's type name.
         component: Cow<'static, str>,
     },
+    /// A bundle spawned or inserted names one component type more than
+    /// once, e.g. `(A(1), A(2))` (bevy panics on such a bundle too). Nothing
+    /// changed: the bundle was dropped.
+    #[error(
+        "bundle `{bundle}` holds component `{component}` more than once; \
+         each component type may appear once in a bundle"
+    )]
+    DuplicateBundleComponent {
+        /// The bundle's type name.
+        bundle: Cow<'static, str>,
+        /// The component type named twice.
+        component: Cow<'static, str>,
+    },
     /// [`Registry::set_parent`](crate::Registry::set_parent) would close a
     /// cycle: `parent` is `child` itself or one of its descendants.
     #[error(

@@ -167,11 +167,20 @@ pub(crate) fn remove_typed<T: Component>(registry: &mut Registry, entity: Entity
 /// The error for a bundle `B` that holds a [`ChildOf`] or [`Children`]
 /// value (one taken out by [`Registry::remove`]), which no spawn or insert
 /// accepts: links change only through [`Registry::set_parent`] and its
-/// kin. `None` for any other bundle (folded to a constant per `B`).
+/// kin, or [`EcsError::DuplicateBundleComponent`] for one that names a
+/// type twice. `None` for any other bundle (folded to a constant per `B`).
 #[inline(always)]
 pub(crate) fn refuse_bundle<B: crate::Bundle>() -> Option<EcsError> {
-    B::names_hierarchy().then(|| EcsError::ReadOnlyComponent {
-        component: std::any::type_name::<B>().into(),
+    if B::names_hierarchy() {
+        return Some(EcsError::ReadOnlyComponent {
+            component: std::any::type_name::<B>().into(),
+        });
+    }
+    // Compares of constant type ids: folded to `None` for a bundle of
+    // distinct types, so the normal path pays nothing.
+    B::duplicate().map(|component| EcsError::DuplicateBundleComponent {
+        bundle: std::any::type_name::<B>().into(),
+        component: component.into(),
     })
 }
 

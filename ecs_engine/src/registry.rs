@@ -141,8 +141,9 @@ impl Registry {
     ///
     /// # Panics
     ///
-    /// When the live-entity limit is reached, or `bundle` holds a
-    /// [`ChildOf`](crate::ChildOf) or [`Children`](crate::Children) value;
+    /// When the live-entity limit is reached, `bundle` holds a
+    /// [`ChildOf`](crate::ChildOf) or [`Children`](crate::Children) value,
+    /// or it names one component type twice (`(A(1), A(2))`);
     /// [`try_spawn`](Self::try_spawn) returns the error instead.
     #[track_caller]
     pub fn spawn<B: Bundle>(&mut self, bundle: B) -> Entity {
@@ -168,7 +169,9 @@ impl Registry {
     /// [`EcsError::ReadOnlyComponent`] when `bundle` holds a
     /// [`ChildOf`](crate::ChildOf) or [`Children`](crate::Children) value
     /// (links change only through [`set_parent`](Self::set_parent) and its
-    /// kin). Either way the bundle is dropped and the registry is unchanged.
+    /// kin); [`EcsError::DuplicateBundleComponent`] when it names one
+    /// component type twice. Either way the bundle is dropped and the
+    /// registry is unchanged.
     #[inline]
     pub fn try_spawn<B: Bundle>(&mut self, bundle: B) -> Result<Entity, EcsError> {
         if let Some(error) = crate::hierarchy::refuse_bundle::<B>() {
@@ -190,7 +193,8 @@ impl Registry {
     /// # Panics
     ///
     /// When the live-entity limit is reached (the entities spawned before
-    /// stay alive).
+    /// stay alive), or when `B` names one component type twice (nothing is
+    /// spawned).
     ///
     /// # Examples
     ///

@@ -304,3 +304,43 @@ fn visit_counts_only_changes_that_took_effect() {
     assert_eq!(registry.len(), 2);
     assert_eq!(registry.count::<Velocity>(), 0);
 }
+
+#[test]
+fn bundles_naming_a_type_twice_are_refused_everywhere() {
+    let mut registry = Registry::new();
+    let e = registry.spawn((Position(1.0, 1.0),));
+    let twice = || EcsError::DuplicateBundleComponent {
+        bundle: std::any::type_name::<(Position, Velocity, Position)>().into(),
+        component: std::any::type_name::<Position>().into(),
+    };
+    let (len, slots) = (registry.len(), registry.entities().slot_count());
+    let bundle = (Position(2.0, 2.0), Velocity(0.0, 0.0), Position(3.0, 3.0));
+    assert_eq!(registry.try_spawn(bundle), Err(twice()));
+    assert_eq!(
+        (registry.len(), registry.entities().slot_count()),
+        (len, slots)
+    );
+    let bundle = (Position(2.0, 2.0), Velocity(0.0, 0.0), Position(3.0, 3.0));
+    assert_eq!(registry.insert_bundle(e, bundle), Err(twice()));
+    assert_eq!(registry.get::<Position>(e), Some(&Position(1.0, 1.0)));
+    assert_eq!(registry.get::<Velocity>(e), None);
+    // Reserved handles of refused spawns are given back.
+    let mut reserved = Vec::new();
+    registry.reserve_entities(2, &mut reserved).unwrap();
+    let bundle = (Position(2.0, 2.0), Velocity(0.0, 0.0), Position(3.0, 3.0));
+    assert_eq!(registry.spawn_reserved(reserved[0], bundle), Err(twice()));
+    assert!(!registry.entities().is_reserved(reserved[0]));
+    let mut bundles = [(Position(4.0, 4.0), Velocity(0.0, 0.0), Position(5.0, 5.0))].into_iter();
+    let refused = registry.spawn_reserved_batch(&reserved[1..], &mut bundles);
+    assert_eq!(refused, Err((0, twice())));
+    assert!(!registry.entities().is_reserved(reserved[1]));
+    assert_eq!(registry.count::<Position>(), 1);
+    // A type list may name a type twice: it is only asked about.
+    assert!(registry.has::<(Position, Position)>(e));
+}
+
+#[test]
+#[should_panic(expected = "holds component")]
+fn spawn_panics_on_a_bundle_naming_a_type_twice() {
+    Registry::new().spawn((Marker, Marker));
+}

@@ -61,13 +61,18 @@ fn dropped_partly_iterated_and_collected_batches_match_single_spawns() {
 }
 
 #[test]
-fn a_type_twice_keeps_the_last_value() {
+fn a_type_twice_is_refused_before_anything_is_spawned() {
     let mut registry = Registry::new();
-    registry.spawn_batch((0..3).map(|i| (A(i), A(i + 100))));
-    let values: Vec<A> = registry.pool::<A>().unwrap().components().to_vec();
-    assert_eq!(values, vec![A(100), A(101), A(102)]);
+    let batch = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        registry.spawn_batch((0..3).map(|i| (A(i), A(i + 100))));
+    }));
+    let message = batch.unwrap_err();
+    let message = message.downcast_ref::<String>().unwrap();
+    assert!(message.contains("more than once"), "{message}");
+    assert_eq!(registry.len(), 0);
+    assert_eq!(registry.count::<A>(), 0);
     registry.spawn_batch((0..2).map(|_| ()));
-    assert_eq!(registry.len(), 5);
+    assert_eq!(registry.len(), 2);
 }
 
 /// Fresh slots are written as one range: the result is the same as single
