@@ -8,10 +8,15 @@
 //! by their bit patterns). [`Digests::diverged`] compares two
 //! engines that have run the same number of ticks: the first part (in
 //! registration order) whose digest differs is the divergence, with the
-//! first entity in it (dense order, which later ticks iterate in) and the
-//! systems that could have changed it in that tick: those that write the
-//! type, those that record commands (which may insert or remove it), and
-//! exclusive systems, each with its wave. [`lockstep`] ticks two engines
+//! first entity in it (in dense order: the first whose value differs or
+//! that only one run has; with equal entries in another order, the first
+//! position where the orders part) and the systems that could have
+//! changed it in that tick: those that write the type, those that record
+//! commands (which may spawn, insert or remove), exclusive systems, and,
+//! for a resource, those that read it (a `Mutex` or an atomic inside
+//! changes through `Res`), each with its wave. Startup systems are not
+//! listed, and a component type is only compared if registered (the
+//! `Disabled` marker included). [`lockstep`] ticks two engines
 //! side by side and stops at the first divergence.
 //!
 //! A component type's digest walks its pool in dense order (handle bits,
@@ -47,6 +52,7 @@
 //! ```
 
 use std::any::{TypeId, type_name};
+use std::collections::HashMap;
 use std::fmt;
 
 use ecs_engine::{Access, Component, ComponentKey, Entity, Registry};
@@ -181,7 +187,11 @@ impl Digests {
                 }
                 h.finish()
             }),
-            first_entity: Box::new(|a, b| first_mismatch(a.entities().iter(), b.entities().iter())),
+            first_entity: Box::new(|a, b| {
+                let entries =
+                    |r: &Registry| r.entities().iter().map(|e| (e, 0)).collect::<Vec<_>>();
+                first_difference(&entries(a), &entries(b))
+            }),
         };
         Digests {
             parts: vec![entities],
@@ -220,13 +230,7 @@ impl Digests {
                         })
                         .collect::<Vec<_>>()
                 };
-                let (a, b) = (entries(a), entries(b));
-                let at = a.iter().zip(&b).position(|(x, y)| x != y);
-                match at {
-                    Some(i) => Some(a[i].0),
-                    None if a.len() > b.len() => Some(a[b.len()].0),
-                    None => b.get(a.len()).map(|&(e, _)| e),
-                }
+                first_difference(&entries(a), &entries(b))
             }),
         });
         self
@@ -282,19 +286,19 @@ impl Digests {
     }
 }
 
-/// The first position where two handle sequences differ, as the handle
-/// found there (the longer one's when one ends first).
-fn first_mismatch(
-    mut a: impl Iterator<Item = Entity>,
-    mut b: impl Iterator<Item = Entity>,
-) -> Option<Entity> {
-    loop {
-        match (a.next(), b.next()) {
-            (Some(x), Some(y)) if x == y => {}
-            (Some(x), _) => return Some(x),
-            (None, y) => return y,
-        }
-    }
+/// The first entity whose entry differs between two runs' lists of
+/// (handle, value digest), in the first list's order: one whose value
+/// differs or that only the first run has; else the first that only the
+/// second run has; else (the same entries in another order) the first
+/// position where the orders part.
+fn first_difference(a: &[(Entity, u64)], b: &[(Entity, u64)]) -> Option<Entity> {
+    let in_a: HashMap<Entity, u64> = a.iter().copied().collect();
+    let in_b: HashMap<Entity, u64> = b.iter().copied().collect();
+    a.iter()
+        .find(|(e, v)| in_b.get(e) != Some(v))
+        .or_else(|| b.iter().find(|(e, _)| !in_a.contains_key(e)))
+        .or_else(|| a.iter().zip(b).find(|(x, y)| x != y).map(|(x, _)| x))
+        .map(|&(e, _)| e)
 }
 
 /// The systems of `engine`'s schedule that could change `key`, wave by
@@ -319,8 +323,11 @@ fn suspects(engine: &Engine, key: PartKey) -> Vec<Suspect> {
                     {
                         Some("writes it")
                     }
-                    PartKey::Entities | PartKey::Component(_) if access.commands() => {
-                        Some("records commands")
+                    _ if access.commands() => Some("records commands"),
+                    // A resource read through `Res` can still change
+                    // through interior mutability (a `Mutex`, an atomic).
+                    PartKey::Resource(type_id) if access.allows_resource(type_id, Access::Read) => {
+                        Some("reads it (interior mutability?)")
                     }
                     _ => None,
                 }
@@ -362,7 +369,8 @@ pub struct Suspect {
     /// Its name.
     pub system: String,
     /// Why: "writes it", "records commands" (which may insert, remove or
-    /// spawn), or "is exclusive".
+    /// spawn), "is exclusive", or, for a resource, "reads it (interior
+    /// mutability?)".
     pub why: &'static str,
 }
 

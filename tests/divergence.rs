@@ -135,11 +135,122 @@ fn a_resource_and_the_entities_are_compared_too() {
     );
     assert_eq!(divergence.entity, None);
     let writers: Vec<&str> = divergence.suspects.iter().map(|s| s.why).collect();
-    assert_eq!(writers, ["writes it"]);
+    // `movement` writes it; `spawner`'s commands could insert or remove it.
+    assert_eq!(writers, ["writes it", "records commands"]);
 
     let (mut c, _) = engine(1, |_| {});
     let extra = c.registry_mut().spawn(());
     let divergence = digests.diverged(&c, &a).unwrap();
     assert_eq!(divergence.part, "the live entities");
     assert_eq!(divergence.entity, Some(extra));
+}
+
+/// Which of two runs a system is in: lets a test make them differ.
+struct Run(u8);
+
+/// In run 1 only, at tick 3: despawns the marked entity.
+fn despawn_marked(
+    q: Query<Entity, With<Marked>>,
+    run: Res<Run>,
+    tick: Tick,
+    mut commands: Commands,
+) {
+    if run.0 == 1 && tick.number == 3 {
+        q.iter().for_each(|e| commands.despawn(e));
+    }
+}
+
+/// In run 1 only, at tick 3: takes the marked entity's velocity.
+fn strip_marked(q: Query<Entity, With<Marked>>, run: Res<Run>, tick: Tick, mut commands: Commands) {
+    if run.0 == 1 && tick.number == 3 {
+        q.iter().for_each(|e| {
+            commands.remove::<Velocity>(e);
+        });
+    }
+}
+
+fn runs(system: impl Fn(&mut EngineBuilder) + Copy) -> (Engine, Engine, Entity) {
+    let (mut a, marked) = engine(1, |b| system(b));
+    let (mut b, _) = engine(2, |b| system(b));
+    a.registry_mut().insert_resource(Run(1));
+    b.registry_mut().insert_resource(Run(2));
+    (a, b, marked)
+}
+
+#[test]
+fn a_despawn_or_a_removal_in_one_run_names_that_entity() {
+    let (mut a, mut b, marked) = runs(|b| {
+        b.add_system(despawn_marked);
+    });
+    let divergence = lockstep(&mut a, &mut b, 10, &digests()).unwrap().unwrap();
+    assert_eq!(
+        (divergence.tick, divergence.part.as_str()),
+        (Some(3), "the live entities")
+    );
+    assert_eq!(divergence.entity, Some(marked));
+
+    let (mut a, mut b, marked) = runs(|b| {
+        b.add_system(strip_marked);
+    });
+    let divergence = lockstep(&mut a, &mut b, 10, &digests()).unwrap().unwrap();
+    assert_eq!(
+        (divergence.tick, divergence.part.as_str()),
+        (Some(3), "component `Velocity`")
+    );
+    assert_eq!(
+        divergence.entity,
+        Some(marked),
+        "not the entry moved into its slot"
+    );
+}
+
+/// Shared through `Res`, changed through its `Mutex`.
+#[derive(Default)]
+struct Shared(std::sync::Mutex<u64>);
+
+fn bump_shared(shared: Res<Shared>, run: Res<Run>, tick: Tick) {
+    if run.0 == 1 && tick.number == 2 {
+        *shared.0.lock().unwrap() += 1;
+    }
+}
+
+fn drop_moved(run: Res<Run>, tick: Tick, mut commands: Commands) {
+    if run.0 == 1 && tick.number == 4 {
+        commands.remove_resource::<Moved>();
+    }
+}
+
+#[test]
+fn a_resource_names_its_readers_and_the_systems_with_commands() {
+    let shared = digests().resource::<Shared>(|s, h| h.u64(*s.0.lock().unwrap()));
+    let (mut a, mut b, _) = runs(|b| {
+        b.add_system(bump_shared);
+        b.registry_mut().insert_resource(Shared::default());
+    });
+    let divergence = lockstep(&mut a, &mut b, 10, &shared).unwrap().unwrap();
+    assert_eq!(
+        (divergence.tick, divergence.part.as_str()),
+        (Some(2), "resource `Shared`")
+    );
+    let why: Vec<(String, &str)> = divergence
+        .suspects
+        .iter()
+        .map(|s| (s.system.rsplit("::").next().unwrap().to_owned(), s.why))
+        .collect();
+    assert!(
+        why.contains(&("bump_shared".to_owned(), "reads it (interior mutability?)")),
+        "{why:?}"
+    );
+
+    let (mut a, mut b, _) = runs(|b| {
+        b.add_system(drop_moved);
+    });
+    let divergence = lockstep(&mut a, &mut b, 10, &digests()).unwrap().unwrap();
+    assert_eq!(
+        (divergence.tick, divergence.part.as_str()),
+        (Some(4), "resource `Moved`")
+    );
+    let why: Vec<&str> = divergence.suspects.iter().map(|s| s.why).collect();
+    assert!(why.contains(&"records commands"), "{why:?}");
+    assert!(why.contains(&"writes it"), "{why:?}");
 }
