@@ -131,8 +131,11 @@ impl Feed for Digest {
 
 /// One part of a world compared by [`Digests`].
 struct Part {
-    /// What it is, for messages: "component `Position`".
+    /// What it is, for messages: "component `Position`" (the full type
+    /// path when two parts' short names are alike, [`Digests::push`]).
     what: String,
+    /// The same with the full type path.
+    full: String,
     /// Which systems could change it.
     key: PartKey,
     /// The part's digest in a registry.
@@ -179,6 +182,7 @@ impl Digests {
     pub fn new() -> Self {
         let entities = Part {
             what: "the live entities".to_owned(),
+            full: "the live entities".to_owned(),
             key: PartKey::Entities,
             digest: Box::new(|registry| {
                 let mut h = Digest::default();
@@ -207,8 +211,9 @@ impl Digests {
         feed: impl Fn(&T, &mut Digest) + Send + Sync + Clone + 'static,
     ) -> Self {
         let entry = feed.clone();
-        self.parts.push(Part {
+        self.push(Part {
             what: format!("component `{}`", short_name(type_name::<T>())),
+            full: format!("component `{}`", type_name::<T>()),
             key: PartKey::Component(ComponentKey::Type(TypeId::of::<T>())),
             digest: Box::new(move |registry| {
                 let mut h = Digest::default();
@@ -243,8 +248,9 @@ impl Digests {
         mut self,
         feed: impl Fn(&R, &mut Digest) + Send + Sync + 'static,
     ) -> Self {
-        self.parts.push(Part {
+        self.push(Part {
             what: format!("resource `{}`", short_name(type_name::<R>())),
+            full: format!("resource `{}`", type_name::<R>()),
             key: PartKey::Resource(TypeId::of::<R>()),
             digest: Box::new(move |registry| {
                 let mut h = Digest::default();
@@ -262,6 +268,18 @@ impl Digests {
         self
     }
 
+    /// Adds `part`; when its short name reads like an earlier part's
+    /// (`V` and `other::V`), both are named by their full type paths.
+    fn push(&mut self, mut part: Part) {
+        for earlier in &mut self.parts {
+            if earlier.what == part.what {
+                earlier.what.clone_from(&earlier.full);
+                part.what.clone_from(&part.full);
+            }
+        }
+        self.parts.push(part);
+    }
+
     /// Each part's digest in `registry`, in order (the live entities
     /// first).
     pub fn of(&self, registry: &Registry) -> Vec<u64> {
@@ -271,7 +289,18 @@ impl Digests {
     /// Where `a` and `b`, two engines that have run the same ticks, first
     /// differ; `None` when every part is equal. The systems named are
     /// `a`'s (both engines are meant to run one schedule).
+    ///
+    /// # Panics
+    ///
+    /// When the two engines have run different numbers of ticks
+    /// ([`Engine::ticks`]): their worlds are not comparable.
+    #[track_caller]
     pub fn diverged(&self, a: &Engine, b: &Engine) -> Option<Divergence> {
+        assert_eq!(
+            a.ticks(),
+            b.ticks(),
+            "Digests::diverged: the engines have run different numbers of ticks"
+        );
         let (ra, rb) = (a.registry(), b.registry());
         let part = self
             .parts

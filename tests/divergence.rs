@@ -254,3 +254,37 @@ fn a_resource_names_its_readers_and_the_systems_with_commands() {
     assert!(why.contains(&"records commands"), "{why:?}");
     assert!(why.contains(&"writes it"), "{why:?}");
 }
+
+mod other {
+    /// A type whose short name is `Position` too.
+    pub(crate) struct Position(pub(crate) i64);
+}
+
+#[test]
+fn alike_short_names_are_spelled_out() {
+    let digests = digests().component::<other::Position>(|p, h| h.u64(p.0 as u64));
+    let (a, _) = engine(1, |_| {});
+    let (mut b, marked) = engine(1, |_| {});
+    b.registry_mut().insert(marked, other::Position(1)).unwrap();
+    let divergence = digests.diverged(&a, &b).unwrap();
+    assert_eq!(
+        divergence.part,
+        format!("component `{}`", std::any::type_name::<other::Position>())
+    );
+    assert_eq!(divergence.entity, Some(marked));
+    b.registry_mut().get_mut::<Position>(marked).unwrap().0 = 99;
+    let divergence = digests.diverged(&a, &b).unwrap();
+    assert_eq!(
+        divergence.part,
+        format!("component `{}`", std::any::type_name::<Position>())
+    );
+}
+
+#[test]
+#[should_panic(expected = "different numbers of ticks")]
+fn engines_at_different_ticks_are_not_compared() {
+    let (mut a, _) = engine(1, |_| {});
+    let (b, _) = engine(1, |_| {});
+    a.tick().unwrap();
+    digests().diverged(&a, &b);
+}
