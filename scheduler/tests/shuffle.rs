@@ -28,6 +28,21 @@ fn ring(mut q: Query<&mut Sound>, mut commands: Commands) {
     commands.spawn((Sound(0),));
 }
 
+/// Runs ticks `0..n`.
+fn run_ticks(schedule: &mut Schedule, registry: &mut Registry, n: u64) {
+    for number in 0..n {
+        schedule
+            .run(
+                registry,
+                Tick {
+                    number,
+                    ..Tick::default()
+                },
+            )
+            .unwrap();
+    }
+}
+
 fn run(
     shuffle: Option<u64>,
     systems: &[fn(&mut scheduler::ScheduleBuilder)],
@@ -43,17 +58,7 @@ fn run(
     assert_eq!(schedule.waves().len(), 1, "one wave of independent systems");
     schedule.set_shuffle(shuffle);
     assert_eq!(schedule.shuffle(), shuffle);
-    for number in 0..20 {
-        schedule
-            .run(
-                &mut registry,
-                Tick {
-                    number,
-                    ..Tick::default()
-                },
-            )
-            .unwrap();
-    }
+    run_ticks(&mut schedule, &mut registry, 20);
     let mut all: Vec<Entity> = registry.entities().iter().collect();
     all.sort_by_key(|e| e.to_bits());
     assert_eq!(all[0], first);
@@ -151,17 +156,7 @@ fn a_parallel_walk_visits_its_chunks_in_a_drawn_order() {
         builder.add(listen);
         let mut schedule = builder.build(&mut registry).unwrap();
         schedule.set_shuffle(shuffle);
-        for number in 0..10 {
-            schedule
-                .run(
-                    &mut registry,
-                    Tick {
-                        number,
-                        ..Tick::default()
-                    },
-                )
-                .unwrap();
-        }
+        run_ticks(&mut schedule, &mut registry, 10);
         std::mem::take(&mut *FIRSTS.lock().unwrap())
     };
     assert_eq!(firsts(None), [0; 10]);
