@@ -82,9 +82,11 @@ fn steady_state_ticks_do_not_allocate() {
     // the test's thread can be descheduled between two ticks for longer
     // than the pool's threads watch for work; the next tick then sends
     // them a new watch (one job; 6 of 500 ticks under a load of 6 on 2
-    // cores). Allow those, nothing that grows with the world or the tick.
+    // cores; about 100 of 500 in an unoptimized build, whose ticks are
+    // slower). Allow those, and nothing that grows with the world, the
+    // systems or the tick: one more allocation a tick would fail.
     assert!(
-        allocations as u64 <= TICKS + TICKS / 10,
+        allocations as u64 <= TICKS + TICKS / 2,
         "{allocations} allocations in {TICKS} ticks"
     );
     assert_eq!(registry.len(), entities as usize);
