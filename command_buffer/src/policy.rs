@@ -39,6 +39,31 @@ impl ReservePolicy {
         max: 0,
     };
 
+    /// What a schedule's systems get unless they set their own
+    /// (`min: 0, per_spawn: 2, max: 65_536`): no handle until the system
+    /// first spawns, so building a schedule reserves nothing and the first
+    /// entity a program spawns after the build is index 0. A system's
+    /// spawns past its reserve take handles from its
+    /// [spawn lane](crate::SpawnLanes) for the wave (real handles, as
+    /// deterministic as reserved ones), and after each apply its reserve is
+    /// topped up to twice what it spawned. A buffer used on its own, with
+    /// no lane, keeps [`ReservePolicy::default`] instead, whose minimum
+    /// spares it placeholders.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use command_buffer::ReservePolicy;
+    ///
+    /// assert_eq!(ReservePolicy::SCHEDULED.target(0), 0);
+    /// assert_eq!(ReservePolicy::SCHEDULED.target(3), 6);
+    /// ```
+    pub const SCHEDULED: ReservePolicy = ReservePolicy {
+        min: 0,
+        per_spawn: 2,
+        max: 65_536,
+    };
+
     /// The reserve size after an apply that recorded `spawns` spawns.
     ///
     /// # Examples

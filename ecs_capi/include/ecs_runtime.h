@@ -208,10 +208,10 @@ typedef struct ecs_system_desc {
   // Number of names in `after`.
   size_t after_len;
   // Entity handles the system's command buffer keeps reserved between
-  // ticks; 0 for the default (at least 64, and twice the last tick's
-  // spawns). A tuning knob only: `ecs_commands_spawn` beyond the reserve
-  // still gives real handles (fresh slots, the same on any thread
-  // count); a system that spawns many entities every tick can set this
+  // ticks; 0 for the default (none until the system spawns, then twice
+  // the last tick's spawns). A tuning knob only: `ecs_commands_spawn`
+  // beyond the reserve still gives real handles (fresh slots, the same
+  // on any thread count); a system that spawns many entities every tick can set this
   // to the most it spawns per tick to keep entity indices packed. At
   // most `ECS_SPAWN_RESERVE_MAX`.
   size_t spawn_reserve;

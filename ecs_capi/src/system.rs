@@ -55,10 +55,10 @@ pub struct ecs_system_desc {
     /// Number of names in `after`.
     pub after_len: usize,
     /// Entity handles the system's command buffer keeps reserved between
-    /// ticks; 0 for the default (at least 64, and twice the last tick's
-    /// spawns). A tuning knob only: `ecs_commands_spawn` beyond the reserve
-    /// still gives real handles (fresh slots, the same on any thread
-    /// count); a system that spawns many entities every tick can set this
+    /// ticks; 0 for the default (none until the system spawns, then twice
+    /// the last tick's spawns). A tuning knob only: `ecs_commands_spawn`
+    /// beyond the reserve still gives real handles (fresh slots, the same
+    /// on any thread count); a system that spawns many entities every tick can set this
     /// to the most it spawns per tick to keep entity indices packed. At
     /// most `ECS_SPAWN_RESERVE_MAX`.
     pub spawn_reserve: usize,
@@ -173,7 +173,7 @@ pub unsafe extern "C" fn ecs_system_add(
                 config.after(target);
             }
             if spawn_reserve > 0 {
-                let default = ReservePolicy::default();
+                let default = ReservePolicy::SCHEDULED;
                 config.reserve(ReservePolicy {
                     min: spawn_reserve,
                     max: default.max.max(spawn_reserve),

@@ -7,13 +7,13 @@ pub use chain::SystemChain;
 
 use std::borrow::Cow;
 
-use command_buffer::{CommandBuffer, ReservePolicy};
+use command_buffer::ReservePolicy;
 use ecs_engine::Registry;
 
 use crate::graph::{Dag, Node, SetNode};
 use crate::names::{self, NameSource};
 use crate::schedule::Schedule;
-use crate::slot::Slot;
+use crate::slot::{Slot, system_buffer};
 use crate::system::condition::{SharedCondition, share};
 use crate::{BuildError, IntoCondition, IntoSystem, Label, Policy, System, SystemAccess, SystemId};
 
@@ -117,7 +117,8 @@ impl SystemConfig<'_> {
     }
 
     /// How many entity handles the system's command buffer keeps reserved
-    /// between applies (default [`ReservePolicy::default`]: at least 64).
+    /// between applies (default [`ReservePolicy::SCHEDULED`]: none until
+    /// the system spawns, then twice what it spawned in its last run).
     /// A tuning knob only: spawns past the reserve still get real handles,
     /// from the buffer's [spawn lane](command_buffer::SpawnLanes) for the
     /// wave (fresh slots created after the wave, the gaps between lanes
@@ -530,7 +531,7 @@ impl ScheduleBuilder {
             .enumerate()
             .map(|(index, (name, system))| {
                 let id = SystemId(index);
-                let buffer = CommandBuffer::new();
+                let buffer = system_buffer(None);
                 Slot::plain(
                     id,
                     tick_systems + index,
@@ -552,10 +553,7 @@ impl ScheduleBuilder {
             .zip(own_conditions)
             .enumerate()
             .map(|(index, (((entry, name), access), own_conditions))| {
-                let buffer = match entry.reserve {
-                    Some(policy) => CommandBuffer::with_policy(policy),
-                    None => CommandBuffer::new(),
-                };
+                let buffer = system_buffer(entry.reserve);
                 let strict = entry.strict.unwrap_or(strict);
                 let mut slot = Slot::with_access(
                     SystemId(index),

@@ -16,12 +16,11 @@
 
 use std::collections::VecDeque;
 
-use command_buffer::CommandBuffer;
 use ecs_engine::Registry;
 
 use crate::executor::{Between, Pass, Stage, WaveTiming, check_resources, run_waves};
 use crate::observer::{Fired, Trigger, has_fired, take_triggers};
-use crate::slot::Slot;
+use crate::slot::{Slot, system_buffer};
 use crate::{Commands, IntoSystem, RunError, Schedule, SystemId, Tick};
 
 /// The longest chain of one-shot runs after one wave (or one
@@ -176,7 +175,7 @@ impl Schedule {
         let index = shots.slots.len();
         let name = system.default_name().into_owned();
         let key = shots.key_base + index;
-        let (buffer, strict) = (CommandBuffer::new(), false);
+        let (buffer, strict) = (system_buffer(None), false);
         let slot = Slot::plain(SystemId(index), key, name, system, buffer, strict, registry);
         shots.slots.push(slot);
         OneShotId(index)

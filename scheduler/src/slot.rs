@@ -5,7 +5,7 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
 
-use command_buffer::{ApplyReport, CommandBuffer, SkippedCommand};
+use command_buffer::{ApplyReport, CommandBuffer, ReservePolicy, SkippedCommand};
 use ecs_engine::{Registry, RegistryCell, panic_message};
 
 use crate::system::condition::SharedCondition;
@@ -74,6 +74,12 @@ pub(crate) struct Slot {
     pub(crate) skipped: bool,
     /// The last run that happened.
     pub(crate) last: Option<crate::SystemRun>,
+}
+
+/// A scheduled system's command buffer, with `policy`, or
+/// [`ReservePolicy::SCHEDULED`] (no handle reserved until it spawns).
+pub(crate) fn system_buffer(policy: Option<ReservePolicy>) -> CommandBuffer {
+    CommandBuffer::with_policy(policy.unwrap_or(ReservePolicy::SCHEDULED))
 }
 
 impl Slot {

@@ -246,3 +246,40 @@ fn ids_and_world_are_the_same_on_1_2_and_8_threads() {
     // And across runs.
     assert_eq!(run_spawners(8, ticks), (handles, sum));
 }
+
+/// Spawns one parent per run and stores it in the roster.
+fn one_parent(mut commands: Commands<'_>, mut roster: ResMut<'_, Roster>) {
+    roster.0.push(commands.spawn((Parent(0),)));
+}
+
+#[test]
+fn a_built_schedule_reserves_nothing_until_its_systems_spawn() {
+    let mut registry = Registry::new();
+    registry.insert_resource(Roster::default());
+    let mut builder = Schedule::builder();
+    builder.threads(2);
+    builder.add(one_parent);
+    builder.add(cull);
+    let mut schedule = builder.build(&mut registry).unwrap();
+    // Two systems with commands, no handle reserved: a program's first
+    // entity after the build is index 0.
+    assert_eq!(registry.entities().reserved(), 0);
+    let first = registry.spawn((Parent(9),));
+    assert_eq!(first.index(), 0);
+
+    schedule.run(&mut registry, tick(0)).unwrap();
+    // The first spawn went past the empty reserve, into the system's lane
+    // (the next fresh slot), and is alive.
+    let spawned = registry.resource::<Roster>().unwrap().0[0];
+    assert_eq!(spawned.index(), 1);
+    assert!(registry.is_alive(spawned));
+    // Topped up to twice what it spawned; `cull`, which spawned nothing,
+    // still holds none.
+    assert_eq!(registry.entities().reserved(), 2);
+    for t in 1..5 {
+        schedule.run(&mut registry, tick(t)).unwrap();
+    }
+    let roster = &registry.resource::<Roster>().unwrap().0;
+    assert!(roster.iter().all(|&e| registry.is_alive(e)));
+    assert_eq!(registry.entities().reserved(), 2);
+}

@@ -4,13 +4,12 @@
 
 use std::any::{Any, TypeId};
 
-use command_buffer::CommandBuffer;
 use ecs_engine::Registry;
 
 use super::driver::{Driver, TypedDriver};
 use super::{States, state_type};
 use crate::names::{self, NameSource};
-use crate::slot::Slot;
+use crate::slot::{Slot, system_buffer};
 use crate::system::condition::SharedCondition;
 use crate::{BuildError, IntoSystem, ScheduleBuilder, System, SystemId};
 
@@ -101,7 +100,7 @@ impl StateBuilder {
             };
             driver.attach(hook.enter, hook.value, index);
             let id = SystemId(index);
-            let buffer = CommandBuffer::new();
+            let buffer = system_buffer(None);
             let key = events_key + index;
             slots.push(Slot::plain(
                 id,
