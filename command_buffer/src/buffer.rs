@@ -60,14 +60,15 @@ use crate::storage::Queues;
 ///
 /// #[derive(Debug, PartialEq)]
 /// struct Parent(Entity);
+/// struct Name(&'static str);
 ///
 /// let mut registry = Registry::new();
 /// let mut commands = CommandBuffer::new();
 /// commands.prepare(&mut registry); // fill the reserve, in sequential code
 ///
 /// // In a system, without the registry:
-/// let parent = commands.spawn(("parent",));
-/// let child = commands.spawn(("child", Parent(parent)));
+/// let parent = commands.spawn((Name("parent"),));
+/// let child = commands.spawn((Name("child"), Parent(parent)));
 /// commands.insert(parent, 10_u32);
 ///
 /// commands.apply(&mut registry);

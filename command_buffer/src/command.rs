@@ -162,9 +162,9 @@ impl<B: Bundle> Command for Spawn<B> {
     }
 
     fn groups_spawns() -> bool {
-        // A bundle with a hierarchy value or a type named twice is
-        // refused: one by one, in order.
-        !B::names_hierarchy() && B::duplicate().is_none()
+        // A bundle with a hierarchy value, a type that cannot be a
+        // component or a type named twice is refused: one by one, in order.
+        !B::names_hierarchy() && B::not_a_component().is_none() && B::duplicate().is_none()
     }
 
     fn apply_spawns(

@@ -322,6 +322,28 @@ fn applying_reuses_the_buffer() {
 }
 
 #[test]
+fn a_nested_bundle_is_a_skipped_command() {
+    let (mut registry, mut commands) = prepared();
+    let refused = commands.spawn(((Health(1), Position([0.0; 3])),));
+    let kept = commands.spawn((Health(2),));
+    commands.insert(kept, (Health(3),));
+    let report = commands.apply(&mut registry);
+    assert_eq!(report.applied(CommandKind::Spawn), 1);
+    assert_eq!(report.skipped(CommandKind::Spawn), 1);
+    assert_eq!(report.skipped(CommandKind::Insert), 1);
+    let skip = report.first_skip().unwrap();
+    assert_eq!(skip.entity, refused);
+    assert!(
+        matches!(&skip.reason, EcsError::NotAComponent { reason, .. } if reason.contains("do not nest")),
+        "{:?}",
+        skip.reason
+    );
+    assert!(!registry.is_alive(refused));
+    assert!(!registry.entities().is_reserved(refused));
+    assert_eq!(registry.get::<Health>(kept), Some(&Health(2)));
+}
+
+#[test]
 fn a_bundle_naming_a_type_twice_is_a_skipped_command() {
     let (mut registry, mut commands) = prepared();
     let kept = commands.spawn((Health(1),));

@@ -17,7 +17,22 @@ mod sealed {
 /// A bundle that names one type twice, e.g. `(A(1), A(2))`, is refused by
 /// every spawn and insert ([`EcsError::DuplicateBundleComponent`], or a
 /// panic from the infallible [`Registry::spawn`]), as bevy refuses it; as
-/// a type list (`has`, `remove_bundle`) it is accepted.
+/// a type list (`has`, `remove_bundle`) it is accepted. So is a bundle
+/// holding a type that cannot be a component ([`EcsError::NotAComponent`]):
+/// a nested tuple (bundles do not flatten: write `(A, B, C)`, not
+/// `((A, B), C)`), an [`Entity`] or a `&'static str`.
+///
+/// ```
+/// use ecs_engine::{EcsError, Registry};
+///
+/// struct A;
+/// struct B;
+/// let mut registry = Registry::new();
+/// let nested = registry.try_spawn(((A, B), 1_u32)).unwrap_err();
+/// assert!(matches!(nested, EcsError::NotAComponent { .. }), "{nested}");
+/// assert_eq!(registry.len(), 0);
+/// registry.try_spawn((A, B, 1_u32)).unwrap();
+/// ```
 pub trait Bundle: sealed::Sealed + Send + Sync + 'static {
     /// Number of components in the bundle.
     const LEN: usize;
@@ -76,6 +91,12 @@ pub trait Bundle: sealed::Sealed + Send + Sync + 'static {
     /// ids, folded per bundle type).
     #[doc(hidden)]
     fn duplicate() -> Option<&'static str>;
+
+    /// The name of the first of the bundle's types that cannot be a
+    /// component (a nested tuple, an [`Entity`] or a `&'static str`) and
+    /// why, `None` when every type can (folded per bundle type).
+    #[doc(hidden)]
+    fn not_a_component() -> Option<(&'static str, &'static str)>;
 }
 
 macro_rules! bundle_tuple {
@@ -115,6 +136,16 @@ macro_rules! bundle_tuple {
                         return Some(name);
                     }
                 }
+                None
+            }
+
+            #[inline]
+            fn not_a_component() -> Option<(&'static str, &'static str)> {
+                $(
+                    if let Some(reason) = crate::component::not_a_component::<$name>() {
+                        return Some((std::any::type_name::<$name>(), reason));
+                    }
+                )*
                 None
             }
 

@@ -13,6 +13,52 @@ pub trait Component: Send + Sync + 'static {}
 
 impl<T: Send + Sync + 'static> Component for T {}
 
+/// Why `T` cannot be a component, `None` for a type that can: a tuple (a
+/// bundle nested in a bundle, or `()`), an [`Entity`](crate::Entity) or a
+/// `&'static str`. Compares of constant type ids and a constant name, folded
+/// per `T`.
+#[inline(always)]
+pub(crate) fn not_a_component<T: 'static>() -> Option<&'static str> {
+    let id = TypeId::of::<T>();
+    if id == TypeId::of::<crate::Entity>() {
+        return Some(
+            "an `Entity` is a handle, not a component; wrap it in a named type \
+             (`struct Target(Entity)`)",
+        );
+    }
+    if id == TypeId::of::<&'static str>() {
+        return Some(
+            "a `&str` says nothing of what it is; wrap it in a named type \
+             (`struct Name(&'static str)`)",
+        );
+    }
+    if type_name::<T>().starts_with('(') {
+        return Some(
+            "a tuple is a bundle, and bundles do not nest; list its components \
+             in the outer tuple (`(A, B, C)`, not `((A, B), C)`)",
+        );
+    }
+    None
+}
+
+/// The error that refuses a value of type `T` in a spawn or insert, `None`
+/// for a type any insert accepts: [`EcsError::ReadOnlyComponent`] for
+/// [`ChildOf`](crate::ChildOf) and [`Children`](crate::Children) (links
+/// change only through the hierarchy methods),
+/// [`EcsError::NotAComponent`] for the types of [`not_a_component`].
+#[inline(always)]
+pub(crate) fn refuse_component<T: Component>() -> Option<crate::EcsError> {
+    if crate::hierarchy::is_hierarchy::<T>() {
+        return Some(crate::EcsError::ReadOnlyComponent {
+            component: type_name::<T>().into(),
+        });
+    }
+    not_a_component::<T>().map(|reason| crate::EcsError::NotAComponent {
+        component: type_name::<T>().into(),
+        reason,
+    })
+}
+
 /// The registry-local number of a component type: the position of its pool
 /// in the registry. Ids are handed out in order of first use (or of
 /// [`Registry::register_runtime`](crate::Registry::register_runtime)), starting at 0, so they differ between

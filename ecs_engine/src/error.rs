@@ -150,6 +150,18 @@ pub enum EcsError {
         /// The component type named twice.
         component: Cow<'static, str>,
     },
+    /// A spawn or insert gave a value whose type is no component: a tuple
+    /// (a nested bundle such as `((A, B), C)`, which does not flatten, or
+    /// `()`), an [`Entity`] or a `&'static str`, each almost always a
+    /// mistake for a bundle element or a named wrapper type. Nothing
+    /// changed: the value was dropped.
+    #[error("`{component}` cannot be a component: {reason}")]
+    NotAComponent {
+        /// The refused type's name.
+        component: Cow<'static, str>,
+        /// Why, and what to write instead.
+        reason: &'static str,
+    },
     /// [`Registry::set_parent`](crate::Registry::set_parent) would close a
     /// cycle: `parent` is `child` itself or one of its descendants.
     #[error(

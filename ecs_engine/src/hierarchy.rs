@@ -167,13 +167,20 @@ pub(crate) fn remove_typed<T: Component>(registry: &mut Registry, entity: Entity
 /// The error for a bundle `B` that holds a [`ChildOf`] or [`Children`]
 /// value (one taken out by [`Registry::remove`]), which no spawn or insert
 /// accepts: links change only through [`Registry::set_parent`] and its
-/// kin, or [`EcsError::DuplicateBundleComponent`] for one that names a
-/// type twice. `None` for any other bundle (folded to a constant per `B`).
+/// kin, [`EcsError::NotAComponent`] for one holding a type that cannot be
+/// a component, or [`EcsError::DuplicateBundleComponent`] for one that
+/// names a type twice. `None` for any other bundle (folded to a constant per `B`).
 #[inline(always)]
 pub(crate) fn refuse_bundle<B: crate::Bundle>() -> Option<EcsError> {
     if B::names_hierarchy() {
         return Some(EcsError::ReadOnlyComponent {
             component: std::any::type_name::<B>().into(),
+        });
+    }
+    if let Some((component, reason)) = B::not_a_component() {
+        return Some(EcsError::NotAComponent {
+            component: component.into(),
+            reason,
         });
     }
     // Compares of constant type ids: folded to `None` for a bundle of

@@ -47,11 +47,12 @@ use crate::{Bundle, EcsError, Entity, EntityAllocator, SpawnBatch};
 ///
 /// #[derive(Debug, PartialEq)]
 /// struct Health(i32);
+/// struct Name(&'static str);
 ///
 /// let mut registry = Registry::new();
-/// let ship = registry.spawn((Health(3), "ship"));
+/// let ship = registry.spawn((Health(3), Name("ship")));
 /// assert_eq!(registry.insert(ship, Health(2)), Ok(Some(Health(3))));
-/// assert!(registry.has::<(Health, &str)>(ship));
+/// assert!(registry.has::<(Health, Name)>(ship));
 /// registry.despawn(ship).unwrap();
 /// assert_eq!(registry.get::<Health>(ship), None);
 /// assert!(registry.despawn(ship).is_err());

@@ -174,13 +174,13 @@ fn checked_accessor_names_entity_and_type() {
 fn bundles_up_to_twelve_and_remove_bundle() {
     let mut registry = Registry::new();
     let e = registry.spawn((
-        1u8, 2u16, 3u32, 4u64, 5i8, 6i16, 7i32, 8i64, 9f32, 10f64, 'k', "twelve",
+        1u8, 2u16, 3u32, 4u64, 5i8, 6i16, 7i32, 8i64, 9f32, 10f64, 'k', 12u128,
     ));
-    assert!(registry.has::<(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64, char, &str)>(e));
+    assert!(registry.has::<(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64, char, u128)>(e));
     assert_eq!(registry.get::<char>(e), Some(&'k'));
     registry.remove_bundle::<(u8, u16, char)>(e).unwrap();
     assert!(!registry.has::<(u8,)>(e));
-    assert!(registry.has::<(u32, &str)>(e));
+    assert!(registry.has::<(u32, u128)>(e));
     assert_eq!(registry.remove::<u32>(e), Ok(3));
     assert!(registry.remove::<u32>(e).is_err());
     registry
@@ -337,6 +337,70 @@ fn bundles_naming_a_type_twice_are_refused_everywhere() {
     assert_eq!(registry.count::<Position>(), 1);
     // A type list may name a type twice: it is only asked about.
     assert!(registry.has::<(Position, Position)>(e));
+}
+
+#[test]
+fn tuples_entities_and_strs_are_refused_as_components() {
+    let mut registry = Registry::new();
+    let e = registry.spawn((Marker,));
+    let refused = |kind: &str| match registry_error(kind) {
+        EcsError::NotAComponent { component, reason } => (component, reason),
+        other => panic!("{other:?}"),
+    };
+    fn registry_error(kind: &str) -> EcsError {
+        let mut registry = Registry::new();
+        let e = registry.spawn(());
+        let result = match kind {
+            "nested" => registry.try_spawn(((Position(1.0, 1.0), Velocity(0.0, 0.0)), Marker)),
+            "entity" => registry.try_spawn((Entity::NULL, Marker)),
+            "str" => registry.try_spawn((Marker, "name")),
+            "unit" => registry.insert(e, ()).map(|_| e),
+            "pair" => registry.insert(e, (1_u8, 2_u8)).map(|_| e),
+            _ => unreachable!(),
+        };
+        // Nothing changed: no entity spawned, no pool created.
+        assert_eq!(registry.len(), 1, "{kind}");
+        assert_eq!(registry.component_types(), 0, "{kind}");
+        result.unwrap_err()
+    }
+    let (component, reason) = refused("nested");
+    assert_eq!(component, std::any::type_name::<(Position, Velocity)>());
+    assert!(reason.contains("bundles do not nest"), "{reason}");
+    let (component, reason) = refused("entity");
+    assert_eq!(component, std::any::type_name::<Entity>());
+    assert!(reason.contains("handle"), "{reason}");
+    assert_eq!(refused("str").0, "&str");
+    assert_eq!(refused("unit").0, "()");
+    assert_eq!(refused("pair").0, "(u8, u8)");
+    // Every other path refuses them too, and the message names the type.
+    let error = registry.try_insert(e, (1_u8,)).unwrap_err().error;
+    assert_eq!(
+        error.to_string(),
+        "`(u8,)` cannot be a component: a tuple is a bundle, and bundles do not nest; \
+         list its components in the outer tuple (`(A, B, C)`, not `((A, B), C)`)"
+    );
+    let mut items = [(e, Entity::NULL)].into_iter();
+    let (done, stop) = registry.insert_many(&mut items);
+    assert_eq!(done, 0);
+    assert!(matches!(
+        stop.unwrap_err().error,
+        EcsError::NotAComponent { .. }
+    ));
+    let error = registry
+        .insert_bundle(e, (Velocity(0.0, 0.0), "x"))
+        .unwrap_err();
+    assert!(matches!(error, EcsError::NotAComponent { .. }), "{error}");
+    assert_eq!(registry.get::<Velocity>(e), None);
+    let mut pool = registry.pool_mut::<&'static str>();
+    assert!(matches!(
+        pool.insert(e, "x"),
+        Err(EcsError::NotAComponent { .. })
+    ));
+    // A wrapper type is a component; a type list may still name a tuple.
+    struct Name(&'static str);
+    registry.insert(e, Name("ok")).unwrap();
+    assert_eq!(registry.get::<Name>(e).map(|n| n.0), Some("ok"));
+    assert!(!registry.has::<((u8, u8),)>(e));
 }
 
 #[test]

@@ -67,15 +67,18 @@ impl Registry {
     /// dropped); [`EcsError::ReadOnlyComponent`] for a
     /// [`ChildOf`](crate::ChildOf) or [`Children`](crate::Children) value
     /// (one taken out by [`remove`](Self::remove)): links change only
-    /// through [`set_parent`](Self::set_parent) and its kin.
+    /// through [`set_parent`](Self::set_parent) and its kin;
+    /// [`EcsError::NotAComponent`] for a tuple (insert a bundle with
+    /// [`insert_bundle`](Self::insert_bundle)), an [`Entity`] or a
+    /// `&'static str` value.
     #[inline]
     pub fn insert<T: Component>(
         &mut self,
         entity: Entity,
         value: T,
     ) -> Result<Option<T>, EcsError> {
-        if crate::hierarchy::is_hierarchy::<T>() {
-            return Err(read_only::<T>());
+        if let Some(error) = crate::component::refuse_component::<T>() {
+            return Err(error);
         }
         self.check_alive(entity)?;
         let old = self.pools.get_or_create::<T>().insert_live(entity, value);
@@ -90,15 +93,15 @@ impl Registry {
     /// [`EcsError::ComponentExists`] when `entity` already has a `T`, or
     /// [`EcsError::NoSuchEntity`] when it is not alive, or
     /// [`EcsError::ReadOnlyComponent`] for [`ChildOf`](crate::ChildOf) and
-    /// [`Children`](crate::Children) (as [`insert`](Self::insert)); either
-    /// way `value` comes back in the error and nothing changes.
+    /// [`Children`](crate::Children) and [`EcsError::NotAComponent`] (as
+    /// [`insert`](Self::insert)); either way `value` comes back in the
+    /// error and nothing changes.
     pub fn try_insert<T: Component>(
         &mut self,
         entity: Entity,
         value: T,
     ) -> Result<&mut T, InsertError<T>> {
-        if crate::hierarchy::is_hierarchy::<T>() {
-            let error = read_only::<T>();
+        if let Some(error) = crate::component::refuse_component::<T>() {
             return Err(InsertError { error, value });
         }
         if let Err(error) = self.check_alive(entity) {
@@ -124,7 +127,8 @@ impl Registry {
     /// [`InsertError`] of that entity, with its value; the items after it
     /// are still in `items`. [`ChildOf`](crate::ChildOf) and
     /// [`Children`](crate::Children) values are refused at the first item
-    /// ([`EcsError::ReadOnlyComponent`], as [`insert`](Self::insert)).
+    /// ([`EcsError::ReadOnlyComponent`], as [`insert`](Self::insert)), and
+    /// so are the types of [`EcsError::NotAComponent`].
     ///
     /// # Panics
     ///
@@ -163,8 +167,7 @@ impl Registry {
         let Some((entity, value)) = items.next() else {
             return (0, Ok(()));
         };
-        if crate::hierarchy::is_hierarchy::<T>() {
-            let error = read_only::<T>();
+        if let Some(error) = crate::component::refuse_component::<T>() {
             return (0, Err(InsertError { error, value }));
         }
         if !allocator.is_alive(entity) {

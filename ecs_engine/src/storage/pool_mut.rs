@@ -66,9 +66,14 @@ impl<T: Component> PoolMut<'_, T> {
     /// [`EcsError::NoSuchEntity`] when `entity` is not alive (`value` is
     /// dropped); [`EcsError::ReadOnlyComponent`] for
     /// [`ChildOf`](crate::ChildOf) and [`Children`](crate::Children), which
-    /// change only through the registry's hierarchy methods.
+    /// change only through the registry's hierarchy methods;
+    /// [`EcsError::NotAComponent`] for a tuple, an [`Entity`] or a
+    /// `&'static str` `T`.
     #[inline]
     pub fn insert(&mut self, entity: Entity, value: T) -> Result<Option<T>, EcsError> {
+        if let Some(error) = crate::component::refuse_component::<T>() {
+            return Err(error);
+        }
         self.check_alive(entity)?;
         Ok(self.pool.insert_live(entity, value))
     }
