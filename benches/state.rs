@@ -3,7 +3,9 @@
 //! the same data in the same run (the issue's baseline). Two ways each:
 //! into fresh memory (`save_state`; `Vec::clone`) and into memory kept
 //! from the previous frame (`save_state_into`; `Vec::clone_from`), which
-//! is how a rollback loop that saves every frame runs.
+//! is how a rollback loop that saves every frame runs. And a save of
+//! 100,000 entities with 1% written since the last save, with change
+//! tracking (only those copied) and without.
 
 use std::hint::black_box;
 
@@ -14,7 +16,6 @@ use ecs_engine::{Registry, RegistryState};
 const ENTITIES: usize = 1_000_000;
 
 #[derive(Clone, Copy)]
-#[expect(dead_code, reason = "payload: the benches copy it, never read it")]
 struct Position {
     x: f32,
     y: f32,
@@ -94,5 +95,108 @@ fn save_restore(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, save_restore);
+/// Entities of the delta benches.
+const DELTA_ENTITIES: usize = 100_000;
+/// Entities written between two saves: 1%.
+const DELTA_WRITTEN: usize = DELTA_ENTITIES / 100;
+
+/// 100,000 (Position, Velocity), change tracking on when `tracked`.
+fn delta_world(tracked: bool) -> Registry {
+    let mut registry = Registry::new();
+    registry.register_clone::<Position>();
+    registry.register_clone::<Velocity>();
+    if tracked {
+        registry.track_changes::<Position>();
+        registry.track_changes::<Velocity>();
+    }
+    registry.spawn_batch((0..DELTA_ENTITIES).map(|i| (position(i), velocity(i))));
+    registry
+}
+
+/// Writes 1% of the positions (every 100th entity), then advances the
+/// change tick, as a tick of a game would between two saves.
+fn write_one_percent(registry: &mut Registry, round: &mut usize) {
+    *round += 1;
+    let stride = DELTA_ENTITIES / DELTA_WRITTEN;
+    let shift = *round % stride;
+    let targets: Vec<ecs_engine::Entity> = registry
+        .pool::<Position>()
+        .unwrap()
+        .entities()
+        .iter()
+        .skip(shift)
+        .step_by(stride)
+        .copied()
+        .collect();
+    for e in targets {
+        registry.get_mut::<Position>(e).unwrap().x += 1.0;
+    }
+    registry.advance_change_tick();
+}
+
+/// A save of 100,000 entities of which 1% were written since the last
+/// save into the same state: with change tracking (a delta: only those
+/// are copied) and without (every value is copied), each with the same
+/// writes, beside the writes alone and two `Vec::clone_from`s of the
+/// same data (the plain baseline).
+fn delta_saves(c: &mut Criterion) {
+    let mut group = c.benchmark_group("state_100k_1pct");
+    group.sample_size(30);
+    let positions: Vec<Position> = (0..DELTA_ENTITIES).map(position).collect();
+    let velocities: Vec<Velocity> = (0..DELTA_ENTITIES).map(velocity).collect();
+    let (mut kept_p, mut kept_v) = (positions.clone(), velocities.clone());
+    group.bench_function("baseline_clone_from_two_vecs", |b| {
+        b.iter(|| {
+            kept_p.clone_from(&positions);
+            kept_v.clone_from(&velocities);
+            black_box((&kept_p, &kept_v));
+        })
+    });
+    let rows = [
+        ("writes_only", true),
+        ("full_save_into_untracked", false),
+        ("full_save_into_tracked", true),
+        ("delta_save_into", true),
+    ];
+    for (name, tracked) in rows {
+        let mut registry = delta_world(tracked);
+        let first = registry.pool::<Position>().unwrap().entities()[0];
+        let mut state = RegistryState::default();
+        registry.save_state_into(&mut state).unwrap();
+        let mut round = 0;
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                write_one_percent(&mut registry, &mut round);
+                if name == "full_save_into_tracked" {
+                    // A write the ticks do not show: every value is copied.
+                    registry.get_mut_untracked::<Position>(first).unwrap().y += 1.0;
+                }
+                if name != "writes_only" {
+                    registry.save_state_into(&mut state).unwrap();
+                }
+            })
+        });
+    }
+    let mut registry = delta_world(true);
+    let mut ring = ecs_engine::StateRing::new(8);
+    let mut round = 0;
+    group.bench_function("ring_save_frame", |b| {
+        b.iter(|| {
+            write_one_percent(&mut registry, &mut round);
+            registry.save_frame(&mut ring).unwrap();
+        })
+    });
+    group.finish();
+    // The ring's memory beside the registry's (printed, not timed).
+    println!(
+        "state_100k_1pct: a ring of {} frames holds {} bytes beyond its newest \
+         frame; the registry holds {} bytes ({:.2}% per frame)",
+        ring.len(),
+        ring.undo_bytes(),
+        registry.heap_bytes(),
+        100.0 * ring.undo_bytes() as f64 / (ring.len() - 1) as f64 / registry.heap_bytes() as f64,
+    );
+}
+
+criterion_group!(benches, save_restore, delta_saves);
 criterion_main!(benches);

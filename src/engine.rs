@@ -12,6 +12,7 @@ mod error;
 mod input;
 mod plugin;
 mod replay;
+mod ring;
 mod state;
 
 use std::marker::PhantomData;
@@ -26,6 +27,7 @@ pub use builder::{DEFAULT_STEP, EngineBuilder, SystemEntry};
 pub use error::EngineError;
 pub use input::{InputError, InputProducer, InputSender, InputStats};
 pub use plugin::Plugin;
+pub use ring::EngineRing;
 pub use state::{EngineState, EngineStateError};
 
 use input::InputPump;

@@ -163,7 +163,7 @@ pub use query::{
 };
 pub use raw_value::{RawArena, RawComponent, RawSlot};
 pub use registry::{
-    CloneEntityError, EntityChanges, InsertError, Registry, RegistryState, StateError,
+    CloneEntityError, EntityChanges, InsertError, Registry, RegistryState, StateError, StateRing,
 };
 pub use resources::{ResourceTicks, ResourceTicksMut};
 pub use storage::{PAGE_LEN, PoolMut, SparseSet, TypeIdHasher, TypeIdMap};

@@ -10,10 +10,12 @@
 mod clone_entity;
 mod components;
 mod resources;
+mod ring;
 mod state;
 mod visit;
 
 pub use clone_entity::CloneEntityError;
+pub use ring::StateRing;
 pub use state::{RegistryState, StateError};
 pub use visit::EntityChanges;
 

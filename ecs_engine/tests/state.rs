@@ -372,6 +372,19 @@ enum Op {
     InsertName(u8, u8),
     RemovePosition(u8),
     Despawn(u8),
+    /// Writes in place: `get_mut` (marks), a `&mut` view (marks every
+    /// one), `get_mut_untracked` and an `Untracked` view (mark nothing).
+    Write(u8, u8, WriteBy),
+    /// Advances the change tick.
+    Advance,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum WriteBy {
+    GetMut,
+    View,
+    GetMutUntracked,
+    UntrackedView,
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -381,6 +394,21 @@ fn op() -> impl Strategy<Value = Op> {
         (any::<u8>(), any::<u8>()).prop_map(|(e, v)| Op::InsertName(e, v)),
         any::<u8>().prop_map(Op::RemovePosition),
         any::<u8>().prop_map(Op::Despawn),
+    ]
+}
+
+/// [`op`] and writes in place of every kind, and advances of the clock.
+fn write_op() -> impl Strategy<Value = Op> {
+    let by = prop_oneof![
+        Just(WriteBy::GetMut),
+        Just(WriteBy::View),
+        Just(WriteBy::GetMutUntracked),
+        Just(WriteBy::UntrackedView),
+    ];
+    prop_oneof![
+        3 => op(),
+        4 => (any::<u8>(), any::<u8>(), by).prop_map(|(e, v, by)| Op::Write(e, v, by)),
+        2 => Just(Op::Advance),
     ]
 }
 
@@ -421,8 +449,55 @@ fn apply(registry: &mut Registry, model: &mut Model, op: &Op) -> Option<Entity> 
                 model.remove(&e);
             }
         }
+        Op::Write(k, v, by) => {
+            let e = pick(model, k)?;
+            let x = model.get_mut(&e).unwrap().0.as_mut()?;
+            let value = f32::from(v);
+            match by {
+                WriteBy::GetMut => registry.get_mut::<Position>(e).unwrap().0 = value,
+                WriteBy::GetMutUntracked => {
+                    registry.get_mut_untracked::<Position>(e).unwrap().0 = value;
+                }
+                WriteBy::View => registry
+                    .view_mut::<(Entity, &mut Position)>()
+                    .each(|(at, p)| {
+                        if at == e {
+                            p.0 = value;
+                        }
+                    }),
+                WriteBy::UntrackedView => registry
+                    .view_mut::<(Entity, ecs_engine::Untracked<Position>)>()
+                    .each(|(at, p)| {
+                        if at == e {
+                            p.0 = value;
+                        }
+                    }),
+            }
+            *x = v;
+        }
+        Op::Advance => {
+            registry.advance_change_tick();
+        }
     }
     None
+}
+
+/// What a restore must give back: the model, the `Position` ticks and
+/// the change tick at the save.
+type Frame = (
+    Model,
+    BTreeMap<Entity, (ChangeTick, ChangeTick)>,
+    ChangeTick,
+);
+
+/// Each live entity's `Position` change ticks (added, changed), by
+/// handle: what change filters see.
+fn position_ticks(registry: &Registry) -> BTreeMap<Entity, (ChangeTick, ChangeTick)> {
+    let pool = registry.pool::<Position>().unwrap();
+    pool.entities()
+        .iter()
+        .map(|&e| (e, pool.change_ticks(e).unwrap()))
+        .collect()
 }
 
 fn check(registry: &Registry, model: &Model) -> Result<(), TestCaseError> {
@@ -525,6 +600,120 @@ proptest! {
                 check(&registry, &at_save)?;
             }
             model = at_save;
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 2 } else { 128 },
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// Three states, each saved into again and again, restored in any
+    /// order, with writes in place of every kind in between (marked ones,
+    /// which a save or restore copies alone when nothing else moved, and
+    /// unmarked ones, which make it copy every value): every restore gives
+    /// back the values, entities and change ticks of its state's save, and
+    /// so does a fresh registry restored from it.
+    #[test]
+    fn saves_and_restores_in_any_order_with_writes_in_place(
+        rounds in proptest::collection::vec(
+            (
+                proptest::collection::vec(write_op(), 0..if cfg!(miri) { 6 } else { 16 }),
+                0..3_usize,
+                any::<bool>(),
+            ),
+            1..if cfg!(miri) { 4 } else { 24 },
+        ),
+    ) {
+        let mut registry = registry();
+        let mut model = Model::new();
+        let mut states: Vec<ecs_engine::RegistryState> =
+            (0..3).map(|_| ecs_engine::RegistryState::default()).collect();
+        let mut saved: Vec<Option<Frame>> = vec![None, None, None];
+        for (ops, k, restore) in &rounds {
+            for op in ops {
+                apply(&mut registry, &mut model, op);
+            }
+            if *restore {
+                if let Some((at_save, ticks, tick)) = &saved[*k] {
+                    registry.restore_state(&states[*k]).unwrap();
+                    check(&registry, at_save)?;
+                    prop_assert_eq!(&position_ticks(&registry), ticks);
+                    prop_assert_eq!(registry.change_tick(), *tick);
+                    model = at_save.clone();
+                }
+            } else {
+                registry.save_state_into(&mut states[*k]).unwrap();
+                saved[*k] = Some((model.clone(), position_ticks(&registry), registry.change_tick()));
+                let mut fresh = self::registry();
+                fresh.restore_state(&states[*k]).unwrap();
+                check(&fresh, &model)?;
+                prop_assert_eq!(position_ticks(&fresh), position_ticks(&registry));
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 2 } else { 128 },
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// A `StateRing` of 4 frames saved every round, with writes in place
+    /// of every kind and structural changes in between, restored now and
+    /// then to a random frame: every restore gives back the values,
+    /// entities, change ticks and change tick of that frame's save, and
+    /// the ring then holds the frames up to it.
+    #[test]
+    fn a_ring_restores_any_frame_it_holds(
+        rounds in proptest::collection::vec(
+            (
+                proptest::collection::vec(write_op(), 0..if cfg!(miri) { 6 } else { 12 }),
+                proptest::option::weighted(0.25, 0..5_usize),
+            ),
+            1..if cfg!(miri) { 5 } else { 30 },
+        ),
+    ) {
+        const CAPACITY: usize = 4;
+        let mut registry = registry();
+        let mut model = Model::new();
+        let mut ring = ecs_engine::StateRing::new(CAPACITY);
+        let mut frames: std::collections::VecDeque<Frame> = std::collections::VecDeque::new();
+        for (ops, restore) in &rounds {
+            for op in ops {
+                apply(&mut registry, &mut model, op);
+            }
+            match restore {
+                Some(back) if *back < frames.len() => {
+                    registry.restore_frame(&mut ring, *back).unwrap();
+                    frames.truncate(frames.len() - back);
+                    let (at_save, ticks, tick) = frames.back().unwrap();
+                    check(&registry, at_save)?;
+                    prop_assert_eq!(&position_ticks(&registry), ticks);
+                    prop_assert_eq!(registry.change_tick(), *tick);
+                    model = at_save.clone();
+                }
+                Some(back) => {
+                    let refused = registry.restore_frame(&mut ring, *back).unwrap_err();
+                    prop_assert_eq!(
+                        refused,
+                        StateError::NoSuchFrame { back: *back, frames: frames.len() }
+                    );
+                }
+                None => {
+                    registry.save_frame(&mut ring).unwrap();
+                    frames.push_back((model.clone(), position_ticks(&registry), registry.change_tick()));
+                    if frames.len() > CAPACITY {
+                        frames.pop_front();
+                    }
+                }
+            }
+            prop_assert_eq!(ring.len(), frames.len());
         }
     }
 }

@@ -1,15 +1,16 @@
 //! `--rollback N`: the replay mode of rollback networking. Every tick the
-//! whole engine is saved in memory ([`Engine::save_state_into`]); every
-//! `N` ticks the state of `N` ticks ago is restored and those ticks run
+//! whole engine is saved in memory, into a ring of the last `N + 1`
+//! frames ([`Engine::save_frame`], which copies what changed since the
+//! previous save); every `N` ticks the state of `N` ticks ago is restored
+//! ([`Engine::restore_frame`]) and those ticks run
 //! again with the same input (replayed by the engine,
 //! [`EngineBuilder::replay_inputs`](ecs_runtime::EngineBuilder::replay_inputs)),
 //! so the run must end with the plain run's checksum.
 
-use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use ecs_runtime::scheduler::Events;
-use ecs_runtime::{Engine, EngineState};
+use ecs_runtime::{Engine, EngineRing};
 use serde::Serialize;
 
 use super::components::{
@@ -42,12 +43,10 @@ pub struct RollbackStats {
     pub restore_seconds: f64,
 }
 
-/// The rollback loop's state: the saved states, newest last.
+/// The rollback loop's state: the ring of saved frames.
 pub(crate) struct Rollback {
     depth: u32,
-    states: VecDeque<EngineState>,
-    /// States of a rolled-back future, kept for their memory.
-    spare: Vec<EngineState>,
+    ring: EngineRing,
     saving: Duration,
     restoring: Duration,
     stats: RollbackStats,
@@ -94,8 +93,7 @@ impl Rollback {
             .register_state_clone::<Respawn>();
         Rollback {
             depth,
-            states: VecDeque::with_capacity(depth as usize + 1),
-            spare: Vec::new(),
+            ring: EngineRing::new(depth as usize + 1),
             saving: Duration::ZERO,
             restoring: Duration::ZERO,
             stats: RollbackStats {
@@ -105,30 +103,16 @@ impl Rollback {
         }
     }
 
-    /// Saves the engine before its next tick, reusing the memory of the
-    /// oldest state once `depth + 1` are kept, or of a rolled-back one.
+    /// Saves the engine before its next tick, as the ring's newest frame.
     ///
     /// # Errors
     ///
     /// [`HarnessError::Option`] naming a type the states cannot copy.
     pub(crate) fn save(&mut self, engine: &Engine) -> Result<(), HarnessError> {
         let started = Instant::now();
-        let refused = |e: ecs_runtime::EngineStateError| {
-            HarnessError::Option(format!("--rollback cannot save the world: {e}"))
-        };
-        let reused = if self.states.len() > self.depth as usize {
-            self.states.pop_front()
-        } else {
-            self.spare.pop()
-        };
-        let state = match reused {
-            Some(mut state) => {
-                engine.save_state_into(&mut state).map_err(refused)?;
-                state
-            }
-            None => engine.save_state().map_err(refused)?,
-        };
-        self.states.push_back(state);
+        engine
+            .save_frame(&mut self.ring)
+            .map_err(|e| HarnessError::Option(format!("--rollback cannot save the world: {e}")))?;
         self.saving += started.elapsed();
         self.stats.saves += 1;
         Ok(())
@@ -142,22 +126,22 @@ impl Rollback {
     /// # Errors
     ///
     /// [`HarnessError::Option`] if the restore is refused (not expected:
-    /// the states come from this engine).
+    /// the frames come from this engine).
     pub(crate) fn after_tick(&mut self, engine: &mut Engine) -> Result<bool, HarnessError> {
         let ticks = engine.ticks();
         let depth = self.depth as usize;
-        if !ticks.is_multiple_of(u64::from(self.depth)) || self.states.len() < depth {
+        if !ticks.is_multiple_of(u64::from(self.depth)) || self.ring.len() < depth {
             return Ok(false);
         }
         let started = Instant::now();
-        let back = self.states.len() - depth;
-        engine.restore_state(&self.states[back]).map_err(|e| {
-            HarnessError::Option(format!("--rollback could not restore tick {ticks}: {e}"))
-        })?;
-        // The restored state and those after it are of a future that is
-        // run again (each is saved again before its tick): their memory
-        // is reused.
-        self.spare.extend(self.states.drain(back..));
+        // The newest frame was saved before the tick just run: the state
+        // of `depth` ticks ago is `depth - 1` frames back. It is saved
+        // again before its tick runs again (an identical frame).
+        engine
+            .restore_frame(&mut self.ring, depth - 1)
+            .map_err(|e| {
+                HarnessError::Option(format!("--rollback could not restore tick {ticks}: {e}"))
+            })?;
         self.restoring += started.elapsed();
         self.stats.restores += 1;
         Ok(true)

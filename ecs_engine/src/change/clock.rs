@@ -96,6 +96,7 @@ impl Registry {
         self.track_changes::<T>();
         if let Some(c) = self.pools.get_or_create::<T>().changes.as_deref_mut() {
             c.removed.capacity = capacity;
+            c.unmarked.count();
             while c.removed.entries.len() > capacity {
                 c.removed.entries.pop_front();
                 c.removed.first += 1;

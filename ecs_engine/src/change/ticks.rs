@@ -145,6 +145,81 @@ pub(crate) struct ChangeTicks {
     pub(crate) added: Vec<u32>,
     pub(crate) changed: Vec<u32>,
     pub(crate) removed: RemovedLog,
+    /// Counts the writes the ticks do not show (see [`UnmarkedWrites`]).
+    pub(crate) unmarked: UnmarkedWrites,
+    /// The latest tick at which a changed tick may have been stored: set
+    /// wherever one is (`ticks_marked`, `ticks_marked_all`) and wherever
+    /// a pointer to them is handed out (`SparseSet::changed_ptr`,
+    /// `raw_parts`), so a pool whose `written` is not newer than a tick
+    /// had no component written since (a delta save skips it whole).
+    /// Atomic: a write claim takes the pointer through a shared borrow.
+    pub(crate) written: WrittenAt,
+}
+
+/// See [`ChangeTicks::written`].
+#[derive(Debug, Default)]
+pub(crate) struct WrittenAt(std::sync::atomic::AtomicU32);
+
+impl WrittenAt {
+    #[inline]
+    pub(crate) fn set(&self, now: u32) {
+        self.0.store(now, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    #[inline]
+    pub(crate) fn get(&self) -> u32 {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl Clone for WrittenAt {
+    fn clone(&self) -> Self {
+        WrittenAt(std::sync::atomic::AtomicU32::new(self.get()))
+    }
+}
+
+/// Changes when a tracked pool's values or ticks change without the
+/// changed ticks saying which: an `Untracked` term's walk,
+/// `get_mut_untracked`, a clamp of old ticks, a restore from a copy, a new
+/// removal-log capacity. While it keeps its value, the components whose
+/// changed tick is older than a moment are the ones not written since
+/// that moment, which lets an in-memory state copy only the newer ones
+/// (`storage/pool_copy.rs`). Each change takes a number no pool of the
+/// process had before, so a value seen once is never seen again after a
+/// change. Atomic: an `Untracked` walk counts itself through a shared
+/// claim of the pool.
+#[derive(Debug)]
+pub(crate) struct UnmarkedWrites(std::sync::atomic::AtomicU64);
+
+/// The last number an [`UnmarkedWrites`] took.
+static UNMARKED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+impl Default for UnmarkedWrites {
+    fn default() -> Self {
+        let fresh = UNMARKED.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        UnmarkedWrites(std::sync::atomic::AtomicU64::new(fresh))
+    }
+}
+
+impl UnmarkedWrites {
+    /// Notes an unmarked write (or a batch of them): a fresh number.
+    #[inline]
+    pub(crate) fn count(&self) {
+        let fresh = UNMARKED.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        self.0.store(fresh, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The count.
+    #[inline]
+    pub(crate) fn get(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl Clone for UnmarkedWrites {
+    fn clone(&self) -> Self {
+        UnmarkedWrites(std::sync::atomic::AtomicU64::new(self.get()))
+    }
 }
 
 /// The entities that lost a component, in order, with sequence numbers:
@@ -185,6 +260,7 @@ impl ChangeTicks {
         self.removed.entries.clone_from(&src.removed.entries);
         self.removed.first = src.removed.first;
         self.removed.capacity = src.removed.capacity;
+        self.written.set(src.written.get());
     }
 
     pub(crate) fn new(len: usize, now: u32) -> Self {
@@ -197,11 +273,14 @@ impl ChangeTicks {
                 first: 0,
                 capacity: REMOVED_CAPACITY,
             },
+            unmarked: UnmarkedWrites::default(),
+            written: WrittenAt(std::sync::atomic::AtomicU32::new(now)),
         }
     }
 
     /// Clamps every tick older than [`MAX_CHANGE_AGE`] to that age.
     pub(crate) fn clamp(&mut self) {
+        self.unmarked.count();
         let now = self.now;
         let oldest = now.wrapping_sub(MAX_CHANGE_AGE);
         for tick in self.added.iter_mut().chain(self.changed.iter_mut()) {
@@ -257,6 +336,7 @@ pub(crate) fn ticks_swapped(changes: &mut Option<Box<ChangeTicks>>, a: usize, b:
 pub(crate) fn ticks_marked(changes: &mut Option<Box<ChangeTicks>>, i: usize) {
     if let Some(c) = changes {
         c.changed[i] = c.now;
+        c.written.set(c.now);
     }
 }
 
@@ -266,6 +346,7 @@ pub(crate) fn ticks_marked_all(changes: &mut Option<Box<ChangeTicks>>) {
     if let Some(c) = changes {
         let now = c.now;
         c.changed.fill(now);
+        c.written.set(now);
     }
 }
 

@@ -47,6 +47,33 @@ pub struct EntityAllocator {
     pub(super) max_live: u32,
     pub(super) max_generation: NonZeroU32,
     pub(super) retired: u32,
+    /// Who the allocator is and how often it changed: equal versions at
+    /// two moments mean the same state (an in-memory state skips copying
+    /// an allocator that did not change since it was last synced).
+    pub(super) version: AllocatorVersion,
+}
+
+/// See [`EntityAllocator`]'s `version`: an identity no other allocator of
+/// the process has (a clone gets its own) and a count of the changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct AllocatorVersion {
+    id: u64,
+    changes: u64,
+}
+
+impl AllocatorVersion {
+    pub(super) fn fresh() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        AllocatorVersion {
+            id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            changes: 0,
+        }
+    }
+
+    #[inline]
+    pub(super) fn bump(&mut self) {
+        self.changes = self.changes.wrapping_add(1);
+    }
 }
 
 impl Default for EntityAllocator {
@@ -69,6 +96,7 @@ impl EntityAllocator {
             max_live: MAX_INDEX,
             max_generation: NonZeroU32::MAX,
             retired: 0,
+            version: AllocatorVersion::fresh(),
         }
     }
 
@@ -76,6 +104,7 @@ impl EntityAllocator {
     /// past it returns [`EcsError::TooManyEntities`]. Values above
     /// `u32::MAX - 1` are clamped.
     pub fn with_max_live(mut self, max_live: u32) -> Self {
+        self.version.bump();
         self.max_live = max_live.min(MAX_INDEX);
         self
     }
@@ -84,6 +113,7 @@ impl EntityAllocator {
     /// A slot whose entity had this generation is never reused. Useful for
     /// tests of retirement, and for callers that pack handles into fewer bits.
     pub fn with_max_generation(mut self, max_generation: NonZeroU32) -> Self {
+        self.version.bump();
         self.max_generation = max_generation;
         self
     }
@@ -91,6 +121,11 @@ impl EntityAllocator {
     /// The configured limit of live entities.
     pub fn max_live(&self) -> u32 {
         self.max_live
+    }
+
+    /// See [`AllocatorVersion`].
+    pub(crate) fn version(&self) -> AllocatorVersion {
+        self.version
     }
 
     /// Number of live entities.
@@ -126,6 +161,7 @@ impl EntityAllocator {
     /// then.
     #[inline]
     pub fn allocate(&mut self) -> Result<Entity, EcsError> {
+        self.version.bump();
         let entity = self.take_slot()?;
         set_bit(&mut self.alive, entity.index(), true);
         self.live += 1;
@@ -143,6 +179,7 @@ impl EntityAllocator {
     /// As [`allocate`](Self::allocate).
     #[inline]
     pub fn reserve(&mut self) -> Result<Entity, EcsError> {
+        self.version.bump();
         let entity = self.take_slot()?;
         set_bit(&mut self.reserved, entity.index(), true);
         self.reserved_count += 1;
@@ -177,6 +214,7 @@ impl EntityAllocator {
         count: usize,
         out: &mut impl Extend<Entity>,
     ) -> Result<(), EcsError> {
+        self.version.bump();
         let too_many = EcsError::TooManyEntities {
             limit: self.max_live,
         };
@@ -250,6 +288,7 @@ impl EntityAllocator {
     /// ```
     #[track_caller]
     pub fn reserve_lanes(&mut self, base: usize, counts: &[usize]) -> usize {
+        self.version.bump();
         assert_eq!(
             base,
             self.generations.len(),
@@ -298,6 +337,7 @@ impl EntityAllocator {
     /// [`EcsError::NoSuchEntity`] when `entity` is not currently reserved.
     #[inline]
     pub fn activate(&mut self, entity: Entity) -> Result<(), EcsError> {
+        self.version.bump();
         self.unreserve(entity)?;
         set_bit(&mut self.alive, entity.index(), true);
         self.live += 1;
@@ -311,6 +351,7 @@ impl EntityAllocator {
     ///
     /// [`EcsError::NoSuchEntity`] when `entity` is not currently reserved.
     pub fn cancel(&mut self, entity: Entity) -> Result<(), EcsError> {
+        self.version.bump();
         self.unreserve(entity)?;
         self.release(entity);
         Ok(())
@@ -329,6 +370,7 @@ impl EntityAllocator {
 
     #[inline]
     fn unreserve(&mut self, entity: Entity) -> Result<(), EcsError> {
+        self.version.bump();
         if !self.is_reserved(entity) {
             return Err(EcsError::NoSuchEntity { entity });
         }
@@ -340,6 +382,7 @@ impl EntityAllocator {
     /// The oldest free slot, or a fresh one, with its current generation.
     #[inline]
     fn take_slot(&mut self) -> Result<Entity, EcsError> {
+        self.version.bump();
         let too_many = EcsError::TooManyEntities {
             limit: self.max_live,
         };
@@ -368,6 +411,7 @@ impl EntityAllocator {
     /// slots waiting are used first; at most what the limits allow), so
     /// that many `allocate` calls in a row do not grow them by doubling.
     pub(crate) fn reserve_slots(&mut self, additional: usize) {
+        self.version.bump();
         let by_live = self
             .max_live
             .saturating_sub(self.live.saturating_add(self.reserved_count));
@@ -414,6 +458,7 @@ impl EntityAllocator {
     /// `count` come from [`fresh_run`](Self::fresh_run) (nothing else
     /// allocated since, `count <= room`).
     pub(crate) fn allocate_fresh(&mut self, first: u32, count: u32) {
+        self.version.bump();
         debug_assert_eq!(first as usize, self.generations.len());
         let end = first as usize + count as usize;
         self.generations.resize(end, NonZeroU32::MIN);
@@ -439,6 +484,7 @@ impl EntityAllocator {
     /// never allocated); nothing changes then.
     #[inline]
     pub fn free(&mut self, entity: Entity) -> Result<(), EcsError> {
+        self.version.bump();
         if !self.is_alive(entity) {
             return Err(EcsError::NoSuchEntity { entity });
         }
@@ -452,6 +498,7 @@ impl EntityAllocator {
     /// generation, or retires it at the generation limit.
     #[inline]
     fn release(&mut self, entity: Entity) {
+        self.version.bump();
         let generation = entity.generation;
         if generation >= self.max_generation {
             self.retired += 1;

@@ -24,7 +24,7 @@
 use std::num::NonZeroU32;
 
 use super::MAX_INDEX;
-use super::allocator::{EntityAllocator, bit, set_bit};
+use super::allocator::{AllocatorVersion, EntityAllocator, bit, set_bit};
 use crate::Registry;
 
 /// The state of an [`EntityAllocator`] as plain vectors: what
@@ -237,6 +237,7 @@ impl EntityAllocator {
             max_live,
             max_generation,
             retired,
+            version: AllocatorVersion::fresh(),
         })
     }
 }
@@ -290,6 +291,7 @@ impl Clone for EntityAllocator {
             alive: self.alive.clone(),
             reserved: self.reserved.clone(),
             free: self.free.clone(),
+            version: AllocatorVersion::fresh(),
             ..*self
         }
     }
@@ -306,6 +308,7 @@ impl Clone for EntityAllocator {
         self.max_live = source.max_live;
         self.max_generation = source.max_generation;
         self.retired = source.retired;
+        self.version.bump();
     }
 }
 

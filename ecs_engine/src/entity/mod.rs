@@ -23,6 +23,7 @@ mod allocator_state;
 mod handle;
 mod map;
 
+pub(crate) use allocator::AllocatorVersion;
 pub use allocator::{EntityAllocator, IndexLane};
 pub use allocator_state::{AllocatorState, AllocatorStateError};
 pub use handle::Entity;

@@ -339,6 +339,11 @@ impl<T: Component> QueryData for Untracked<T> {
 
     #[inline]
     fn cursor<'a>(borrow: &'a mut Self::Borrow<'_>) -> Self::Cursor<'a> {
+        // The walk's writes leave no tick: counted once, for in-memory
+        // states (`UnmarkedWrites`).
+        if let Some(c) = borrow.as_deref().and_then(|pool| pool.changes.as_deref()) {
+            c.unmarked.count();
+        }
         <&mut T as QueryData>::cursor(borrow).map(MutCursor::untracked)
     }
 

@@ -15,8 +15,10 @@
 use std::borrow::Cow;
 
 use super::Registry;
+use crate::change::ticks::CHECK_INTERVAL;
+use crate::entity::AllocatorVersion;
 use crate::resources::SavedResources;
-use crate::storage::pool_copy::SavedPool;
+use crate::storage::pool_copy::{RestoreTimes, SavedPool};
 use crate::{ChangeTick, Component, EntityAllocator};
 
 /// Why a registry could not be saved to, or restored from, a
@@ -51,6 +53,15 @@ pub enum StateError {
         /// The registry's component there.
         found: Cow<'static, str>,
     },
+    /// [`Registry::restore_frame`] was asked for a frame the
+    /// [`StateRing`](crate::StateRing) does not hold.
+    #[error("cannot restore the frame {back} saves back: the ring holds {frames} frames")]
+    NoSuchFrame {
+        /// Saves back from the newest frame (0: the newest).
+        back: usize,
+        /// Frames the ring holds.
+        frames: usize,
+    },
 }
 
 /// A whole registry saved in memory: made by [`Registry::save_state`] or
@@ -68,12 +79,17 @@ pub enum StateError {
 /// the next: a rollback loop saves into the same state every frame).
 #[derive(Debug, Default)]
 pub struct RegistryState {
-    allocator: EntityAllocator,
-    pools: Vec<SavedPool>,
-    resources: SavedResources,
-    has_hierarchy: bool,
-    now: u32,
-    last_check: u32,
+    pub(super) allocator: EntityAllocator,
+    /// The version of the registry allocator `allocator` was last made
+    /// equal to or from: while that allocator keeps it, neither copy is
+    /// needed. Behind a lock: a restore reads the state through a shared
+    /// borrow.
+    pub(super) allocator_synced: parking_lot::Mutex<Option<AllocatorVersion>>,
+    pub(super) pools: Vec<SavedPool>,
+    pub(super) resources: SavedResources,
+    pub(super) has_hierarchy: bool,
+    pub(super) now: u32,
+    pub(super) last_check: u32,
 }
 
 impl RegistryState {
@@ -173,8 +189,14 @@ impl Registry {
     ///
     /// As [`save_state`](Self::save_state); `state` is unchanged then.
     pub fn save_state_into(&self, state: &mut RegistryState) -> Result<(), StateError> {
-        self.pools.save_into(&mut state.pools, self.change.now)?;
-        state.allocator.clone_from(&self.allocator);
+        let since = delta_since(state.now, self.change.now);
+        self.pools
+            .save_into(&mut state.pools, self.change.now, since)?;
+        let synced = state.allocator_synced.get_mut();
+        if *synced != Some(self.allocator.version()) {
+            state.allocator.clone_from(&self.allocator);
+            *synced = Some(self.allocator.version());
+        }
         state.resources = self.resources.save();
         state.has_hierarchy = self.has_hierarchy;
         state.now = self.change.now;
@@ -211,14 +233,45 @@ impl Registry {
     /// When a component's `Drop` panics while its pool is emptied (the
     /// restore is not completed then).
     pub fn restore_state(&mut self, state: &RegistryState) -> Result<(), StateError> {
+        let times = RestoreTimes {
+            now: state.now,
+            current: self.change.now,
+            since: delta_since(state.now, self.change.now),
+        };
         self.pools
-            .restore(&state.pools, state.now, &mut self.change.tracked)?;
-        self.allocator.clone_from(&state.allocator);
+            .restore(&state.pools, times, &mut self.change.tracked)?;
+        let mut synced = state.allocator_synced.lock();
+        if *synced != Some(self.allocator.version()) {
+            self.allocator.clone_from(&state.allocator);
+            *synced = Some(self.allocator.version());
+        }
+        drop(synced);
         self.entities_epoch = self.entities_epoch.wrapping_add(1);
         self.has_hierarchy |= state.has_hierarchy;
         self.change.last_check = state.last_check;
         self.set_clock(state.now);
         self.resources.restore(&state.resources, state.now);
         Ok(())
+    }
+}
+
+/// The tick after which a pool and its copy, equal at a save at tick
+/// `saved`, may differ at tick `now`: one before the save, since a write
+/// in the save's own tick may come after it. `None` when the save is too
+/// far back for the ticks to tell (the clock clamps old ticks every
+/// [`CHECK_INTERVAL`] advances), or in the future of `now`.
+pub(super) fn delta_since(saved: u32, now: u32) -> Option<u32> {
+    (now.wrapping_sub(saved) < CHECK_INTERVAL).then(|| saved.wrapping_sub(1))
+}
+
+impl Registry {
+    /// Checks that `state` was saved from a registry whose component
+    /// types were registered in the same order as this one's.
+    ///
+    /// # Errors
+    ///
+    /// [`StateError::OtherTypes`] at the first position where they differ.
+    pub(super) fn check_types(&self, state: &RegistryState) -> Result<(), StateError> {
+        self.pools.check_types(&state.pools)
     }
 }

@@ -41,6 +41,9 @@ pub(crate) trait ErasedPool: Any + Send + Sync {
     /// equal stamps at two moments mean the same entities in the same
     /// dense order.
     fn stamp(&self) -> (u64, u64);
+    /// The pool's [`UnmarkedWrites`](crate::change::ticks::UnmarkedWrites)
+    /// number; `None` when it keeps no ticks.
+    fn unmarked(&self) -> Option<u64>;
     /// Empties the pool, dropping its values, without logging removals
     /// (a restore to a state saved before the pool had any; tick arrays
     /// emptied, the removal log kept).
@@ -83,6 +86,9 @@ impl<T: Component> ErasedPool for SparseSet<T> {
     }
     fn stamp(&self) -> (u64, u64) {
         SparseSet::stamp(self)
+    }
+    fn unmarked(&self) -> Option<u64> {
+        self.changes.as_ref().map(|c| c.unmarked.get())
     }
     fn reset(&mut self) {
         let changes = self.changes.take();
@@ -129,6 +135,9 @@ impl ErasedPool for BlobPool {
     fn stamp(&self) -> (u64, u64) {
         let (_, runs) = self.lookup_parts();
         (runs.id, runs.revision)
+    }
+    fn unmarked(&self) -> Option<u64> {
+        None
     }
     fn reset(&mut self) {
         BlobPool::clear(self)

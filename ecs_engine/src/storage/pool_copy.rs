@@ -22,6 +22,7 @@ use parking_lot::{Mutex, RwLock};
 use super::blob_pool::BlobPool;
 use super::pools::{ErasedPool, PoolSlot, Pools, as_blob, fast_slot, typed_mut};
 use crate::change::clock::{UpdatePool, update_pool};
+use crate::storage::sparse_set::Replaced;
 use crate::{
     ChildOf, Children, Component, ComponentInfo, Disabled, Entity, EntityMap, MapEntities,
     SparseSet, StateError,
@@ -36,6 +37,16 @@ pub(crate) struct PoolCopy {
     /// next), reusing its allocations where it can; copies the values
     /// only when told both hold the same entities in the same order.
     restore: fn(&mut dyn ErasedPool, &dyn ErasedPool, u32, bool),
+    /// Copies from the second pool into the first the components written
+    /// after a tick (see `SparseSet::copy_changed`), for a typed pool;
+    /// `false` when either keeps no ticks.
+    changed: Option<CopyChanged>,
+    /// `changed` into a ring's mirror, keeping what it replaces (the
+    /// values, their byte size) for an undo; `None` when either pool keeps
+    /// no ticks. With `put_back`, for a typed pool.
+    changed_undo: Option<ChangedUndo>,
+    /// Puts back into the mirror what `changed_undo` replaced.
+    put_back: Option<PutBack>,
     /// The clock's update of the pool's change ticks, for a typed pool.
     update: Option<UpdatePool>,
     /// Gives the second entity a copy of the first one's value (both
@@ -47,6 +58,22 @@ pub(crate) struct PoolCopy {
     /// component (its id means nothing in another registry).
     clone_into: Option<CloneInto>,
 }
+
+/// See [`PoolCopy`]'s `changed`: the copy, the source, the tick after
+/// which writes are copied, the current tick, and whether the source's
+/// ticks (rather than the copy's) say what was written.
+type CopyChanged = fn(&mut dyn ErasedPool, &dyn ErasedPool, u32, u32, bool) -> bool;
+
+/// See [`PoolCopy`]'s `changed_undo`.
+type ChangedUndo = fn(
+    &mut dyn ErasedPool,
+    &dyn ErasedPool,
+    u32,
+    u32,
+) -> Option<(Box<dyn Any + Send + Sync>, usize)>;
+
+/// See [`PoolCopy`]'s `put_back`.
+type PutBack = fn(&mut dyn ErasedPool, Box<dyn Any + Send + Sync>);
 
 /// See [`PoolCopy`]'s `clone_into`: `false` when the entity has no value.
 type CloneInto = fn(&dyn ErasedPool, Entity, &mut Pools, Entity, &mut EntityMap) -> bool;
@@ -68,6 +95,41 @@ fn restore_typed<T: Component + Clone>(
     same_structure: bool,
 ) {
     typed_mut::<T>(dst).restore_from(typed::<T>(src), now, same_structure);
+}
+
+fn copy_changed_typed<T: Component + Clone>(
+    dst: &mut dyn ErasedPool,
+    src: &dyn ErasedPool,
+    since: u32,
+    now: u32,
+    src_ticks: bool,
+) -> bool {
+    typed_mut::<T>(dst).copy_changed(typed::<T>(src), since, now, src_ticks, None)
+}
+
+fn changed_undo_typed<T: Component + Clone>(
+    mirror: &mut dyn ErasedPool,
+    src: &dyn ErasedPool,
+    since: u32,
+    now: u32,
+) -> Option<(Box<dyn Any + Send + Sync>, usize)> {
+    let mut replaced = Vec::new();
+    if !typed_mut::<T>(mirror).copy_changed(typed::<T>(src), since, now, true, Some(&mut replaced))
+    {
+        return None;
+    }
+    let bytes = replaced.len() * std::mem::size_of::<Replaced<T>>();
+    Some((Box::new(replaced), bytes))
+}
+
+fn put_back_typed<T: Component + Clone>(
+    mirror: &mut dyn ErasedPool,
+    replaced: Box<dyn Any + Send + Sync>,
+) {
+    let replaced = *replaced
+        .downcast::<Vec<Replaced<T>>>()
+        .expect("an undo holds the values of its pool's type");
+    typed_mut::<T>(mirror).put_back(replaced);
 }
 
 fn clone_typed_value<T: Component + Clone>(
@@ -138,12 +200,47 @@ fn restore_blob(dst: &mut dyn ErasedPool, src: &dyn ErasedPool, _now: u32, _same
         .expect("a copy of a BlobPool is a BlobPool");
 }
 
+/// The ticks of a restore: `now`, the restored change tick; `current`,
+/// the registry's before the restore; `since`, the tick after which the
+/// registry's writes may be missing from the state (`None`: do not trust
+/// the ticks).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RestoreTimes {
+    pub(crate) now: u32,
+    pub(crate) current: u32,
+    pub(crate) since: Option<u32>,
+}
+
 impl PoolCopy {
+    /// Makes `dst` equal to `src`, copying as little as `apart` allows:
+    /// the components written after its tick (by the ticks of `src` when
+    /// `src_ticks`, of `dst` otherwise; `current` is the registry's
+    /// change tick), the values, or the whole pool (`now` stamps the
+    /// values of a pool that starts tracking changes here).
+    fn make_equal(
+        &self,
+        dst: &mut dyn ErasedPool,
+        src: &dyn ErasedPool,
+        apart: Apart,
+        (now, current): (u32, u32),
+        src_ticks: bool,
+    ) {
+        if let (Apart::Delta(since), Some(changed)) = (apart, self.changed)
+            && changed(dst, src, since, current, src_ticks)
+        {
+            return;
+        }
+        (self.restore)(dst, src, now, apart != Apart::Whole);
+    }
+
     /// The copy of `SparseSet<T>`.
     pub(crate) fn typed<T: Component + Clone>() -> Self {
         PoolCopy {
             copy: copy_typed::<T>,
             restore: restore_typed::<T>,
+            changed: Some(copy_changed_typed::<T>),
+            changed_undo: Some(changed_undo_typed::<T>),
+            put_back: Some(put_back_typed::<T>),
             update: Some(update_pool::<T>),
             clone_value: clone_typed_value::<T>,
             clone_into: Some(clone_typed_into::<T>),
@@ -164,6 +261,9 @@ impl PoolCopy {
         PoolCopy {
             copy: copy_blob,
             restore: restore_blob,
+            changed: None,
+            changed_undo: None,
+            put_back: None,
             update: None,
             clone_value: clone_blob_value,
             clone_into: None,
@@ -191,13 +291,57 @@ pub(crate) struct SavedPool {
     info: ComponentInfo,
     copy: PoolCopy,
     pool: Box<dyn ErasedPool>,
-    /// The stamp (`ErasedPool::stamp`) of the registry pool this copy was
-    /// last made equal to or from: while that pool keeps the stamp, both
-    /// hold the same entities in the same order, and a save or restore
-    /// between them copies the values only (the copy's own structure
-    /// changes only through such a save). Behind a lock: a restore reads
-    /// the state through a shared borrow.
-    synced: Mutex<Option<(u64, u64)>>,
+    /// The registry pool this copy was last made equal to or from, as it
+    /// was then: while that pool keeps the stamp, both hold the same
+    /// entities in the same order, and a save or restore between them
+    /// copies the values only (the copy's own structure changes only
+    /// through such a save); while it also keeps its unmarked number,
+    /// only the values written since (by their ticks). Behind a lock: a
+    /// restore reads the state through a shared borrow.
+    synced: Mutex<Option<PoolSync>>,
+}
+
+/// What a copy knows of the registry pool it was last made equal to or
+/// from (see [`SavedPool`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PoolSync {
+    /// `ErasedPool::stamp`.
+    stamp: (u64, u64),
+    /// `ErasedPool::unmarked`.
+    unmarked: Option<u64>,
+}
+
+impl PoolSync {
+    fn of(pool: &dyn ErasedPool) -> Self {
+        PoolSync {
+            stamp: pool.stamp(),
+            unmarked: pool.unmarked(),
+        }
+    }
+}
+
+/// How far a copy and a pool that were once equal may have moved apart:
+/// `Delta(since)` when only components written after the tick `since`
+/// differ (both track changes and nothing was written unmarked), `Values`
+/// when they hold the same entities in the same order, `Whole` otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Apart {
+    Delta(u32),
+    Values,
+    Whole,
+}
+
+impl Apart {
+    /// `since`: the tick after which writes may be missing from the copy,
+    /// `None` when the copy cannot be trusted that far back.
+    fn of(synced: Option<PoolSync>, pool: &dyn ErasedPool, since: Option<u32>) -> Apart {
+        let now = PoolSync::of(pool);
+        match (synced, since) {
+            (Some(s), Some(since)) if s == now && now.unmarked.is_some() => Apart::Delta(since),
+            (Some(s), _) if s.stamp == now.stamp => Apart::Values,
+            _ => Apart::Whole,
+        }
+    }
 }
 
 impl SavedPool {
@@ -267,7 +411,12 @@ impl Pools {
     ///
     /// [`StateError::NotClonable`] when a pool has no copy function;
     /// `saved` is unchanged then.
-    pub(crate) fn save_into(&self, saved: &mut Vec<SavedPool>, now: u32) -> Result<(), StateError> {
+    pub(crate) fn save_into(
+        &self,
+        saved: &mut Vec<SavedPool>,
+        now: u32,
+        since: Option<u32>,
+    ) -> Result<(), StateError> {
         let copies = self.copies()?;
         saved.truncate(self.slots.len());
         for (i, (slot, copy)) in self.slots.iter().zip(copies).enumerate() {
@@ -275,16 +424,21 @@ impl Pools {
             match saved.get_mut(i) {
                 Some(old) if old.info == slot.info => {
                     let synced = old.synced.get_mut();
-                    let same = *synced == Some(pool.stamp());
-                    (copy.restore)(&mut *old.pool, pool, now, same);
-                    *synced = Some(pool.stamp());
+                    copy.make_equal(
+                        &mut *old.pool,
+                        pool,
+                        Apart::of(*synced, pool, since),
+                        (now, now),
+                        true,
+                    );
+                    *synced = Some(PoolSync::of(pool));
                 }
                 _ => {
                     let fresh = SavedPool {
                         info: slot.info.clone(),
                         copy,
                         pool: (copy.copy)(pool),
-                        synced: Mutex::new(Some(pool.stamp())),
+                        synced: Mutex::new(Some(PoolSync::of(pool))),
                     };
                     if i < saved.len() {
                         saved[i] = fresh;
@@ -295,6 +449,29 @@ impl Pools {
             }
         }
         Ok(())
+    }
+
+    /// Checks that every copy of `saved` has the type of the slot at its
+    /// position.
+    ///
+    /// # Errors
+    ///
+    /// [`StateError::OtherTypes`] naming the first position where not.
+    pub(crate) fn check_types(&self, saved: &[SavedPool]) -> Result<(), StateError> {
+        match self
+            .slots
+            .iter()
+            .zip(saved)
+            .enumerate()
+            .find(|(_, (slot, copy))| slot.info != copy.info)
+        {
+            Some((i, (slot, copy))) => Err(StateError::OtherTypes {
+                position: i,
+                saved: copy.info.name_cow(),
+                found: slot.info.name_cow(),
+            }),
+            None => Ok(()),
+        }
     }
 
     /// Makes every pool equal to its copy in `saved`: pools of the table
@@ -311,29 +488,23 @@ impl Pools {
     pub(crate) fn restore(
         &mut self,
         saved: &[SavedPool],
-        now: u32,
+        times: RestoreTimes,
         tracked: &mut Vec<UpdatePool>,
     ) -> Result<(), StateError> {
-        if let Some((i, (slot, copy))) = self
-            .slots
-            .iter()
-            .zip(saved)
-            .enumerate()
-            .find(|(_, (slot, copy))| slot.info != copy.info)
-        {
-            return Err(StateError::OtherTypes {
-                position: i,
-                saved: copy.info.name_cow(),
-                found: slot.info.name_cow(),
-            });
-        }
+        let RestoreTimes {
+            now,
+            current,
+            since,
+        } = times;
+        self.check_types(saved)?;
         for (slot, copy) in self.slots.iter_mut().zip(saved) {
             let pool = slot.cell.get_mut();
             let was_tracking = pool.is_tracking();
             let mut synced = copy.synced.lock();
-            let same = *synced == Some(pool.stamp());
-            (copy.copy.restore)(&mut **pool, &*copy.pool, now, same);
-            *synced = Some(pool.stamp());
+            let apart = Apart::of(*synced, &**pool, since);
+            copy.copy
+                .make_equal(&mut **pool, &*copy.pool, apart, (now, current), false);
+            *synced = Some(PoolSync::of(&**pool));
             if pool.is_tracking() && !was_tracking {
                 tracked.extend(copy.copy.update);
             }
@@ -409,7 +580,7 @@ impl Pools {
             u32::try_from(self.slots.len()).expect("fewer than 2^32 component types"),
         );
         let pool = (copy.copy.copy)(&*copy.pool);
-        *copy.synced.lock() = Some(pool.stamp());
+        *copy.synced.lock() = Some(PoolSync::of(&*pool));
         if pool.is_tracking() {
             tracked.extend(copy.copy.update);
         }
@@ -431,6 +602,143 @@ impl Pools {
             copy: Some(copy.copy),
             claims: crate::storage::claims::Claims::default(),
         });
+    }
+}
+
+/// What a ring's save changed in one pool of its mirror, to undo it.
+pub(crate) enum PoolUndo {
+    /// The values a delta replaced (a `Vec<Replaced<T>>`), and their bytes.
+    Values {
+        index: usize,
+        replaced: Box<dyn Any + Send + Sync>,
+        bytes: usize,
+    },
+    /// The whole copy the save replaced.
+    Whole { index: usize, pool: SavedPool },
+}
+
+impl PoolUndo {
+    /// The whole copy an undo holds, with its pool's index, for reuse
+    /// once the undo is dropped.
+    pub(crate) fn into_whole(self) -> Option<(usize, SavedPool)> {
+        match self {
+            PoolUndo::Whole { index, pool } => Some((index, pool)),
+            PoolUndo::Values { .. } => None,
+        }
+    }
+
+    /// Heap bytes the undo holds.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        match self {
+            PoolUndo::Values { bytes, .. } => *bytes,
+            PoolUndo::Whole { pool, .. } => pool.pool.heap_bytes(),
+        }
+    }
+}
+
+impl Pools {
+    /// Makes `mirror` (a copy of every pool, as [`save_into`](Self::save_into)
+    /// makes) equal to the pools again, pushing onto `undo` what it
+    /// replaces: the values of the components written after `since`
+    /// where the ticks tell, the whole copy of a pool otherwise (made in
+    /// the memory of a copy of that pool in `spares[index]`, from an undo
+    /// the ring dropped, when there is one). Returns how many copies
+    /// `mirror` held before (pools registered since are appended).
+    ///
+    /// # Errors
+    ///
+    /// [`StateError::NotClonable`] when a pool has no copy function;
+    /// `mirror` and `undo` are unchanged then.
+    pub(crate) fn save_frame(
+        &self,
+        mirror: &mut Vec<SavedPool>,
+        (now, since): (u32, Option<u32>),
+        undo: &mut Vec<PoolUndo>,
+        spares: &mut [Vec<SavedPool>],
+    ) -> Result<usize, StateError> {
+        let copies = self.copies()?;
+        let before = mirror.len();
+        for (index, (slot, copy)) in self.slots.iter().zip(copies).enumerate() {
+            let pool = slot.peek();
+            let mut fresh = || {
+                let spare = spares.get_mut(index).and_then(Vec::pop);
+                match spare {
+                    Some(mut spare) if spare.info == slot.info => {
+                        let synced = spare.synced.get_mut();
+                        copy.make_equal(
+                            &mut *spare.pool,
+                            pool,
+                            Apart::of(*synced, pool, None),
+                            (now, now),
+                            true,
+                        );
+                        *synced = Some(PoolSync::of(pool));
+                        spare
+                    }
+                    _ => SavedPool {
+                        info: slot.info.clone(),
+                        copy,
+                        pool: (copy.copy)(pool),
+                        synced: Mutex::new(Some(PoolSync::of(pool))),
+                    },
+                }
+            };
+            let Some(old) = mirror.get_mut(index) else {
+                mirror.push(fresh());
+                continue;
+            };
+            let synced = old.synced.get_mut();
+            if old.info == slot.info
+                && let (Apart::Delta(since), Some(changed_undo)) =
+                    (Apart::of(*synced, pool, since), copy.changed_undo)
+                && let Some((replaced, bytes)) = changed_undo(&mut *old.pool, pool, since, now)
+            {
+                *synced = Some(PoolSync::of(pool));
+                if bytes > 0 {
+                    undo.push(PoolUndo::Values {
+                        index,
+                        replaced,
+                        bytes,
+                    });
+                }
+                continue;
+            }
+            let pool = std::mem::replace(old, fresh());
+            undo.push(PoolUndo::Whole { index, pool });
+        }
+        Ok(before)
+    }
+
+    /// Undoes what [`save_frame`](Self::save_frame) did to `mirror`, last
+    /// first, and drops the copies it appended (`before` were there).
+    /// A copy put back whole keeps what it knows of the registry pool at
+    /// its own save (so a restore from it copies only what changed since,
+    /// where the pool allows); the one it replaces becomes a spare of its
+    /// index.
+    pub(crate) fn undo_frame(
+        mirror: &mut Vec<SavedPool>,
+        undo: Vec<PoolUndo>,
+        before: usize,
+        spares: &mut [Vec<SavedPool>],
+    ) {
+        for step in undo.into_iter().rev() {
+            match step {
+                PoolUndo::Values {
+                    index, replaced, ..
+                } => {
+                    let copy = &mut mirror[index];
+                    let put_back = copy.copy.put_back.expect("a delta has a put-back");
+                    put_back(&mut *copy.pool, replaced);
+                }
+                PoolUndo::Whole { index, pool } => {
+                    let newer = std::mem::replace(&mut mirror[index], pool);
+                    if let Some(spare) = spares.get_mut(index) {
+                        spare.push(newer);
+                    }
+                }
+            }
+        }
+        mirror.truncate(before);
     }
 }
 

@@ -15,6 +15,7 @@
 //! written positions, run cache) is in `lookup.rs` too.
 
 mod copy;
+pub(crate) use copy::Replaced;
 mod remove_many;
 
 use super::claims::RawParts;
@@ -127,6 +128,9 @@ impl<T> SparseSet<T> {
     /// The components, mutable, marking nothing changed.
     #[inline]
     pub(crate) fn data_untracked(&mut self) -> &mut [T] {
+        if let Some(c) = &self.changes {
+            c.unmarked.count();
+        }
         &mut self.data
     }
 
@@ -488,7 +492,10 @@ impl<T> SparseSet<T> {
     #[inline]
     pub(crate) fn changed_ptr(&mut self) -> (*mut u32, u32) {
         match &mut self.changes {
-            Some(c) => (c.changed.as_mut_ptr(), c.now),
+            Some(c) => {
+                c.written.set(c.now);
+                (c.changed.as_mut_ptr(), c.now)
+            }
             None => (std::ptr::null_mut(), 0),
         }
     }
@@ -516,7 +523,10 @@ impl<T> SparseSet<T> {
     /// borrowed exclusively, and structure cannot change meanwhile).
     pub(crate) fn raw_parts(&self) -> (*mut T, *mut u32, u32) {
         let (changed, now) = match &self.changes {
-            Some(c) => (c.changed.as_ptr(), c.now),
+            Some(c) => {
+                c.written.set(c.now);
+                (c.changed.as_ptr(), c.now)
+            }
             None => (std::ptr::null(), 0),
         };
         assert!(
