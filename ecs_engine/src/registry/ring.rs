@@ -19,7 +19,8 @@ use super::Registry;
 use super::state::{RegistryState, StateError};
 use crate::EntityAllocator;
 use crate::resources::SavedResources;
-use crate::storage::pool_copy::{PoolUndo, SavedPool};
+use crate::storage::pool_copy::SavedPool;
+use crate::storage::pool_ring::PoolUndo;
 use crate::storage::pools::Pools;
 
 /// The last `capacity` frames of a registry, saved by

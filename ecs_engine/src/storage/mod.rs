@@ -16,6 +16,7 @@ pub(crate) mod locked;
 pub(crate) mod lookup;
 pub(crate) mod pool_copy;
 pub(crate) mod pool_mut;
+pub(crate) mod pool_ring;
 pub(crate) mod pools;
 pub(crate) mod prefetch;
 pub(crate) mod sparse_set;

@@ -22,7 +22,6 @@ use parking_lot::{Mutex, RwLock};
 use super::blob_pool::BlobPool;
 use super::pools::{ErasedPool, PoolSlot, Pools, as_blob, fast_slot, typed_mut};
 use crate::change::clock::{UpdatePool, update_pool};
-use crate::storage::sparse_set::Replaced;
 use crate::{
     ChildOf, Children, Component, ComponentInfo, Disabled, Entity, EntityMap, MapEntities,
     SparseSet, StateError,
@@ -32,7 +31,7 @@ use crate::{
 #[derive(Clone, Copy)]
 pub(crate) struct PoolCopy {
     /// A copy of the pool, with its own identity for views.
-    copy: fn(&dyn ErasedPool) -> Box<dyn ErasedPool>,
+    pub(super) copy: fn(&dyn ErasedPool) -> Box<dyn ErasedPool>,
     /// Makes the first pool equal to the second (the current change tick
     /// next), reusing its allocations where it can; copies the values
     /// only when told both hold the same entities in the same order.
@@ -44,9 +43,9 @@ pub(crate) struct PoolCopy {
     /// `changed` into a ring's mirror, keeping what it replaces (the
     /// values, their byte size) for an undo; `None` when either pool keeps
     /// no ticks. With `put_back`, for a typed pool.
-    changed_undo: Option<ChangedUndo>,
+    pub(super) changed_undo: Option<ChangedUndo>,
     /// Puts back into the mirror what `changed_undo` replaced.
-    put_back: Option<PutBack>,
+    pub(super) put_back: Option<PutBack>,
     /// The clock's update of the pool's change ticks, for a typed pool.
     update: Option<UpdatePool>,
     /// Gives the second entity a copy of the first one's value (both
@@ -78,7 +77,7 @@ type PutBack = fn(&mut dyn ErasedPool, Box<dyn Any + Send + Sync>);
 /// See [`PoolCopy`]'s `clone_into`: `false` when the entity has no value.
 type CloneInto = fn(&dyn ErasedPool, Entity, &mut Pools, Entity, &mut EntityMap) -> bool;
 
-fn typed<T: Component>(pool: &dyn ErasedPool) -> &SparseSet<T> {
+pub(super) fn typed<T: Component>(pool: &dyn ErasedPool) -> &SparseSet<T> {
     (pool as &dyn Any)
         .downcast_ref()
         .expect("a pool's type matches its id")
@@ -105,31 +104,6 @@ fn copy_changed_typed<T: Component + Clone>(
     src_ticks: bool,
 ) -> bool {
     typed_mut::<T>(dst).copy_changed(typed::<T>(src), since, now, src_ticks, None)
-}
-
-fn changed_undo_typed<T: Component + Clone>(
-    mirror: &mut dyn ErasedPool,
-    src: &dyn ErasedPool,
-    since: u32,
-    now: u32,
-) -> Option<(Box<dyn Any + Send + Sync>, usize)> {
-    let mut replaced = Vec::new();
-    if !typed_mut::<T>(mirror).copy_changed(typed::<T>(src), since, now, true, Some(&mut replaced))
-    {
-        return None;
-    }
-    let bytes = replaced.len() * std::mem::size_of::<Replaced<T>>();
-    Some((Box::new(replaced), bytes))
-}
-
-fn put_back_typed<T: Component + Clone>(
-    mirror: &mut dyn ErasedPool,
-    replaced: Box<dyn Any + Send + Sync>,
-) {
-    let replaced = *replaced
-        .downcast::<Vec<Replaced<T>>>()
-        .expect("an undo holds the values of its pool's type");
-    typed_mut::<T>(mirror).put_back(replaced);
 }
 
 fn clone_typed_value<T: Component + Clone>(
@@ -217,7 +191,7 @@ impl PoolCopy {
     /// `src_ticks`, of `dst` otherwise; `current` is the registry's
     /// change tick), the values, or the whole pool (`now` stamps the
     /// values of a pool that starts tracking changes here).
-    fn make_equal(
+    pub(super) fn make_equal(
         &self,
         dst: &mut dyn ErasedPool,
         src: &dyn ErasedPool,
@@ -239,8 +213,8 @@ impl PoolCopy {
             copy: copy_typed::<T>,
             restore: restore_typed::<T>,
             changed: Some(copy_changed_typed::<T>),
-            changed_undo: Some(changed_undo_typed::<T>),
-            put_back: Some(put_back_typed::<T>),
+            changed_undo: Some(super::pool_ring::changed_undo_typed::<T>),
+            put_back: Some(super::pool_ring::put_back_typed::<T>),
             update: Some(update_pool::<T>),
             clone_value: clone_typed_value::<T>,
             clone_into: Some(clone_typed_into::<T>),
@@ -288,9 +262,9 @@ impl PoolCopy {
 
 /// The copy of one pool in a saved table.
 pub(crate) struct SavedPool {
-    info: ComponentInfo,
-    copy: PoolCopy,
-    pool: Box<dyn ErasedPool>,
+    pub(super) info: ComponentInfo,
+    pub(super) copy: PoolCopy,
+    pub(super) pool: Box<dyn ErasedPool>,
     /// The registry pool this copy was last made equal to or from, as it
     /// was then: while that pool keeps the stamp, both hold the same
     /// entities in the same order, and a save or restore between them
@@ -298,7 +272,7 @@ pub(crate) struct SavedPool {
     /// through such a save); while it also keeps its unmarked number,
     /// only the values written since (by their ticks). Behind a lock: a
     /// restore reads the state through a shared borrow.
-    synced: Mutex<Option<PoolSync>>,
+    pub(super) synced: Mutex<Option<PoolSync>>,
 }
 
 /// What a copy knows of the registry pool it was last made equal to or
@@ -312,7 +286,7 @@ pub(crate) struct PoolSync {
 }
 
 impl PoolSync {
-    fn of(pool: &dyn ErasedPool) -> Self {
+    pub(super) fn of(pool: &dyn ErasedPool) -> Self {
         PoolSync {
             stamp: pool.stamp(),
             unmarked: pool.unmarked(),
@@ -325,7 +299,7 @@ impl PoolSync {
 /// differ (both track changes and nothing was written unmarked), `Values`
 /// when they hold the same entities in the same order, `Whole` otherwise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Apart {
+pub(super) enum Apart {
     Delta(u32),
     Values,
     Whole,
@@ -334,7 +308,7 @@ enum Apart {
 impl Apart {
     /// `since`: the tick after which writes may be missing from the copy,
     /// `None` when the copy cannot be trusted that far back.
-    fn of(synced: Option<PoolSync>, pool: &dyn ErasedPool, since: Option<u32>) -> Apart {
+    pub(super) fn of(synced: Option<PoolSync>, pool: &dyn ErasedPool, since: Option<u32>) -> Apart {
         let now = PoolSync::of(pool);
         match (synced, since) {
             (Some(s), Some(since)) if s == now && now.unmarked.is_some() => Apart::Delta(since),
@@ -393,7 +367,7 @@ impl Pools {
     /// # Errors
     ///
     /// [`StateError::NotClonable`] naming the first pool that has none.
-    fn copies(&self) -> Result<Vec<PoolCopy>, StateError> {
+    pub(super) fn copies(&self) -> Result<Vec<PoolCopy>, StateError> {
         self.slots
             .iter()
             .map(|slot| {
@@ -602,143 +576,6 @@ impl Pools {
             copy: Some(copy.copy),
             claims: crate::storage::claims::Claims::default(),
         });
-    }
-}
-
-/// What a ring's save changed in one pool of its mirror, to undo it.
-pub(crate) enum PoolUndo {
-    /// The values a delta replaced (a `Vec<Replaced<T>>`), and their bytes.
-    Values {
-        index: usize,
-        replaced: Box<dyn Any + Send + Sync>,
-        bytes: usize,
-    },
-    /// The whole copy the save replaced.
-    Whole { index: usize, pool: SavedPool },
-}
-
-impl PoolUndo {
-    /// The whole copy an undo holds, with its pool's index, for reuse
-    /// once the undo is dropped.
-    pub(crate) fn into_whole(self) -> Option<(usize, SavedPool)> {
-        match self {
-            PoolUndo::Whole { index, pool } => Some((index, pool)),
-            PoolUndo::Values { .. } => None,
-        }
-    }
-
-    /// Heap bytes the undo holds.
-    pub(crate) fn heap_bytes(&self) -> usize {
-        match self {
-            PoolUndo::Values { bytes, .. } => *bytes,
-            PoolUndo::Whole { pool, .. } => pool.pool.heap_bytes(),
-        }
-    }
-}
-
-impl Pools {
-    /// Makes `mirror` (a copy of every pool, as [`save_into`](Self::save_into)
-    /// makes) equal to the pools again, pushing onto `undo` what it
-    /// replaces: the values of the components written after `since`
-    /// where the ticks tell, the whole copy of a pool otherwise (made in
-    /// the memory of a copy of that pool in `spares[index]`, from an undo
-    /// the ring dropped, when there is one). Returns how many copies
-    /// `mirror` held before (pools registered since are appended).
-    ///
-    /// # Errors
-    ///
-    /// [`StateError::NotClonable`] when a pool has no copy function;
-    /// `mirror` and `undo` are unchanged then.
-    pub(crate) fn save_frame(
-        &self,
-        mirror: &mut Vec<SavedPool>,
-        (now, since): (u32, Option<u32>),
-        undo: &mut Vec<PoolUndo>,
-        spares: &mut [Vec<SavedPool>],
-    ) -> Result<usize, StateError> {
-        let copies = self.copies()?;
-        let before = mirror.len();
-        for (index, (slot, copy)) in self.slots.iter().zip(copies).enumerate() {
-            let pool = slot.peek();
-            let mut fresh = || {
-                let spare = spares.get_mut(index).and_then(Vec::pop);
-                match spare {
-                    Some(mut spare) if spare.info == slot.info => {
-                        let synced = spare.synced.get_mut();
-                        copy.make_equal(
-                            &mut *spare.pool,
-                            pool,
-                            Apart::of(*synced, pool, None),
-                            (now, now),
-                            true,
-                        );
-                        *synced = Some(PoolSync::of(pool));
-                        spare
-                    }
-                    _ => SavedPool {
-                        info: slot.info.clone(),
-                        copy,
-                        pool: (copy.copy)(pool),
-                        synced: Mutex::new(Some(PoolSync::of(pool))),
-                    },
-                }
-            };
-            let Some(old) = mirror.get_mut(index) else {
-                mirror.push(fresh());
-                continue;
-            };
-            let synced = old.synced.get_mut();
-            if old.info == slot.info
-                && let (Apart::Delta(since), Some(changed_undo)) =
-                    (Apart::of(*synced, pool, since), copy.changed_undo)
-                && let Some((replaced, bytes)) = changed_undo(&mut *old.pool, pool, since, now)
-            {
-                *synced = Some(PoolSync::of(pool));
-                if bytes > 0 {
-                    undo.push(PoolUndo::Values {
-                        index,
-                        replaced,
-                        bytes,
-                    });
-                }
-                continue;
-            }
-            let pool = std::mem::replace(old, fresh());
-            undo.push(PoolUndo::Whole { index, pool });
-        }
-        Ok(before)
-    }
-
-    /// Undoes what [`save_frame`](Self::save_frame) did to `mirror`, last
-    /// first, and drops the copies it appended (`before` were there).
-    /// A copy put back whole keeps what it knows of the registry pool at
-    /// its own save (so a restore from it copies only what changed since,
-    /// where the pool allows); the one it replaces becomes a spare of its
-    /// index.
-    pub(crate) fn undo_frame(
-        mirror: &mut Vec<SavedPool>,
-        undo: Vec<PoolUndo>,
-        before: usize,
-        spares: &mut [Vec<SavedPool>],
-    ) {
-        for step in undo.into_iter().rev() {
-            match step {
-                PoolUndo::Values {
-                    index, replaced, ..
-                } => {
-                    let copy = &mut mirror[index];
-                    let put_back = copy.copy.put_back.expect("a delta has a put-back");
-                    put_back(&mut *copy.pool, replaced);
-                }
-                PoolUndo::Whole { index, pool } => {
-                    let newer = std::mem::replace(&mut mirror[index], pool);
-                    if let Some(spare) = spares.get_mut(index) {
-                        spare.push(newer);
-                    }
-                }
-            }
-        }
-        mirror.truncate(before);
     }
 }
 

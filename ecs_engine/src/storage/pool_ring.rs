@@ -1,0 +1,175 @@
+//! A ring's undos ([`StateRing`](crate::StateRing)): how one save of a
+//! registry into the ring's mirror changes each pool's copy
+//! ([`Pools::save_frame`]), what it keeps to undo that ([`PoolUndo`]),
+//! and the undo ([`Pools::undo_frame`]).
+
+use std::any::Any;
+
+use parking_lot::Mutex;
+
+use super::pool_copy::{Apart, PoolSync, SavedPool, typed};
+use super::pools::{ErasedPool, Pools, typed_mut};
+use crate::storage::sparse_set::Replaced;
+use crate::{Component, StateError};
+
+pub(super) fn changed_undo_typed<T: Component + Clone>(
+    mirror: &mut dyn ErasedPool,
+    src: &dyn ErasedPool,
+    since: u32,
+    now: u32,
+) -> Option<(Box<dyn Any + Send + Sync>, usize)> {
+    let mut replaced = Vec::new();
+    if !typed_mut::<T>(mirror).copy_changed(typed::<T>(src), since, now, true, Some(&mut replaced))
+    {
+        return None;
+    }
+    let bytes = replaced.len() * std::mem::size_of::<Replaced<T>>();
+    Some((Box::new(replaced), bytes))
+}
+
+pub(super) fn put_back_typed<T: Component + Clone>(
+    mirror: &mut dyn ErasedPool,
+    replaced: Box<dyn Any + Send + Sync>,
+) {
+    let replaced = *replaced
+        .downcast::<Vec<Replaced<T>>>()
+        .expect("an undo holds the values of its pool's type");
+    typed_mut::<T>(mirror).put_back(replaced);
+}
+
+/// What a ring's save changed in one pool of its mirror, to undo it.
+pub(crate) enum PoolUndo {
+    /// The values a delta replaced (a `Vec<Replaced<T>>`), and their bytes.
+    Values {
+        index: usize,
+        replaced: Box<dyn Any + Send + Sync>,
+        bytes: usize,
+    },
+    /// The whole copy the save replaced.
+    Whole { index: usize, pool: SavedPool },
+}
+
+impl PoolUndo {
+    /// The whole copy an undo holds, with its pool's index, for reuse
+    /// once the undo is dropped.
+    pub(crate) fn into_whole(self) -> Option<(usize, SavedPool)> {
+        match self {
+            PoolUndo::Whole { index, pool } => Some((index, pool)),
+            PoolUndo::Values { .. } => None,
+        }
+    }
+
+    /// Heap bytes the undo holds.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        match self {
+            PoolUndo::Values { bytes, .. } => *bytes,
+            PoolUndo::Whole { pool, .. } => pool.pool.heap_bytes(),
+        }
+    }
+}
+
+impl Pools {
+    /// Makes `mirror` (a copy of every pool, as [`save_into`](Self::save_into)
+    /// makes) equal to the pools again, pushing onto `undo` what it
+    /// replaces: the values of the components written after `since`
+    /// where the ticks tell, the whole copy of a pool otherwise (made in
+    /// the memory of a copy of that pool in `spares[index]`, from an undo
+    /// the ring dropped, when there is one). Returns how many copies
+    /// `mirror` held before (pools registered since are appended).
+    ///
+    /// # Errors
+    ///
+    /// [`StateError::NotClonable`] when a pool has no copy function;
+    /// `mirror` and `undo` are unchanged then.
+    pub(crate) fn save_frame(
+        &self,
+        mirror: &mut Vec<SavedPool>,
+        (now, since): (u32, Option<u32>),
+        undo: &mut Vec<PoolUndo>,
+        spares: &mut [Vec<SavedPool>],
+    ) -> Result<usize, StateError> {
+        let copies = self.copies()?;
+        let before = mirror.len();
+        for (index, (slot, copy)) in self.slots.iter().zip(copies).enumerate() {
+            let pool = slot.peek();
+            let mut fresh = || {
+                let spare = spares.get_mut(index).and_then(Vec::pop);
+                match spare {
+                    Some(mut spare) if spare.info == slot.info => {
+                        let synced = spare.synced.get_mut();
+                        copy.make_equal(
+                            &mut *spare.pool,
+                            pool,
+                            Apart::of(*synced, pool, None),
+                            (now, now),
+                            true,
+                        );
+                        *synced = Some(PoolSync::of(pool));
+                        spare
+                    }
+                    _ => SavedPool {
+                        info: slot.info.clone(),
+                        copy,
+                        pool: (copy.copy)(pool),
+                        synced: Mutex::new(Some(PoolSync::of(pool))),
+                    },
+                }
+            };
+            let Some(old) = mirror.get_mut(index) else {
+                mirror.push(fresh());
+                continue;
+            };
+            let synced = old.synced.get_mut();
+            if old.info == slot.info
+                && let (Apart::Delta(since), Some(changed_undo)) =
+                    (Apart::of(*synced, pool, since), copy.changed_undo)
+                && let Some((replaced, bytes)) = changed_undo(&mut *old.pool, pool, since, now)
+            {
+                *synced = Some(PoolSync::of(pool));
+                if bytes > 0 {
+                    undo.push(PoolUndo::Values {
+                        index,
+                        replaced,
+                        bytes,
+                    });
+                }
+                continue;
+            }
+            let pool = std::mem::replace(old, fresh());
+            undo.push(PoolUndo::Whole { index, pool });
+        }
+        Ok(before)
+    }
+
+    /// Undoes what [`save_frame`](Self::save_frame) did to `mirror`, last
+    /// first, and drops the copies it appended (`before` were there).
+    /// A copy put back whole keeps what it knows of the registry pool at
+    /// its own save (so a restore from it copies only what changed since,
+    /// where the pool allows); the one it replaces becomes a spare of its
+    /// index.
+    pub(crate) fn undo_frame(
+        mirror: &mut Vec<SavedPool>,
+        undo: Vec<PoolUndo>,
+        before: usize,
+        spares: &mut [Vec<SavedPool>],
+    ) {
+        for step in undo.into_iter().rev() {
+            match step {
+                PoolUndo::Values {
+                    index, replaced, ..
+                } => {
+                    let copy = &mut mirror[index];
+                    let put_back = copy.copy.put_back.expect("a delta has a put-back");
+                    put_back(&mut *copy.pool, replaced);
+                }
+                PoolUndo::Whole { index, pool } => {
+                    let newer = std::mem::replace(&mut mirror[index], pool);
+                    if let Some(spare) = spares.get_mut(index) {
+                        spare.push(newer);
+                    }
+                }
+            }
+        }
+        mirror.truncate(before);
+    }
+}
