@@ -103,8 +103,8 @@ const DELTA_WRITTEN: usize = DELTA_ENTITIES / 100;
 /// 100,000 (Position, Velocity), change tracking on when `tracked`.
 fn delta_world(tracked: bool) -> Registry {
     let mut registry = Registry::new();
-    registry.register_clone::<Position>();
-    registry.register_clone::<Velocity>();
+    registry.register_clone_delta::<Position>();
+    registry.register_clone_delta::<Velocity>();
     if tracked {
         registry.track_changes::<Position>();
         registry.track_changes::<Velocity>();

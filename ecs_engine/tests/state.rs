@@ -27,7 +27,9 @@ struct Opaque;
 
 fn registry() -> Registry {
     let mut registry = Registry::new();
-    registry.register_clone::<Position>();
+    // Position's saves copy only what was written (by its ticks); Name's
+    // copy every value.
+    registry.register_clone_delta::<Position>();
     registry.register_clone::<Name>();
     registry.track_changes::<Position>();
     registry

@@ -35,7 +35,7 @@ use super::{Engine, EngineStateError};
 /// let mut builder = Engine::builder();
 /// builder.add_system(count);
 /// let mut engine = builder.build().unwrap();
-/// engine.register_clone::<Counter>();
+/// engine.register_clone_delta::<Counter>();
 /// engine.registry_mut().track_changes::<Counter>();
 /// let e = engine.registry_mut().spawn((Counter(0),));
 /// let mut ring = EngineRing::new(4);

@@ -84,6 +84,15 @@ impl Engine {
         self
     }
 
+    /// Lets states copy component `T`, and saves copy only the `T`s
+    /// written since (see
+    /// [`Registry::register_clone_delta`](ecs_engine::Registry::register_clone_delta)):
+    /// for a tracked type whose values change only through `&mut` access.
+    pub fn register_clone_delta<T: Component + Clone>(&mut self) -> &mut Self {
+        self.registry.register_clone_delta::<T>();
+        self
+    }
+
     /// Lets states copy a system's state of type `T`: a `Local<T>`, or a
     /// [`StatefulSystem`](scheduler::StatefulSystem) of type `T` (see
     /// [`Schedule::register_state_clone`](scheduler::Schedule::register_state_clone)).

@@ -3,13 +3,13 @@
 //! and, for each older frame, an undo of what the next save changed.
 //!
 //! A save costs what changed since the previous one: components of a
-//! tracked type are copied when their changed tick is newer than the
-//! previous save (and the values they replace move into the undo); a pool
-//! whose structure changed, an untracked pool that was written, or one
-//! written without marks (`Untracked`, `get_mut_untracked`) is copied
-//! whole and its old copy moves into the undo; a pool nothing touched
-//! costs a compare. So the ring's memory is one whole state plus what
-//! changed per frame. A restore to a frame undoes the newer frames on the
+//! tracked type registered with `register_clone_delta` are copied when
+//! their changed tick is newer than the previous save (and the values
+//! they replace move into the undo); a pool whose structure changed, any
+//! other pool, or one written without marks (`Untracked`,
+//! `get_mut_untracked`) is copied whole and its old copy moves into the
+//! undo; such a tracked pool that nothing touched costs a compare. So
+//! the ring's memory is one whole state plus what changed per frame. A restore to a frame undoes the newer frames on the
 //! mirror, newest first, and then restores the registry from it, copying
 //! again only what changed since that frame where the ticks tell.
 
@@ -29,13 +29,14 @@ use crate::storage::pools::Pools;
 /// rollback loop of a networked game, or a replay's scrub bar.
 ///
 /// The newest frame is held whole (as a [`RegistryState`]); each older
-/// one as what the save after it replaced. For components of types with
-/// change tracking ([`Registry::track_changes`]) that is the values
-/// written in between, so a ring of 8 frames of a world where 1% of the
-/// components change per tick holds about one state plus 8% of one; a
-/// type without tracking is held whole in every frame it was written, as
-/// is a pool whose entities changed (spawns, despawns, inserts,
-/// removals).
+/// one as what the save after it replaced. For components of a type with
+/// change tracking ([`Registry::track_changes`]) whose clone was
+/// registered with [`Registry::register_clone_delta`], that is the values
+/// written in between (a pool nobody wrote costs nothing), so a ring of 8
+/// frames of a world where 1% of the components change per tick holds
+/// about one state plus 8% of one; any other type's pool is held whole in
+/// every frame, as is a pool whose entities changed (spawns, despawns,
+/// inserts, removals).
 ///
 /// # Examples
 ///
@@ -46,7 +47,7 @@ use crate::storage::pools::Pools;
 /// struct Position(i32);
 ///
 /// let mut registry = Registry::new();
-/// registry.register_clone::<Position>();
+/// registry.register_clone_delta::<Position>();
 /// registry.track_changes::<Position>();
 /// let e = registry.spawn((Position(0),));
 /// let mut ring = StateRing::new(8);

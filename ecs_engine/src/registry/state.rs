@@ -137,6 +137,41 @@ impl Registry {
         self.pools.register_clone::<T>();
     }
 
+    /// [`register_clone`](Self::register_clone), and lets a save copy
+    /// only the `T`s written since the state (or the ring,
+    /// [`StateRing`](crate::StateRing)) was last saved or restored, as
+    /// their changed ticks say, when `T` tracks changes
+    /// ([`track_changes`](Self::track_changes)); a pool nobody wrote is
+    /// not copied at all. For a type whose values change only through
+    /// `&mut` access: a change through a shared reference (an atomic, a
+    /// lock or a cell inside `T`) leaves no tick, and such a save would
+    /// miss it. Writes through `Untracked`, `get_mut_untracked` and the
+    /// like are seen (they make the next save copy every value).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    ///
+    /// #[derive(Clone, Debug, PartialEq)]
+    /// struct Position(f32);
+    ///
+    /// let mut registry = Registry::new();
+    /// registry.register_clone_delta::<Position>();
+    /// registry.track_changes::<Position>();
+    /// let entities: Vec<_> = (0..100).map(|i| registry.spawn((Position(i as f32),))).collect();
+    /// let mut state = registry.save_state().unwrap();
+    /// registry.advance_change_tick();
+    /// registry.get_mut::<Position>(entities[7]).unwrap().0 = -1.0;
+    /// registry.save_state_into(&mut state).unwrap(); // copies one Position
+    /// registry.get_mut::<Position>(entities[7]).unwrap().0 = 5.0;
+    /// registry.restore_state(&state).unwrap(); // puts one back
+    /// assert_eq!(registry.get::<Position>(entities[7]), Some(&Position(-1.0)));
+    /// ```
+    pub fn register_clone_delta<T: Component + Clone>(&mut self) {
+        self.pools.register_clone_delta::<T>();
+    }
+
     /// Lets in-memory states copy the resource `R` with its `Clone`
     /// (whether `R` is in the registry yet or not). Resources of other
     /// types are left out of states, named by

@@ -212,12 +212,24 @@ impl PoolCopy {
         PoolCopy {
             copy: copy_typed::<T>,
             restore: restore_typed::<T>,
-            changed: Some(copy_changed_typed::<T>),
-            changed_undo: Some(super::pool_ring::changed_undo_typed::<T>),
-            put_back: Some(super::pool_ring::put_back_typed::<T>),
+            changed: None,
+            changed_undo: None,
+            put_back: None,
             update: Some(update_pool::<T>),
             clone_value: clone_typed_value::<T>,
             clone_into: Some(clone_typed_into::<T>),
+        }
+    }
+
+    /// The copy of `SparseSet<T>` that copies, where the pool tracks
+    /// changes, only the components written since (by their changed
+    /// ticks): for a type whose values change through `&mut` access only.
+    pub(crate) fn delta<T: Component + Clone>() -> Self {
+        PoolCopy {
+            changed: Some(copy_changed_typed::<T>),
+            changed_undo: Some(super::pool_ring::changed_undo_typed::<T>),
+            put_back: Some(super::pool_ring::put_back_typed::<T>),
+            ..Self::typed::<T>()
         }
     }
 
@@ -343,6 +355,13 @@ impl Pools {
     pub(crate) fn register_clone<T: Component + Clone>(&mut self) {
         let id = self.register::<T>();
         self.slots[id.index()].copy = Some(PoolCopy::typed::<T>());
+    }
+
+    /// Registers `T`'s clone as the copy of its pool, with the copy of
+    /// the written components only ([`PoolCopy::delta`]).
+    pub(crate) fn register_clone_delta<T: Component + Clone>(&mut self) {
+        let id = self.register::<T>();
+        self.slots[id.index()].copy = Some(PoolCopy::delta::<T>());
     }
 
     /// Registers `T`'s clone, its handles mapped when copied into another
