@@ -366,8 +366,8 @@ pub unsafe extern "C" fn ecs_resource_register(
 ///
 /// `ECS_ERR_NULL_POINTER` (engine, out when size > 0);
 /// `ECS_ERR_UNKNOWN_RESOURCE` for an id not of this engine;
-/// `ECS_ERR_INVALID_ARGUMENT` for a `size` that is not the resource's; `ECS_ERR_WRONG_STATE` while the engine is
-/// busy (during a tick).
+/// `ECS_ERR_INVALID_ARGUMENT` for a `size` that is not the resource's;
+/// `ECS_ERR_WRONG_STATE` while the engine is busy (during a tick).
 ///
 /// # Safety
 ///
@@ -410,8 +410,8 @@ pub unsafe extern "C" fn ecs_resource_get(
 ///
 /// `ECS_ERR_NULL_POINTER` (engine, value when size > 0);
 /// `ECS_ERR_UNKNOWN_RESOURCE` for an id not of this engine;
-/// `ECS_ERR_INVALID_ARGUMENT` for a `size` that is not the resource's; `ECS_ERR_WRONG_STATE` while the engine is
-/// busy (during a tick).
+/// `ECS_ERR_INVALID_ARGUMENT` for a `size` that is not the resource's;
+/// `ECS_ERR_WRONG_STATE` while the engine is busy (during a tick).
 ///
 /// # Safety
 ///
