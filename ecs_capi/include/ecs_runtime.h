@@ -1159,7 +1159,9 @@ ecs_status ecs_resource_register(struct ecs_engine *engine,
 
 // Copies resource `id`'s value (`size` bytes, which must be its
 // registered size) to `out`. Between ticks only: from a system use
-// `ecs_ctx_resource_read`.
+// `ecs_ctx_resource_read`. Threading: an engine call (one thread at a
+// time; from a system it fails with `ECS_ERR_WRONG_STATE`). The engine
+// keeps its own copy: `out`/`value` belong to the caller.
 //
 // # Errors
 //
@@ -1175,7 +1177,9 @@ ecs_status ecs_resource_get(struct ecs_engine *engine, ecs_resource_id id, void 
 
 // Overwrites resource `id`'s value with `size` bytes (its registered
 // size) from `value`, copied. Between ticks only: from a system use
-// `ecs_ctx_resource_write`.
+// `ecs_ctx_resource_write`. Threading: an engine call (one thread at a
+// time; from a system it fails with `ECS_ERR_WRONG_STATE`). The engine
+// keeps its own copy: `out`/`value` belong to the caller.
 //
 // # Errors
 //

@@ -360,7 +360,9 @@ pub unsafe extern "C" fn ecs_resource_register(
 
 /// Copies resource `id`'s value (`size` bytes, which must be its
 /// registered size) to `out`. Between ticks only: from a system use
-/// `ecs_ctx_resource_read`.
+/// `ecs_ctx_resource_read`. Threading: an engine call (one thread at a
+/// time; from a system it fails with `ECS_ERR_WRONG_STATE`). The engine
+/// keeps its own copy: `out`/`value` belong to the caller.
 ///
 /// # Errors
 ///
@@ -404,7 +406,9 @@ pub unsafe extern "C" fn ecs_resource_get(
 
 /// Overwrites resource `id`'s value with `size` bytes (its registered
 /// size) from `value`, copied. Between ticks only: from a system use
-/// `ecs_ctx_resource_write`.
+/// `ecs_ctx_resource_write`. Threading: an engine call (one thread at a
+/// time; from a system it fails with `ECS_ERR_WRONG_STATE`). The engine
+/// keeps its own copy: `out`/`value` belong to the caller.
 ///
 /// # Errors
 ///

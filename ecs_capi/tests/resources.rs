@@ -377,3 +377,35 @@ fn a_version_1_descriptor_ignores_the_new_fields() {
     let status = unsafe { ecs_system_add(engine.raw(), &short) };
     fails(status, ECS_ERR_INVALID_ARGUMENT, "struct_size");
 }
+
+/// Tries the engine's own `ecs_resource_get` from inside a system.
+unsafe extern "C" fn engine_call(_: *mut ecs_system_ctx, user: *mut c_void) {
+    // SAFETY: `user` is the test's `EngineCall`, alive across the tick.
+    let call = unsafe { &*user.cast::<EngineCall>() };
+    let mut value = 0u64;
+    // SAFETY: a live engine (busy: the call is refused); `value` is a local.
+    let status = unsafe { ecs_resource_get(call.engine, call.counter, (&raw mut value).cast(), 8) };
+    *call.status.lock().unwrap() = Some(status);
+}
+
+struct EngineCall {
+    engine: *mut ecs_engine,
+    counter: ecs_resource_id,
+    status: Mutex<Option<ecs_status>>,
+}
+
+#[test]
+fn the_engine_refuses_resource_calls_during_a_tick() {
+    let (engine, shared) = engine_with_resources(2);
+    let call = EngineCall {
+        engine: engine.raw(),
+        counter: shared.counter,
+        status: Mutex::new(None),
+    };
+    let mut system = SystemSpec::new("inside", Some(engine_call));
+    system.user_data = (&raw const call).cast_mut().cast();
+    ok(system.add(&engine));
+    ok(engine.tick());
+    assert_eq!(*call.status.lock().unwrap(), Some(ECS_ERR_WRONG_STATE));
+    assert_eq!(engine.resource_get::<u64>(shared.counter), 0);
+}
