@@ -21,8 +21,10 @@
 
 // The API's minor version: grows with compatible additions (1: the
 // recursive disable and enable, `ecs_disable_recursive` and
-// `ecs_commands_disable_recursive` with their `enable` twins).
-#define ECS_API_VERSION_MINOR 1
+// `ecs_commands_disable_recursive` with their `enable` twins;
+// 2: resources (`ecs_resource_register`, `ecs_ctx_resource_read`, ...),
+// run conditions and startup systems in `ecs_system_desc`).
+#define ECS_API_VERSION_MINOR 2
 
 // The most worker threads an engine's pool may have
 // (`ecs_engine_desc.threads`): 1024.
@@ -170,6 +172,25 @@ typedef struct ecs_queue_desc {
   size_t capacity;
 } ecs_queue_desc;
 
+// A resource to register.
+typedef struct ecs_resource_desc {
+  // `sizeof(ecs_resource_desc)`.
+  uint32_t struct_size;
+  // Unique among the engine's resources; UTF-8, NUL-terminated; copied.
+  const char *name;
+  // Size of the value in bytes (0 allowed: a marker).
+  size_t size;
+  // Alignment in bytes: a power of two, at most 4096.
+  size_t align;
+  // The initial value, `size` bytes, copied; NULL for all zero bytes.
+  const void *initial;
+} ecs_resource_desc;
+
+// A resource's id: tagged with its engine like an `ecs_component_id`
+// (an id from another engine is refused), but a different namespace:
+// a resource id is not a component id.
+typedef uint64_t ecs_resource_id;
+
 // A system's body: called once per tick on a worker thread with the
 // system's context and its `user_data`. `ctx` and everything obtained
 // from it (the command buffer, view pointers) are valid only during the
@@ -178,6 +199,12 @@ typedef struct ecs_queue_desc {
 // changes go through `ecs_ctx_commands`). No C++ exception may leave the
 // callback: one that does aborts the process.
 typedef void (*ecs_system_fn)(struct ecs_system_ctx *ctx, void *user_data);
+
+// A run condition: called once per tick before its system would run,
+// with the system's context (valid only during the call; use it to read,
+// not to write or record commands) and `user_data`; returns `true` to
+// run the system this tick. No C++ exception may leave it.
+typedef bool (*ecs_condition_fn)(const struct ecs_system_ctx *ctx, void *user_data);
 
 // A system to add.
 typedef struct ecs_system_desc {
@@ -215,6 +242,31 @@ typedef struct ecs_system_desc {
   // to the most it spawns per tick to keep entity indices packed. At
   // most `ECS_SPAWN_RESERVE_MAX`.
   size_t spawn_reserve;
+  // Resources read (`resource_reads_len` ids from
+  // `ecs_resource_register`), ordered like Rust `Res`: readers run
+  // together, after or before a writer as added.
+  const ecs_resource_id *resource_reads;
+  // Number of ids in `resource_reads`.
+  size_t resource_reads_len;
+  // Resources written (`resource_writes_len` ids), ordered like Rust
+  // `ResMut`: a writer never runs beside another system touching the
+  // resource. A written resource may be read too.
+  const ecs_resource_id *resource_writes;
+  // Number of ids in `resource_writes`.
+  size_t resource_writes_len;
+  // An optional run condition: evaluated once per tick, on the worker
+  // that would run the system, right before it would run, with the
+  // system's context (its declared components and resources readable);
+  // `false` skips the system for that tick (it records nothing). NULL:
+  // the system runs every tick.
+  ecs_condition_fn run_if;
+  // Passed to `run_if`; used from whichever worker thread evaluates it.
+  void *run_if_user_data;
+  // `true` for a startup system: it runs once, before the first tick's
+  // systems, startup systems one at a time in the order added, each
+  // followed by its commands. A startup system takes no `before`,
+  // `after`, `run_if` or `spawn_reserve`.
+  bool startup;
 } ecs_system_desc;
 
 // The null entity (`UINT64_MAX`): never alive.
@@ -283,6 +335,9 @@ typedef struct ecs_system_desc {
 // memory the allocator could not give (a component value too large for
 // the memory or address space left). Nothing changed.
 #define ECS_ERR_LIMIT 17
+
+// The resource id is not registered in this engine.
+#define ECS_ERR_UNKNOWN_RESOURCE 18
 
 #ifdef __cplusplus
 extern "C" {
@@ -1070,6 +1125,114 @@ ecs_status ecs_queue_close(const struct ecs_queue *queue);
 //
 // Pointers are NULL or valid.
 ecs_status ecs_queue_len(const struct ecs_queue *queue, size_t *out);
+
+// Registers a resource: a zeroed or `desc->initial` value of `desc->size`
+// bytes aligned to `desc->align`, owned by the engine until it is
+// destroyed (resources cannot be removed), and writes its id to `*out`.
+// Allowed before the build and between ticks; systems can declare only
+// resources registered before they are added. The resource also
+// registers a zero-sized component named `resource:{name}` (the
+// scheduler orders systems by it): that name is then taken for
+// components.
+//
+// Threading: an engine call like any other (one thread at a time; not
+// from a system: `ECS_ERR_WRONG_STATE`).
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (engine, desc, name, out);
+// `ECS_ERR_INVALID_ARGUMENT` (struct_size, an empty or non-UTF-8 name,
+// an alignment that is not a power of two or above 4096, a size too large
+// for the alignment); `ECS_ERR_DUPLICATE_NAME` when a resource has the
+// name (or a component is named `resource:{name}`); `ECS_ERR_LIMIT` when
+// the allocator cannot give `size` bytes or the engine holds 65,536
+// resources; `ECS_ERR_WRONG_STATE` while the engine is busy. Nothing is
+// registered on failure.
+//
+// # Safety
+//
+// `engine` is NULL or a live engine; `desc` is NULL or valid, its
+// `initial` NULL or valid for `size` reads; `out` NULL or valid for writes.
+ecs_status ecs_resource_register(struct ecs_engine *engine,
+                                 const struct ecs_resource_desc *desc,
+                                 ecs_resource_id *out);
+
+// Copies resource `id`'s value (`size` bytes, which must be its
+// registered size) to `out`. Between ticks only: from a system use
+// `ecs_ctx_resource_read`. Threading: an engine call (one thread at a
+// time; from a system it fails with `ECS_ERR_WRONG_STATE`). The engine
+// keeps its own copy: `out`/`value` belong to the caller.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (engine, out when size > 0);
+// `ECS_ERR_UNKNOWN_RESOURCE` for an id not of this engine;
+// `ECS_ERR_INVALID_ARGUMENT` for a `size` that is not the resource's;
+// `ECS_ERR_WRONG_STATE` while the engine is busy (during a tick).
+//
+// # Safety
+//
+// `engine` is NULL or a live engine; `out` NULL or valid for `size` writes.
+ecs_status ecs_resource_get(struct ecs_engine *engine, ecs_resource_id id, void *out, size_t size);
+
+// Overwrites resource `id`'s value with `size` bytes (its registered
+// size) from `value`, copied. Between ticks only: from a system use
+// `ecs_ctx_resource_write`. Threading: an engine call (one thread at a
+// time; from a system it fails with `ECS_ERR_WRONG_STATE`). The engine
+// keeps its own copy: `out`/`value` belong to the caller.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (engine, value when size > 0);
+// `ECS_ERR_UNKNOWN_RESOURCE` for an id not of this engine;
+// `ECS_ERR_INVALID_ARGUMENT` for a `size` that is not the resource's;
+// `ECS_ERR_WRONG_STATE` while the engine is busy (during a tick).
+//
+// # Safety
+//
+// `engine` is NULL or a live engine; `value` NULL or valid for `size`
+// reads.
+ecs_status ecs_resource_set(struct ecs_engine *engine,
+                            ecs_resource_id id,
+                            const void *value,
+                            size_t size);
+
+// Writes a read-only pointer to resource `id`'s bytes to `*out`: valid
+// until the system (or run condition) returns; the system must have
+// declared a read or a write of `id` in `ecs_system_desc.resource_reads`
+// or `resource_writes`. Do not write through it. On the system's thread
+// only.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (ctx, out); `ECS_ERR_UNKNOWN_RESOURCE` for an id
+// not of this engine; `ECS_ERR_UNDECLARED` when the system declared no
+// access to `id`.
+//
+// # Safety
+//
+// `ctx` is NULL or the context passed to the running callback; `out` is
+// NULL or valid for writes.
+ecs_status ecs_ctx_resource_read(const struct ecs_system_ctx *ctx,
+                                 ecs_resource_id id,
+                                 const void **out);
+
+// Writes a writable pointer to resource `id`'s bytes to `*out`: valid
+// until the system (or run condition) returns; the system must have
+// declared a write of `id` in `ecs_system_desc.resource_writes` (so no
+// other system touches it meanwhile). On the system's thread only.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (ctx, out); `ECS_ERR_UNKNOWN_RESOURCE` for an id
+// not of this engine; `ECS_ERR_UNDECLARED` when the system did not declare
+// a write of `id` (a declared read is not enough).
+//
+// # Safety
+//
+// `ctx` is NULL or the context passed to the running callback; `out` is
+// NULL or valid for writes.
+ecs_status ecs_ctx_resource_write(struct ecs_system_ctx *ctx, ecs_resource_id id, void **out);
 
 // The name of `status` (`"ECS_ERR_STALE_ENTITY"`), in static storage;
 // `"ECS_ERR_UNKNOWN_STATUS"` for a code this library does not define.

@@ -92,6 +92,15 @@ struct Component {
     Init<T> with(const T& value) const { return Init<T>{*this, value}; }
 };
 
+// A resource's id in one engine, typed with its C++ type (see
+// ecs_resource_register).
+template <class T>
+struct Resource {
+    static_assert(std::is_trivially_copyable_v<T>,
+                  "a resource is copied by the engine as bytes: T must be trivially copyable");
+    ecs_resource_id id = 0;
+};
+
 // A component and its value, for `Engine::spawn`.
 template <class T>
 struct Init {
@@ -212,6 +221,22 @@ public:
         return tick;
     }
     bool is_alive(Entity entity) const noexcept { return ecs_ctx_is_alive(raw_, entity); }
+
+    // The resource, declared read or written by the system (throws
+    // `Error`, ECS_ERR_UNDECLARED, when not); valid during the call.
+    template <class T>
+    const T& read(Resource<T> resource) const {
+        const void* value = nullptr;
+        check(ecs_ctx_resource_read(raw_, resource.id, &value), "ecs_ctx_resource_read");
+        return *static_cast<const T*>(value);
+    }
+    // The resource, declared written by the system; valid during the call.
+    template <class T>
+    T& write(Resource<T> resource) {
+        void* value = nullptr;
+        check(ecs_ctx_resource_write(raw_, resource.id, &value), "ecs_ctx_resource_write");
+        return *static_cast<T*>(value);
+    }
 
     // `entity`'s component (declared by the system); throws `Error` when
     // the entity is stale or has none.
@@ -349,6 +374,29 @@ public:
         spawn_reserve_ = handles;
         return *this;
     }
+    // Resources the system reads or writes (ordered like Rust Res/ResMut).
+    template <class T>
+    System& reads(Resource<T> resource) {
+        resource_reads_.push_back(resource.id);
+        return *this;
+    }
+    template <class T>
+    System& writes(Resource<T> resource) {
+        resource_writes_.push_back(resource.id);
+        return *this;
+    }
+    // A run condition, evaluated once per tick before the system on the
+    // worker that would run it: false skips the system. What it throws
+    // skips the system and is rethrown after the tick, like a body's.
+    System& run_if(std::function<bool(const SystemContext&)> condition) {
+        condition_ = std::move(condition);
+        return *this;
+    }
+    // A startup system: runs once, before the first tick's systems.
+    System& startup() {
+        startup_ = true;
+        return *this;
+    }
     // The body, called once per tick on a worker thread.
     System& run(std::function<void(SystemContext&)> body) {
         body_ = std::move(body);
@@ -363,6 +411,9 @@ private:
     std::vector<std::string> before_, after_;
     std::size_t spawn_reserve_ = 0;
     std::function<void(SystemContext&)> body_;
+    std::vector<ecs_resource_id> resource_reads_, resource_writes_;
+    std::function<bool(const SystemContext&)> condition_;
+    bool startup_ = false;
 };
 
 // Owns an ecs_engine: a registry, a schedule and a pool of threads.
@@ -400,6 +451,32 @@ public:
         check(ecs_component_register(raw_, &desc, &component.id), "ecs_component_register");
         return component;
     }
+    // Registers a resource `T` under `name` holding `initial`.
+    template <class T>
+    Resource<T> resource(const char* name, const T& initial = T{}) {
+        ecs_resource_desc desc{};
+        desc.struct_size = sizeof desc;
+        desc.name = name;
+        desc.size = sizeof(T);
+        desc.align = alignof(T);
+        desc.initial = &initial;
+        Resource<T> resource;
+        check(ecs_resource_register(raw_, &desc, &resource.id), "ecs_resource_register");
+        return resource;
+    }
+    // A copy of the resource's value (between ticks).
+    template <class T>
+    T get(Resource<T> resource) const {
+        T value{};
+        check(ecs_resource_get(raw_, resource.id, &value, sizeof(T)), "ecs_resource_get");
+        return value;
+    }
+    // Overwrites the resource's value (between ticks).
+    template <class T>
+    void set(Resource<T> resource, const T& value) {
+        check(ecs_resource_set(raw_, resource.id, &value, sizeof(T)), "ecs_resource_set");
+    }
+
     // The component registered as `name`, typed as `T` (the caller vouches
     // for the type; its size is not checked).
     template <class T>
@@ -524,6 +601,7 @@ public:
     void add_system(System system) {
         systems_.emplace_back(std::move(system.body_));
         Added& added = systems_.back();
+        added.condition = std::move(system.condition_);
         std::vector<const char*> before, after;
         for (const std::string& name : system.before_) {
             before.push_back(name.c_str());
@@ -546,6 +624,15 @@ public:
         desc.after = after.data();
         desc.after_len = after.size();
         desc.spawn_reserve = system.spawn_reserve_;
+        desc.resource_reads = system.resource_reads_.data();
+        desc.resource_reads_len = system.resource_reads_.size();
+        desc.resource_writes = system.resource_writes_.data();
+        desc.resource_writes_len = system.resource_writes_.size();
+        if (added.condition) {
+            desc.run_if = &Engine::condition_trampoline;
+            desc.run_if_user_data = &added;
+        }
+        desc.startup = system.startup_;
         ecs_status status = ecs_system_add(raw_, &desc);
         if (status != ECS_OK) {
             systems_.pop_back();
@@ -584,8 +671,20 @@ private:
     struct Added {
         explicit Added(std::function<void(SystemContext&)> b) : body(std::move(b)) {}
         std::function<void(SystemContext&)> body;
+        std::function<bool(const SystemContext&)> condition;
         detail::Failure failure;
     };
+
+    static bool condition_trampoline(const ecs_system_ctx* ctx, void* user_data) noexcept {
+        auto& added = *static_cast<Added*>(user_data);
+        bool verdict = false;
+        added.failure.guard([&] {
+            // The context is only read through: `read` is const.
+            const SystemContext context(const_cast<ecs_system_ctx*>(ctx));
+            verdict = added.condition(context);
+        });
+        return verdict;
+    }
 
     static void trampoline(ecs_system_ctx* ctx, void* user_data) noexcept {
         auto& added = *static_cast<Added*>(user_data);

@@ -3,6 +3,7 @@
 
 use std::ffi::c_void;
 use std::ptr::NonNull;
+use std::sync::Arc;
 
 use ::ecs_engine::{ComponentId, RawComponent, RawView};
 use scheduler::SystemContext;
@@ -10,6 +11,7 @@ use scheduler::SystemContext;
 use crate::boundary::{arg, call, call_value, check_struct_size, foreign, slice_arg, write_out};
 use crate::component::{decode, ecs_component_id};
 use crate::engine::{ecs_entity, entity};
+use crate::resource::SystemResources;
 use crate::status::{Failure, ecs_status};
 use crate::tag::Tag;
 
@@ -23,6 +25,8 @@ pub struct ecs_system_ctx {
     /// The engine's id tag, to decode component ids.
     tag: Tag,
     commands: ecs_commands,
+    /// The resources the system declared, if any.
+    resources: Option<Arc<SystemResources>>,
 }
 
 /// A running system's command buffer, from `ecs_ctx_commands`: valid
@@ -36,13 +40,28 @@ pub struct ecs_commands {
 impl ecs_system_ctx {
     /// The C view of `context`, for one call of a system's callback in the
     /// engine tagged `tag`.
-    pub(crate) fn new(context: &SystemContext<'_>, tag: Tag) -> Self {
+    pub(crate) fn new(
+        context: &SystemContext<'_>,
+        tag: Tag,
+        resources: Option<Arc<SystemResources>>,
+    ) -> Self {
         let context = NonNull::from(context).cast::<SystemContext<'static>>();
         ecs_system_ctx {
             context,
             tag,
             commands: ecs_commands { context, tag },
+            resources,
         }
+    }
+
+    /// The resources the running system declared (`None`: none).
+    pub(crate) fn resources(&self) -> Option<&SystemResources> {
+        self.resources.as_deref()
+    }
+
+    /// The running system's name.
+    pub(crate) fn system_name(&self) -> String {
+        self.context().system_name().to_string()
     }
 
     fn context(&self) -> &SystemContext<'static> {

@@ -75,6 +75,8 @@ pub struct ecs_engine {
 pub(crate) struct EngineState {
     /// Tags this engine's component ids (see `component::encode`).
     pub(crate) tag: crate::tag::Tag,
+    /// The resources registered from C, shared with the systems.
+    pub(crate) resources: std::sync::Arc<crate::resource::ResourceStore>,
     stage: Stage,
 }
 
@@ -324,6 +326,7 @@ pub unsafe extern "C" fn ecs_engine_create(
         let engine = Box::new(ecs_engine {
             state: Mutex::new(EngineState {
                 tag,
+                resources: std::sync::Arc::default(),
                 stage: Stage::Building {
                     builder,
                     names: HashSet::new(),

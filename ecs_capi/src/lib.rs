@@ -36,6 +36,7 @@ mod engine;
 mod entity;
 mod hierarchy;
 mod queue;
+mod resource;
 mod status;
 mod system;
 mod tag;
@@ -71,16 +72,24 @@ pub use queue::{
     ecs_queue_destroy, ecs_queue_len, ecs_queue_pop_timeout, ecs_queue_push, ecs_queue_try_pop,
     ecs_queue_try_push,
 };
+pub use resource::{
+    ecs_ctx_resource_read, ecs_ctx_resource_write, ecs_resource_desc, ecs_resource_get,
+    ecs_resource_id, ecs_resource_register, ecs_resource_set,
+};
 pub use status::*;
-pub use system::{ECS_SPAWN_RESERVE_MAX, ecs_system_add, ecs_system_desc, ecs_system_fn};
+pub use system::{
+    ECS_SPAWN_RESERVE_MAX, ecs_condition_fn, ecs_system_add, ecs_system_desc, ecs_system_fn,
+};
 
 /// The API's major version: changes only with incompatible changes
 /// (2: `ecs_component_id` became 64 bits wide).
 pub const ECS_API_VERSION_MAJOR: u32 = 2;
 /// The API's minor version: grows with compatible additions (1: the
 /// recursive disable and enable, `ecs_disable_recursive` and
-/// `ecs_commands_disable_recursive` with their `enable` twins).
-pub const ECS_API_VERSION_MINOR: u32 = 1;
+/// `ecs_commands_disable_recursive` with their `enable` twins;
+/// 2: resources (`ecs_resource_register`, `ecs_ctx_resource_read`, ...),
+/// run conditions and startup systems in `ecs_system_desc`).
+pub const ECS_API_VERSION_MINOR: u32 = 2;
 
 /// The version of the linked library: `(major << 16) | minor`. A program
 /// built against major version M should check `ecs_api_version() >> 16 == M`.

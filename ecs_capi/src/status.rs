@@ -58,7 +58,10 @@ pub const ECS_ERR_BORROW_CONFLICT: ecs_status = 16;
 /// the memory or address space left). Nothing changed.
 pub const ECS_ERR_LIMIT: ecs_status = 17;
 
-const NAMES: [&CStr; 18] = [
+/// The resource id is not registered in this engine.
+pub const ECS_ERR_UNKNOWN_RESOURCE: ecs_status = 18;
+
+const NAMES: [&CStr; 19] = [
     c"ECS_OK",
     c"ECS_ERR_NULL_POINTER",
     c"ECS_ERR_INVALID_ARGUMENT",
@@ -77,6 +80,7 @@ const NAMES: [&CStr; 18] = [
     c"ECS_ERR_WRONG_STATE",
     c"ECS_ERR_BORROW_CONFLICT",
     c"ECS_ERR_LIMIT",
+    c"ECS_ERR_UNKNOWN_RESOURCE",
 ];
 
 /// The name of `status` (`"ECS_ERR_STALE_ENTITY"`), in static storage;

@@ -2,17 +2,20 @@
 //! commands, ordered like any Rust system.
 
 use std::ffi::{c_char, c_void};
+use std::sync::Arc;
 
 use ::ecs_engine::Access;
 use command_buffer::ReservePolicy;
-use scheduler::{DeclaredSystem, SystemAccess};
+use scheduler::{Condition, DeclaredSystem, SystemAccess, SystemContext, SystemError};
 
 use crate::SendPtr;
 use crate::boundary::{arg, call, check_struct_size, foreign, slice_arg, string_arg};
 use crate::component::{component_name, ecs_component_id, known_id};
 use crate::context::ecs_system_ctx;
 use crate::engine::ecs_engine;
+use crate::resource::SystemResources;
 use crate::status::{ECS_ERR_SCHEDULE, Failure, ecs_status};
+use crate::tag::Tag;
 
 /// A system's body: called once per tick on a worker thread with the
 /// system's context and its `user_data`. `ctx` and everything obtained
@@ -62,14 +65,77 @@ pub struct ecs_system_desc {
     /// to the most it spawns per tick to keep entity indices packed. At
     /// most `ECS_SPAWN_RESERVE_MAX`.
     pub spawn_reserve: usize,
+    // Version 2 (API 2.2): the fields below are read only when
+    // `struct_size` covers them; an older caller's smaller struct gets
+    // none (no resources, no condition, not a startup system).
+    /// Resources read (`resource_reads_len` ids from
+    /// `ecs_resource_register`), ordered like Rust `Res`: readers run
+    /// together, after or before a writer as added.
+    pub resource_reads: *const crate::resource::ecs_resource_id,
+    /// Number of ids in `resource_reads`.
+    pub resource_reads_len: usize,
+    /// Resources written (`resource_writes_len` ids), ordered like Rust
+    /// `ResMut`: a writer never runs beside another system touching the
+    /// resource. A written resource may be read too.
+    pub resource_writes: *const crate::resource::ecs_resource_id,
+    /// Number of ids in `resource_writes`.
+    pub resource_writes_len: usize,
+    /// An optional run condition: evaluated once per tick, on the worker
+    /// that would run the system, right before it would run, with the
+    /// system's context (its declared components and resources readable);
+    /// `false` skips the system for that tick (it records nothing). NULL:
+    /// the system runs every tick.
+    pub run_if: ecs_condition_fn,
+    /// Passed to `run_if`; used from whichever worker thread evaluates it.
+    pub run_if_user_data: *mut c_void,
+    /// `true` for a startup system: it runs once, before the first tick's
+    /// systems, startup systems one at a time in the order added, each
+    /// followed by its commands. A startup system takes no `before`,
+    /// `after`, `run_if` or `spawn_reserve`.
+    pub startup: bool,
 }
+
+/// A run condition: called once per tick before its system would run,
+/// with the system's context (valid only during the call; use it to read,
+/// not to write or record commands) and `user_data`; returns `true` to
+/// run the system this tick. No C++ exception may leave it.
+pub type ecs_condition_fn =
+    Option<unsafe extern "C" fn(ctx: *const ecs_system_ctx, user_data: *mut c_void) -> bool>;
 
 /// The largest `ecs_system_desc.spawn_reserve`: 1,048,576 handles (about
 /// 16 MiB of bookkeeping per system). A larger value is refused by
 /// `ecs_system_add` with `ECS_ERR_INVALID_ARGUMENT`.
 pub const ECS_SPAWN_RESERVE_MAX: usize = 1 << 20;
 
-const SYSTEM_DESC_V1: usize = std::mem::size_of::<ecs_system_desc>();
+/// The version 1 struct: every field up to `spawn_reserve`.
+const SYSTEM_DESC_V1: usize = std::mem::offset_of!(ecs_system_desc, resource_reads);
+
+/// The caller's descriptor: its first `struct_size` bytes (at least
+/// version 1, at most this library's struct), the fields it does not
+/// cover zero (no resources, no condition, not startup).
+///
+/// # Safety
+///
+/// `desc` is non-null and valid for reads of `desc->struct_size` bytes or
+/// of a whole `ecs_system_desc`, whichever is smaller.
+unsafe fn read_desc(
+    desc: *const ecs_system_desc,
+    function: &str,
+) -> Result<ecs_system_desc, Failure> {
+    // SAFETY: the first field of every version, valid by the caller's promise.
+    let struct_size = unsafe { desc.cast::<u32>().read() };
+    check_struct_size(struct_size, SYSTEM_DESC_V1, function, "ecs_system_desc")?;
+    let covered = (struct_size as usize).min(std::mem::size_of::<ecs_system_desc>());
+    let mut copy = std::mem::MaybeUninit::<ecs_system_desc>::zeroed();
+    // SAFETY: `covered` bytes are readable (the caller's promise) and fit
+    // in `copy`; every field of the struct is valid as zero bytes (NULL
+    // pointers, `None` callbacks, 0, `false`), so the bytes not copied
+    // leave a valid value, and the copied ones are the caller's fields.
+    Ok(unsafe {
+        std::ptr::copy_nonoverlapping(desc.cast::<u8>(), copy.as_mut_ptr().cast::<u8>(), covered);
+        copy.assume_init()
+    })
+}
 
 /// Adds a C system. Systems are ordered like Rust systems: `before` /
 /// `after` first, then two systems whose declared accesses conflict (one
@@ -103,9 +169,11 @@ pub unsafe extern "C" fn ecs_system_add(
         // SAFETY: the caller's promise on every pointer of the descriptor.
         let engine = unsafe { arg(engine, F, "engine") }?;
         let mut engine = engine.lock(F)?;
-        // SAFETY: a NULL or valid pointer, by the caller's promise.
-        let desc = unsafe { arg(desc, F, "desc") }?;
-        check_struct_size(desc.struct_size, SYSTEM_DESC_V1, F, "ecs_system_desc")?;
+        if desc.is_null() {
+            return Err(Failure::null(F, "desc"));
+        }
+        // SAFETY: non-null, and valid for its `struct_size` by the caller's promise.
+        let desc = unsafe { read_desc(desc, F) }?;
         // SAFETY: NULL or a NUL-terminated string, by the caller's promise.
         let name = unsafe { string_arg(desc.name, F, "desc->name") }?;
         let run = desc.run.ok_or_else(|| Failure::null(F, "desc->run"))?;
@@ -117,6 +185,42 @@ pub unsafe extern "C" fn ecs_system_add(
         let before = unsafe { names(desc.before, desc.before_len, F, "desc->before") }?;
         // SAFETY: NULL or an array of that many C strings, by the caller's promise.
         let after = unsafe { names(desc.after, desc.after_len, F, "desc->after") }?;
+        // SAFETY: NULL or valid for that many reads, by the caller's promise.
+        let resource_reads = unsafe {
+            slice_arg(
+                desc.resource_reads,
+                desc.resource_reads_len,
+                F,
+                "desc->resource_reads",
+            )
+        }?;
+        // SAFETY: NULL or valid for that many reads, by the caller's promise.
+        let resource_writes = unsafe {
+            slice_arg(
+                desc.resource_writes,
+                desc.resource_writes_len,
+                F,
+                "desc->resource_writes",
+            )
+        }?;
+        if desc.startup {
+            let extra = [
+                (!before.is_empty(), "before"),
+                (!after.is_empty(), "after"),
+                (desc.run_if.is_some(), "run_if"),
+                (desc.spawn_reserve > 0, "spawn_reserve"),
+            ];
+            if let Some((_, field)) = extra.iter().find(|(set, _)| *set) {
+                return Err(Failure::invalid(
+                    F,
+                    format!(
+                        "startup system `{name}` sets `{field}`: startup systems run once, in \
+                         the order added, before the first tick, and take no `before`, \
+                         `after`, `run_if` or `spawn_reserve`"
+                    ),
+                ));
+            }
+        }
         if desc.spawn_reserve > ECS_SPAWN_RESERVE_MAX {
             return Err(Failure::invalid(
                 F,
@@ -150,6 +254,25 @@ pub unsafe extern "C" fn ecs_system_add(
                 };
             }
         }
+        let mut declared = Vec::new();
+        for (ids, mode) in [
+            (resource_reads, Access::Read),
+            (resource_writes, Access::Write),
+        ] {
+            for &id in ids {
+                let (index, key, key_name) = engine.resources.key(engine.tag, id, F)?;
+                declared.push((index, mode));
+                access = match mode {
+                    Access::Read => access.read_runtime(key, key_name),
+                    Access::Write => access.write_runtime(key, key_name),
+                };
+            }
+        }
+        let resources = Some(Arc::new(SystemResources::new(
+            Arc::clone(&engine.resources),
+            engine.tag,
+            declared,
+        )));
         if desc.commands {
             access = access.with_commands();
         }
@@ -157,20 +280,34 @@ pub unsafe extern "C" fn ecs_system_add(
         let spawn_reserve = desc.spawn_reserve;
         let user_data = SendPtr(desc.user_data);
         let tag = engine.tag;
+        let condition = desc.run_if.map(|run_if| CCondition {
+            run_if,
+            user_data: SendPtr(desc.run_if_user_data),
+            tag,
+            resources: resources.clone(),
+        });
+        let startup = desc.startup;
         let system = DeclaredSystem::new(name.clone(), access, move |context| {
-            let mut ctx = ecs_system_ctx::new(context, tag);
+            let mut ctx = ecs_system_ctx::new(context, tag, resources.clone());
             // SAFETY: the C caller promised `run` is sound with
             // `user_data` on any thread; `ctx` lives across the call.
             foreign(|| unsafe { run(&mut ctx, user_data.get()) });
             Ok(())
         });
         engine.add_system(F, &name, |builder| {
+            if startup {
+                builder.add_startup_system(system);
+                return;
+            }
             let mut config = builder.add_system(system);
             for target in before {
                 config.before(target);
             }
             for target in after {
                 config.after(target);
+            }
+            if let Some(condition) = condition {
+                config.run_if(condition);
             }
             if spawn_reserve > 0 {
                 let default = ReservePolicy::SCHEDULED;
@@ -182,6 +319,30 @@ pub unsafe extern "C" fn ecs_system_add(
             }
         })
     })
+}
+
+/// A C run condition, as the scheduler's [`Condition`].
+struct CCondition {
+    run_if: unsafe extern "C" fn(*const ecs_system_ctx, *mut c_void) -> bool,
+    user_data: SendPtr,
+    tag: Tag,
+    resources: Option<Arc<SystemResources>>,
+}
+
+impl Condition for CCondition {
+    fn access(&self) -> SystemAccess {
+        // The condition sees the system's context: its access is the
+        // system's, declared there.
+        SystemAccess::new()
+    }
+
+    fn evaluate(&mut self, context: &SystemContext<'_>) -> Result<bool, SystemError> {
+        let ctx = ecs_system_ctx::new(context, self.tag, self.resources.clone());
+        let (run_if, user_data) = (self.run_if, self.user_data);
+        // SAFETY: the C caller promised `run_if` is sound with its user
+        // data on any thread; `ctx` lives across the call.
+        Ok(foreign(|| unsafe { run_if(&ctx, user_data.get()) }))
+    }
 }
 
 /// An array of `len` C strings, copied.

@@ -351,6 +351,49 @@ void test_queue() {
     EXPECT_ERROR(ECS_ERR_QUEUE_CLOSED, events.try_pop());
 }
 
+void test_resources_conditions_and_startup() {
+    for (std::uint32_t threads : {1u, 4u}) {
+        ecs::Engine engine(threads);
+        auto counter = engine.resource<std::uint64_t>("counter");
+        auto paused = engine.resource<std::uint32_t>("paused", 0);
+        EXPECT(engine.get(counter) == 0);
+        std::vector<std::uint64_t> seen;
+        int startups = 0;
+        engine.add_system(ecs::System("setup").writes(counter).startup().run(
+            [&](ecs::SystemContext& ctx) {
+                ++startups;
+                ctx.write(counter) += 100;
+            }));
+        engine.add_system(ecs::System("writer")
+                              .writes(counter)
+                              .reads(paused)
+                              .run_if([&](const ecs::SystemContext& ctx) {
+                                  return ctx.read(paused) == 0;
+                              })
+                              .run([&](ecs::SystemContext& ctx) { ctx.write(counter) += 1; }));
+        engine.add_system(ecs::System("reader").reads(counter).run(
+            [&](ecs::SystemContext& ctx) { seen.push_back(ctx.read(counter)); }));
+        engine.run(3);
+        EXPECT(startups == 1);
+        EXPECT((seen == std::vector<std::uint64_t>{101, 102, 103}));
+        EXPECT(engine.get(counter) == 103);
+        engine.set(paused, std::uint32_t{1});
+        engine.tick();  // the writer is skipped
+        EXPECT(engine.get(counter) == 103);
+        EXPECT(seen.size() == 4 && seen.back() == 103);
+        EXPECT(startups == 1);
+    }
+    // Undeclared: a read-only resource written throws after the tick.
+    ecs::Engine engine(2);
+    auto flag = engine.resource<std::uint32_t>("flag", 7);
+    engine.add_system(ecs::System("sneaky").reads(flag).run(
+        [&](ecs::SystemContext& ctx) { ctx.write(flag) = 1; }));
+    EXPECT_ERROR(ECS_ERR_UNDECLARED, engine.tick());
+    EXPECT(engine.get(flag) == 7);
+    EXPECT_ERROR(ECS_ERR_INVALID_ARGUMENT, engine.resource<std::uint32_t>("", 0));
+    EXPECT_ERROR(ECS_ERR_DUPLICATE_NAME, engine.resource<std::uint32_t>("flag", 0));
+}
+
 void test_moves() {
     ecs::Engine first;
     auto position = first.component<Position>("Position");
@@ -385,6 +428,7 @@ int main() {
         test_subtree_commands();
         test_queue();
         test_moves();
+        test_resources_conditions_and_startup();
         test_chunks();
     } catch (const std::exception& e) {
         std::fprintf(stderr, "cpp_api: FAILED: unexpected exception: %s\n", e.what());

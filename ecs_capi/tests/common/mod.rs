@@ -113,6 +113,61 @@ impl Engine {
         }
     }
 
+    /// Registers a resource named `name` holding `initial`.
+    pub fn try_resource<T>(&self, name: &CStr, initial: &T) -> Result<ecs_resource_id, ecs_status> {
+        let desc = ecs_resource_desc {
+            struct_size: size_of::<ecs_resource_desc>() as u32,
+            name: name.as_ptr(),
+            size: size_of::<T>(),
+            align: align_of::<T>(),
+            initial: (&raw const *initial).cast(),
+        };
+        let mut id = ecs_resource_id::MAX;
+        // SAFETY: see `Engine`; `initial` is valid for `size` reads.
+        let status = unsafe { ecs_resource_register(self.raw, &desc, &mut id) };
+        if status == ECS_OK {
+            Ok(id)
+        } else {
+            Err(status)
+        }
+    }
+
+    /// Registers a resource named `name` holding `initial`, which must succeed.
+    #[track_caller]
+    pub fn resource<T>(&self, name: &CStr, initial: &T) -> ecs_resource_id {
+        self.try_resource(name, initial)
+            .unwrap_or_else(|status| panic!("{status}: {}", last_error()))
+    }
+
+    /// Resource `id`'s value, read as `T` with `ecs_resource_get`.
+    pub fn try_resource_get<T: Copy + Default>(
+        &self,
+        id: ecs_resource_id,
+    ) -> Result<T, ecs_status> {
+        let mut value = T::default();
+        // SAFETY: see `Engine`; `value` is valid for `size_of::<T>()` writes.
+        let status =
+            unsafe { ecs_resource_get(self.raw, id, (&raw mut value).cast(), size_of::<T>()) };
+        if status == ECS_OK {
+            Ok(value)
+        } else {
+            Err(status)
+        }
+    }
+
+    /// Resource `id`'s value, which must be readable as `T`.
+    #[track_caller]
+    pub fn resource_get<T: Copy + Default>(&self, id: ecs_resource_id) -> T {
+        self.try_resource_get(id)
+            .unwrap_or_else(|status| panic!("{status}: {}", last_error()))
+    }
+
+    /// Overwrites resource `id` with `value` (`ecs_resource_set`).
+    pub fn resource_set<T>(&self, id: ecs_resource_id, value: &T) -> ecs_status {
+        // SAFETY: see `Engine`; `value` is valid for `size_of::<T>()` reads.
+        unsafe { ecs_resource_set(self.raw, id, (&raw const *value).cast(), size_of::<T>()) }
+    }
+
     /// Spawns an entity.
     #[track_caller]
     pub fn spawn(&self) -> ecs_entity {
@@ -269,6 +324,11 @@ pub struct SystemSpec {
     pub before: Vec<CString>,
     pub after: Vec<CString>,
     pub spawn_reserve: usize,
+    pub resource_reads: Vec<ecs_resource_id>,
+    pub resource_writes: Vec<ecs_resource_id>,
+    pub run_if: ecs_condition_fn,
+    pub run_if_user_data: *mut c_void,
+    pub startup: bool,
 }
 
 impl SystemSpec {
@@ -283,6 +343,11 @@ impl SystemSpec {
             before: Vec::new(),
             after: Vec::new(),
             spawn_reserve: 0,
+            resource_reads: Vec::new(),
+            resource_writes: Vec::new(),
+            run_if: None,
+            run_if_user_data: ptr::null_mut(),
+            startup: false,
         }
     }
 
@@ -305,6 +370,13 @@ impl SystemSpec {
             after: after.as_ptr(),
             after_len: after.len(),
             spawn_reserve: self.spawn_reserve,
+            resource_reads: self.resource_reads.as_ptr(),
+            resource_reads_len: self.resource_reads.len(),
+            resource_writes: self.resource_writes.as_ptr(),
+            resource_writes_len: self.resource_writes.len(),
+            run_if: self.run_if,
+            run_if_user_data: self.run_if_user_data,
+            startup: self.startup,
         };
         // SAFETY: see `Engine`; every pointer in `desc` points into `self`
         // or the locals above, which live across the call, and the test

@@ -88,5 +88,6 @@ void test_queue_errors(void);
 void test_queue_threads(void);
 void test_bad_inputs(void);
 void test_hierarchy(void);
+void test_resources(void);
 
 #endif /* ECS_ERRORS_CHECK_H */

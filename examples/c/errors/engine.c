@@ -29,6 +29,7 @@ void test_status_names(void) {
         {ECS_ERR_WRONG_STATE, "ECS_ERR_WRONG_STATE"},
         {ECS_ERR_BORROW_CONFLICT, "ECS_ERR_BORROW_CONFLICT"},
         {ECS_ERR_LIMIT, "ECS_ERR_LIMIT"},
+        {ECS_ERR_UNKNOWN_RESOURCE, "ECS_ERR_UNKNOWN_RESOURCE"},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         checks++;

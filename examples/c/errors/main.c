@@ -58,6 +58,7 @@ int main(int argc, char **argv) {
     test_queue_threads();
     test_bad_inputs();
     test_hierarchy();
+    test_resources();
     printf("errors: all %lu checks passed\n", checks);
     return 0;
 }

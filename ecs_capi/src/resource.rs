@@ -1,0 +1,541 @@
+//! Resources from C: one value per engine of a registered size and
+//! alignment, outside any entity, read and written between ticks by the
+//! engine and during a tick by the systems that declared access.
+//!
+//! Each resource's bytes live in their own heap block (never moved until
+//! the engine is destroyed). The scheduler orders systems by a zero-sized
+//! run-time component registered with the resource (named
+//! `resource:{name}`), so a system declaring a write to a resource
+//! conflicts with every other system touching it, and readers run
+//! together, exactly as Rust `Res`/`ResMut` are ordered.
+
+use std::alloc::Layout;
+use std::ffi::{c_char, c_void};
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+use ::ecs_engine::{Access, ComponentDescriptor, ComponentId};
+use parking_lot::RwLock;
+
+use crate::boundary::{arg, call, check_struct_size, string_arg, write_out};
+use crate::context::ecs_system_ctx;
+use crate::engine::ecs_engine;
+use crate::status::{
+    ECS_ERR_DUPLICATE_NAME, ECS_ERR_LIMIT, ECS_ERR_UNDECLARED, ECS_ERR_UNKNOWN_RESOURCE, Failure,
+    ecs_status,
+};
+use crate::tag::Tag;
+
+/// A resource's id: tagged with its engine like an `ecs_component_id`
+/// (an id from another engine is refused), but a different namespace:
+/// a resource id is not a component id.
+pub type ecs_resource_id = u64;
+
+/// Bits of a resource id that hold the resource's index.
+const INDEX_BITS: u32 = 16;
+
+/// The most resources an engine holds: 65,536.
+const MAX_RESOURCES: usize = 1 << INDEX_BITS;
+
+/// A resource to register.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ecs_resource_desc {
+    /// `sizeof(ecs_resource_desc)`.
+    pub struct_size: u32,
+    /// Unique among the engine's resources; UTF-8, NUL-terminated; copied.
+    pub name: *const c_char,
+    /// Size of the value in bytes (0 allowed: a marker).
+    pub size: usize,
+    /// Alignment in bytes: a power of two, at most 4096.
+    pub align: usize,
+    /// The initial value, `size` bytes, copied; NULL for all zero bytes.
+    pub initial: *const c_void,
+}
+
+/// One resource's bytes.
+struct Slot {
+    name: String,
+    layout: Layout,
+    /// `layout.size()` bytes aligned to `layout.align()`, owned by the slot
+    /// (dangling, aligned, when the size is 0).
+    bytes: NonNull<u8>,
+    /// The scheduling key: a zero-sized run-time component.
+    key: ComponentId,
+}
+
+// SAFETY: the slot owns its block; the bytes are touched only by engine
+// calls holding the engine's lock between ticks, or during a tick by
+// systems whose declared accesses the scheduler keeps apart (a writer runs
+// alone with respect to that resource), as for component values.
+unsafe impl Send for Slot {}
+// SAFETY: as above: shared references only read the name, layout and
+// pointer; the bytes are reached through the raw pointer under those rules.
+unsafe impl Sync for Slot {}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        if self.layout.size() > 0 {
+            // SAFETY: allocated in `Slot::new` with this layout, freed once.
+            unsafe { std::alloc::dealloc(self.bytes.as_ptr(), self.layout) };
+        }
+    }
+}
+
+impl Slot {
+    fn new(
+        name: String,
+        layout: Layout,
+        key: ComponentId,
+        function: &str,
+    ) -> Result<Self, Failure> {
+        let bytes = if layout.size() == 0 {
+            // An aligned dangling pointer: `align` is a non-zero power of two.
+            NonNull::new(std::ptr::without_provenance_mut::<u8>(layout.align()))
+                .expect("alignment is non-zero")
+        } else {
+            // SAFETY: the layout's size is non-zero.
+            let raw = unsafe { std::alloc::alloc_zeroed(layout) };
+            NonNull::new(raw).ok_or_else(|| {
+                Failure::new(
+                    ECS_ERR_LIMIT,
+                    format!(
+                        "{function}: resource `{name}`: the allocator could not give {} bytes",
+                        layout.size()
+                    ),
+                )
+            })?
+        };
+        Ok(Slot {
+            name,
+            layout,
+            bytes,
+            key,
+        })
+    }
+}
+
+/// An engine's resources, shared with its systems.
+#[derive(Default)]
+pub(crate) struct ResourceStore {
+    slots: RwLock<Vec<Slot>>,
+}
+
+impl std::fmt::Debug for ResourceStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResourceStore")
+            .field("resources", &self.slots.read().len())
+            .finish()
+    }
+}
+
+impl ResourceStore {
+    /// The index in `id`, when `id` is one of this engine's resources.
+    fn index(&self, tag: Tag, id: ecs_resource_id, function: &str) -> Result<usize, Failure> {
+        let index = (id & ((1 << INDEX_BITS) - 1)) as usize;
+        if id >> INDEX_BITS != tag || index >= self.slots.read().len() {
+            return Err(Failure::new(
+                ECS_ERR_UNKNOWN_RESOURCE,
+                format!("{function}: no resource with id {id:#x} is registered in this engine"),
+            ));
+        }
+        Ok(index)
+    }
+
+    /// The scheduling key and name of resource `id`.
+    pub(crate) fn key(
+        &self,
+        tag: Tag,
+        id: ecs_resource_id,
+        function: &str,
+    ) -> Result<(usize, ComponentId, String), Failure> {
+        let index = self.index(tag, id, function)?;
+        let slots = self.slots.read();
+        Ok((
+            index,
+            slots[index].key,
+            format!("resource:{}", slots[index].name),
+        ))
+    }
+
+    /// Resource `index`'s bytes and size.
+    fn bytes(&self, index: usize) -> (NonNull<u8>, usize) {
+        let slots = self.slots.read();
+        (slots[index].bytes, slots[index].layout.size())
+    }
+
+    fn name(&self, index: usize) -> String {
+        self.slots.read()[index].name.clone()
+    }
+}
+
+/// What one C system may touch of its engine's resources.
+#[derive(Debug)]
+pub(crate) struct SystemResources {
+    store: Arc<ResourceStore>,
+    tag: Tag,
+    /// The resource indices declared, each with its access (a write
+    /// allows reading too).
+    declared: Vec<(usize, Access)>,
+}
+
+impl SystemResources {
+    pub(crate) fn new(store: Arc<ResourceStore>, tag: Tag, declared: Vec<(usize, Access)>) -> Self {
+        SystemResources {
+            store,
+            tag,
+            declared,
+        }
+    }
+
+    /// Resource `id`'s bytes for `access` by the system `system`.
+    fn pointer(
+        &self,
+        id: ecs_resource_id,
+        access: Access,
+        system: &str,
+        function: &str,
+    ) -> Result<NonNull<u8>, Failure> {
+        let index = self.store.index(self.tag, id, function)?;
+        let allowed = self.declared.iter().any(|&(i, declared)| {
+            i == index && (declared == Access::Write || access == Access::Read)
+        });
+        if !allowed {
+            let verb = if access == Access::Write {
+                "write"
+            } else {
+                "read"
+            };
+            return Err(Failure::new(
+                ECS_ERR_UNDECLARED,
+                format!(
+                    "{function}: system `{system}` did not declare a {verb} of resource `{}` \
+                     (add it to `ecs_system_desc.resource_{verb}s`)",
+                    self.store.name(index)
+                ),
+            ));
+        }
+        Ok(self.store.bytes(index).0)
+    }
+}
+
+/// Checks `size` against resource `index`'s size.
+fn check_size(
+    store: &ResourceStore,
+    index: usize,
+    size: usize,
+    function: &str,
+) -> Result<(), Failure> {
+    let (_, expected) = store.bytes(index);
+    if size != expected {
+        return Err(Failure::invalid(
+            function,
+            format!(
+                "resource `{}` is {expected} bytes, but `size` is {size}",
+                store.name(index)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Registers a resource: a zeroed or `desc->initial` value of `desc->size`
+/// bytes aligned to `desc->align`, owned by the engine until it is
+/// destroyed (resources cannot be removed), and writes its id to `*out`.
+/// Allowed before the build and between ticks; systems can declare only
+/// resources registered before they are added. The resource also
+/// registers a zero-sized component named `resource:{name}` (the
+/// scheduler orders systems by it): that name is then taken for
+/// components.
+///
+/// Threading: an engine call like any other (one thread at a time; not
+/// from a system: `ECS_ERR_WRONG_STATE`).
+///
+/// # Errors
+///
+/// `ECS_ERR_NULL_POINTER` (engine, desc, name, out);
+/// `ECS_ERR_INVALID_ARGUMENT` (struct_size, an empty or non-UTF-8 name,
+/// an alignment that is not a power of two or above 4096, a size too large
+/// for the alignment); `ECS_ERR_DUPLICATE_NAME` when a resource has the
+/// name (or a component is named `resource:{name}`); `ECS_ERR_LIMIT` when
+/// the allocator cannot give `size` bytes or the engine holds 65,536
+/// resources; `ECS_ERR_WRONG_STATE` while the engine is busy. Nothing is
+/// registered on failure.
+///
+/// # Safety
+///
+/// `engine` is NULL or a live engine; `desc` is NULL or valid, its
+/// `initial` NULL or valid for `size` reads; `out` NULL or valid for writes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ecs_resource_register(
+    engine: *mut ecs_engine,
+    desc: *const ecs_resource_desc,
+    out: *mut ecs_resource_id,
+) -> ecs_status {
+    const F: &str = "ecs_resource_register";
+    call(F, || {
+        // SAFETY: the caller's promise on every pointer.
+        let engine = unsafe { arg(engine, F, "engine") }?;
+        let mut engine = engine.lock(F)?;
+        // SAFETY: NULL or valid, by the caller's promise.
+        let desc = unsafe { arg(desc, F, "desc") }?;
+        check_struct_size(
+            desc.struct_size,
+            size_of::<ecs_resource_desc>(),
+            F,
+            "ecs_resource_desc",
+        )?;
+        if out.is_null() {
+            return Err(Failure::null(F, "out"));
+        }
+        // SAFETY: NULL or NUL-terminated, by the caller's promise.
+        let name = unsafe { string_arg(desc.name, F, "desc->name") }?;
+        if !desc.align.is_power_of_two() || desc.align > 4096 {
+            return Err(Failure::invalid(
+                F,
+                format!(
+                    "resource `{name}`: `align` is {}; give a power of two up to 4096",
+                    desc.align
+                ),
+            ));
+        }
+        let layout = Layout::from_size_align(desc.size, desc.align).map_err(|_| {
+            Failure::invalid(
+                F,
+                format!(
+                    "resource `{name}`: `size` {} is too large for alignment {}",
+                    desc.size, desc.align
+                ),
+            )
+        })?;
+        let store = Arc::clone(&engine.resources);
+        {
+            let slots = store.slots.read();
+            if slots.iter().any(|slot| slot.name == name) {
+                return Err(Failure::new(
+                    ECS_ERR_DUPLICATE_NAME,
+                    format!("{F}: a resource named `{name}` already exists"),
+                ));
+            }
+            if slots.len() >= MAX_RESOURCES {
+                return Err(Failure::new(
+                    ECS_ERR_LIMIT,
+                    format!("{F}: an engine holds at most {MAX_RESOURCES} resources"),
+                ));
+            }
+        }
+        let key_name = format!("resource:{name}");
+        if engine.registry().component_by_name(&key_name).is_some() {
+            return Err(Failure::new(
+                ECS_ERR_DUPLICATE_NAME,
+                format!("{F}: resource `{name}`: a component is named `{key_name}` already"),
+            ));
+        }
+        // Allocate first, so a refused allocation registers nothing.
+        let tag = engine.tag;
+        let mut slot = Slot::new(name, layout, ComponentId::from_u32(0), F)?;
+        if !desc.initial.is_null() && layout.size() > 0 {
+            // SAFETY: `initial` is valid for `size` reads (the caller's
+            // promise); the block is `size` bytes and fresh.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    desc.initial.cast::<u8>(),
+                    slot.bytes.as_ptr(),
+                    layout.size(),
+                );
+            }
+        }
+        slot.key = engine
+            .registry_mut()
+            .register_runtime(ComponentDescriptor::new(key_name, Layout::new::<()>()))
+            .map_err(|error| Failure::registry(F, &error))?;
+        let mut slots = store.slots.write();
+        let index = slots.len() as u64;
+        slots.push(slot);
+        drop(slots);
+        // SAFETY: `out` is non-null, valid for writes by the caller's promise.
+        unsafe { write_out(out, tag << INDEX_BITS | index, F, "out") }
+    })
+}
+
+/// Copies resource `id`'s value (`size` bytes, which must be its
+/// registered size) to `out`. Between ticks only: from a system use
+/// `ecs_ctx_resource_read`. Threading: an engine call (one thread at a
+/// time; from a system it fails with `ECS_ERR_WRONG_STATE`). The engine
+/// keeps its own copy: `out`/`value` belong to the caller.
+///
+/// # Errors
+///
+/// `ECS_ERR_NULL_POINTER` (engine, out when size > 0);
+/// `ECS_ERR_UNKNOWN_RESOURCE` for an id not of this engine;
+/// `ECS_ERR_INVALID_ARGUMENT` for a `size` that is not the resource's;
+/// `ECS_ERR_WRONG_STATE` while the engine is busy (during a tick).
+///
+/// # Safety
+///
+/// `engine` is NULL or a live engine; `out` NULL or valid for `size` writes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ecs_resource_get(
+    engine: *mut ecs_engine,
+    id: ecs_resource_id,
+    out: *mut c_void,
+    size: usize,
+) -> ecs_status {
+    const F: &str = "ecs_resource_get";
+    call(F, || {
+        // SAFETY: the caller's promise on `engine`.
+        let engine = unsafe { arg(engine, F, "engine") }?;
+        let engine = engine.lock(F)?;
+        let store = &engine.resources;
+        let index = store.index(engine.tag, id, F)?;
+        check_size(store, index, size, F)?;
+        if size == 0 {
+            return Ok(());
+        }
+        if out.is_null() {
+            return Err(Failure::null(F, "out"));
+        }
+        let (bytes, _) = store.bytes(index);
+        // SAFETY: no tick runs (the engine's lock is held), so no system
+        // writes the block; `out` is valid for `size` writes (the caller's
+        // promise) and the block holds `size` bytes.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out.cast::<u8>(), size) };
+        Ok(())
+    })
+}
+
+/// Overwrites resource `id`'s value with `size` bytes (its registered
+/// size) from `value`, copied. Between ticks only: from a system use
+/// `ecs_ctx_resource_write`. Threading: an engine call (one thread at a
+/// time; from a system it fails with `ECS_ERR_WRONG_STATE`). The engine
+/// keeps its own copy: `out`/`value` belong to the caller.
+///
+/// # Errors
+///
+/// `ECS_ERR_NULL_POINTER` (engine, value when size > 0);
+/// `ECS_ERR_UNKNOWN_RESOURCE` for an id not of this engine;
+/// `ECS_ERR_INVALID_ARGUMENT` for a `size` that is not the resource's;
+/// `ECS_ERR_WRONG_STATE` while the engine is busy (during a tick).
+///
+/// # Safety
+///
+/// `engine` is NULL or a live engine; `value` NULL or valid for `size`
+/// reads.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ecs_resource_set(
+    engine: *mut ecs_engine,
+    id: ecs_resource_id,
+    value: *const c_void,
+    size: usize,
+) -> ecs_status {
+    const F: &str = "ecs_resource_set";
+    call(F, || {
+        // SAFETY: the caller's promise on `engine`.
+        let engine = unsafe { arg(engine, F, "engine") }?;
+        let engine = engine.lock(F)?;
+        let store = &engine.resources;
+        let index = store.index(engine.tag, id, F)?;
+        check_size(store, index, size, F)?;
+        if size == 0 {
+            return Ok(());
+        }
+        if value.is_null() {
+            return Err(Failure::null(F, "value"));
+        }
+        let (bytes, _) = store.bytes(index);
+        // SAFETY: no tick runs (the engine's lock is held), so no system
+        // touches the block; `value` is valid for `size` reads (the
+        // caller's promise); `copy` allows the two to overlap.
+        unsafe { std::ptr::copy(value.cast::<u8>(), bytes.as_ptr(), size) };
+        Ok(())
+    })
+}
+
+/// Writes a read-only pointer to resource `id`'s bytes to `*out`: valid
+/// until the system (or run condition) returns; the system must have
+/// declared a read or a write of `id` in `ecs_system_desc.resource_reads`
+/// or `resource_writes`. Do not write through it. On the system's thread
+/// only.
+///
+/// # Errors
+///
+/// `ECS_ERR_NULL_POINTER` (ctx, out); `ECS_ERR_UNKNOWN_RESOURCE` for an id
+/// not of this engine; `ECS_ERR_UNDECLARED` when the system declared no
+/// access to `id`.
+///
+/// # Safety
+///
+/// `ctx` is NULL or the context passed to the running callback; `out` is
+/// NULL or valid for writes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ecs_ctx_resource_read(
+    ctx: *const ecs_system_ctx,
+    id: ecs_resource_id,
+    out: *mut *const c_void,
+) -> ecs_status {
+    const F: &str = "ecs_ctx_resource_read";
+    call(F, || {
+        // SAFETY: the caller's promise on `ctx`.
+        let ctx = unsafe { arg(ctx, F, "ctx") }?;
+        if out.is_null() {
+            return Err(Failure::null(F, "out"));
+        }
+        let bytes = ctx.resource(id, Access::Read, F)?;
+        // SAFETY: checked non-null; valid for writes by the caller's promise.
+        unsafe { write_out(out, bytes.as_ptr().cast_const().cast(), F, "out") }
+    })
+}
+
+/// Writes a writable pointer to resource `id`'s bytes to `*out`: valid
+/// until the system (or run condition) returns; the system must have
+/// declared a write of `id` in `ecs_system_desc.resource_writes` (so no
+/// other system touches it meanwhile). On the system's thread only.
+///
+/// # Errors
+///
+/// `ECS_ERR_NULL_POINTER` (ctx, out); `ECS_ERR_UNKNOWN_RESOURCE` for an id
+/// not of this engine; `ECS_ERR_UNDECLARED` when the system did not declare
+/// a write of `id` (a declared read is not enough).
+///
+/// # Safety
+///
+/// `ctx` is NULL or the context passed to the running callback; `out` is
+/// NULL or valid for writes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ecs_ctx_resource_write(
+    ctx: *mut ecs_system_ctx,
+    id: ecs_resource_id,
+    out: *mut *mut c_void,
+) -> ecs_status {
+    const F: &str = "ecs_ctx_resource_write";
+    call(F, || {
+        // SAFETY: the caller's promise on `ctx`.
+        let ctx = unsafe { arg(ctx, F, "ctx") }?;
+        if out.is_null() {
+            return Err(Failure::null(F, "out"));
+        }
+        let bytes = ctx.resource(id, Access::Write, F)?;
+        // SAFETY: checked non-null; valid for writes by the caller's promise.
+        unsafe { write_out(out, bytes.as_ptr().cast(), F, "out") }
+    })
+}
+
+impl ecs_system_ctx {
+    /// Resource `id`'s bytes for `access`, when the running system
+    /// declared it.
+    fn resource(
+        &self,
+        id: ecs_resource_id,
+        access: Access,
+        function: &str,
+    ) -> Result<NonNull<u8>, Failure> {
+        let system = self.system_name();
+        match self.resources() {
+            Some(resources) => resources.pointer(id, access, &system, function),
+            None => Err(Failure::new(
+                ECS_ERR_UNDECLARED,
+                format!("{function}: system `{system}` declared no resources"),
+            )),
+        }
+    }
+}
