@@ -66,10 +66,11 @@ const MAX_HOLD: u32 = 1024;
 /// machine now: on a machine whose cores are busy with other programs,
 /// each hand-off to a pool thread waits for the operating system to run
 /// it, and a tick on the pool took 4 to 6 times as long as the same tick
-/// on the caller's thread (issue 24). So the tick's own wall time is
-/// measured where it ran ([`record`](Self::record)), and three pool ticks
-/// in a row slower than the caller's thread's send the ticks back to the
-/// caller's thread for a while ([`Busy`]).
+/// on the caller's thread (issue 24). So while the costs send ticks to the
+/// pool, a few of them are run on each side in turn now and then ([`Busy`]:
+/// paired probes, each pool tick beside a caller's-thread tick of about
+/// the same world), and a pool slower than the caller's thread sends the
+/// ticks back to the caller's thread for a while.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct TickPlacement {
     inline: bool,
@@ -96,10 +97,6 @@ impl TickPlacement {
     /// Whether the next tick runs on the caller's thread, from every
     /// system's expected cost and the measured ticks.
     pub(crate) fn next(&mut self, costs: impl Iterator<Item = Duration>) -> bool {
-        if self.busy.hold > 0 {
-            self.busy.hold -= 1;
-            return true;
-        }
         let expected: Duration = costs.sum();
         if self.inline {
             if expected > PARALLEL_TICK_ABOVE {
@@ -112,7 +109,13 @@ impl TickPlacement {
         } else if expected < INLINE_TICK_BELOW {
             self.inline = true;
         }
-        self.inline
+        if self.inline {
+            // Nothing to compare: a probe under way is dropped.
+            self.busy.probe = None;
+            self.busy.probing = false;
+            return true;
+        }
+        self.busy.next_inline()
     }
 
     /// Records a tick's wall time (from its start to its commands
@@ -122,37 +125,78 @@ impl TickPlacement {
     }
 }
 
-/// Pool ticks slower than the caller's thread's in a row that send the
-/// ticks back to the caller's thread.
-const SLOW_STRIKES: u32 = 3;
-/// A pool tick is slow when it takes longer than the caller's thread's
-/// (its recent average) by a quarter and this much.
+/// Pairs of ticks in a probe: each pair one tick on the caller's thread and
+/// one on the pool, back to back (the first pair caller first, the next
+/// pool first, and so on, so that a world that grows from tick to tick
+/// favours neither side).
+const PROBE_PAIRS: u8 = 4;
+/// Pairs of a probe whose pool tick must be slow for the pool to be left
+/// (and the pool's ticks must be slow in all, by the same measure): one
+/// tick stretched by a spawn wave or a preemption decides nothing. Half
+/// the pairs, not most: on a busy machine the caller's ticks are
+/// preempted too, and a probe whose pool ticks took 4 to 6 times as long
+/// in all often had only two slow pairs.
+const SLOW_PAIRS: u8 = 2;
+/// A pool tick is slow when it takes longer than its pair's tick on the
+/// caller's thread by a quarter and this much.
 const SLOW_SLACK: Duration = Duration::from_micros(20);
-/// The first stay on the caller's thread after slow pool ticks, in ticks;
-/// it doubles each time the pool is still slow when tried again, up to
-/// [`MAX_BUSY_HOLD`].
+/// Pool ticks before the first probe: the first ones wake the pool's
+/// threads, which a probe should not count.
+const FIRST_PROBE: u32 = 8;
+/// Pool ticks between two probes while the pool keeps up.
+const PROBE_EVERY: u32 = 512;
+/// The first stay on the caller's thread after a probe found the pool
+/// slow, in ticks; it doubles each time the pool is still slow when probed
+/// again, up to [`MAX_BUSY_HOLD`].
 const FIRST_BUSY_HOLD: u32 = 16;
 /// The longest stay.
 const MAX_BUSY_HOLD: u32 = 1024;
-/// Pool ticks in a row at least as fast as the caller's thread after
-/// which the stay starts from [`FIRST_BUSY_HOLD`] again.
-const GOOD_RESET: u32 = 64;
-/// An average of ticks on the caller's thread older than this many ticks
-/// is measured again (one tick there) before it may count against the
-/// pool: the world may have grown since.
-const STALE_INLINE: u32 = 256;
 
-/// The measured side of [`TickPlacement`]: recent wall times per tick on
-/// the caller's thread and on the pool (averages that move a quarter of
-/// the way to each new tick), and how the pool has compared.
+/// A probe under way: which tick of it comes next, the first tick of the
+/// current pair, and how many pairs found the pool slow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Probe {
+    step: u8,
+    first: Duration,
+    slow: u8,
+    /// The walls so far on the pool and on the caller's thread.
+    pool_sum: Duration,
+    caller_sum: Duration,
+}
+
+impl Probe {
+    /// Whether tick `step` of a probe runs on the caller's thread.
+    fn inline_at(step: u8) -> bool {
+        let pair = step / 2;
+        let first_of_pair = step.is_multiple_of(2);
+        first_of_pair == pair.is_multiple_of(2)
+    }
+}
+
+/// The measured side of [`TickPlacement`]: paired probes of the pool
+/// against the caller's thread, and the stay on the caller's thread after
+/// a probe found the pool slow.
+///
+/// Comparing the pool's recent ticks with the caller's thread's recent
+/// ticks misjudges a world whose cost changes from tick to tick: in the
+/// default shoot'em up each wave of 3,000 enemies makes ticks several
+/// times as costly, so a pool tick after a wave's spawn looked slow beside
+/// the caller's thread's ticks before it, and a 2-thread run spent most of
+/// its ticks on the caller's thread (1.0x of one thread instead of 1.1x).
+/// A probe compares ticks next to each other instead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Busy {
-    inline_wall: Option<Duration>,
-    /// Ticks since the last on the caller's thread.
-    inline_age: u32,
+    probe: Option<Probe>,
+    /// Whether the tick being run is a probe's.
+    probing: bool,
+    /// Pool ticks until the next probe.
+    until_probe: u32,
+    /// Recent pool ticks' wall (an average that moves a quarter of the way
+    /// to each), and the caller's thread's at the last probe that found
+    /// the pool fast enough: a pool average slower than that (the machine
+    /// got busy, or the world grew) starts a probe at once.
     pool_wall: Option<Duration>,
-    strikes: u32,
-    good: u32,
+    caller_wall: Option<Duration>,
     /// Ticks left on the caller's thread whatever the costs say.
     hold: u32,
     next_hold: u32,
@@ -161,15 +205,22 @@ struct Busy {
 impl Default for Busy {
     fn default() -> Self {
         Busy {
-            inline_wall: None,
-            inline_age: 0,
+            probe: None,
+            probing: false,
+            until_probe: FIRST_PROBE,
             pool_wall: None,
-            strikes: 0,
-            good: 0,
+            caller_wall: None,
             hold: 0,
             next_hold: FIRST_BUSY_HOLD,
         }
     }
+}
+
+/// Whether `pool`, the wall of `ticks` ticks on the pool, is slower than
+/// `caller`, that of as many on the caller's thread: longer by a quarter
+/// and [`SLOW_SLACK`] per tick.
+fn slower(pool: Duration, caller: Duration, ticks: u32) -> bool {
+    pool > caller + caller / 4 + SLOW_SLACK * ticks
 }
 
 /// `average` moved a quarter of the way to `sample` (the sample itself
@@ -183,42 +234,86 @@ fn moved(average: Option<Duration>, sample: Duration) -> Duration {
 }
 
 impl Busy {
+    /// Where a tick the costs send to the pool runs: on the caller's
+    /// thread during a stay there and on a probe's caller-side ticks.
+    fn next_inline(&mut self) -> bool {
+        self.probing = false;
+        if self.hold > 0 {
+            self.hold -= 1;
+            if self.hold == 0 {
+                // The stay is over: is the pool still slow?
+                self.until_probe = 0;
+            }
+            return true;
+        }
+        let slow = match (self.pool_wall, self.caller_wall) {
+            (Some(pool), Some(caller)) => slower(pool, caller, 1),
+            _ => false,
+        };
+        if self.probe.is_none() && (self.until_probe == 0 || slow) {
+            self.probe = Some(Probe {
+                step: 0,
+                first: Duration::ZERO,
+                slow: 0,
+                pool_sum: Duration::ZERO,
+                caller_sum: Duration::ZERO,
+            });
+        }
+        match self.probe {
+            Some(probe) => {
+                self.probing = true;
+                Probe::inline_at(probe.step)
+            }
+            None => {
+                self.until_probe -= 1;
+                false
+            }
+        }
+    }
+
     fn record(&mut self, inline: bool, wall: Duration) {
-        if inline {
-            // An old average says nothing of today's world: replaced.
-            let recent = self.inline_wall.filter(|_| self.inline_age <= STALE_INLINE);
-            self.inline_wall = Some(moved(recent, wall));
-            self.inline_age = 0;
+        if !inline {
+            self.pool_wall = Some(moved(self.pool_wall, wall));
+        }
+        if !std::mem::take(&mut self.probing) {
             return;
         }
-        self.inline_age = self.inline_age.saturating_add(1);
-        let pool = moved(self.pool_wall, wall);
-        self.pool_wall = Some(pool);
-        let Some(inline_wall) = self.inline_wall else {
+        let Some(mut probe) = self.probe else {
             return;
         };
-        if pool <= inline_wall + inline_wall / 4 + SLOW_SLACK {
-            self.strikes = 0;
-            self.good += 1;
-            if self.good >= GOOD_RESET {
-                self.next_hold = FIRST_BUSY_HOLD;
-            }
-            return;
-        }
-        self.good = 0;
-        self.strikes += 1;
-        if self.strikes < SLOW_STRIKES {
-            return;
-        }
-        self.strikes = 0;
-        // The pool is measured afresh when it is tried again.
-        self.pool_wall = None;
-        if self.inline_age > STALE_INLINE {
-            // Too old to judge by: one tick on the caller's thread first.
-            self.hold = 1;
+        if inline {
+            probe.caller_sum += wall;
         } else {
+            probe.pool_sum += wall;
+        }
+        if probe.step.is_multiple_of(2) {
+            probe.first = wall;
+        } else {
+            let (caller, pool) = if inline {
+                (wall, probe.first)
+            } else {
+                (probe.first, wall)
+            };
+            if slower(pool, caller, 1) {
+                probe.slow += 1;
+            }
+        }
+        probe.step += 1;
+        if probe.step < 2 * PROBE_PAIRS {
+            self.probe = Some(probe);
+            return;
+        }
+        self.probe = None;
+        self.until_probe = PROBE_EVERY;
+        self.pool_wall = None;
+        let pairs = u32::from(PROBE_PAIRS);
+        if probe.slow >= SLOW_PAIRS && slower(probe.pool_sum, probe.caller_sum, pairs) {
+            self.caller_wall = None;
             self.hold = self.next_hold;
             self.next_hold = (self.next_hold * 2).min(MAX_BUSY_HOLD);
+        } else {
+            self.caller_wall = Some(probe.caller_sum / pairs);
+            self.next_hold = FIRST_BUSY_HOLD;
         }
     }
 }
@@ -257,9 +352,16 @@ mod tests {
         assert!(parallel_pays(us(&[4, 4, 4, 4])));
     }
 
+    /// A placement that never probes: for the tests of the costs alone.
+    fn costs_only() -> TickPlacement {
+        let mut placement = TickPlacement::default();
+        placement.busy.until_probe = u32::MAX;
+        placement
+    }
+
     #[test]
     fn a_tick_leaves_its_thread_above_80_microseconds_and_comes_back_below_40() {
-        let mut placement = TickPlacement::default();
+        let mut placement = costs_only();
         // Inline: stays up to 80 µs in all.
         assert!(placement.next(us(&[])));
         assert!(placement.next(us(&[50, 30])));
@@ -275,7 +377,7 @@ mod tests {
 
     #[test]
     fn a_tick_that_swings_is_held_on_the_pool_twice_as_long_each_time() {
-        let mut placement = TickPlacement::default();
+        let mut placement = costs_only();
         let mut inline_ticks = Vec::new();
         // Cheap on the pool (20 µs), costly on the caller's thread (5 ms).
         for tick in 0..200 {
@@ -289,68 +391,81 @@ mod tests {
         assert_eq!(inline_ticks, [9, 27, 61, 127]);
     }
 
-    #[test]
-    fn slow_pool_ticks_send_the_ticks_to_the_caller_for_a_while_twice_as_long_each_time() {
+    /// Runs `ticks` ticks whose systems are expected to cost 500 µs and
+    /// whose wall time is `wall(tick, inline)`; returns where each ran.
+    fn places(ticks: u64, wall: impl Fn(u64, bool) -> u64) -> (TickPlacement, Vec<bool>) {
         let mut placement = TickPlacement::default();
-        let mut places = Vec::new();
-        // A busy machine: 600 µs on the caller's thread, 3 ms on the pool.
-        for tick in 0..80 {
-            // The first tick has no measured cost yet.
-            let inline = placement.next(us(if tick == 0 { &[] } else { &[500] }));
-            places.push(inline);
-            placement.record(
-                inline,
-                Duration::from_micros(if inline { 600 } else { 3_000 }),
-            );
-        }
-        let runs: Vec<(bool, usize)> = places
-            .chunk_by(|a, b| a == b)
-            .map(|r| (r[0], r.len()))
+        let places = (0..ticks)
+            .map(|tick| {
+                // The first tick has no measured cost yet.
+                let inline = placement.next(us(if tick == 0 { &[] } else { &[500] }));
+                placement.record(inline, Duration::from_micros(wall(tick, inline)));
+                inline
+            })
             .collect();
-        // The first tick inline; three slow pool ticks, then 16 inline;
-        // three more, then 32 inline.
-        assert_eq!(
-            runs[..5],
-            [(true, 1), (false, 3), (true, 16), (false, 3), (true, 32)]
-        );
+        (placement, places)
+    }
+
+    fn pool_ticks(places: &[bool]) -> Vec<usize> {
+        (0..places.len()).filter(|&t| !places[t]).collect()
+    }
+
+    #[test]
+    fn a_slow_pool_sends_the_ticks_to_the_caller_for_a_while_twice_as_long_each_time() {
+        // A busy machine: 600 µs on the caller's thread, 3 ms on the pool.
+        let (_, places) = places(80, |_, inline| if inline { 600 } else { 3_000 });
+        // The first tick inline, 8 on the pool; a probe of 8 ticks (pairs
+        // caller-pool, pool-caller, ...) finds the pool slow: 16 ticks on
+        // the caller's thread; probed again, then 32.
+        let mut expected: Vec<usize> = (1..=8).collect();
+        expected.extend([10, 11, 14, 15, 34, 35, 38, 39, 74, 75, 78, 79]);
+        assert_eq!(pool_ticks(&places), expected);
     }
 
     #[test]
     fn a_pool_as_fast_as_the_caller_keeps_the_ticks() {
-        let mut placement = TickPlacement::default();
-        let mut inline_ticks = 0;
-        for tick in 0..200 {
-            let inline = placement.next(us(if tick == 0 { &[] } else { &[500] }));
-            inline_ticks += usize::from(inline);
-            // 600 µs on the caller's thread, 350 on the pool (two cores).
-            placement.record(
-                inline,
-                Duration::from_micros(if inline { 600 } else { 350 }),
-            );
-        }
-        assert_eq!(inline_ticks, 1);
+        // 600 µs on the caller's thread, 350 on the pool (two cores).
+        let (placement, places) = places(600, |_, inline| if inline { 600 } else { 350 });
+        // The first tick, and a probe's four after 8 on the pool; the
+        // next probe comes after 512 pool ticks.
+        let inline: Vec<usize> = (0..places.len()).filter(|&t| places[t]).collect();
+        assert_eq!(inline, [0, 9, 12, 13, 16, 529, 532, 533, 536]);
+        assert_eq!(placement.busy.hold, 0);
     }
 
     #[test]
-    fn an_old_measure_of_the_caller_is_taken_again_before_it_counts() {
-        let mut busy = Busy::default();
-        busy.record(true, Duration::from_micros(100));
-        // 300 pool ticks faster than the caller's thread; then the world
-        // grows, and the pool's ticks take 400 µs.
-        for _ in 0..300 {
-            busy.record(false, Duration::from_micros(90));
-        }
-        for _ in 0..3 {
-            busy.record(false, Duration::from_micros(400));
-        }
-        // One tick on the caller's thread, not a stay of 16.
-        assert_eq!((busy.hold, busy.next_hold), (1, FIRST_BUSY_HOLD));
-        busy.hold = 0;
-        // Measured again: 900 µs on the caller's thread; the pool wins.
-        busy.record(true, Duration::from_micros(900));
-        for _ in 0..10 {
-            busy.record(false, Duration::from_micros(400));
-        }
-        assert_eq!((busy.hold, busy.strikes), (0, 0));
+    fn a_growing_world_does_not_make_a_fast_pool_look_slow() {
+        // Each tick costs more than the one before, and a spawn wave every
+        // 100 ticks triples it; the pool takes 0.8 of the caller's time.
+        let caller = |tick: u64| (100 + tick) * if tick % 100 >= 50 { 3 } else { 1 };
+        let (placement, places) = places(1_000, |tick, inline| {
+            if inline {
+                caller(tick)
+            } else {
+                caller(tick) * 4 / 5
+            }
+        });
+        let on_pool = pool_ticks(&places).len();
+        assert!(on_pool >= 950, "{on_pool} of 1,000 ticks on the pool");
+        assert_eq!(placement.busy.hold, 0);
+    }
+
+    #[test]
+    fn a_machine_that_gets_busy_is_noticed_within_a_probe() {
+        // 350 µs on the pool until tick 200, then 3 ms (other programs
+        // took the cores); the caller's thread takes 600 µs throughout.
+        let (_, places) = places(260, |tick, inline| match (inline, tick < 200) {
+            (true, _) => 600,
+            (false, true) => 350,
+            (false, false) => 3_000,
+        });
+        let late_pool: Vec<usize> = pool_ticks(&places)
+            .into_iter()
+            .filter(|&t| t >= 200)
+            .collect();
+        // One slow pool tick lifts the pool's average past the caller's
+        // thread's at the last probe: a probe (ticks 201 to 208) finds the pool slow, 16 ticks
+        // on the caller's thread, and the next probe finds it slow again.
+        assert_eq!(late_pool, [200, 202, 203, 206, 207, 226, 227, 230, 231]);
     }
 }
