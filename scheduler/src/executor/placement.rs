@@ -154,7 +154,7 @@ const MAX_BUSY_HOLD: u32 = 1024;
 
 /// A probe under way: which tick of it comes next, the first tick of the
 /// current pair, and how many pairs found the pool slow.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 struct Probe {
     step: u8,
     first: Duration,
@@ -251,13 +251,7 @@ impl Busy {
             _ => false,
         };
         if self.probe.is_none() && (self.until_probe == 0 || slow) {
-            self.probe = Some(Probe {
-                step: 0,
-                first: Duration::ZERO,
-                slow: 0,
-                pool_sum: Duration::ZERO,
-                caller_sum: Duration::ZERO,
-            });
+            self.probe = Some(Probe::default());
         }
         match self.probe {
             Some(probe) => {
