@@ -130,6 +130,7 @@ mod entity;
 mod error;
 mod hierarchy;
 mod panic;
+mod parallel;
 mod query;
 mod raw_value;
 mod registry;
@@ -156,6 +157,7 @@ pub use hierarchy::{
     BreadthFirst, ChildOf, Children, DepthFirst, HierarchyState, HierarchyStateError,
 };
 pub use panic::panic_message;
+pub use parallel::{par_for_each, par_map, yield_core};
 pub use query::{
     Added, Changed, ComponentMut, ComponentRef, ExclusiveView, Has, Mut, Or, QueryData,
     QueryFilter, QueryShape, RawChunk, RawView, ReadOnlyQueryData, Ref, Untracked, View, ViewIter,

@@ -2,13 +2,12 @@
 //! [`par_each_init`](View::par_each_init), [`par_fold`](View::par_fold),
 //! [`par_filter_map`](View::par_filter_map) and
 //! [`par_filter_map_into`](View::par_filter_map_into), which split the
-//! driving pool into chunks of consecutive entities run as rayon tasks,
-//! and how long those chunks are; and the serial scope
+//! driving pool into chunks of consecutive entities that the threads of
+//! the current rayon pool take one at a time
+//! ([`par_for_each`](crate::par_for_each)), and how long those chunks are; and the serial scope
 //! ([`run_serial`]) in which they all walk on the calling thread.
 
 use std::cell::Cell;
-
-use rayon::prelude::*;
 
 use super::traits::{QueryData, QueryFilter};
 use super::view::{BLOCK, View};
@@ -34,12 +33,12 @@ const SMALL_TASK: usize = 256;
 /// make 3; 1,000 on 16 make 16 (of 64); 64 or fewer make one, walked on
 /// the calling thread.
 ///
-/// Each chunk is a task of its own (`with_max_len(1)`): left to rayon's
-/// adaptive splitting, the list of chunks is cut only about
-/// `log2(threads) + 1` times unless a thief comes, so a thread that is busy
-/// elsewhere when the walk starts (the other system of a wave) later finds
-/// only halves already being run, and on 2 threads the `particles`
-/// respawn walk ran on one thread while the other sat idle.
+/// The threads take the chunks one at a time ([`par_for_each`](crate::par_for_each)):
+/// left to rayon's adaptive splitting, the list of chunks is cut only
+/// about `log2(threads) + 1` times unless a thief comes, so a thread that
+/// is busy elsewhere when the walk starts (the other system of a wave)
+/// later finds only halves already being run, and on 2 threads the
+/// `particles` respawn walk ran on one thread while the other sat idle.
 pub(crate) fn chunk_len(len: usize, threads: usize) -> usize {
     let threads = threads.max(1);
     let balanced = len.div_ceil(threads * 8);
@@ -302,7 +301,7 @@ impl<Q: QueryData, F: QueryFilter> View<'_, Q, F> {
             (0..chunks).for_each(run);
             return;
         }
-        (0..chunks).into_par_iter().with_max_len(1).for_each(run);
+        crate::par_for_each(0..chunks, run);
     }
 
     /// Folds the items of every matching entity in parallel on the current
@@ -376,11 +375,7 @@ impl<Q: QueryData, F: QueryFilter> View<'_, Q, F> {
                 .reduce(reduce)
                 .unwrap_or_else(init);
         }
-        let parts: Vec<Acc> = (0..chunks)
-            .into_par_iter()
-            .with_max_len(1)
-            .map(fold_chunk)
-            .collect();
+        let parts: Vec<Acc> = crate::par_map(0..chunks, fold_chunk);
         parts.into_iter().reduce(reduce).unwrap_or_else(init)
     }
 
@@ -440,21 +435,17 @@ impl<Q: QueryData, F: QueryFilter> View<'_, Q, F> {
             return;
         }
         let chunk = chunk_len(len, threads);
-        let parts: Vec<Vec<T>> = (0..len.div_ceil(chunk))
-            .into_par_iter()
-            .with_max_len(1)
-            .map(|n| {
-                let range = n * chunk..((n + 1) * chunk).min(len);
-                // Room for a short chunk's every entity (growing push by
-                // push cost a tenth of a small walk), but not a long one's:
-                // a filter that keeps few of a million would reserve
-                // megabytes per chunk.
-                let mut found = Vec::with_capacity(range.len().min(BLOCK));
-                // SAFETY: chunks are disjoint, so each position is walked once.
-                unsafe { pass.filter_map_into(range, &f, &mut found) };
-                found
-            })
-            .collect();
+        let parts: Vec<Vec<T>> = crate::par_map(0..len.div_ceil(chunk), |n| {
+            let range = n * chunk..((n + 1) * chunk).min(len);
+            // Room for a short chunk's every entity (growing push by
+            // push cost a tenth of a small walk), but not a long one's:
+            // a filter that keeps few of a million would reserve
+            // megabytes per chunk.
+            let mut found = Vec::with_capacity(range.len().min(BLOCK));
+            // SAFETY: chunks are disjoint, so each position is walked once.
+            unsafe { pass.filter_map_into(range, &f, &mut found) };
+            found
+        });
         out.reserve(parts.iter().map(Vec::len).sum());
         for part in parts {
             out.extend(part);

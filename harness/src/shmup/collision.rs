@@ -5,10 +5,11 @@
 //! neighbouring cells.
 //!
 //! In parallel on the engine's pool: the bodies are gathered (in dense
-//! order) and given their cells in parallel; the enemies' side is tested
-//! in chunks of consecutive bodies, each chunk writing its own bodies'
-//! damage and listing what it did to the players' side; the lists are
-//! then added up on one thread. Adding up and taking the lowest hitter
+//! order); the players' side is sorted into the grid on one thread; the
+//! enemies' side is tested in chunks of consecutive bodies
+//! ([`ecs_engine::par_map`]), each chunk writing its own bodies' damage
+//! and listing what it did to the players' side; the lists are then
+//! added up on one thread. Adding up and taking the lowest hitter
 //! do not depend on order, so the result is the same on any thread count.
 //!
 //! Hostile: a player's ship or missile against an enemy or an enemy
@@ -18,7 +19,6 @@
 //! number.
 
 use ecs_engine::Entity;
-use rayon::prelude::*;
 use scheduler::{Query, Res, StatefulSystem, SystemParam};
 
 use super::Rules;
@@ -53,8 +53,8 @@ pub(crate) struct Collision {
     /// Touching hostile pairs found so far.
     pub(crate) contacts: u64,
     bodies: Vec<Body>,
-    /// Cell of each body.
-    cell_of: Vec<u32>,
+    /// The players' side: each body's index and cell.
+    players: Vec<(u32, u32)>,
     /// Start of each cell's run in `order` (cells + 1 entries).
     starts: Vec<u32>,
     /// Body indices sorted by cell.
@@ -128,8 +128,20 @@ impl StatefulSystem for Collision {
     }
 }
 
-/// Fewest bodies per parallel task when testing the enemies' side.
+/// Fewest bodies per parallel task.
 const CHUNK: usize = 256;
+
+/// Bodies per parallel task over `len` bodies: a few tasks per thread
+/// (one, walked on this thread, on a one-thread schedule, which runs
+/// outside any pool), none shorter than [`CHUNK`].
+fn chunk_len(len: usize) -> usize {
+    let threads = ecs_engine::walk_threads();
+    if threads == 1 {
+        len.max(1)
+    } else {
+        (len / (threads * 4)).max(CHUNK)
+    }
+}
 
 /// What one chunk of the enemies' side did: hits dealt to the players'
 /// side (body, damage, hitter) and its pair counts.
@@ -141,42 +153,31 @@ struct ChunkHits {
 }
 
 impl Collision {
-    /// Sorts the players' side by cell (enemies' side bodies are left
-    /// out of `order`); the cells are computed in parallel (on this
-    /// thread on a one-thread schedule, which runs outside any pool: a
-    /// rayon call there would wake rayon's global pool every tick).
+    /// Sorts the players' side (the few) by cell, on this thread: the
+    /// enemies' side is left out of `order` and finds its cells as it is
+    /// tested.
     fn sort_into_cells(&mut self, grid: &Grid) {
-        let cell = |b: &Body| grid.cell(b.x, b.y);
-        if ecs_engine::walk_threads() == 1 {
-            self.cell_of.clear();
-            self.cell_of.extend(self.bodies.iter().map(cell));
-        } else {
-            self.bodies
-                .par_iter()
-                .map(cell)
-                .collect_into_vec(&mut self.cell_of);
+        self.players.clear();
+        for (i, b) in self.bodies.iter().enumerate() {
+            if b.faction != Faction::Enemy {
+                self.players.push((i as u32, grid.cell(b.x, b.y)));
+            }
         }
         self.starts.clear();
         self.starts.resize(grid.cells() + 1, 0);
-        let players_side = |b: &Body| b.faction != Faction::Enemy;
-        for (b, &c) in self.bodies.iter().zip(&self.cell_of) {
-            if players_side(b) {
-                self.starts[c as usize + 1] += 1;
-            }
+        for &(_, c) in &self.players {
+            self.starts[c as usize + 1] += 1;
         }
         for c in 0..grid.cells() {
             self.starts[c + 1] += self.starts[c];
         }
         self.order.clear();
-        self.order.resize(self.starts[grid.cells()] as usize, 0);
+        self.order.resize(self.players.len(), 0);
         self.next.clear();
         self.next.extend_from_slice(&self.starts);
-        for (i, &c) in self.cell_of.iter().enumerate() {
-            if !players_side(&self.bodies[i]) {
-                continue;
-            }
+        for &(i, c) in &self.players {
             let slot = &mut self.next[c as usize];
-            self.order[*slot as usize] = i as u32;
+            self.order[*slot as usize] = i;
             *slot += 1;
         }
     }
@@ -187,18 +188,10 @@ impl Collision {
         let cells = Cells {
             grid,
             bodies: &self.bodies,
-            cell_of: &self.cell_of,
             starts: &self.starts,
             order: &self.order,
         };
-        // A few chunks per thread (one, walked on this thread, on a
-        // one-thread schedule, which runs outside any pool).
-        let threads = ecs_engine::walk_threads();
-        let chunk = if threads == 1 {
-            self.taken.len().max(1)
-        } else {
-            (self.taken.len() / (threads * 4)).max(CHUNK)
-        };
+        let chunk = chunk_len(self.taken.len());
         let test_chunk = |(n, taken): (usize, &mut [(i32, Option<u8>)])| {
             let mut out = ChunkHits::default();
             for (k, own) in taken.iter_mut().enumerate() {
@@ -209,19 +202,7 @@ impl Collision {
             }
             out
         };
-        let chunks: Vec<ChunkHits> = if threads == 1 {
-            self.taken
-                .chunks_mut(chunk)
-                .enumerate()
-                .map(test_chunk)
-                .collect()
-        } else {
-            self.taken
-                .par_chunks_mut(chunk)
-                .enumerate()
-                .map(test_chunk)
-                .collect()
-        };
+        let chunks = ecs_engine::par_map(self.taken.chunks_mut(chunk).enumerate(), test_chunk);
         for chunk in chunks {
             self.pairs_tested += chunk.pairs_tested;
             self.contacts += chunk.contacts;
@@ -236,7 +217,6 @@ impl Collision {
 struct Cells<'a> {
     grid: &'a Grid,
     bodies: &'a [Body],
-    cell_of: &'a [u32],
     starts: &'a [u32],
     order: &'a [u32],
 }
@@ -247,23 +227,26 @@ impl Cells<'_> {
     fn test_neighbours(&self, i: usize, own: &mut (i32, Option<u8>), out: &mut ChunkHits) {
         let grid = self.grid;
         let a = self.bodies[i];
-        let (col, row) = grid.coords(self.cell_of[i]);
+        let (col, row) = grid.coords(a.x, a.y);
+        let (first, last) = (col.saturating_sub(1), (col + 1).min(grid.cols - 1));
         for r in row.saturating_sub(1)..=(row + 1).min(grid.rows - 1) {
-            for c in col.saturating_sub(1)..=(col + 1).min(grid.cols - 1) {
-                let cell = (r * grid.cols + c) as usize;
-                let run = self.starts[cell] as usize..self.starts[cell + 1] as usize;
-                for &j in &self.order[run] {
-                    let b = self.bodies[j as usize];
-                    out.pairs_tested += 1;
-                    if !hostile(&a, &b) {
-                        continue;
-                    }
-                    let reach = a.radius + b.radius;
-                    if (a.x - b.x).powi(2) + (a.y - b.y).powi(2) < reach * reach {
-                        out.contacts += 1;
-                        hit(own, b.damage, b.faction);
-                        out.dealt.push((j, a.damage, a.faction));
-                    }
+            // The row's three cells are next to each other in `order`.
+            let (from, to) = (
+                (r * grid.cols + first) as usize,
+                (r * grid.cols + last) as usize,
+            );
+            let run = self.starts[from] as usize..self.starts[to + 1] as usize;
+            for &j in &self.order[run] {
+                let b = self.bodies[j as usize];
+                out.pairs_tested += 1;
+                if !hostile(&a, &b) {
+                    continue;
+                }
+                let reach = a.radius + b.radius;
+                if (a.x - b.x).powi(2) + (a.y - b.y).powi(2) < reach * reach {
+                    out.contacts += 1;
+                    hit(own, b.damage, b.faction);
+                    out.dealt.push((j, a.damage, a.faction));
                 }
             }
         }
@@ -308,12 +291,14 @@ impl Grid {
 
     /// The cell of a point; points outside fall in the border cells.
     fn cell(&self, x: f32, y: f32) -> u32 {
-        let col = ((x - self.x0) / self.size).clamp(0.0, (self.cols - 1) as f32) as u32;
-        let row = ((y - self.y0) / self.size).clamp(0.0, (self.rows - 1) as f32) as u32;
+        let (col, row) = self.coords(x, y);
         row * self.cols + col
     }
 
-    fn coords(&self, cell: u32) -> (u32, u32) {
-        (cell % self.cols, cell / self.cols)
+    /// The column and row of a point's cell.
+    fn coords(&self, x: f32, y: f32) -> (u32, u32) {
+        let col = ((x - self.x0) / self.size).clamp(0.0, (self.cols - 1) as f32) as u32;
+        let row = ((y - self.y0) / self.size).clamp(0.0, (self.rows - 1) as f32) as u32;
+        (col, row)
     }
 }

@@ -1,0 +1,239 @@
+//! Parallel loops whose calling thread keeps working and then waits awake:
+//! [`par_for_each`] and [`par_map`] run a list of items (chunks of a walk,
+//! a wave's systems) on the current rayon pool, each thread claiming the
+//! next item from a shared counter, and [`yield_core`], the yield they
+//! wait with.
+//!
+//! A rayon `join` or parallel iterator hands halves of its items to other
+//! threads, and the thread that started it, once its own half is done,
+//! waits for the stolen half in rayon's idle loop: a few dozen yields,
+//! then sleep. The stolen half usually ends a few microseconds later, and
+//! waking the sleeper took 20 to 40 µs on a 2-core virtual machine:
+//! in the harness's shoot'em up, the collision test's chunks were done on
+//! both threads at 66 µs and the walk returned at 84 to 97 µs (issue 24).
+//! Here the starting thread claims items until none is left, then waits
+//! for the items other threads still run (at most one each) by running
+//! other pool work or yielding its core, never sleeping for a short wait.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use rayon::Yield;
+
+use crate::walk_threads;
+
+/// A yield of the core that returns later than this found another thread
+/// waiting for the core: the machine is busy (other programs, or more
+/// threads than cores), and a thread waiting for work should give its
+/// core up (sleep) instead of taking it from work that needs it. On a
+/// quiet machine `sched_yield` returns within a few microseconds.
+const BUSY_YIELD: Duration = Duration::from_micros(20);
+
+/// The longest the starting thread of a [`par_for_each`] waits awake for
+/// the items other threads still run; past it, or on a busy machine, it
+/// sleeps in rayon's wait until they end.
+const MAX_AWAKE_WAIT: Duration = Duration::from_micros(500);
+
+/// Yields this thread's core ([`std::thread::yield_now`]); `false` when
+/// the yield came back later than 20 µs, that is when another thread
+/// wanted the core (a busy machine).
+pub fn yield_core() -> bool {
+    let start = Instant::now();
+    std::thread::yield_now();
+    start.elapsed() < BUSY_YIELD
+}
+
+/// Counts an item as done when dropped: when it returns, and when it
+/// unwinds, so that a panicking item does not keep the starting thread
+/// waiting.
+struct Done<'a>(&'a AtomicUsize);
+
+impl Drop for Done<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::Release);
+    }
+}
+
+/// Calls `f` with every item of `items` on the current rayon pool: this
+/// thread and up to `threads - 1` helper tasks take the items one at a
+/// time in order, so a thread that is busy elsewhere when the loop starts
+/// takes fewer. Once none is left, this thread waits for the items others
+/// still run by running other work of the pool or yielding its core (for
+/// up to 500 µs, less on a busy machine: then it sleeps until they end),
+/// not by sleeping at once as a rayon parallel iterator's caller does.
+///
+/// On a pool of one thread, inside [`run_serial`](crate::run_serial),
+/// or for one item, every item runs on this thread, in order. Which
+/// thread runs an item varies from run to run; the items themselves do
+/// not, so code whose result depends only on each item's own work (the
+/// chunks of a walk) gets the same result on any thread count. A panic of
+/// `f` is resumed on this thread once every started item has ended (the
+/// other items may or may not run).
+///
+/// # Examples
+///
+/// ```
+/// # // rayon's pool trips crossbeam-epoch under Miri's Stacked Borrows.
+/// # if cfg!(miri) { return; }
+/// use std::sync::atomic::{AtomicU64, Ordering};
+///
+/// let total = AtomicU64::new(0);
+/// ecs_engine::par_for_each(1..101u32, |n| {
+///     total.fetch_add(u64::from(n), Ordering::Relaxed);
+/// });
+/// assert_eq!(total.into_inner(), 5_050);
+/// ```
+pub fn par_for_each<I, Fun>(items: I, f: Fun)
+where
+    I: ExactSizeIterator + Send,
+    I::Item: Send,
+    Fun: Fn(I::Item) + Sync,
+{
+    let len = items.len();
+    let threads = walk_threads();
+    if threads == 1 || len <= 1 {
+        items.for_each(f);
+        return;
+    }
+    let items = Mutex::new(items);
+    let done = AtomicUsize::new(0);
+    let work = || {
+        loop {
+            // Taken out of the lock, so `f` runs with the lock released.
+            let next = items.lock().next();
+            let Some(item) = next else { return };
+            let _done = Done(&done);
+            f(item);
+        }
+    };
+    let helpers = (threads - 1).min(len - 1);
+    rayon::in_place_scope(|scope| {
+        for _ in 0..helpers {
+            scope.spawn(|_| work());
+        }
+        work();
+        wait_awake(&done, len);
+    });
+}
+
+/// As [`par_for_each`], collecting `f`'s results in the order of `items`
+/// (whichever thread ran each).
+///
+/// # Examples
+///
+/// ```
+/// # if cfg!(miri) { return; }
+/// let squares = ecs_engine::par_map(0..6u32, |n| n * n);
+/// assert_eq!(squares, [0, 1, 4, 9, 16, 25]);
+/// ```
+pub fn par_map<I, T, Fun>(items: I, f: Fun) -> Vec<T>
+where
+    I: ExactSizeIterator + Send,
+    I::Item: Send,
+    T: Send,
+    Fun: Fn(I::Item) -> T + Sync,
+{
+    let len = items.len();
+    if walk_threads() == 1 || len <= 1 {
+        return items.map(f).collect();
+    }
+    let results = Mutex::new(Vec::with_capacity(len));
+    par_for_each(items.enumerate(), |(index, item)| {
+        let result = f(item);
+        results.lock().push((index, result));
+    });
+    let mut results = results.into_inner();
+    results.sort_unstable_by_key(|&(index, _)| index);
+    results.into_iter().map(|(_, result)| result).collect()
+}
+
+/// Waits until `done` reaches `len`: runs the pool's other work (another
+/// loop's items, stolen) or yields the core, for up to
+/// [`MAX_AWAKE_WAIT`]; returns early on a busy machine (a late yield),
+/// leaving the rest of the wait to rayon's.
+fn wait_awake(done: &AtomicUsize, len: usize) {
+    let start = Instant::now();
+    while done.load(Ordering::Acquire) < len {
+        match rayon::yield_now() {
+            Some(Yield::Executed) => {}
+            Some(Yield::Idle) | None => {
+                if start.elapsed() > MAX_AWAKE_WAIT || !yield_core() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::{par_for_each, par_map};
+
+    fn pool(threads: usize) -> rayon::ThreadPool {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("a pool")
+    }
+
+    #[test]
+    fn every_item_runs_once_on_any_thread_count() {
+        for threads in [1, 2, 3, 8] {
+            let runs: Vec<AtomicUsize> = (0..1_000).map(|_| AtomicUsize::new(0)).collect();
+            pool(threads).install(|| {
+                par_for_each(0..runs.len(), |n| {
+                    runs[n].fetch_add(1, Ordering::Relaxed);
+                });
+            });
+            assert!(
+                runs.iter().all(|r| r.load(Ordering::Relaxed) == 1),
+                "{threads} threads"
+            );
+        }
+    }
+
+    #[test]
+    fn results_come_in_item_order() {
+        for threads in [1, 2, 4] {
+            let words = pool(threads).install(|| par_map(0..300u32, |n| format!("#{n}")));
+            let expected: Vec<String> = (0..300).map(|n| format!("#{n}")).collect();
+            assert_eq!(words, expected, "{threads} threads");
+        }
+        assert_eq!(par_map(std::iter::empty::<u8>(), |n| n), Vec::<u8>::new());
+    }
+
+    #[test]
+    fn nested_loops_finish() {
+        let total = AtomicUsize::new(0);
+        pool(2).install(|| {
+            par_for_each(0..16, |_| {
+                par_for_each(0..16, |n| {
+                    total.fetch_add(n, Ordering::Relaxed);
+                });
+            });
+        });
+        assert_eq!(total.into_inner(), 16 * 120);
+    }
+
+    #[test]
+    fn a_panicking_item_is_resumed_on_the_caller() {
+        let ran = AtomicUsize::new(0);
+        let outcome = std::panic::catch_unwind(|| {
+            pool(2).install(|| {
+                par_for_each(0..64, |n| {
+                    ran.fetch_add(1, Ordering::Relaxed);
+                    assert_ne!(n, 7, "item 7 fails");
+                });
+            });
+        });
+        let message = outcome.expect_err("the panic reaches the caller");
+        assert_eq!(
+            crate::panic_message(&*message),
+            "assertion `left != right` failed: item 7 fails\n  left: 7\n right: 7"
+        );
+        assert!(ran.load(Ordering::Relaxed) >= 8);
+    }
+}
