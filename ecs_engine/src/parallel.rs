@@ -62,6 +62,7 @@ impl Drop for Done<'_> {
 /// still run by running other work of the pool or yielding its core (for
 /// up to 500 µs, less on a busy machine: then it sleeps until they end),
 /// not by sleeping at once as a rayon parallel iterator's caller does.
+/// Allocates nothing.
 ///
 /// On a pool of one thread, inside [`run_serial`](crate::run_serial),
 /// or for one item, every item runs on this thread, in order. Which
@@ -108,13 +109,35 @@ where
         }
     };
     let helpers = (threads - 1).min(len - 1);
-    rayon::in_place_scope(|scope| {
-        for _ in 0..helpers {
-            scope.spawn(|_| work());
+    rayon::join(
+        || {
+            work();
+            wait_awake(&done, len);
+        },
+        || spread(helpers, &|| work(), &|| wait_awake(&done, len)),
+    );
+}
+
+/// Runs `work` on `helpers` threads of the pool, as a tree of
+/// `rayon::join`s (no allocation, and each thread that steals a half
+/// offers the next): each join's own half ends with `wait` (the items
+/// all done, waited for awake), so that the join's wait for its other
+/// half, which ends with the items, does not sleep.
+fn spread(helpers: usize, work: &(dyn Fn() + Sync), wait: &(dyn Fn() + Sync)) {
+    match helpers {
+        0 => {}
+        1 => work(),
+        _ => {
+            let half = helpers / 2;
+            rayon::join(
+                || {
+                    spread(half, work, wait);
+                    wait();
+                },
+                || spread(helpers - half, work, wait),
+            );
         }
-        work();
-        wait_awake(&done, len);
-    });
+    }
 }
 
 /// As [`par_for_each`], collecting `f`'s results in the order of `items`

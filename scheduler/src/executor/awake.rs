@@ -13,7 +13,7 @@
 //! chunks of a `par_each`) and yields its core when there is none (as
 //! rayon's idle loop does before it sleeps). A watch lasts from tick to
 //! tick and ends after [`MAX_IDLE`] without work, as soon as a yield comes
-//! back late (another thread wanted the core: see [`BUSY_YIELD`]), at the
+//! back late (another thread wanted the core: see [`yield_core`]), at the
 //! end of a tick when ticks come further apart than [`MAX_IDLE`]
 //! ([`Watches::release`]), or when the schedule is dropped; the next tick sends new watches when none is left.
 //!
@@ -32,6 +32,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
+use ecs_engine::yield_core;
+
 use rayon::{ThreadPool, Yield};
 
 /// The longest a watch goes without finding work before it returns and its
@@ -44,13 +46,6 @@ pub(crate) const MAX_IDLE: Duration = Duration::from_micros(500);
 
 /// How long the caller spins (yielding its core) before parking.
 const CALLER_SPIN: Duration = Duration::from_micros(50);
-
-/// A yield of the core that returns later than this found another thread
-/// waiting for the core: the machine is busy (other programs, or more
-/// threads than cores), so a watch ends and the caller parks at once
-/// instead of taking the core from work that needs it. On a quiet machine
-/// `sched_yield` returns within a few microseconds.
-const BUSY_YIELD: Duration = Duration::from_micros(20);
 
 /// The watches of one pool.
 #[derive(Debug)]
@@ -185,12 +180,4 @@ pub(crate) fn wait_for(done: &AtomicBool) {
             std::thread::park();
         }
     }
-}
-
-/// Yields this thread's core; `false` when the yield came back later than
-/// [`BUSY_YIELD`], that is when another thread wanted the core.
-fn yield_core() -> bool {
-    let start = Instant::now();
-    std::thread::yield_now();
-    start.elapsed() < BUSY_YIELD
 }

@@ -14,7 +14,6 @@ use std::time::{Duration, Instant};
 
 use command_buffer::{ApplyMode, ApplyReport, CommandBuffer, SpawnLanes};
 use ecs_engine::{Registry, panic_message};
-use rayon::prelude::*;
 use tracing::Dispatch;
 
 use crate::events::hooks::EventHooks;
@@ -218,11 +217,14 @@ pub(crate) fn run_waves(
                 let cell = registry.cell();
                 many.iter_mut().for_each(|slot| slot.run(&cell, tick));
             }
+            // The threads take the systems one at a time, in registration
+            // order, and the tick's thread waits for the last ones awake.
             many => {
                 timing.parallel = true;
                 let cell = registry.cell();
-                many.par_iter_mut()
-                    .for_each(|slot| with_dispatch(dispatch, || slot.run(&cell, tick)));
+                ecs_engine::par_for_each(many.iter_mut(), |slot| {
+                    with_dispatch(dispatch, || slot.run(&cell, tick));
+                });
             }
         }
         timing.wall = start.elapsed();
