@@ -391,7 +391,10 @@ impl ScheduleBuilder {
     /// [`THREADS_PER_CORE`] per core start that many
     /// ([`Schedule::threads`](crate::Schedule::threads) says how many). A schedule of one
     /// thread starts no pool: it runs every tick on the thread that calls
-    /// [`Schedule::run`](crate::Schedule::run).
+    /// [`Schedule::run`](crate::Schedule::run). A wave, or a parallel walk
+    /// ([`ecs_engine::par_for_each`]), uses no more of the pool's threads
+    /// at once than the machine has cores: on 2 cores, the systems of a
+    /// wave of 4 run two at a time even on a pool of 8.
     pub fn threads(&mut self, threads: usize) -> &mut Self {
         self.threads = Some(threads);
         self
