@@ -16,12 +16,23 @@
 //! other pool work or yielding its core, never sleeping for a short wait.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
 use rayon::Yield;
+use rayon::prelude::*;
 
 use crate::walk_threads;
+
+/// Locks `mutex`, poisoned or not (a panic while it was held, in an
+/// iterator's `next`, reaches the loop's caller anyway). `std`'s lock, not
+/// `parking_lot`'s: every thread of a loop contends for it, and under
+/// Miri (nightlies since 2026-09) `parking_lot_core` 0.9's futex wait of a
+/// contended lock fails Miri's check of variadic argument types (rust-lang
+/// PR 161734; fixed in `parking_lot_core` 0.10, which needs Rust 1.95).
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 /// A yield of the core that returns later than this found another thread
 /// waiting for the core: the machine is busy (other programs, or more
@@ -45,10 +56,8 @@ pub fn yield_core() -> bool {
 }
 
 /// The cores this process may use ([`std::thread::available_parallelism`],
-/// read once): a loop takes no more threads than that, since a pool
-/// larger than the machine only time-slices them, and an item whose
-/// thread was preempted holds up the loop's end (with 8 helpers on 2
-/// cores, the harness's `particles` ran at 0.77x of 2 threads).
+/// read once): a pool with more threads than that runs a loop as rayon's
+/// parallel iterators do (see [`par_for_each`]).
 fn cores() -> usize {
     static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
@@ -66,13 +75,16 @@ impl Drop for Done<'_> {
 }
 
 /// Calls `f` with every item of `items` on the current rayon pool: this
-/// thread and up to `threads - 1` helper tasks (no more threads in all
-/// than the machine's cores) take the items one at a time in order, so a
-/// thread that is busy elsewhere when the loop starts takes fewer. Once none is left, this thread waits for the items others
+/// thread and up to `threads - 1` helper tasks take the items one at a
+/// time in order, so a thread that is busy elsewhere when the loop starts
+/// takes fewer. Once none is left, this thread waits for the items others
 /// still run by running other work of the pool or yielding its core (for
 /// up to 500 µs, less on a busy machine: then it sleeps until they end),
 /// not by sleeping at once as a rayon parallel iterator's caller does.
-/// Allocates nothing.
+/// Allocates nothing. On a pool with more threads than the machine has
+/// cores, the tasks are spread by a rayon parallel iterator instead (one
+/// per thread, each claiming items until none is left), and this thread
+/// waits as its caller does.
 ///
 /// On a pool of one thread, inside [`run_serial`](crate::run_serial),
 /// or for one item, every item runs on this thread, in order. Which
@@ -112,13 +124,26 @@ where
     let work = || {
         loop {
             // Taken out of the lock, so `f` runs with the lock released.
-            let next = items.lock().next();
+            let next = lock(&items).next();
             let Some(item) = next else { return };
             let _done = Done(&done);
             f(item);
         }
     };
-    let helpers = (threads.min(cores()) - 1).min(len - 1);
+    if threads > cores() {
+        // A pool larger than the machine: its idle threads wait for a core
+        // as often as they run, so rayon takes them for awake and wakes
+        // none of the sleepers for one helper task (particles, 8 threads
+        // on 2 cores: the helper started 0.3 to 2 ms into a 2 ms walk, or
+        // never). A task per thread, split by rayon, wakes threads as it
+        // spreads; each claims items until none is left.
+        (0..threads.min(len))
+            .into_par_iter()
+            .with_max_len(1)
+            .for_each(|_| work());
+        return;
+    }
+    let helpers = (threads - 1).min(len - 1);
     rayon::join(
         || {
             work();
@@ -174,9 +199,9 @@ where
     let results = Mutex::new(Vec::with_capacity(len));
     par_for_each(items.enumerate(), |(index, item)| {
         let result = f(item);
-        results.lock().push((index, result));
+        lock(&results).push((index, result));
     });
-    let mut results = results.into_inner();
+    let mut results = results.into_inner().unwrap_or_else(PoisonError::into_inner);
     results.sort_unstable_by_key(|&(index, _)| index);
     results.into_iter().map(|(_, result)| result).collect()
 }
@@ -203,7 +228,7 @@ fn wait_awake(done: &AtomicUsize, len: usize) {
 mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    use super::{par_for_each, par_map};
+    use super::{cores, par_for_each, par_map};
 
     fn pool(threads: usize) -> rayon::ThreadPool {
         rayon::ThreadPoolBuilder::new()
@@ -218,7 +243,8 @@ mod tests {
     #[test]
     #[cfg_attr(miri, ignore = "starts rayon pools (Tree Borrows: miri lane 2)")]
     fn every_item_runs_once_on_any_thread_count() {
-        for threads in [1, 2, 3, 8] {
+        // Up to the cores, the caller waits awake; past them, rayon spreads.
+        for threads in [1, 2, 3, 8, cores() + 1] {
             let runs: Vec<AtomicUsize> = (0..ITEMS).map(|_| AtomicUsize::new(0)).collect();
             pool(threads).install(|| {
                 par_for_each(0..runs.len(), |n| {
@@ -260,20 +286,23 @@ mod tests {
     #[test]
     #[cfg_attr(miri, ignore = "starts rayon pools (Tree Borrows: miri lane 2)")]
     fn a_panicking_item_is_resumed_on_the_caller() {
-        let ran = AtomicUsize::new(0);
-        let outcome = std::panic::catch_unwind(|| {
-            pool(2).install(|| {
-                par_for_each(0..64, |n| {
-                    ran.fetch_add(1, Ordering::Relaxed);
-                    assert_ne!(n, 7, "item 7 fails");
+        for threads in [2, cores() + 1] {
+            let ran = AtomicUsize::new(0);
+            let outcome = std::panic::catch_unwind(|| {
+                pool(threads).install(|| {
+                    par_for_each(0..64, |n| {
+                        ran.fetch_add(1, Ordering::Relaxed);
+                        assert_ne!(n, 7, "item 7 fails");
+                    });
                 });
             });
-        });
-        let message = outcome.expect_err("the panic reaches the caller");
-        assert_eq!(
-            crate::panic_message(&*message),
-            "assertion `left != right` failed: item 7 fails\n  left: 7\n right: 7"
-        );
-        assert!(ran.load(Ordering::Relaxed) >= 8);
+            let message = outcome.expect_err("the panic reaches the caller");
+            assert_eq!(
+                crate::panic_message(&*message),
+                "assertion `left != right` failed: item 7 fails\n  left: 7\n right: 7",
+                "{threads} threads"
+            );
+            assert!(ran.load(Ordering::Relaxed) >= 8, "{threads} threads");
+        }
     }
 }
