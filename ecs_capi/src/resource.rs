@@ -219,14 +219,29 @@ impl SystemResources {
     }
 }
 
-/// Checks `size` against resource `index`'s size.
-fn check_size(
-    store: &ResourceStore,
-    index: usize,
+/// The shared body of `ecs_resource_get` and `ecs_resource_set`: locks
+/// `engine` (no tick runs while the lock is held), finds resource `id`,
+/// checks `size` against its size and, when `size` is not 0, the caller's
+/// buffer (`buffer_is_null`, named `buffer` in the error), then calls `copy`
+/// with the resource's block of `size` bytes.
+///
+/// # Safety
+///
+/// `engine` is NULL or a live engine.
+unsafe fn copy_between_ticks(
+    engine: *mut ecs_engine,
+    id: ecs_resource_id,
     size: usize,
+    (buffer_is_null, buffer): (bool, &str),
     function: &str,
+    copy: impl FnOnce(NonNull<u8>),
 ) -> Result<(), Failure> {
-    let (_, expected) = store.bytes(index);
+    // SAFETY: the caller's promise on `engine`.
+    let engine = unsafe { arg(engine, function, "engine") }?;
+    let engine = engine.lock(function)?;
+    let store = &engine.resources;
+    let index = store.index(engine.tag, id, function)?;
+    let (bytes, expected) = store.bytes(index);
     if size != expected {
         return Err(Failure::invalid(
             function,
@@ -236,6 +251,13 @@ fn check_size(
             ),
         ));
     }
+    if size == 0 {
+        return Ok(());
+    }
+    if buffer_is_null {
+        return Err(Failure::null(function, buffer));
+    }
+    copy(bytes);
     Ok(())
 }
 
@@ -382,25 +404,15 @@ pub unsafe extern "C" fn ecs_resource_get(
     size: usize,
 ) -> ecs_status {
     const F: &str = "ecs_resource_get";
-    call(F, || {
-        // SAFETY: the caller's promise on `engine`.
-        let engine = unsafe { arg(engine, F, "engine") }?;
-        let engine = engine.lock(F)?;
-        let store = &engine.resources;
-        let index = store.index(engine.tag, id, F)?;
-        check_size(store, index, size, F)?;
-        if size == 0 {
-            return Ok(());
-        }
-        if out.is_null() {
-            return Err(Failure::null(F, "out"));
-        }
-        let (bytes, _) = store.bytes(index);
-        // SAFETY: no tick runs (the engine's lock is held), so no system
-        // writes the block; `out` is valid for `size` writes (the caller's
-        // promise) and the block holds `size` bytes.
+    let copy = |bytes: NonNull<u8>| {
+        // SAFETY: no tick runs (the engine's lock is held while this
+        // runs), so no system writes the block; `out` is valid for `size`
+        // writes (the caller's promise) and the block holds `size` bytes.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out.cast::<u8>(), size) };
-        Ok(())
+    };
+    // SAFETY: the caller's promise on `engine`.
+    call(F, || unsafe {
+        copy_between_ticks(engine, id, size, (out.is_null(), "out"), F, copy)
     })
 }
 
@@ -429,25 +441,16 @@ pub unsafe extern "C" fn ecs_resource_set(
     size: usize,
 ) -> ecs_status {
     const F: &str = "ecs_resource_set";
-    call(F, || {
-        // SAFETY: the caller's promise on `engine`.
-        let engine = unsafe { arg(engine, F, "engine") }?;
-        let engine = engine.lock(F)?;
-        let store = &engine.resources;
-        let index = store.index(engine.tag, id, F)?;
-        check_size(store, index, size, F)?;
-        if size == 0 {
-            return Ok(());
-        }
-        if value.is_null() {
-            return Err(Failure::null(F, "value"));
-        }
-        let (bytes, _) = store.bytes(index);
-        // SAFETY: no tick runs (the engine's lock is held), so no system
-        // touches the block; `value` is valid for `size` reads (the
-        // caller's promise); `copy` allows the two to overlap.
+    let copy = |bytes: NonNull<u8>| {
+        // SAFETY: no tick runs (the engine's lock is held while this
+        // runs), so no system touches the block; `value` is valid for
+        // `size` reads (the caller's promise); `copy` allows the two to
+        // overlap.
         unsafe { std::ptr::copy(value.cast::<u8>(), bytes.as_ptr(), size) };
-        Ok(())
+    };
+    // SAFETY: the caller's promise on `engine`.
+    call(F, || unsafe {
+        copy_between_ticks(engine, id, size, (value.is_null(), "value"), F, copy)
     })
 }
 
