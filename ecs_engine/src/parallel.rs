@@ -261,7 +261,7 @@ mod tests {
     #[test]
     #[cfg_attr(miri, ignore = "starts rayon pools (Tree Borrows: miri lane 2)")]
     fn results_come_in_item_order() {
-        for threads in [1, 2, 4] {
+        for threads in [1, 2, cores() + 1] {
             let words = pool(threads).install(|| par_map(0..300u32, |n| format!("#{n}")));
             let expected: Vec<String> = (0..300).map(|n| format!("#{n}")).collect();
             assert_eq!(words, expected, "{threads} threads");
@@ -272,15 +272,17 @@ mod tests {
     #[test]
     #[cfg_attr(miri, ignore = "starts rayon pools (Tree Borrows: miri lane 2)")]
     fn nested_loops_finish() {
-        let total = AtomicUsize::new(0);
-        pool(2).install(|| {
-            par_for_each(0..16, |_| {
-                par_for_each(0..16, |n| {
-                    total.fetch_add(n, Ordering::Relaxed);
+        for threads in [2, cores() + 1] {
+            let total = AtomicUsize::new(0);
+            pool(threads).install(|| {
+                par_for_each(0..16, |_| {
+                    par_for_each(0..16, |n| {
+                        total.fetch_add(n, Ordering::Relaxed);
+                    });
                 });
             });
-        });
-        assert_eq!(total.into_inner(), 16 * 120);
+            assert_eq!(total.into_inner(), 16 * 120, "{threads} threads");
+        }
     }
 
     #[test]
