@@ -1,8 +1,8 @@
 //! Parallel loops whose calling thread keeps working and then waits awake:
 //! [`par_for_each`] and [`par_map`] run a list of items (chunks of a walk,
 //! a wave's systems) on the current rayon pool, each thread claiming the
-//! next item from a shared counter, and [`yield_core`], the yield they
-//! wait with.
+//! next item from a shared list, and [`yield_core`], the yield they wait
+//! with.
 //!
 //! A rayon `join` or parallel iterator hands halves of its items to other
 //! threads, and the thread that started it, once its own half is done,
@@ -14,6 +14,9 @@
 //! Here the starting thread claims items until none is left, then waits
 //! for the items other threads still run (at most one each) by running
 //! other pool work or yielding its core, never sleeping for a short wait.
+//! A pool with more threads than cores is the exception: there the items
+//! are spread by a rayon parallel iterator, which wakes sleeping threads
+//! as it splits (see [`par_for_each`]).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
