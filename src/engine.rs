@@ -28,7 +28,7 @@ pub use error::EngineError;
 pub use input::{InputError, InputProducer, InputSender, InputStats};
 pub use plugin::Plugin;
 pub use ring::EngineRing;
-pub use state::{EngineState, EngineStateError};
+pub use state::{EngineParts, EngineState, EngineStateError};
 
 use input::InputPump;
 

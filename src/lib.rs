@@ -29,9 +29,9 @@ pub mod divergence;
 mod engine;
 
 pub use engine::{
-    Advance, DEFAULT_MAX_CATCH_UP, DEFAULT_STEP, Engine, EngineBuilder, EngineError, EngineRing,
-    EngineState, EngineStateError, InputError, InputProducer, InputSender, InputStats, Plugin,
-    SystemEntry, SystemHandle,
+    Advance, DEFAULT_MAX_CATCH_UP, DEFAULT_STEP, Engine, EngineBuilder, EngineError, EngineParts,
+    EngineRing, EngineState, EngineStateError, InputError, InputProducer, InputSender, InputStats,
+    Plugin, SystemEntry, SystemHandle,
 };
 
 pub use command_buffer;

@@ -143,8 +143,8 @@ pub use access::{Access, ComponentAccess, ComponentKey};
 pub use bundle::{Bundle, SpawnBatch};
 pub use cell::RegistryCell;
 pub use change::{
-    CHECK_INTERVAL, ChangeTick, MAX_CHANGE_AGE, REMOVED_CAPACITY, Removed, RemovedCursor,
-    STALE_AGE, is_newer,
+    CHECK_INTERVAL, ChangeClockState, ChangeTick, MAX_CHANGE_AGE, PoolTicks, PoolTicksError,
+    REMOVED_CAPACITY, Removed, RemovedCursor, STALE_AGE, is_newer,
 };
 pub use component::{Component, ComponentId, ComponentInfo};
 pub use descriptor::{ComponentDescriptor, DropFn};

@@ -55,6 +55,13 @@ pub struct ResourceTicks {
 }
 
 impl ResourceTicks {
+    /// The ticks of a resource added at `added` and last changed at
+    /// `changed` (for a load that puts saved ticks back:
+    /// [`Registry::set_resource_ticks`](crate::Registry::set_resource_ticks)).
+    pub const fn new(added: ChangeTick, changed: ChangeTick) -> Self {
+        ResourceTicks { added, changed }
+    }
+
     /// The tick the resource was added at.
     #[inline]
     pub fn added(&self) -> ChangeTick {
@@ -345,6 +352,16 @@ impl Resources {
     /// `R`'s ticks.
     pub(crate) fn ticks<R: 'static>(&self) -> Option<ResourceTicks> {
         Some(self.slots.get(&TypeId::of::<R>())?.ticks.load())
+    }
+
+    /// Sets `R`'s ticks.
+    pub(crate) fn set_ticks<R: 'static>(&mut self, ticks: ResourceTicks) -> Result<(), EcsError> {
+        let slot = self
+            .slots
+            .get_mut(&TypeId::of::<R>())
+            .ok_or_else(missing::<R>)?;
+        slot.ticks.set(ticks);
+        Ok(())
     }
 
     /// `R`, mutable, marked changed at `now`.

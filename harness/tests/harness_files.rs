@@ -29,7 +29,7 @@ fn case_1_load_reads_no_more_than_a_snapshot_of_the_run_can_hold() {
     let started = Instant::now();
     assert_refused(
         &harness(&["--scenario", SMALL, "--ticks", "20", "--load", "/dev/zero"]),
-        "cannot read the snapshot /dev/zero: not a snapshot of format version 2: it starts with byte 0x00",
+        "cannot read the snapshot /dev/zero: not a snapshot of format version 3: it starts with byte 0x00",
     );
     assert_refused(
         &harness(&[

@@ -165,7 +165,7 @@ fn case_6_flipped_bits_never_run() {
         );
         let message = stderr(&output);
         assert!(
-            message.contains("damaged") || message.contains("not a snapshot of format version 2"),
+            message.contains("damaged") || message.contains("not a snapshot of format version 3"),
             "byte {at}: {message}"
         );
         assert_eq!(message.lines().count(), 1, "{message}");

@@ -129,6 +129,7 @@ pub use builder::{
 };
 pub use error::{BuildError, CycleEdge, RunError, SystemError};
 pub use events::params::{EventReader, EventWriter};
+pub use events::saved::{EventChunk, EventsState, EventsStateError};
 pub use events::{EventCommands, EventIter, Events};
 pub use executor::WaveTiming;
 pub use explain::Explain;
@@ -156,6 +157,9 @@ pub use system::pipe::{In, IntoPipeable, IsPipeable, Pipe, Pipeable, PipeableFun
 pub use system::{
     DeclaredSystem, ExclusiveSystem, FunctionSystem, IntoSystem, IsExclusive, IsStateful, IsSystem,
     Stateful, StatefulSystem, System, SystemOutput,
+};
+pub use system_state::values::{
+    LoadedSystem, LoadedValue, PutOwn, StatePlace, StateValue, StateVisit,
 };
 pub use system_state::{SystemStateError, SystemStates};
 pub use tick::Tick;

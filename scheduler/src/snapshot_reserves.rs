@@ -11,7 +11,7 @@
 use std::collections::HashSet;
 
 use command_buffer::ReserveState;
-use ecs_engine::{EcsError, Registry};
+use ecs_engine::{EcsError, EntityAllocator, Registry};
 
 use crate::Schedule;
 
@@ -70,9 +70,33 @@ impl Schedule {
         registry: &mut Registry,
         reserves: Vec<(String, ReserveState)>,
     ) -> Result<(), RestoreReservesError> {
+        let targets = self.check_command_reserves(registry.entities(), &reserves)?;
+        for (position, (_, state)) in targets.into_iter().zip(reserves) {
+            self.slots[position]
+                .buffer
+                .restore_reserve(registry, state)
+                .expect("every handle was checked reserved, and listed once");
+        }
+        Ok(())
+    }
+
+    /// Checks `reserves` as [`restore_command_reserves`](Self::restore_command_reserves)
+    /// does before it changes anything, against `allocator` (the one the
+    /// registry will have: a load checks before it swaps): every system
+    /// known and with commands, every handle reserved there and listed
+    /// once. Returns each entry's slot.
+    ///
+    /// # Errors
+    ///
+    /// As [`restore_command_reserves`](Self::restore_command_reserves).
+    pub fn check_command_reserves(
+        &self,
+        allocator: &EntityAllocator,
+        reserves: &[(String, ReserveState)],
+    ) -> Result<Vec<usize>, RestoreReservesError> {
         let mut targets = Vec::with_capacity(reserves.len());
         let mut seen = HashSet::new();
-        for (system, state) in &reserves {
+        for (system, state) in reserves {
             let Some(position) = self
                 .slots
                 .iter()
@@ -85,7 +109,7 @@ impl Schedule {
             if let Some(&entity) = state
                 .handles
                 .iter()
-                .find(|&&e| !registry.entities().is_reserved(e) || !seen.insert(e))
+                .find(|&&e| !allocator.is_reserved(e) || !seen.insert(e))
             {
                 return Err(RestoreReservesError::Handle {
                     system: system.clone(),
@@ -94,12 +118,6 @@ impl Schedule {
             }
             targets.push(position);
         }
-        for (position, (_, state)) in targets.into_iter().zip(reserves) {
-            self.slots[position]
-                .buffer
-                .restore_reserve(registry, state)
-                .expect("every handle was checked reserved, and listed once");
-        }
-        Ok(())
+        Ok(targets)
     }
 }

@@ -25,6 +25,8 @@ use ecs_engine::{RemovedCursor, TypeIdMap};
 
 use crate::{LastRun, LocalState, Schedule};
 
+pub(crate) mod values;
+
 /// A clone of a state value, boxed.
 type CopyFn = fn(&dyn Any) -> Box<dyn Any + Send>;
 /// Makes the first value a clone of the second (both of one type).
@@ -139,19 +141,8 @@ impl SystemStates {
     ///
     /// [`SystemStateError::OtherSchedule`] when they do not.
     pub fn check(&self, schedule: &Schedule) -> Result<(), SystemStateError> {
-        let found: Vec<&str> = schedule.slots.iter().map(|s| s.name.as_str()).collect();
-        let saved: Vec<&str> = self.systems.iter().map(|s| s.name.as_str()).collect();
-        if found != saved {
-            return Err(SystemStateError::OtherSchedule {
-                reason: format!("saved systems {saved:?}, found {found:?}"),
-            });
-        }
-        if self.startup_pending && schedule.startup.is_empty() {
-            return Err(SystemStateError::OtherSchedule {
-                reason: "saved before the startup systems ran, which have run since".to_owned(),
-            });
-        }
-        Ok(())
+        schedule.check_system_names(self.systems.iter().map(|s| s.name.as_str()).collect())?;
+        schedule.check_startup(self.startup_pending)
     }
 }
 
@@ -211,14 +202,11 @@ impl Schedule {
                 |tree: Option<&LocalState>| -> Result<Vec<SavedValue>, SystemStateError> {
                     let mut values = Vec::new();
                     let mut missing = None;
-                    if let Some(tree) = tree {
-                        tree.for_each_value(&mut Vec::new(), &mut |path, name, value| match self
-                            .state_copies
-                            .get(value)
-                        {
-                            Some((copy, _)) => values.push((path.to_vec(), name, copy(value))),
+                    for (path, name, value) in tree.map(LocalState::values).unwrap_or_default() {
+                        match self.state_copies.get(value) {
+                            Some((copy, _)) => values.push((path, name, copy(value))),
                             None => missing = missing.or(Some(name)),
-                        });
+                        }
                     }
                     match missing {
                         Some(state) => Err(SystemStateError::NotClonable {
@@ -260,6 +248,7 @@ impl Schedule {
     /// systems ran and they have run since.
     pub fn restore_system_states(&mut self, states: &SystemStates) -> Result<(), SystemStateError> {
         states.check(self)?;
+        self.finish_startup(states.startup_pending);
         for (slot, saved) in self.slots.iter_mut().zip(&states.systems) {
             slot.enabled = saved.enabled;
             if let (Some(value), Some(state)) = (&saved.own, slot.system.state_mut()) {
@@ -289,5 +278,37 @@ impl Schedule {
             }
         }
         Ok(())
+    }
+
+    /// Refuses states of other systems than this schedule's (`saved`:
+    /// their names in run order).
+    fn check_system_names(&self, saved: Vec<&str>) -> Result<(), SystemStateError> {
+        let found: Vec<&str> = self.slots.iter().map(|s| s.name.as_str()).collect();
+        if found != saved {
+            return Err(SystemStateError::OtherSchedule {
+                reason: format!("saved systems {saved:?}, found {found:?}"),
+            });
+        }
+        Ok(())
+    }
+
+    /// Refuses states saved before the startup systems ran
+    /// (`startup_pending`) once they have run here.
+    fn check_startup(&self, startup_pending: bool) -> Result<(), SystemStateError> {
+        if startup_pending && self.startup.is_empty() {
+            return Err(SystemStateError::OtherSchedule {
+                reason: "saved before the startup systems ran, which have run since".to_owned(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Drops the pending startup systems when the states were saved
+    /// after they ran: they ran in the saved run, and must not run again
+    /// after a restore into a fresh schedule.
+    fn finish_startup(&mut self, startup_pending: bool) {
+        if !startup_pending {
+            self.startup.clear();
+        }
     }
 }

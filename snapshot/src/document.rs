@@ -2,7 +2,7 @@
 //! codecs that nest each entry's values in it.
 //!
 //! A document is `{ version, checksum, entities, components, resources,
-//! hierarchy }`: `entities` mirrors [`AllocatorState`], each component
+//! hierarchy, engine }` (`engine`: see [`crate::engine`]): `entities` mirrors [`AllocatorState`], each component
 //! entry is a name, the slot indices of its entities (in the pool's dense
 //! order), the values in the same order and a checksum, each resource
 //! entry a name, a value and a checksum. The values are nested as a
@@ -28,6 +28,8 @@
 //! (see [`crate::integrity`]).
 
 use ecs_engine::{AllocatorState, Entity, HierarchyState};
+
+pub(crate) use crate::engine::document::EngineSection;
 use serde::de::{DeserializeOwned, SeqAccess, Visitor};
 use serde::ser::SerializeSeq;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -36,8 +38,10 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// version is refused with
 /// [`SnapshotError::Version`](crate::SnapshotError::Version).
 ///
-/// Version 2 added the checksums; a version 1 file is refused as such.
-pub const FORMAT_VERSION: u32 = 2;
+/// Version 2 added the checksums, version 3 the engine's state (change
+/// ticks, system states, command reserves, the tick counter); a file of
+/// an older version is refused as such.
+pub const FORMAT_VERSION: u32 = 3;
 
 /// Just the version, read before the rest so that a document of another
 /// version is refused as such, not as a shape error.
@@ -60,6 +64,9 @@ pub(crate) struct Document<V> {
     pub(crate) resources: Vec<ResourceEntry<V>>,
     /// Present when the hierarchy is registered and not empty.
     pub(crate) hierarchy: Option<Hierarchy>,
+    /// Present in a snapshot of a whole engine
+    /// ([`Snapshots::save_engine`](crate::Snapshots::save_engine)).
+    pub(crate) engine: Option<EngineSection<V>>,
 }
 
 /// [`HierarchyState`] in serde form: handles as their

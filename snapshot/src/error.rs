@@ -2,13 +2,17 @@
 
 use ecs_engine::{AllocatorStateError, HierarchyStateError};
 
-/// What a snapshot entry holds: a component type or a resource.
+/// What a snapshot entry holds: a component type, a resource or a
+/// system's state value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EntryKind {
     /// A section of component values, one per entity.
     Component,
     /// One resource value.
     Resource,
+    /// A value a system keeps (a `Local`, a system's own state), registered
+    /// with [`Snapshots::register_state`](crate::Snapshots::register_state).
+    State,
 }
 
 impl std::fmt::Display for EntryKind {
@@ -16,6 +20,7 @@ impl std::fmt::Display for EntryKind {
         f.write_str(match self {
             EntryKind::Component => "component",
             EntryKind::Resource => "resource",
+            EntryKind::State => "system state",
         })
     }
 }
@@ -227,6 +232,54 @@ pub enum SnapshotError {
         /// What is wrong, naming the slot.
         #[from]
         source: AllocatorStateError,
+    },
+    /// [`Snapshots::save_engine`](crate::Snapshots::save_engine): a system
+    /// keeps a value of a type no codec was registered for (a closure's
+    /// captures are such a value); nothing was written.
+    #[error(
+        "cannot save system `{system}`: it keeps a `{state}`, which has no snapshot codec; \
+         register it with `register_state::<T>(name)` (a closure's captures cannot be saved: \
+         keep that state in a `Local` or a resource)"
+    )]
+    UnsavedState {
+        /// The system.
+        system: String,
+        /// The value's type name (the closure's, for captures).
+        state: String,
+    },
+    /// [`Snapshots::load_engine`](crate::Snapshots::load_engine): the
+    /// snapshot holds a registry only (written by
+    /// [`save`](crate::Snapshots::save)).
+    #[error(
+        "the snapshot holds a registry, not an engine: load it with `load`, or write it with `save_engine`"
+    )]
+    NotAnEngine,
+    /// [`Snapshots::load_engine`](crate::Snapshots::load_engine): the
+    /// engine's part does not fit the snapshot's registry or this
+    /// engine's types.
+    #[error("snapshot engine state, {part}: {message}")]
+    EngineState {
+        /// The part (the change ticks of a component, a system...).
+        part: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// [`Snapshots::load_engine`](crate::Snapshots::load_engine): the
+    /// saved systems are not this engine's.
+    #[error("snapshot engine state: {source}")]
+    Systems {
+        /// The schedule's refusal.
+        #[from]
+        source: scheduler::SystemStateError,
+    },
+    /// [`Snapshots::load_engine`](crate::Snapshots::load_engine): the
+    /// saved command reserves do not fit this engine or the loaded
+    /// entities.
+    #[error("snapshot engine state: {source}")]
+    Reserves {
+        /// The schedule's refusal.
+        #[from]
+        source: scheduler::RestoreReservesError,
     },
 }
 

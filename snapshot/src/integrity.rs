@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use crate::SnapshotError;
 use crate::document::{
-    Bytes, Codec, ComponentEntry, Document, Entities, Hierarchy, JsonCodec, PostcardCodec,
-    ResourceEntry,
+    Bytes, Codec, ComponentEntry, Document, EngineSection, Entities, Hierarchy, JsonCodec,
+    PostcardCodec, ResourceEntry,
 };
 
 /// A writer that feeds a CRC-32 and keeps nothing.
@@ -121,6 +121,24 @@ pub(crate) trait Seal: Codec {
     fn document_crc(document: &Document<Self::Value>) -> u32;
     fn component_crc(entry: &ComponentEntry<Self::Value>) -> u32;
     fn resource_crc(entry: &ResourceEntry<Self::Value>) -> u32;
+    fn engine_crc(section: &EngineSection<Self::Value>) -> u32;
+}
+
+/// Every field of an engine section but its checksum, in order.
+fn engine_fields<V>(e: &EngineSection<V>) -> impl Serialize + '_
+where
+    V: Serialize,
+{
+    (
+        e.ticks,
+        e.clock,
+        &e.pool_ticks,
+        &e.resource_ticks,
+        e.seed,
+        e.startup_pending,
+        &e.systems,
+        &e.reserves,
+    )
 }
 
 impl Seal for JsonCodec {
@@ -138,6 +156,9 @@ impl Seal for JsonCodec {
     }
     fn resource_crc(entry: &ResourceEntry<Value>) -> u32 {
         json_crc(&[&Value::from(entry.name.as_str()), &entry.value])
+    }
+    fn engine_crc(section: &EngineSection<Value>) -> u32 {
+        json_crc(&[&json_value(&engine_fields(section))])
     }
 }
 
@@ -159,6 +180,9 @@ impl Seal for PostcardCodec {
     fn resource_crc(entry: &ResourceEntry<Bytes>) -> u32 {
         postcard_crc(&(&entry.name, &entry.value))
     }
+    fn engine_crc(section: &EngineSection<Bytes>) -> u32 {
+        postcard_crc(&engine_fields(section))
+    }
 }
 
 /// Writes every checksum of `document`.
@@ -170,6 +194,9 @@ pub(crate) fn seal<C: Seal>(document: &mut Document<C::Value>) {
     for entry in &mut document.resources {
         entry.checksum = C::resource_crc(entry);
     }
+    if let Some(engine) = &mut document.engine {
+        engine.checksum = C::engine_crc(engine);
+    }
 }
 
 /// Where the parts of a compact document lie in its file: `(start, end)`
@@ -179,6 +206,7 @@ pub(crate) struct Layout {
     entities: (usize, usize),
     components: Vec<(usize, usize)>,
     resources: Vec<(usize, usize)>,
+    engine: (usize, usize),
 }
 
 /// Checks every checksum of `document`, in file order; the error names
@@ -209,6 +237,14 @@ pub(crate) fn verify<C: Seal>(
                 bytes: layout.and_then(|l| l.resources.get(entry).copied()),
             });
         }
+    }
+    if let Some(engine) = &document.engine
+        && engine.checksum != C::engine_crc(engine)
+    {
+        return Err(SnapshotError::Checksum {
+            part: "the engine's state".into(),
+            bytes: layout.map(|l| l.engine),
+        });
     }
     Ok(())
 }
@@ -291,6 +327,9 @@ pub(crate) fn decode_postcard(bytes: &[u8]) -> Result<Document<Bytes>, SnapshotE
         layout.resources.push(range);
     }
     let (hierarchy, _) = reader.take::<Option<Hierarchy>>(|| "the hierarchy".into())?;
+    let (engine, range) =
+        reader.take::<Option<EngineSection<Bytes>>>(|| "the engine's state".into())?;
+    layout.engine = range;
     let end = reader.offset;
     let document = Document {
         version,
@@ -299,6 +338,7 @@ pub(crate) fn decode_postcard(bytes: &[u8]) -> Result<Document<Bytes>, SnapshotE
         components,
         resources,
         hierarchy,
+        engine,
     };
     let Some(closing) = bytes.get(end..end + 4) else {
         return Err(SnapshotError::PostcardAt {

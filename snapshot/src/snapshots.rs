@@ -4,18 +4,23 @@ use std::any::{Any, TypeId, type_name};
 use std::collections::HashMap;
 
 use ecs_engine::{
-    Component, Disabled, Entity, EntityAllocator, HierarchyState, Registry, SparseSet,
+    Component, Disabled, Entity, EntityAllocator, HierarchyState, PoolTicks, PoolTicksError,
+    Registry, ResourceTicks, SparseSet,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::document::{
-    Codec, ComponentEntry, Document, FORMAT_VERSION, Header, IndexList, JsonCodec, PostcardCodec,
+    Codec, ComponentEntry, Document, FORMAT_VERSION, IndexList, JsonCodec, PostcardCodec,
     ResourceEntry,
 };
-use crate::{EntryKind, SnapshotError, integrity};
+use crate::engine::states::{self, StateCodec};
+use crate::{EntryKind, SnapshotError};
 
 mod stage;
+mod wire;
+
+pub(crate) use wire::Wire;
 
 /// The two formats, both written through serde.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -28,7 +33,7 @@ pub enum Format {
 }
 
 /// A component entry being loaded, checked and waiting for the swap.
-trait Staged {
+pub(crate) trait Staged {
     /// Inserts the values; cannot fail (every entity was checked alive in
     /// the allocator that is now the registry's).
     fn apply(self: Box<Self>, registry: &mut Registry);
@@ -46,7 +51,7 @@ impl<T: Component> Staged for StagedComponents<T> {
 }
 
 /// A registered component type: its save and load, for each codec.
-trait ComponentCodec: Send + Sync {
+pub(crate) trait ComponentCodec: Send + Sync {
     fn name(&self) -> &str;
     fn rust_type(&self) -> TypeId;
     fn type_name(&self) -> &'static str;
@@ -70,10 +75,15 @@ trait ComponentCodec: Send + Sync {
         entities: Vec<Entity>,
         values: &crate::document::Bytes,
     ) -> Result<Box<dyn Staged>, LoadFailure>;
+    /// The pool's change ticks, when `T` is tracked.
+    fn export_ticks(&self, registry: &Registry) -> Option<PoolTicks>;
+    /// Puts saved change ticks back (see [`Registry::import_pool_ticks`]).
+    fn import_ticks(&self, registry: &mut Registry, ticks: PoolTicks)
+    -> Result<(), PoolTicksError>;
 }
 
 /// Why an entry's values did not load.
-enum LoadFailure {
+pub(crate) enum LoadFailure {
     Decode(String),
     Count { values: usize, entities: usize },
 }
@@ -161,20 +171,35 @@ impl<T: Component, S: Serialize + DeserializeOwned + 'static> ComponentCodec for
     ) -> Result<Box<dyn Staged>, LoadFailure> {
         self.load::<PostcardCodec>(entities, values)
     }
+    fn export_ticks(&self, registry: &Registry) -> Option<PoolTicks> {
+        registry.export_pool_ticks::<T>()
+    }
+    fn import_ticks(
+        &self,
+        registry: &mut Registry,
+        ticks: PoolTicks,
+    ) -> Result<(), PoolTicksError> {
+        registry.import_pool_ticks::<T>(ticks)
+    }
 }
 
 /// A resource loaded and waiting for the swap.
-type StagedResource = Box<dyn FnOnce(&mut Registry)>;
+pub(crate) type StagedResource = Box<dyn FnOnce(&mut Registry)>;
 
 /// A registered resource type.
-trait ResourceCodec: Send + Sync {
+pub(crate) trait ResourceCodec: Send + Sync {
     fn name(&self) -> &str;
     fn rust_type(&self) -> TypeId;
+    fn type_name(&self) -> &'static str;
     fn save_json(&self, registry: &Registry) -> Option<Result<serde_json::Value, String>>;
     fn save_postcard(&self, registry: &Registry) -> Option<Result<crate::document::Bytes, String>>;
     fn load_json(&self, value: &serde_json::Value) -> Result<StagedResource, String>;
     fn load_postcard(&self, value: &crate::document::Bytes) -> Result<StagedResource, String>;
     fn remove(&self, registry: &mut Registry);
+    /// The resource's change ticks, when the registry has it.
+    fn ticks(&self, registry: &Registry) -> Option<ResourceTicks>;
+    /// Sets the change ticks of the resource the load just inserted.
+    fn set_ticks(&self, registry: &mut Registry, ticks: ResourceTicks);
 }
 
 struct TypedResource<R> {
@@ -198,6 +223,9 @@ impl<R: Send + Sync + Serialize + DeserializeOwned + 'static> ResourceCodec for 
     fn rust_type(&self) -> TypeId {
         TypeId::of::<R>()
     }
+    fn type_name(&self) -> &'static str {
+        type_name::<R>()
+    }
     fn save_json(&self, registry: &Registry) -> Option<Result<serde_json::Value, String>> {
         registry.resource::<R>().map(|value| {
             let encoded = JsonCodec::encode(value)?;
@@ -216,6 +244,13 @@ impl<R: Send + Sync + Serialize + DeserializeOwned + 'static> ResourceCodec for 
     }
     fn remove(&self, registry: &mut Registry) {
         registry.remove_resource::<R>();
+    }
+    fn ticks(&self, registry: &Registry) -> Option<ResourceTicks> {
+        registry.resource_ticks::<R>()
+    }
+    fn set_ticks(&self, registry: &mut Registry, ticks: ResourceTicks) {
+        // The resource was inserted by the load just before.
+        let _ = registry.set_resource_ticks::<R>(ticks);
     }
 }
 
@@ -273,13 +308,27 @@ impl<R: Send + Sync + Serialize + DeserializeOwned + 'static> ResourceCodec for 
 /// assert_eq!(loaded.spawn(()), registry.spawn(()));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Default)]
 pub struct Snapshots {
-    components: Vec<Box<dyn ComponentCodec>>,
-    component_names: HashMap<String, usize>,
-    resources: Vec<Box<dyn ResourceCodec>>,
-    resource_names: HashMap<String, usize>,
-    hierarchy: bool,
+    pub(crate) components: Vec<Box<dyn ComponentCodec>>,
+    pub(crate) component_names: HashMap<String, usize>,
+    pub(crate) resources: Vec<Box<dyn ResourceCodec>>,
+    pub(crate) resource_names: HashMap<String, usize>,
+    pub(crate) hierarchy: bool,
+    /// The state types of engine snapshots ([`register_state`](Self::register_state)).
+    pub(crate) states: Vec<Box<dyn StateCodec>>,
+}
+
+impl Default for Snapshots {
+    fn default() -> Self {
+        Snapshots {
+            components: Vec::new(),
+            component_names: HashMap::new(),
+            resources: Vec::new(),
+            resource_names: HashMap::new(),
+            hierarchy: false,
+            states: states::built_in(),
+        }
+    }
 }
 
 impl std::fmt::Debug for Snapshots {
@@ -294,12 +343,18 @@ impl std::fmt::Debug for Snapshots {
                 &self.resources.iter().map(|r| r.name()).collect::<Vec<_>>(),
             )
             .field("hierarchy", &self.hierarchy)
+            .field(
+                "states",
+                &self.states.iter().map(|s| s.name()).collect::<Vec<_>>(),
+            )
             .finish()
     }
 }
 
 impl Snapshots {
-    /// No registered type: a snapshot then holds only the entities.
+    /// No registered type (but the state types every schedule keeps, see
+    /// [`register_state`](Self::register_state)): a snapshot then holds
+    /// only the entities.
     pub fn new() -> Snapshots {
         Snapshots::default()
     }
@@ -417,29 +472,36 @@ impl Snapshots {
     where
         R: Send + Sync + Serialize + DeserializeOwned + 'static,
     {
-        if self.resource_names.contains_key(name) {
+        self.register_resource_codec(Box::new(TypedResource::<R> {
+            name: name.to_owned(),
+            _type: std::marker::PhantomData,
+        }))
+    }
+
+    pub(crate) fn register_resource_codec(
+        &mut self,
+        codec: Box<dyn ResourceCodec>,
+    ) -> Result<&mut Snapshots, SnapshotError> {
+        if self.resource_names.contains_key(codec.name()) {
             return Err(SnapshotError::DuplicateName {
                 kind: EntryKind::Resource,
-                name: name.to_owned(),
+                name: codec.name().to_owned(),
             });
         }
         if let Some(other) = self
             .resources
             .iter()
-            .find(|r| r.rust_type() == TypeId::of::<R>())
+            .find(|r| r.rust_type() == codec.rust_type())
         {
             return Err(SnapshotError::DuplicateType {
                 kind: EntryKind::Resource,
-                type_name: type_name::<R>(),
+                type_name: codec.type_name(),
                 name: other.name().to_owned(),
             });
         }
         self.resource_names
-            .insert(name.to_owned(), self.resources.len());
-        self.resources.push(Box::new(TypedResource::<R> {
-            name: name.to_owned(),
-            _type: std::marker::PhantomData,
-        }));
+            .insert(codec.name().to_owned(), self.resources.len());
+        self.resources.push(codec);
         Ok(self)
     }
 
@@ -466,36 +528,19 @@ impl Snapshots {
     /// document does not.
     pub fn save(&self, registry: &Registry, format: Format) -> Result<Vec<u8>, SnapshotError> {
         match format {
-            Format::Json => {
-                let mut document =
-                    self.document(registry, |c, r| c.save_json(r), |c, r| c.save_json(r))?;
-                integrity::seal::<JsonCodec>(&mut document);
-                Ok(serde_json::to_vec_pretty(&document)?)
-            }
-            Format::Postcard => {
-                let mut document = self.document(
-                    registry,
-                    |c, r| c.save_postcard(r),
-                    |c, r| c.save_postcard(r),
-                )?;
-                integrity::seal::<PostcardCodec>(&mut document);
-                let mut bytes = postcard::to_allocvec(&document)?;
-                let closing = integrity::trailer(&bytes);
-                bytes.extend_from_slice(&closing);
-                Ok(bytes)
-            }
+            Format::Json => JsonCodec::write(self.document::<JsonCodec>(registry)?),
+            Format::Postcard => PostcardCodec::write(self.document::<PostcardCodec>(registry)?),
         }
     }
 
-    fn document<V>(
+    /// The document of `registry` (no engine section).
+    pub(crate) fn document<C: Wire>(
         &self,
         registry: &Registry,
-        component: impl Fn(&dyn ComponentCodec, &Registry) -> Option<Result<(IndexList, V), String>>,
-        resource: impl Fn(&dyn ResourceCodec, &Registry) -> Option<Result<V, String>>,
-    ) -> Result<Document<V>, SnapshotError> {
+    ) -> Result<Document<C::Value>, SnapshotError> {
         let mut components = Vec::new();
         for codec in &self.components {
-            if let Some(saved) = component(codec.as_ref(), registry) {
+            if let Some(saved) = C::save_component(codec.as_ref(), registry) {
                 let (slots, values) = saved.map_err(|message| SnapshotError::Value {
                     kind: EntryKind::Component,
                     name: codec.name().to_owned(),
@@ -512,7 +557,7 @@ impl Snapshots {
         }
         let mut resources = Vec::new();
         for codec in &self.resources {
-            if let Some(saved) = resource(codec.as_ref(), registry) {
+            if let Some(saved) = C::save_resource(codec.as_ref(), registry) {
                 let value = saved.map_err(|message| SnapshotError::Value {
                     kind: EntryKind::Resource,
                     name: codec.name().to_owned(),
@@ -536,6 +581,7 @@ impl Snapshots {
             components,
             resources,
             hierarchy,
+            engine: None,
         })
     }
 
@@ -585,32 +631,24 @@ impl Snapshots {
         format: Format,
     ) -> Result<(), SnapshotError> {
         let staged = match format {
-            Format::Json => {
-                let header: Header = serde_json::from_slice(bytes)?;
-                check_version(header.version)?;
-                let document: Document<serde_json::Value> = serde_json::from_slice(bytes)?;
-                integrity::verify::<JsonCodec>(&document, None)?;
-                self.stage(document, |c, e, v| c.load_json(e, v), |r, v| r.load_json(v))?
-            }
-            Format::Postcard => {
-                let (version, _) = postcard::take_from_bytes::<u32>(bytes)?;
-                check_version(version)?;
-                let document = integrity::decode_postcard(bytes)?;
-                self.stage(
-                    document,
-                    |c, e, v| c.load_postcard(e, v),
-                    |r, v| r.load_postcard(v),
-                )?
-            }
+            Format::Json => self.stage::<JsonCodec>(JsonCodec::read(bytes)?)?,
+            Format::Postcard => self.stage::<PostcardCodec>(PostcardCodec::read(bytes)?)?,
         };
-        // The swap: nothing below can fail.
+        staged.apply(self, registry);
+        Ok(())
+    }
+}
+
+impl Loaded {
+    /// The swap: nothing here can fail.
+    pub(crate) fn apply(self, snapshots: &Snapshots, registry: &mut Registry) {
         let Loaded {
             allocator,
             components,
             resources,
             absent,
             hierarchy,
-        } = staged;
+        } = self;
         registry.replace_entities(allocator);
         for entry in components {
             entry.apply(registry);
@@ -624,15 +662,14 @@ impl Snapshots {
             resource(registry);
         }
         for index in absent {
-            self.resources[index].remove(registry);
+            snapshots.resources[index].remove(registry);
         }
-        Ok(())
     }
 }
 
 /// Everything decoded and checked, ready for the swap.
-struct Loaded {
-    allocator: EntityAllocator,
+pub(crate) struct Loaded {
+    pub(crate) allocator: EntityAllocator,
     components: Vec<Box<dyn Staged>>,
     resources: Vec<StagedResource>,
     /// Registered resources the snapshot does not have.
@@ -641,7 +678,7 @@ struct Loaded {
     hierarchy: Option<HierarchyState>,
 }
 
-fn check_version(found: u32) -> Result<(), SnapshotError> {
+pub(crate) fn check_version(found: u32) -> Result<(), SnapshotError> {
     if found != FORMAT_VERSION {
         return Err(SnapshotError::Version {
             found,

@@ -223,20 +223,20 @@ fn version_mismatch_names_found_and_expected() {
     );
     assert_eq!(
         error.to_string(),
-        "snapshot format version 7, but this build reads version 2"
+        "snapshot format version 7, but this build reads version 3"
     );
     let snapshots = snapshots();
     let mut bytes = snapshots.save(&source(), Format::Postcard).unwrap();
     assert_eq!(bytes[0], FORMAT_VERSION as u8);
-    // A version 1 file (no checksums) is refused as such.
-    bytes[0] = 1;
+    // A version 2 file (no engine section) is refused as such.
+    bytes[0] = 2;
     let error = failed_load(&snapshots, &bytes, Format::Postcard);
     assert!(
         matches!(
             error,
             SnapshotError::Version {
-                found: 1,
-                expected: 2
+                found: 2,
+                expected: 3
             }
         ),
         "{error:?}"

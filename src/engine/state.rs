@@ -3,8 +3,9 @@
 //! branches, with no serde and no entity-by-entity copy.
 
 use command_buffer::ReserveState;
+use ecs_engine::Registry;
 use ecs_engine::{Component, RegistryState, StateError};
-use scheduler::{RestoreReservesError, SystemStateError, SystemStates};
+use scheduler::{RestoreReservesError, Schedule, SystemStateError, SystemStates};
 
 use super::Engine;
 
@@ -68,7 +69,32 @@ impl EngineState {
     }
 }
 
+/// An engine's registry, schedule and tick counter, borrowed mutably
+/// together ([`Engine::parts_mut`]).
+#[derive(Debug)]
+pub struct EngineParts<'a> {
+    /// The world.
+    pub registry: &'a mut Registry,
+    /// The systems, their states and command buffers.
+    pub schedule: &'a mut Schedule,
+    /// Ticks run so far ([`Engine::ticks`]): the next tick's number.
+    pub ticks: &'a mut u64,
+}
+
 impl Engine {
+    /// The registry, the schedule and the tick counter at once, for code
+    /// that puts a saved engine back part by part (the `ecs_snapshot`
+    /// crate's `Snapshots::load_engine`). Use it between ticks; unlike
+    /// [`set_ticks`](Self::set_ticks), setting `ticks` here ages no event
+    /// channel.
+    pub fn parts_mut(&mut self) -> EngineParts<'_> {
+        EngineParts {
+            registry: &mut self.registry,
+            schedule: &mut self.schedule,
+            ticks: &mut self.ticks,
+        }
+    }
+
     /// Lets states copy component `T` (see
     /// [`Registry::register_clone`](ecs_engine::Registry::register_clone)).
     pub fn register_clone<T: Component + Clone>(&mut self) -> &mut Self {

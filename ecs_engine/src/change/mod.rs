@@ -103,9 +103,11 @@
 //! `query/view.rs`.
 
 pub(crate) mod clock;
+pub(crate) mod export;
 pub(crate) mod removed;
 pub(crate) mod ticks;
 
+pub use export::{ChangeClockState, PoolTicks, PoolTicksError};
 pub use removed::{Removed, RemovedCursor};
 pub use ticks::{
     CHECK_INTERVAL, ChangeTick, MAX_CHANGE_AGE, REMOVED_CAPACITY, STALE_AGE, is_newer,

@@ -39,6 +39,19 @@ pub struct RemovedCursor {
     next: u64,
 }
 
+impl RemovedCursor {
+    /// A cursor at removal number `next` (a saved cursor put back by a
+    /// load; see [`next`](Self::next)).
+    pub const fn at(next: u64) -> Self {
+        RemovedCursor { next }
+    }
+
+    /// The number of the next removal it has not read.
+    pub const fn next(&self) -> u64 {
+        self.next
+    }
+}
+
 enum PoolRef<'w, T> {
     Plain(&'w SparseSet<T>),
     Locked(MappedRwLockReadGuard<'w, SparseSet<T>>),

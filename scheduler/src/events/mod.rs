@@ -4,6 +4,7 @@
 
 pub(crate) mod hooks;
 pub(crate) mod params;
+pub(crate) mod saved;
 
 use std::any::TypeId;
 use std::collections::VecDeque;

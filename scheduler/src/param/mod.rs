@@ -60,9 +60,9 @@ pub trait SystemParam {
     }
 }
 
-/// What [`LocalState::for_each_value`] calls with each value: its path,
-/// its type name and the value.
-pub(crate) type ValueVisitor<'a> = dyn FnMut(&[usize], &'static str, &(dyn Any + Send)) + 'a;
+/// One value of a [`LocalState`] tree ([`LocalState::values`]): its
+/// path, its type name and the value.
+pub(crate) type StoredValue<'a> = (Vec<usize>, &'static str, &'a (dyn Any + Send));
 
 /// The state a system keeps for its parameters from run to run: a value
 /// per [`Local`] parameter, made on first use. Held by each function
@@ -102,16 +102,21 @@ impl LocalState {
         self.value.as_mut()?.downcast_mut::<T>()
     }
 
-    /// Calls `f` with every value of this state and its children, in
-    /// pre-order, with the value's path (child indices from here) and
-    /// type name.
-    pub(crate) fn for_each_value(&self, path: &mut Vec<usize>, f: &mut ValueVisitor<'_>) {
+    /// Every value of this state and its children, in pre-order, with
+    /// the value's path (child indices from here) and type name.
+    pub(crate) fn values(&self) -> Vec<StoredValue<'_>> {
+        let mut out = Vec::new();
+        self.collect_values(&mut Vec::new(), &mut out);
+        out
+    }
+
+    fn collect_values<'a>(&'a self, path: &mut Vec<usize>, out: &mut Vec<StoredValue<'a>>) {
         if let Some(value) = &self.value {
-            f(path, self.name, &**value);
+            out.push((path.clone(), self.name, &**value));
         }
         for (i, child) in self.children.iter().enumerate() {
             path.push(i);
-            child.for_each_value(path, f);
+            child.collect_values(path, out);
             path.pop();
         }
     }

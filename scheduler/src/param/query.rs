@@ -424,6 +424,12 @@ impl LastRun {
     pub fn tick(&self) -> Option<ChangeTick> {
         self.0
     }
+
+    /// A last run at `tick` (`None`: no run yet), for a load that puts a
+    /// saved one back ([`tick`](Self::tick) reads it).
+    pub const fn at(tick: Option<ChangeTick>) -> Self {
+        LastRun(tick)
+    }
 }
 
 /// A system parameter: the entities that lost a `T` (removed, or

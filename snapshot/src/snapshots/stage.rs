@@ -4,21 +4,17 @@
 
 use std::collections::HashMap;
 
-use ecs_engine::{Entity, EntityAllocator, HierarchyState};
+use ecs_engine::{EntityAllocator, HierarchyState};
 
-use super::{
-    ComponentCodec, LoadFailure, Loaded, ResourceCodec, Snapshots, Staged, StagedResource,
-};
+use super::{LoadFailure, Loaded, Snapshots, Wire};
 use crate::document::Document;
 use crate::{EntryKind, SnapshotError};
 
 impl Snapshots {
     /// Decodes and checks `document` into what the swap applies.
-    pub(super) fn stage<V>(
+    pub(crate) fn stage<C: Wire>(
         &self,
-        document: Document<V>,
-        component: impl Fn(&dyn ComponentCodec, Vec<Entity>, &V) -> Result<Box<dyn Staged>, LoadFailure>,
-        resource: impl Fn(&dyn ResourceCodec, &V) -> Result<StagedResource, String>,
+        document: Document<C::Value>,
     ) -> Result<Loaded, SnapshotError> {
         let allocator = EntityAllocator::from_state(document.entities.into_state()?)?;
         let mut first_entry: HashMap<usize, usize> = HashMap::new();
@@ -76,7 +72,7 @@ impl Snapshots {
                 }
                 entities.push(entity);
             }
-            let staged = component(self.components[index].as_ref(), entities, &item.values)
+            let staged = C::load_component(self.components[index].as_ref(), entities, &item.values)
                 .map_err(|failure| match failure {
                     LoadFailure::Decode(message) => SnapshotError::Value {
                         kind: EntryKind::Component,
@@ -114,15 +110,14 @@ impl Snapshots {
                 });
             }
             first_entry.insert(index, entry);
-            let staged =
-                resource(self.resources[index].as_ref(), &item.value).map_err(|message| {
-                    SnapshotError::Value {
-                        kind: EntryKind::Resource,
-                        name: name.clone(),
-                        entry,
-                        message,
-                    }
-                })?;
+            let staged = C::load_resource(self.resources[index].as_ref(), &item.value).map_err(
+                |message| SnapshotError::Value {
+                    kind: EntryKind::Resource,
+                    name: name.clone(),
+                    entry,
+                    message,
+                },
+            )?;
             resources.push(staged);
         }
         let absent = (0..self.resources.len())

@@ -1,0 +1,143 @@
+//! Change detection as plain values, for file snapshots: the change
+//! clock ([`ChangeClockState`]), a tracked pool's ticks and removal log
+//! ([`PoolTicks`]), a resource's ticks and a removal cursor, each read
+//! and written back exactly, so a world loaded from a file reads as
+//! added or changed only what did at the save. (In-memory states copy
+//! them whole: `registry/state.rs`.)
+
+use std::collections::VecDeque;
+
+use crate::change::ticks::ChangeTicks;
+use crate::resources::ResourceTicks;
+use crate::{Component, EcsError, Entity, Registry};
+
+/// The registry's change clock: the current change tick and the tick of
+/// the last clamp of old ticks (every
+/// [`CHECK_INTERVAL`](crate::CHECK_INTERVAL) advances).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ChangeClockState {
+    /// The current change tick ([`Registry::change_tick`]).
+    pub now: u32,
+    /// The change tick of the last clamp.
+    pub last_check: u32,
+}
+
+/// The change ticks of one tracked pool, in its dense order (parallel to
+/// [`SparseSet::entities`](crate::SparseSet::entities)), and its log of
+/// removals.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PoolTicks {
+    /// The raw tick each component was added at.
+    pub added: Vec<u32>,
+    /// The raw tick each component was last written at.
+    pub changed: Vec<u32>,
+    /// The entities that lost the component, oldest first.
+    pub removed: Vec<Entity>,
+    /// The sequence number of `removed[0]` (removals before it were
+    /// dropped from the log; readers count them as missed).
+    pub removed_first: u64,
+}
+
+/// Why [`Registry::import_pool_ticks`] refused; nothing changed then.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "change ticks of `{component}`: {added} added and {changed} changed ticks for a pool of {len} components"
+)]
+pub struct PoolTicksError {
+    /// The component's type name.
+    pub component: &'static str,
+    /// The pool's length.
+    pub len: usize,
+    /// The added ticks given.
+    pub added: usize,
+    /// The changed ticks given.
+    pub changed: usize,
+}
+
+impl Registry {
+    /// The change clock, to save.
+    pub fn export_change_clock(&self) -> ChangeClockState {
+        ChangeClockState {
+            now: self.change.now,
+            last_check: self.change.last_check,
+        }
+    }
+
+    /// Sets the change clock to `state` without clamping any tick: what
+    /// a load does before it puts back the saved ticks
+    /// ([`import_pool_ticks`](Self::import_pool_ticks)).
+    pub fn restore_change_clock(&mut self, state: ChangeClockState) {
+        self.change.now = state.now;
+        self.change.last_check = state.last_check;
+        for update in &self.change.tracked {
+            update(&mut self.pools, state.now, false);
+        }
+    }
+
+    /// The change ticks and removal log of `T`'s pool, in its dense
+    /// order; `None` when `T` is not tracked
+    /// ([`track_changes`](Self::track_changes)).
+    pub fn export_pool_ticks<T: Component>(&self) -> Option<PoolTicks> {
+        let c = self.pools.get::<T>()?.changes.as_deref()?;
+        Some(PoolTicks {
+            added: c.added.clone(),
+            changed: c.changed.clone(),
+            removed: c.removed.entries.iter().copied().collect(),
+            removed_first: c.removed.first,
+        })
+    }
+
+    /// Gives `T`'s pool the saved `ticks` (tracking `T` if it is not
+    /// yet), read against the current clock: call it after the pool's
+    /// components are back, in their saved order, and after
+    /// [`restore_change_clock`](Self::restore_change_clock). A removal
+    /// log longer than the pool's capacity keeps its newest entries.
+    ///
+    /// # Errors
+    ///
+    /// [`PoolTicksError`] when the tick arrays are not one per component.
+    pub fn import_pool_ticks<T: Component>(
+        &mut self,
+        ticks: PoolTicks,
+    ) -> Result<(), PoolTicksError> {
+        let len = self.pools.get::<T>().map_or(0, |p| p.len());
+        if ticks.added.len() != len || ticks.changed.len() != len {
+            return Err(PoolTicksError {
+                component: std::any::type_name::<T>(),
+                len,
+                added: ticks.added.len(),
+                changed: ticks.changed.len(),
+            });
+        }
+        self.track_changes::<T>();
+        let now = self.change.now;
+        let pool = self.pools.get_or_create::<T>();
+        let c: &mut ChangeTicks = pool.changes.as_deref_mut().expect("tracked just above");
+        c.now = now;
+        c.added = ticks.added;
+        c.changed = ticks.changed;
+        c.removed.entries = VecDeque::from(ticks.removed);
+        c.removed.first = ticks.removed_first;
+        while c.removed.entries.len() > c.removed.capacity {
+            c.removed.entries.pop_front();
+            c.removed.first += 1;
+        }
+        // The ticks changed without the changed ticks saying which.
+        c.unmarked.count();
+        c.written.set(now);
+        Ok(())
+    }
+
+    /// Sets resource `R`'s change ticks (see
+    /// [`resource_ticks`](Self::resource_ticks)).
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::MissingResource`] when the registry has no `R`.
+    pub fn set_resource_ticks<R: Send + Sync + 'static>(
+        &mut self,
+        ticks: ResourceTicks,
+    ) -> Result<(), EcsError> {
+        self.resources.set_ticks::<R>(ticks)
+    }
+}

@@ -1,0 +1,372 @@
+//! Snapshots of a whole [`Engine`]: [`Snapshots::save_engine`] and
+//! [`Snapshots::load_engine`], one call each.
+//!
+//! Besides the registry's document (entities, registered components and
+//! resources, hierarchy), an engine snapshot holds an engine section
+//! ([`document::EngineSection`]): the tick counter, the change clock,
+//! the change ticks and removal logs of every registered component type
+//! that tracks changes, the change ticks of every registered resource,
+//! the [`WorldSeed`], every system's state (enabled or not, its own value,
+//! its parameters' values: `Local`s, last-run change ticks, removal
+//! cursors, what its run conditions keep for it) and every command
+//! buffer's reserve. Event channels are resources
+//! ([`Snapshots::register_events`]).
+
+pub(crate) mod document;
+pub(crate) mod events;
+pub(crate) mod states;
+
+use std::collections::HashMap;
+
+use command_buffer::ReserveState;
+use ecs_engine::{ChangeClockState, ChangeTick, Entity, PoolTicks, Registry, ResourceTicks};
+use ecs_runtime::Engine;
+use scheduler::{LoadedSystem, LoadedValue, StateVisit, WorldSeed};
+
+use self::document::{EngineSection, PoolTicksEntry, ReserveEntry, StateEntry, SystemEntry};
+use crate::document::{JsonCodec, PostcardCodec};
+use crate::snapshots::{Loaded, Wire};
+use crate::{EntryKind, Format, SnapshotError, Snapshots};
+
+/// The engine section decoded and checked, waiting for the swap.
+struct StagedEngine {
+    ticks: u64,
+    clock: ChangeClockState,
+    /// `(component codec, ticks)`.
+    pool_ticks: Vec<(usize, PoolTicks)>,
+    /// `(resource codec, ticks)`.
+    resource_ticks: Vec<(usize, ResourceTicks)>,
+    seed: Option<u64>,
+    startup_pending: bool,
+    systems: Vec<LoadedSystem>,
+    reserves: Vec<(String, ReserveState)>,
+}
+
+fn engine_error(part: impl Into<String>, message: impl Into<String>) -> SnapshotError {
+    SnapshotError::EngineState {
+        part: part.into(),
+        message: message.into(),
+    }
+}
+
+impl Snapshots {
+    /// Saves a whole engine in `format`, between ticks: what
+    /// [`save`](Self::save) holds of its registry, and the engine's own
+    /// state (see the [module docs](self)): a load into an engine built
+    /// the same way ([`load_engine`](Self::load_engine)) goes on exactly
+    /// as the saved one, with the same entity handles, the same `Added`
+    /// and `Changed` results, the same `Local` values and the same
+    /// events.
+    ///
+    /// Not saved: components and resources of unregistered types, input
+    /// still in the input queues, the real-time clock of
+    /// [`Engine::advance`].
+    ///
+    /// # Errors
+    ///
+    /// [`SnapshotError::UnsavedState`] naming the first system that keeps
+    /// a value of a type with no codec ([`register_state`](Self::register_state));
+    /// the errors of [`save`](Self::save).
+    pub fn save_engine(&self, engine: &Engine, format: Format) -> Result<Vec<u8>, SnapshotError> {
+        match format {
+            Format::Json => JsonCodec::write(self.engine_document::<JsonCodec>(engine)?),
+            Format::Postcard => {
+                PostcardCodec::write(self.engine_document::<PostcardCodec>(engine)?)
+            }
+        }
+    }
+
+    fn engine_document<C: Wire>(
+        &self,
+        engine: &Engine,
+    ) -> Result<crate::document::Document<C::Value>, SnapshotError> {
+        let registry = engine.registry();
+        let schedule = engine.schedule();
+        let mut systems: Vec<SystemEntry<C::Value>> = Vec::new();
+        schedule.visit_system_states(|visit| {
+            match visit {
+                StateVisit::System { name, enabled } => systems.push(SystemEntry {
+                    name: name.to_owned(),
+                    enabled,
+                    values: Vec::new(),
+                }),
+                StateVisit::Value(value) => {
+                    let system = systems
+                        .last_mut()
+                        .expect("a system comes before its values");
+                    let codec = self.state_codec(value.value).ok_or_else(|| {
+                        SnapshotError::UnsavedState {
+                            system: system.name.clone(),
+                            state: value.type_name.clone().into_owned(),
+                        }
+                    })?;
+                    let encoded = C::save_state(codec, value.value).map_err(|message| {
+                        SnapshotError::Value {
+                            kind: EntryKind::State,
+                            name: format!("{} of system `{}`", codec.name(), system.name),
+                            entry: system.values.len(),
+                            message,
+                        }
+                    })?;
+                    system.values.push(StateEntry {
+                        place: value.place.into(),
+                        kind: codec.name().to_owned(),
+                        value: encoded,
+                    });
+                }
+            }
+            Ok::<(), SnapshotError>(())
+        })?;
+        let mut document = self.document::<C>(registry)?;
+        let clock = registry.export_change_clock();
+        document.engine = Some(EngineSection {
+            ticks: engine.ticks(),
+            clock: (clock.now, clock.last_check),
+            pool_ticks: self.pool_ticks(registry),
+            resource_ticks: self
+                .resources
+                .iter()
+                .filter_map(|codec| {
+                    let ticks = codec.ticks(registry)?;
+                    Some((
+                        codec.name().to_owned(),
+                        ticks.added().get(),
+                        ticks.changed().get(),
+                    ))
+                })
+                .collect(),
+            seed: registry.resource::<WorldSeed>().map(|seed| seed.0),
+            startup_pending: schedule.startup_pending(),
+            systems,
+            reserves: schedule
+                .command_reserves()
+                .into_iter()
+                .map(|(system, state)| ReserveEntry {
+                    system,
+                    handles: state.handles.iter().map(|e| e.to_bits()).collect(),
+                    last_spawns: state.last_spawns as u64,
+                })
+                .collect(),
+            checksum: 0,
+        });
+        Ok(document)
+    }
+
+    fn pool_ticks(&self, registry: &Registry) -> Vec<PoolTicksEntry> {
+        self.components
+            .iter()
+            .filter_map(|codec| {
+                let ticks = codec.export_ticks(registry)?;
+                Some(PoolTicksEntry {
+                    name: codec.name().to_owned(),
+                    added: ticks.added,
+                    changed: ticks.changed,
+                    removed: ticks.removed.iter().map(|e| e.to_bits()).collect(),
+                    removed_first: ticks.removed_first,
+                })
+            })
+            .collect()
+    }
+
+    /// Loads a snapshot written by [`save_engine`](Self::save_engine)
+    /// into `engine`, built the same way as the saved one (the same
+    /// systems; the component types registered here), between ticks: the
+    /// registry is loaded as by [`load`](Self::load), then the change
+    /// ticks, the systems' states, the command reserves and the tick
+    /// counter are put back, so the next ticks run as they ran after the
+    /// save, and every handle a `commands.spawn()` returns names the
+    /// entity it becomes.
+    ///
+    /// Everything is decoded and checked first: on any error the engine
+    /// is exactly as before.
+    ///
+    /// # Errors
+    ///
+    /// [`SnapshotError::NotAnEngine`] for a snapshot written by
+    /// [`save`](Self::save); [`SnapshotError::Systems`] when the saved
+    /// systems are not this engine's; [`SnapshotError::Reserves`] when
+    /// the command reserves do not fit; [`SnapshotError::EngineState`]
+    /// when the change ticks do not fit the loaded pools;
+    /// [`SnapshotError::UnknownName`] (kind [`EntryKind::State`]) for a
+    /// state type not registered; the errors of [`load`](Self::load).
+    pub fn load_engine(
+        &self,
+        engine: &mut Engine,
+        bytes: &[u8],
+        format: Format,
+    ) -> Result<(), SnapshotError> {
+        let (loaded, staged) = match format {
+            Format::Json => self.stage_engine::<JsonCodec>(engine, bytes)?,
+            Format::Postcard => self.stage_engine::<PostcardCodec>(engine, bytes)?,
+        };
+        // The swap: nothing below can fail.
+        let parts = engine.parts_mut();
+        loaded.apply(self, parts.registry);
+        parts.registry.restore_change_clock(staged.clock);
+        for (index, ticks) in staged.pool_ticks {
+            self.components[index]
+                .import_ticks(parts.registry, ticks)
+                .expect("the tick counts were checked against the loaded pools");
+        }
+        for (index, ticks) in staged.resource_ticks {
+            self.resources[index].set_ticks(parts.registry, ticks);
+        }
+        if let Some(seed) = staged.seed {
+            parts.registry.insert_resource(WorldSeed(seed));
+        }
+        parts
+            .schedule
+            .restore_command_reserves(parts.registry, staged.reserves)
+            .expect("the reserves were checked against the loaded entities");
+        let states = &self.states;
+        parts
+            .schedule
+            .load_system_states(staged.systems, staged.startup_pending, &|dst, src| {
+                let id = (*src).type_id();
+                states
+                    .iter()
+                    .find(|c| c.rust_type() == id)
+                    .is_some_and(|c| c.put(dst, src))
+            })
+            .expect("the system states were checked against the schedule");
+        *parts.ticks = staged.ticks;
+        Ok(())
+    }
+
+    fn stage_engine<C: Wire>(
+        &self,
+        engine: &Engine,
+        bytes: &[u8],
+    ) -> Result<(Loaded, StagedEngine), SnapshotError> {
+        let mut document = C::read(bytes)?;
+        let section = document.engine.take().ok_or(SnapshotError::NotAnEngine)?;
+        let counts: HashMap<String, u64> = document
+            .components
+            .iter()
+            .map(|entry| (entry.name.clone(), entry.entities.count()))
+            .collect();
+        let loaded = self.stage::<C>(document)?;
+        let mut pool_ticks = Vec::with_capacity(section.pool_ticks.len());
+        for (entry, item) in section.pool_ticks.into_iter().enumerate() {
+            let part = || format!("change ticks of component `{}`", item.name);
+            let &index =
+                self.component_names
+                    .get(&item.name)
+                    .ok_or_else(|| SnapshotError::UnknownName {
+                        kind: EntryKind::Component,
+                        name: item.name.clone(),
+                        entry,
+                    })?;
+            let count = counts.get(&item.name).copied().unwrap_or(0);
+            if item.added.len() as u64 != count || item.changed.len() as u64 != count {
+                return Err(engine_error(
+                    part(),
+                    format!(
+                        "{} added and {} changed ticks for {count} components",
+                        item.added.len(),
+                        item.changed.len()
+                    ),
+                ));
+            }
+            let removed = handles(&item.removed).map_err(|m| engine_error(part(), m))?;
+            pool_ticks.push((
+                index,
+                PoolTicks {
+                    added: item.added,
+                    changed: item.changed,
+                    removed,
+                    removed_first: item.removed_first,
+                },
+            ));
+        }
+        let mut resource_ticks = Vec::with_capacity(section.resource_ticks.len());
+        for (entry, (name, added, changed)) in section.resource_ticks.into_iter().enumerate() {
+            let &index =
+                self.resource_names
+                    .get(&name)
+                    .ok_or_else(|| SnapshotError::UnknownName {
+                        kind: EntryKind::Resource,
+                        name: name.clone(),
+                        entry,
+                    })?;
+            let ticks = ResourceTicks::new(ChangeTick::new(added), ChangeTick::new(changed));
+            resource_ticks.push((index, ticks));
+        }
+        let systems = self.stage_systems::<C>(section.systems)?;
+        let schedule = engine.schedule();
+        schedule.check_system_states(&systems, section.startup_pending)?;
+        let mut reserves = Vec::with_capacity(section.reserves.len());
+        for reserve in section.reserves {
+            let handles = handles(&reserve.handles).map_err(|m| {
+                engine_error(format!("command reserve of system `{}`", reserve.system), m)
+            })?;
+            let last_spawns = usize::try_from(reserve.last_spawns).unwrap_or(usize::MAX);
+            reserves.push((
+                reserve.system,
+                ReserveState {
+                    handles,
+                    last_spawns,
+                },
+            ));
+        }
+        schedule.check_command_reserves(&loaded.allocator, &reserves)?;
+        let staged = StagedEngine {
+            ticks: section.ticks,
+            clock: ChangeClockState {
+                now: section.clock.0,
+                last_check: section.clock.1,
+            },
+            pool_ticks,
+            resource_ticks,
+            seed: section.seed,
+            startup_pending: section.startup_pending,
+            systems,
+            reserves,
+        };
+        Ok((loaded, staged))
+    }
+
+    fn stage_systems<C: Wire>(
+        &self,
+        systems: Vec<SystemEntry<C::Value>>,
+    ) -> Result<Vec<LoadedSystem>, SnapshotError> {
+        let mut out = Vec::with_capacity(systems.len());
+        for system in systems {
+            let mut values = Vec::with_capacity(system.values.len());
+            for (entry, item) in system.values.into_iter().enumerate() {
+                let codec = self.state_codec_named(&item.kind).ok_or_else(|| {
+                    SnapshotError::UnknownName {
+                        kind: EntryKind::State,
+                        name: format!("{} (system `{}`)", item.kind, system.name),
+                        entry,
+                    }
+                })?;
+                let value =
+                    C::load_state(codec, &item.value).map_err(|message| SnapshotError::Value {
+                        kind: EntryKind::State,
+                        name: format!("{} of system `{}`", item.kind, system.name),
+                        entry,
+                        message,
+                    })?;
+                values.push(LoadedValue {
+                    place: item.place.into(),
+                    type_name: codec.type_name(),
+                    value,
+                });
+            }
+            out.push(LoadedSystem {
+                name: system.name,
+                enabled: system.enabled,
+                values,
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// Handles from their bits.
+fn handles(bits: &[u64]) -> Result<Vec<Entity>, String> {
+    bits.iter()
+        .map(|&b| Entity::from_bits(b).ok_or_else(|| format!("{b:#x} is not an entity handle")))
+        .collect()
+}
