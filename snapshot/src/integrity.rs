@@ -254,6 +254,30 @@ pub(crate) fn trailer(body: &[u8]) -> [u8; 4] {
     crc32fast::hash(body).to_le_bytes()
 }
 
+/// Whether a compact file matches its closing checksum.
+fn is_sound(bytes: &[u8]) -> bool {
+    bytes
+        .len()
+        .checked_sub(4)
+        .is_some_and(|body| trailer(&bytes[..body]) == bytes[body..])
+}
+
+/// The format version a compact file starts with.
+///
+/// # Errors
+///
+/// [`SnapshotError::PostcardAt`] (at byte 0) when it does not decode.
+pub(crate) fn postcard_version(bytes: &[u8]) -> Result<u32, SnapshotError> {
+    postcard::take_from_bytes::<u32>(bytes)
+        .map(|(version, _)| version)
+        .map_err(|source| SnapshotError::PostcardAt {
+            offset: 0,
+            part: "the format version".into(),
+            source,
+            damaged: !is_sound(bytes),
+        })
+}
+
 /// Reads a compact document's parts in order, keeping the offset.
 struct Reader<'a> {
     bytes: &'a [u8],
@@ -294,10 +318,7 @@ impl Reader<'_> {
 /// does not match its checksum, with its bytes;
 /// [`SnapshotError::TrailingBytes`] for bytes after the closing checksum.
 pub(crate) fn decode_postcard(bytes: &[u8]) -> Result<Document<Bytes>, SnapshotError> {
-    let sound = bytes
-        .len()
-        .checked_sub(4)
-        .is_some_and(|body| trailer(&bytes[..body]) == bytes[body..]);
+    let sound = is_sound(bytes);
     let mut reader = Reader {
         bytes,
         offset: 0,

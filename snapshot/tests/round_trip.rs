@@ -199,7 +199,7 @@ fn json_is_readable() {
     let (original, _) = world();
     let text = String::from_utf8(snapshots.save(&original, Format::Json).unwrap()).unwrap();
     for needle in [
-        "\"version\": 2",
+        "\"version\": 3",
         "\"checksum\": ",
         "\"generations\"",
         "\"free\"",

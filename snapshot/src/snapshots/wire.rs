@@ -102,8 +102,7 @@ impl Wire for PostcardCodec {
         Ok(bytes)
     }
     fn read(bytes: &[u8]) -> Result<Document<Bytes>, SnapshotError> {
-        let (version, _) = postcard::take_from_bytes::<u32>(bytes)?;
-        check_version(version)?;
+        check_version(integrity::postcard_version(bytes)?)?;
         integrity::decode_postcard(bytes)
     }
     fn save_component(
