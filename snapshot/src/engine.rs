@@ -3,7 +3,7 @@
 //!
 //! Besides the registry's document (entities, registered components and
 //! resources, hierarchy), an engine snapshot holds an engine section
-//! ([`document::EngineSection`]): the tick counter, the change clock,
+//! (`document::EngineSection`): the tick counter, the change clock,
 //! the change ticks and removal logs of every registered component type
 //! that tracks changes, the change ticks of every registered resource,
 //! the [`WorldSeed`], every system's state (enabled or not, its own value,
@@ -52,7 +52,14 @@ fn engine_error(part: impl Into<String>, message: impl Into<String>) -> Snapshot
 impl Snapshots {
     /// Saves a whole engine in `format`, between ticks: what
     /// [`save`](Self::save) holds of its registry, and the engine's own
-    /// state (see the [module docs](self)): a load into an engine built
+    /// state: the tick counter, the change clock, the change ticks and
+    /// removal logs of every registered component type that tracks
+    /// changes, the change ticks of every registered resource, the
+    /// [`WorldSeed`], and every system's state (enabled or not, its own
+    /// value, its parameters' `Local`s, last-run change ticks and removal
+    /// cursors, what its run conditions keep for it) and command
+    /// reserve. Event channels are resources, saved once registered
+    /// ([`register_events`](Self::register_events)). A load into an engine built
     /// the same way ([`load_engine`](Self::load_engine)) goes on exactly
     /// as the saved one, with the same entity handles, the same `Added`
     /// and `Changed` results, the same `Local` values and the same

@@ -54,7 +54,7 @@
 #![forbid(unsafe_code)]
 
 mod document;
-pub mod engine;
+mod engine;
 mod error;
 mod integrity;
 mod snapshots;
