@@ -320,3 +320,24 @@ fn unsaved_state_is_refused_by_system_name() {
     );
     assert!(error.to_string().contains("closure"), "{error}");
 }
+
+#[test]
+fn a_restore_into_a_fresh_engine_does_not_rerun_its_startup_systems() {
+    let build = || {
+        let mut builder = Engine::builder();
+        builder.add_startup_system(|mut commands: Commands| {
+            commands.spawn((Born(0),));
+        });
+        builder.add_system(|q: Query<&Born>| assert!(q.count() <= 1));
+        let mut engine = builder.build().unwrap();
+        engine.register_clone::<Born>();
+        engine
+    };
+    let mut engine = build();
+    engine.run(2).unwrap();
+    let state = engine.save_state().unwrap();
+    let mut fresh = build();
+    fresh.restore_state(&state).unwrap();
+    fresh.run(2).unwrap();
+    assert_eq!(fresh.registry().view::<&Born>().count(), 1);
+}
