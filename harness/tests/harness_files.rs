@@ -79,7 +79,7 @@ fn case_1_an_endless_pipe_is_cut_at_the_limit() {
             let mut file = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
             // A version byte that passes, then zeros without end (until
             // the reader is gone: a broken pipe).
-            let _ = file.write_all(&[2]);
+            let _ = file.write_all(&[ecs_snapshot::FORMAT_VERSION as u8]);
             let block = [0u8; 1 << 16];
             while file.write_all(&block).is_ok() {}
         })
