@@ -6,152 +6,17 @@
 //! fresh one; a spawn after a restore never names an existing entity; a
 //! system whose state cannot be saved is refused by name.
 
-use ecs_runtime::checksum::world_checksum;
 use ecs_runtime::command_buffer::CommandKind;
 use ecs_runtime::prelude::*;
 use ecs_runtime::scheduler::SystemStateError;
 use ecs_runtime::{EngineState, EngineStateError};
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Pos(f64, f64);
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Vel(f64, f64);
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Hp(i32);
-/// The tick an entity was spawned in.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Born(u64);
+mod common;
+use common::game::{Born, Census, Hit, Hp, Observed, Pos, Rng, Stats, Vel, observe};
 
-#[derive(Debug, Clone, Copy)]
-struct Hit {
-    target: Entity,
-    damage: i32,
-}
-
-/// SplitMix64 (Steele, Lea and Flood, "Fast splittable pseudorandom
-/// number generators", OOPSLA 2014): a seeded stream as a resource.
-#[derive(Debug, Clone)]
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
-/// What the watcher saw: changes, additions, hits, its own run count.
-#[derive(Debug, Clone, Default, PartialEq)]
-struct Stats {
-    changed_hp: u64,
-    added_pos: u64,
-    runs: u64,
-    /// The tick numbers `pulse` ran in, summed: a run condition with a
-    /// `Local` lets it through every third tick.
-    pulses: u64,
-}
-
-/// A stateful system whose state is saved (its type registered).
-#[derive(Debug, Clone, Default, PartialEq)]
-struct Census {
-    samples: Vec<usize>,
-}
-
-impl StatefulSystem for Census {
-    type Params = Query<'static, &'static Pos>;
-    fn run(&mut self, q: Query<'_, &Pos>) {
-        self.samples.push(q.count());
-    }
-}
-
-fn movement(mut q: Query<(&mut Pos, &Vel)>) {
-    q.par_each(|(p, v)| {
-        p.0 += v.0;
-        p.1 += v.1;
-    });
-}
-
-fn spawner(mut commands: Commands, mut rng: ResMut<Rng>, tick: Tick, all: Query<Entity>) {
-    for _ in 0..3 {
-        let (x, y) = (rng.unit() * 4.0, rng.unit() * 4.0);
-        let e = commands.spawn((Pos(x, y), Vel(rng.unit(), rng.unit() - 0.5)));
-        assert!(!all.contains(e), "a spawned handle names a live entity");
-        commands.insert(e, Hp(3));
-        commands.insert(e, Born(tick.number));
-    }
-}
-
-fn shooter(q: Query<(Entity, &Pos)>, mut hits: EventWriter<Hit>) {
-    for (e, p) in q.iter() {
-        if p.0 > 5.0 {
-            hits.send(Hit {
-                target: e,
-                damage: 1,
-            });
-        }
-    }
-}
-
-fn wounds(hits: EventReader<Hit>, mut q: Query<&mut Hp>) {
-    for hit in hits.iter() {
-        if let Ok(hp) = q.get(hit.target) {
-            hp.0 -= hit.damage;
-        }
-    }
-}
-
-fn reaper(q: Query<(Entity, &Hp)>, mut commands: Commands) {
-    for (e, hp) in q.iter() {
-        if hp.0 <= 0 {
-            commands.despawn(e);
-        }
-    }
-}
-
-fn watcher(
-    changed: Query<Entity, Changed<Hp>>,
-    added: Query<Entity, Added<Pos>>,
-    mut stats: ResMut<Stats>,
-    mut runs: Local<u64>,
-) {
-    *runs += 1;
-    stats.changed_hp += changed.count() as u64;
-    stats.added_pos += added.count() as u64;
-    stats.runs = *runs;
-}
-
-/// The game on `threads` threads, with the census's handle.
-fn pulse(mut stats: ResMut<Stats>, tick: Tick) {
-    stats.pulses += tick.number;
-}
-
-/// `true` every third time it is asked, counting in its `Local`.
-fn every_third(mut asked: Local<u64>, hp: Query<&Hp, Changed<Hp>>) -> bool {
-    *asked += 1;
-    asked.is_multiple_of(3) && hp.count() > 0
-}
-
+/// The shared game, its types registered for in-memory states.
 fn game(threads: usize) -> (Engine, SystemHandle<Census>) {
-    let mut builder = Engine::builder();
-    builder.threads(threads);
-    builder.insert_resource(Rng(7));
-    builder.insert_resource(Stats::default());
-    builder.add_system(movement);
-    builder.add_system(spawner);
-    builder.add_system(shooter);
-    builder.add_system(wounds);
-    builder.add_system(reaper);
-    builder.add_system(watcher);
-    let census = builder.add_system(Census::default()).handle();
-    builder.add_system(pulse).run_if(every_third);
-    let mut engine = builder.build().unwrap();
+    let (mut engine, census) = common::game::game(threads);
     engine
         .register_clone::<Pos>()
         .register_clone::<Vel>()
@@ -165,33 +30,10 @@ fn game(threads: usize) -> (Engine, SystemHandle<Census>) {
     (engine, census)
 }
 
-/// The world's checksum, its sorted handles, the watcher's stats and the
-/// census.
-fn observe(engine: &Engine, census: SystemHandle<Census>) -> (u64, Vec<Entity>, Stats, Census) {
-    let registry = engine.registry();
-    let checksum = world_checksum(registry, |r, e, h| {
-        h.optional(r.get::<Pos>(e), |h, p| {
-            h.u64(p.0.to_bits());
-            h.u64(p.1.to_bits());
-        });
-        h.optional(r.get::<Hp>(e), |h, hp| h.i32(hp.0));
-        h.optional(r.get::<Born>(e), |h, b| h.u64(b.0));
-    });
-    let mut handles: Vec<Entity> = registry.entities().iter().collect();
-    handles.sort();
-    let stats = registry.resource::<Stats>().unwrap().clone();
-    (
-        checksum,
-        handles,
-        stats,
-        engine.state(census).unwrap().clone(),
-    )
-}
-
 const TICKS: u64 = 24;
 const SAVE_AT: u64 = 9;
 
-fn uninterrupted(threads: usize) -> (u64, Vec<Entity>, Stats, Census) {
+fn uninterrupted(threads: usize) -> Observed {
     let (mut engine, census) = game(threads);
     engine.run(TICKS).unwrap();
     observe(&engine, census)

@@ -438,23 +438,11 @@ impl Snapshots {
         &mut self,
         codec: impl ComponentCodec + 'static,
     ) -> Result<&mut Snapshots, SnapshotError> {
-        if self.component_names.contains_key(codec.name()) {
-            return Err(SnapshotError::DuplicateName {
-                kind: EntryKind::Component,
-                name: codec.name().to_owned(),
-            });
-        }
-        if let Some(other) = self
-            .components
-            .iter()
-            .find(|c| c.rust_type() == codec.rust_type())
-        {
-            return Err(SnapshotError::DuplicateType {
-                kind: EntryKind::Component,
-                type_name: codec.type_name(),
-                name: other.name().to_owned(),
-            });
-        }
+        check_unique(
+            EntryKind::Component,
+            self.components.iter().map(|c| (c.name(), c.rust_type())),
+            (codec.name(), codec.rust_type(), codec.type_name()),
+        )?;
         self.component_names
             .insert(codec.name().to_owned(), self.components.len());
         self.components.push(Box::new(codec));
@@ -482,23 +470,11 @@ impl Snapshots {
         &mut self,
         codec: Box<dyn ResourceCodec>,
     ) -> Result<&mut Snapshots, SnapshotError> {
-        if self.resource_names.contains_key(codec.name()) {
-            return Err(SnapshotError::DuplicateName {
-                kind: EntryKind::Resource,
-                name: codec.name().to_owned(),
-            });
-        }
-        if let Some(other) = self
-            .resources
-            .iter()
-            .find(|r| r.rust_type() == codec.rust_type())
-        {
-            return Err(SnapshotError::DuplicateType {
-                kind: EntryKind::Resource,
-                type_name: codec.type_name(),
-                name: other.name().to_owned(),
-            });
-        }
+        check_unique(
+            EntryKind::Resource,
+            self.resources.iter().map(|r| (r.name(), r.rust_type())),
+            (codec.name(), codec.rust_type(), codec.type_name()),
+        )?;
         self.resource_names
             .insert(codec.name().to_owned(), self.resources.len());
         self.resources.push(codec);
@@ -676,6 +652,30 @@ pub(crate) struct Loaded {
     absent: Vec<usize>,
     /// The checked links, when the snapshot has them.
     hierarchy: Option<HierarchyState>,
+}
+
+/// Refuses a registration (`name`, type, type name) whose name or type is
+/// registered already (`registered`: names and types, in order).
+pub(crate) fn check_unique<'a>(
+    kind: EntryKind,
+    registered: impl Iterator<Item = (&'a str, TypeId)>,
+    (name, rust_type, type_name): (&str, TypeId, &'static str),
+) -> Result<(), SnapshotError> {
+    let registered: Vec<(&str, TypeId)> = registered.collect();
+    if registered.iter().any(|&(n, _)| n == name) {
+        return Err(SnapshotError::DuplicateName {
+            kind,
+            name: name.to_owned(),
+        });
+    }
+    match registered.iter().find(|&&(_, t)| t == rust_type) {
+        Some(&(other, _)) => Err(SnapshotError::DuplicateType {
+            kind,
+            type_name,
+            name: other.to_owned(),
+        }),
+        None => Ok(()),
+    }
 }
 
 pub(crate) fn check_version(found: u32) -> Result<(), SnapshotError> {

@@ -1,154 +1,20 @@
-//! `Snapshots::save_engine` / `load_engine`: a small game (movement in
-//! parallel, spawns and despawns through commands, events sent in one
-//! tick and read in the next, change detection, a `Local`, a run
-//! condition with a `Local`, a stateful system) saved to a file mid-run
+//! `Snapshots::save_engine` / `load_engine`: the small game of the root's
+//! `tests/common/game.rs` (movement in parallel, spawns and despawns
+//! through commands, events sent in one tick and read in the next, change
+//! and removal detection, a `Local`, a run condition with a `Local`, a
+//! stateful system), plus an event sent from outside, saved to a file mid-run
 //! and loaded into a fresh engine gives the uninterrupted run's world,
 //! entity handles and counters, on 1 and 8 threads, in both formats; a
 //! state that cannot be saved is refused by system name; a failed load
 //! leaves the engine as it was.
 
-use ecs_runtime::checksum::world_checksum;
 use ecs_runtime::command_buffer::CommandKind;
 use ecs_runtime::prelude::*;
 use ecs_snapshot::{EntryKind, Format, SnapshotError, Snapshots};
-use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-struct Pos(f64, f64);
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-struct Vel(f64, f64);
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-struct Hp(i32);
-/// The tick an entity was spawned in.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-struct Born(u64);
-
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-struct Hit {
-    target: Entity,
-    damage: i32,
-}
-
-/// SplitMix64 (Steele, Lea and Flood, OOPSLA 2014) as a resource.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Rng(u64);
-
-impl Rng {
-    fn unit(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-struct Stats {
-    changed_hp: u64,
-    added_pos: u64,
-    removed_hp: u64,
-    hits_read: u64,
-    runs: u64,
-    pulses: u64,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-struct Census {
-    samples: Vec<usize>,
-}
-
-impl StatefulSystem for Census {
-    type Params = Query<'static, &'static Pos>;
-    fn run(&mut self, q: Query<'_, &Pos>) {
-        self.samples.push(q.count());
-    }
-}
-
-fn movement(mut q: Query<(&mut Pos, &Vel)>) {
-    q.par_each(|(p, v)| {
-        p.0 += v.0;
-        p.1 += v.1;
-    });
-}
-
-fn spawner(mut commands: Commands, mut rng: ResMut<Rng>, tick: Tick, all: Query<Entity>) {
-    for _ in 0..3 {
-        let (x, y) = (rng.unit() * 4.0, rng.unit() * 4.0);
-        let e = commands.spawn((Pos(x, y), Vel(rng.unit(), rng.unit() - 0.5)));
-        assert!(!all.contains(e), "a spawned handle names a live entity");
-        commands.insert(e, Hp(3));
-        commands.insert(e, Born(tick.number));
-    }
-}
-
-fn shooter(q: Query<(Entity, &Pos)>, mut hits: EventWriter<Hit>) {
-    for (e, p) in q.iter() {
-        if p.0 > 5.0 {
-            hits.send(Hit {
-                target: e,
-                damage: 1,
-            });
-        }
-    }
-}
-
-fn wounds(hits: EventReader<Hit>, mut q: Query<&mut Hp>, mut stats: ResMut<Stats>) {
-    for hit in hits.iter() {
-        stats.hits_read += 1;
-        if let Ok(hp) = q.get(hit.target) {
-            hp.0 -= hit.damage;
-        }
-    }
-}
-
-fn reaper(q: Query<(Entity, &Hp)>, mut commands: Commands) {
-    for (e, hp) in q.iter() {
-        if hp.0 <= 0 {
-            commands.despawn(e);
-        }
-    }
-}
-
-fn watcher(
-    changed: Query<Entity, Changed<Hp>>,
-    added: Query<Entity, Added<Pos>>,
-    removed: RemovedComponents<Hp>,
-    mut stats: ResMut<Stats>,
-    mut runs: Local<u64>,
-) {
-    *runs += 1;
-    stats.changed_hp += changed.count() as u64;
-    stats.added_pos += added.count() as u64;
-    stats.removed_hp += removed.len() as u64;
-    stats.runs = *runs;
-}
-
-fn pulse(mut stats: ResMut<Stats>, tick: Tick) {
-    stats.pulses += tick.number;
-}
-
-/// `true` every third time it is asked, counting in its `Local`.
-fn every_third(mut asked: Local<u64>, hp: Query<&Hp, Changed<Hp>>) -> bool {
-    *asked += 1;
-    asked.is_multiple_of(3) && hp.count() > 0
-}
-
-fn game(threads: usize) -> (Engine, SystemHandle<Census>) {
-    let mut builder = Engine::builder();
-    builder.threads(threads);
-    builder.insert_resource(Rng(7));
-    builder.insert_resource(Stats::default());
-    builder.add_system(movement);
-    builder.add_system(spawner);
-    builder.add_system(shooter);
-    builder.add_system(wounds);
-    builder.add_system(reaper);
-    builder.add_system(watcher);
-    let census = builder.add_system(Census::default()).handle();
-    builder.add_system(pulse).run_if(every_third);
-    (builder.build().unwrap(), census)
-}
+#[path = "../../tests/common/game.rs"]
+mod game;
+use game::*;
 
 fn snapshots() -> Snapshots {
     let mut s = Snapshots::new();
@@ -163,29 +29,6 @@ fn snapshots() -> Snapshots {
         .and_then(|s| s.register_state::<Census>("Census"))
         .unwrap();
     s
-}
-
-type Observed = (u64, Vec<Entity>, Stats, Census, u64);
-
-fn observe(engine: &Engine, census: SystemHandle<Census>) -> Observed {
-    let registry = engine.registry();
-    let checksum = world_checksum(registry, |r, e, h| {
-        h.optional(r.get::<Pos>(e), |h, p| {
-            h.u64(p.0.to_bits());
-            h.u64(p.1.to_bits());
-        });
-        h.optional(r.get::<Hp>(e), |h, hp| h.i32(hp.0));
-        h.optional(r.get::<Born>(e), |h, b| h.u64(b.0));
-    });
-    let mut handles: Vec<Entity> = registry.entities().iter().collect();
-    handles.sort();
-    (
-        checksum,
-        handles,
-        registry.resource::<Stats>().unwrap().clone(),
-        engine.state(census).unwrap().clone(),
-        engine.ticks(),
-    )
 }
 
 const TICKS: u64 = 24;

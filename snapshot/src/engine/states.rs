@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::document::{Bytes, Codec, JsonCodec, PostcardCodec};
+use crate::snapshots::check_unique;
 use crate::{EntryKind, SnapshotError, Snapshots};
 
 /// A registered state type.
@@ -144,23 +145,11 @@ impl Snapshots {
         &mut self,
         codec: Box<dyn StateCodec>,
     ) -> Result<&mut Snapshots, SnapshotError> {
-        if self.states.iter().any(|c| c.name() == codec.name()) {
-            return Err(SnapshotError::DuplicateName {
-                kind: EntryKind::State,
-                name: codec.name().to_owned(),
-            });
-        }
-        if let Some(other) = self
-            .states
-            .iter()
-            .find(|c| c.rust_type() == codec.rust_type())
-        {
-            return Err(SnapshotError::DuplicateType {
-                kind: EntryKind::State,
-                type_name: codec.type_name(),
-                name: other.name().to_owned(),
-            });
-        }
+        check_unique(
+            EntryKind::State,
+            self.states.iter().map(|c| (c.name(), c.rust_type())),
+            (codec.name(), codec.rust_type(), codec.type_name()),
+        )?;
         self.states.push(codec);
         Ok(self)
     }

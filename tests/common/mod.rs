@@ -1,0 +1,3 @@
+//! Code the root integration tests share.
+
+pub(crate) mod game;
