@@ -19,11 +19,11 @@ pub(crate) mod states;
 use std::collections::HashMap;
 
 use command_buffer::ReserveState;
-use ecs_engine::{ChangeClockState, ChangeTick, Entity, PoolTicks, Registry, ResourceTicks};
+use ecs_engine::{ChangeClockState, ChangeTick, PoolTicks, Registry, ResourceTicks};
 use ecs_runtime::Engine;
 use scheduler::{LoadedSystem, LoadedValue, StateVisit, WorldSeed};
 
-use self::document::{EngineSection, PoolTicksEntry, ReserveEntry, StateEntry, SystemEntry};
+use self::document::{EngineSection, PoolTicksEntry, StateEntry, SystemEntry};
 use crate::document::{JsonCodec, PostcardCodec};
 use crate::snapshots::{Loaded, Wire};
 use crate::{EntryKind, Format, SnapshotError, Snapshots};
@@ -145,15 +145,7 @@ impl Snapshots {
             seed: registry.resource::<WorldSeed>().map(|seed| seed.0),
             startup_pending: schedule.startup_pending(),
             systems,
-            reserves: schedule
-                .command_reserves()
-                .into_iter()
-                .map(|(system, state)| ReserveEntry {
-                    system,
-                    handles: state.handles.iter().map(|e| e.to_bits()).collect(),
-                    last_spawns: state.last_spawns as u64,
-                })
-                .collect(),
+            reserves: schedule.command_reserves(),
             checksum: 0,
         });
         Ok(document)
@@ -168,7 +160,7 @@ impl Snapshots {
                     name: codec.name().to_owned(),
                     added: ticks.added,
                     changed: ticks.changed,
-                    removed: ticks.removed.iter().map(|e| e.to_bits()).collect(),
+                    removed: ticks.removed,
                     removed_first: ticks.removed_first,
                 })
             })
@@ -255,7 +247,6 @@ impl Snapshots {
         let loaded = self.stage::<C>(document)?;
         let mut pool_ticks = Vec::with_capacity(section.pool_ticks.len());
         for (entry, item) in section.pool_ticks.into_iter().enumerate() {
-            let part = || format!("change ticks of component `{}`", item.name);
             let &index =
                 self.component_names
                     .get(&item.name)
@@ -267,7 +258,7 @@ impl Snapshots {
             let count = counts.get(&item.name).copied().unwrap_or(0);
             if item.added.len() as u64 != count || item.changed.len() as u64 != count {
                 return Err(engine_error(
-                    part(),
+                    format!("change ticks of component `{}`", item.name),
                     format!(
                         "{} added and {} changed ticks for {count} components",
                         item.added.len(),
@@ -275,13 +266,12 @@ impl Snapshots {
                     ),
                 ));
             }
-            let removed = handles(&item.removed).map_err(|m| engine_error(part(), m))?;
             pool_ticks.push((
                 index,
                 PoolTicks {
                     added: item.added,
                     changed: item.changed,
-                    removed,
+                    removed: item.removed,
                     removed_first: item.removed_first,
                 },
             ));
@@ -302,20 +292,7 @@ impl Snapshots {
         let systems = self.stage_systems::<C>(section.systems)?;
         let schedule = engine.schedule();
         schedule.check_system_states(&systems, section.startup_pending)?;
-        let mut reserves = Vec::with_capacity(section.reserves.len());
-        for reserve in section.reserves {
-            let handles = handles(&reserve.handles).map_err(|m| {
-                engine_error(format!("command reserve of system `{}`", reserve.system), m)
-            })?;
-            let last_spawns = usize::try_from(reserve.last_spawns).unwrap_or(usize::MAX);
-            reserves.push((
-                reserve.system,
-                ReserveState {
-                    handles,
-                    last_spawns,
-                },
-            ));
-        }
+        let reserves = section.reserves;
         schedule.check_command_reserves(&loaded.allocator, &reserves)?;
         let staged = StagedEngine {
             ticks: section.ticks,
@@ -369,11 +346,4 @@ impl Snapshots {
         }
         Ok(out)
     }
-}
-
-/// Handles from their bits.
-fn handles(bits: &[u64]) -> Result<Vec<Entity>, String> {
-    bits.iter()
-        .map(|&b| Entity::from_bits(b).ok_or_else(|| format!("{b:#x} is not an entity handle")))
-        .collect()
 }

@@ -94,7 +94,9 @@ fn json_value<T: Serialize + ?Sized>(part: &T) -> Value {
 ///
 /// A component entry's `checksum` is that of `[name, entities, values]`,
 /// a resource entry's of `[name, value]`, the document's of `[version,
-/// entities, hierarchy]` (`hierarchy` is `null` when absent). A tool that
+/// entities, hierarchy]` (`hierarchy` is `null` when absent), an engine
+/// section's of `[ticks, clock, pool_ticks, resource_ticks, seed,
+/// startup_pending, systems, reserves]`. A tool that
 /// edits a JSON snapshot on purpose recomputes them with this function; a
 /// load refuses a part whose checksum does not match
 /// ([`SnapshotError::Checksum`]).
@@ -158,7 +160,7 @@ impl Seal for JsonCodec {
         json_crc(&[&Value::from(entry.name.as_str()), &entry.value])
     }
     fn engine_crc(section: &EngineSection<Value>) -> u32 {
-        json_crc(&[&json_value(&engine_fields(section))])
+        json_checksum(&json_value(&engine_fields(section)))
     }
 }
 

@@ -197,3 +197,86 @@ fn a_failed_load_leaves_the_engine_as_it_was() {
     assert_eq!(observe(&engine, census), before);
     engine.run(1).unwrap();
 }
+
+/// `bytes` (JSON) with `edit` applied to its engine section, the
+/// section's checksum recomputed (as a tool that edits on purpose would).
+fn edited(bytes: &[u8], edit: impl FnOnce(&mut serde_json::Value)) -> Vec<u8> {
+    let mut doc: serde_json::Value = serde_json::from_slice(bytes).unwrap();
+    let engine = &mut doc["engine"];
+    edit(engine);
+    let fields: Vec<serde_json::Value> = [
+        "ticks",
+        "clock",
+        "pool_ticks",
+        "resource_ticks",
+        "seed",
+        "startup_pending",
+        "systems",
+        "reserves",
+    ]
+    .iter()
+    .map(|k| engine[*k].clone())
+    .collect();
+    engine["checksum"] = ecs_snapshot::json_checksum(&serde_json::Value::Array(fields)).into();
+    serde_json::to_vec(&doc).unwrap()
+}
+
+#[test]
+fn an_engine_section_that_does_not_fit_is_refused_before_anything_changes() {
+    let snapshots = snapshots();
+    let (mut engine, census) = game(2);
+    engine.run(SAVE_AT).unwrap();
+    let bytes = snapshots.save_engine(&engine, Format::Json).unwrap();
+    let before = observe(&engine, census);
+    // Unchanged, the edit helper's checksum is the saved one.
+    assert!(
+        snapshots
+            .load_engine(&mut engine, &edited(&bytes, |_| {}), Format::Json)
+            .is_ok()
+    );
+    assert_eq!(observe(&engine, census), before);
+
+    // One change tick too few for the pool.
+    let short = edited(&bytes, |e| {
+        e["pool_ticks"][0]["added"].as_array_mut().unwrap().pop();
+    });
+    let error = snapshots
+        .load_engine(&mut engine, &short, Format::Json)
+        .unwrap_err();
+    assert!(
+        matches!(&error, SnapshotError::EngineState { part, .. } if part.contains("change ticks of component")),
+        "{error}"
+    );
+    // A reserve naming a live entity, not a reserved one.
+    let live = engine.registry().entities().iter().next().unwrap();
+    let stolen = edited(&bytes, |e| {
+        e["reserves"][0][1]["handles"][0] = live.to_bits().into();
+    });
+    let error = snapshots
+        .load_engine(&mut engine, &stolen, Format::Json)
+        .unwrap_err();
+    assert!(matches!(error, SnapshotError::Reserves { .. }), "{error}");
+    // A state value of the wrong shape.
+    let wrong = edited(&bytes, |e| {
+        let systems = e["systems"].as_array_mut().unwrap();
+        let watcher = systems
+            .iter_mut()
+            .find(|s| s["name"].as_str().unwrap().contains("watcher"))
+            .unwrap();
+        let local = watcher["values"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .find(|v| v["kind"] == "u64")
+            .unwrap();
+        local["value"] = "many".into();
+    });
+    let error = snapshots
+        .load_engine(&mut engine, &wrong, Format::Json)
+        .unwrap_err();
+    assert!(
+        matches!(&error, SnapshotError::Value { kind: EntryKind::State, name, .. } if name.contains("watcher")),
+        "{error}"
+    );
+    assert_eq!(observe(&engine, census), before);
+}

@@ -15,8 +15,12 @@ use ecs_engine::{EcsError, Entity, Registry};
 use crate::CommandBuffer;
 
 /// What decides the handles of a buffer's next spawns: see
-/// [`CommandBuffer::reserve_state`].
+/// [`CommandBuffer::reserve_state`]. With the `serde` feature it
+/// implements serde's traits (handles as their
+/// [`Entity::to_bits`](ecs_engine::Entity::to_bits) values).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(deny_unknown_fields))]
 pub struct ReserveState {
     /// The reserved handles not handed out yet, oldest first: the next
     /// spawns get them in this order.

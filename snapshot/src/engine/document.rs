@@ -2,6 +2,8 @@
 //! beyond its registry's entities, components and resources. Every
 //! struct refuses unknown keys, as the rest of the document does.
 
+use command_buffer::ReserveState;
+use ecs_engine::Entity;
 use serde::{Deserialize, Serialize};
 
 /// `{ ticks, clock, pool_ticks, resource_ticks, seed, startup_pending,
@@ -26,20 +28,20 @@ pub(crate) struct EngineSection<V> {
     pub(crate) startup_pending: bool,
     /// Every system, in run order.
     pub(crate) systems: Vec<SystemEntry<V>>,
-    /// Every command buffer's reserve.
-    pub(crate) reserves: Vec<ReserveEntry>,
+    /// Every command buffer's reserve, by system name.
+    pub(crate) reserves: Vec<(String, ReserveState)>,
     pub(crate) checksum: u32,
 }
 
-/// [`ecs_engine::PoolTicks`] of one component type, handles as their
-/// [`Entity::to_bits`](ecs_engine::Entity::to_bits) values.
+/// [`ecs_engine::PoolTicks`] of one component type (handles as their
+/// [`Entity::to_bits`](ecs_engine::Entity::to_bits) values).
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct PoolTicksEntry {
     pub(crate) name: String,
     pub(crate) added: Vec<u32>,
     pub(crate) changed: Vec<u32>,
-    pub(crate) removed: Vec<u64>,
+    pub(crate) removed: Vec<Entity>,
     pub(crate) removed_first: u64,
 }
 
@@ -92,13 +94,4 @@ impl From<Place> for scheduler::StatePlace {
             }
         }
     }
-}
-
-/// One command buffer's [`command_buffer::ReserveState`].
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct ReserveEntry {
-    pub(crate) system: String,
-    pub(crate) handles: Vec<u64>,
-    pub(crate) last_spawns: u64,
 }
