@@ -1,12 +1,17 @@
 //! Snapshot save and load of 1,000,000 entities with `(Position,
 //! Velocity)` in the compact format (postcard), beside postcard of two
-//! plain `Vec`s of the same data, in the same criterion groups. Track the
-//! ratio `snapshot / vecs`; the bytes per entity of both are printed once.
+//! plain `Vec`s of the same data, in the same criterion groups: a
+//! registry (`snapshot`) and a whole engine whose systems track changes
+//! of `Position` (`engine`: its change ticks, system states and reserves
+//! with the registry). Track the ratios `snapshot / vecs` and
+//! `engine / vecs`; the bytes per entity are printed once.
 
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use ecs_engine::Registry;
+use ecs_runtime::Engine;
+use ecs_runtime::prelude::{Changed, Query};
 use ecs_snapshot::{Format, Snapshots};
 use serde::{Deserialize, Serialize};
 
@@ -44,6 +49,25 @@ fn world() -> Registry {
     let mut registry = Registry::new();
     registry.spawn_batch((0..ENTITIES).map(|i| (position(i), velocity(i))));
     registry
+}
+
+/// Counts the Positions changed since its last run (so the engine tracks
+/// their changes).
+fn moved(q: Query<&Position, Changed<Position>>) {
+    black_box(q.count());
+}
+
+/// An engine over the same world, after one tick.
+fn tracked_engine() -> Engine {
+    let mut builder = Engine::builder();
+    builder.threads(1);
+    builder
+        .registry_mut()
+        .spawn_batch((0..ENTITIES).map(|i| (position(i), velocity(i))));
+    builder.add_system(moved);
+    let mut engine = builder.build().expect("one system");
+    engine.tick().expect("the system does not fail");
+    engine
 }
 
 /// The baseline's data: the same values in two plain vectors.
@@ -90,6 +114,22 @@ fn save_and_load(c: &mut Criterion) {
     group.bench_function("vecs", |b| {
         b.iter(|| black_box(postcard::to_allocvec(black_box(&plain)).unwrap()))
     });
+    let engine = tracked_engine();
+    let engine_bytes = snapshots.save_engine(&engine, Format::Postcard).unwrap();
+    eprintln!(
+        "engine snapshot: {} bytes ({:.2} per entity)",
+        engine_bytes.len(),
+        engine_bytes.len() as f64 / ENTITIES as f64
+    );
+    group.bench_function("engine", |b| {
+        b.iter(|| {
+            black_box(
+                snapshots
+                    .save_engine(black_box(&engine), Format::Postcard)
+                    .unwrap(),
+            )
+        })
+    });
     group.finish();
 
     let mut group = c.benchmark_group("load_1m");
@@ -110,8 +150,17 @@ fn save_and_load(c: &mut Criterion) {
             )
         })
     });
+    let mut loaded = tracked_engine();
+    group.bench_function("engine", |b| {
+        b.iter(|| {
+            snapshots
+                .load_engine(&mut loaded, black_box(&engine_bytes), Format::Postcard)
+                .unwrap()
+        })
+    });
     group.finish();
     assert_eq!(target.len(), ENTITIES);
+    assert_eq!(loaded.registry().len(), ENTITIES);
 }
 
 criterion_group!(benches, save_and_load);
