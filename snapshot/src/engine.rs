@@ -12,6 +12,7 @@
 //! buffer's reserve. Event channels are resources
 //! ([`Snapshots::register_events`]).
 
+pub(crate) mod app_state;
 pub(crate) mod document;
 pub(crate) mod events;
 pub(crate) mod states;

@@ -202,21 +202,41 @@ pub(crate) trait ResourceCodec: Send + Sync {
     fn set_ticks(&self, registry: &mut Registry, ticks: ResourceTicks);
 }
 
-struct TypedResource<R> {
+/// A resource type `R` stored as `S`, converted by two functions.
+struct TypedResource<R, S> {
     name: String,
-    _type: std::marker::PhantomData<fn() -> R>,
+    to: fn(&R) -> S,
+    from: fn(S) -> R,
 }
 
-impl<R: Send + Sync + Serialize + DeserializeOwned + 'static> TypedResource<R> {
-    fn load<C: Codec>(value: &C::Value) -> Result<StagedResource, String> {
-        let value: R = C::decode(value)?;
+impl<R, S> TypedResource<R, S>
+where
+    R: Send + Sync + 'static,
+    S: Serialize + DeserializeOwned + 'static,
+{
+    fn save<C: Codec>(&self, registry: &Registry) -> Option<Result<C::Value, String>> {
+        let value = registry.resource::<R>()?;
+        // Stored as itself: encoded in place, `to` never called.
+        let encoded = match (value as &dyn Any).downcast_ref::<S>() {
+            Some(same) => C::encode(same),
+            None => C::encode(&(self.to)(value)),
+        };
+        Some(encoded.and_then(|v| C::check::<S>(&v).map(|()| v)))
+    }
+
+    fn load<C: Codec>(&self, value: &C::Value) -> Result<StagedResource, String> {
+        let value = (self.from)(C::decode::<S>(value)?);
         Ok(Box::new(move |registry: &mut Registry| {
             registry.insert_resource(value);
         }))
     }
 }
 
-impl<R: Send + Sync + Serialize + DeserializeOwned + 'static> ResourceCodec for TypedResource<R> {
+impl<R, S> ResourceCodec for TypedResource<R, S>
+where
+    R: Send + Sync + 'static,
+    S: Serialize + DeserializeOwned + 'static,
+{
     fn name(&self) -> &str {
         &self.name
     }
@@ -227,20 +247,16 @@ impl<R: Send + Sync + Serialize + DeserializeOwned + 'static> ResourceCodec for 
         type_name::<R>()
     }
     fn save_json(&self, registry: &Registry) -> Option<Result<serde_json::Value, String>> {
-        registry.resource::<R>().map(|value| {
-            let encoded = JsonCodec::encode(value)?;
-            JsonCodec::check::<R>(&encoded)?;
-            Ok(encoded)
-        })
+        self.save::<JsonCodec>(registry)
     }
     fn save_postcard(&self, registry: &Registry) -> Option<Result<crate::document::Bytes, String>> {
-        registry.resource::<R>().map(PostcardCodec::encode)
+        self.save::<PostcardCodec>(registry)
     }
     fn load_json(&self, value: &serde_json::Value) -> Result<StagedResource, String> {
-        Self::load::<JsonCodec>(value)
+        self.load::<JsonCodec>(value)
     }
     fn load_postcard(&self, value: &crate::document::Bytes) -> Result<StagedResource, String> {
-        Self::load::<PostcardCodec>(value)
+        self.load::<PostcardCodec>(value)
     }
     fn remove(&self, registry: &mut Registry) {
         registry.remove_resource::<R>();
@@ -460,9 +476,52 @@ impl Snapshots {
     where
         R: Send + Sync + Serialize + DeserializeOwned + 'static,
     {
-        self.register_resource_codec(Box::new(TypedResource::<R> {
+        self.register_resource_codec(Box::new(TypedResource::<R, R> {
             name: name.to_owned(),
-            _type: std::marker::PhantomData,
+            to: |_| unreachable!("a type stored as itself is encoded in place"),
+            from: |value| value,
+        }))
+    }
+
+    /// Registers resource type `R` under `name`, stored as `S`: `to`
+    /// converts the value for saving, `from` back when loading. For types
+    /// that do not implement serde's traits (a foreign type).
+    ///
+    /// # Errors
+    ///
+    /// As [`register_resource`](Self::register_resource).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    /// use ecs_snapshot::{Format, Snapshots};
+    /// use std::num::Wrapping;
+    ///
+    /// let mut snapshots = Snapshots::new();
+    /// snapshots.register_resource_with::<Wrapping<u8>, u8>("counter", |w| w.0, Wrapping)?;
+    /// let mut registry = Registry::new();
+    /// registry.insert_resource(Wrapping(250u8));
+    /// let bytes = snapshots.save(&registry, Format::Json)?;
+    /// let mut loaded = Registry::new();
+    /// snapshots.load(&mut loaded, &bytes, Format::Json)?;
+    /// assert_eq!(loaded.resource::<Wrapping<u8>>(), Some(&Wrapping(250)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn register_resource_with<R, S>(
+        &mut self,
+        name: &str,
+        to: fn(&R) -> S,
+        from: fn(S) -> R,
+    ) -> Result<&mut Snapshots, SnapshotError>
+    where
+        R: Send + Sync + 'static,
+        S: Serialize + DeserializeOwned + 'static,
+    {
+        self.register_resource_codec(Box::new(TypedResource::<R, S> {
+            name: name.to_owned(),
+            to,
+            from,
         }))
     }
 

@@ -280,3 +280,59 @@ fn an_engine_section_that_does_not_fit_is_refused_before_anything_changes() {
     );
     assert_eq!(observe(&engine, census), before);
 }
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+enum Level {
+    One,
+    Two,
+}
+
+/// Asks for `Level::Two` after three runs; entering it counts in `u32`.
+fn states_game() -> Engine {
+    let mut builder = Engine::builder();
+    builder.insert_resource(0u32);
+    builder.add_state(Level::One);
+    builder.add_on_enter(Level::Two, |mut entered: ResMut<u32>| *entered += 1);
+    builder.add_system(
+        |mut runs: Local<u64>, mut next: ResMut<ecs_runtime::scheduler::NextState<Level>>| {
+            *runs += 1;
+            if *runs == 3 {
+                next.set(Level::Two);
+            }
+        },
+    );
+    builder.build().unwrap()
+}
+
+#[test]
+fn a_pending_state_transition_survives_a_file() {
+    let mut snapshots = Snapshots::new();
+    snapshots
+        .register_states::<Level>("Level")
+        .and_then(|s| s.register_resource::<u32>("entered"))
+        .and_then(|s| s.register_state::<u64>("runs"))
+        .unwrap();
+    // Registering the states twice registers nothing more.
+    assert!(snapshots.register_states::<Level>("Other").is_err());
+    assert!(snapshots.resource_names().all(|n| n != "Other"));
+
+    let mut engine = states_game();
+    engine.run(3).unwrap();
+    // The transition is asked for, not made: it happens at the next tick.
+    let state = |e: &Engine| {
+        e.registry()
+            .resource::<ecs_runtime::scheduler::State<Level>>()
+            .unwrap()
+            .get()
+            .clone()
+    };
+    assert_eq!(state(&engine), Level::One);
+    let bytes = snapshots.save_engine(&engine, Format::Json).unwrap();
+    let mut fresh = states_game();
+    snapshots
+        .load_engine(&mut fresh, &bytes, Format::Json)
+        .unwrap();
+    fresh.run(3).unwrap();
+    assert_eq!(state(&fresh), Level::Two);
+    assert_eq!(fresh.registry().resource::<u32>(), Some(&1));
+}

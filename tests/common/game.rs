@@ -4,7 +4,6 @@
 //! change and removal detection, a `Local`, a run condition with a
 //! `Local`, a stateful system, a seeded random resource. Its types
 //! implement serde's traits for the file snapshots.
-#![allow(dead_code)] // each test file uses part of it
 
 use ecs_runtime::checksum::world_checksum;
 use ecs_runtime::prelude::*;

@@ -164,6 +164,16 @@ impl<S: States> NextState<S> {
         self.0.as_ref().map(|request| &request.value)
     }
 
+    /// The value asked for and whether it was asked with
+    /// [`set_if_neq`](Self::set_if_neq) (`true`) or [`set`](Self::set)
+    /// (`false`); `None` when nothing is asked (for a snapshot that saves
+    /// the request).
+    pub fn request(&self) -> Option<(&S, bool)> {
+        self.0
+            .as_ref()
+            .map(|request| (&request.value, request.if_neq))
+    }
+
     /// Withdraws the change asked for.
     pub fn reset(&mut self) {
         self.0 = None;
