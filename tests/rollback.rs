@@ -183,3 +183,48 @@ fn a_restore_into_a_fresh_engine_does_not_rerun_its_startup_systems() {
     fresh.run(2).unwrap();
     assert_eq!(fresh.registry().view::<&Born>().count(), 1);
 }
+
+/// Appends its run count to `u64` as a decimal digit.
+fn boom(mut runs: Local<u64>, mut out: ResMut<u64>) {
+    *runs += 1;
+    *out = *out * 10 + *runs;
+}
+
+#[test]
+fn one_shot_locals_and_initial_enters_survive_a_restore_into_a_fresh_engine() {
+    #[derive(Debug, Clone, PartialEq)]
+    struct Level;
+    let build = || {
+        let mut builder = Engine::builder();
+        builder.insert_resource(0u64);
+        builder.insert_resource(0u32);
+        builder.add_state(Level);
+        builder.add_on_enter(Level, |mut entered: ResMut<u32>| *entered += 1);
+        let id = builder.register_system(boom);
+        builder.add_system(|| {});
+        let mut engine = builder.build().unwrap();
+        engine
+            .register_resource_clone::<u64>()
+            .register_resource_clone::<u32>()
+            .register_resource_clone::<State<Level>>()
+            .register_resource_clone::<NextState<Level>>()
+            .register_state_clone::<u64>();
+        (engine, id)
+    };
+    let (mut engine, id) = build();
+    engine.tick().unwrap();
+    engine.run_system(id).unwrap();
+    engine.run_system(id).unwrap();
+    let state = engine.save_state().unwrap();
+    let (mut fresh, id) = build();
+    fresh.restore_state(&state).unwrap();
+    fresh.tick().unwrap();
+    fresh.run_system(id).unwrap();
+    fresh.run_system(id).unwrap();
+    assert_eq!(fresh.registry().resource::<u64>(), Some(&1234));
+    assert_eq!(
+        fresh.registry().resource::<u32>(),
+        Some(&1),
+        "the initial enter ran again"
+    );
+}

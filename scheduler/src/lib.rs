@@ -161,5 +161,5 @@ pub use system::{
 pub use system_state::values::{
     LoadedSystem, LoadedValue, PutOwn, StatePlace, StateValue, StateVisit,
 };
-pub use system_state::{SystemStateError, SystemStates};
+pub use system_state::{ScheduleProgress, SystemStateError, SystemStates};
 pub use tick::Tick;

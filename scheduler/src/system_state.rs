@@ -15,17 +15,43 @@
 //! The state a run condition keeps for each system it guards (its
 //! parameters' `LocalState`) is saved the same way. What a function
 //! system's closure captures cannot be (a save refuses a closure that
-//! captures anything: keep such state in a `Local` or a resource). Event channels and their
-//! readers' cursors are resources ([`Events`](crate::Events)), saved with
-//! the registry.
+//! captures anything: keep such state in a `Local` or a resource); nor,
+//! yet, the parts of a pipe (refused the same way). Event channels and
+//! their readers' cursors are resources ([`Events`](crate::Events)),
+//! saved with the registry.
+//!
+//! The systems saved are the tick systems, the enter and exit systems of
+//! states and the one-shot systems and observers
+//! ([`Schedule::saved_slots`]), with the schedule's [`ScheduleProgress`]
+//! (startup systems run or not, each state type's initial enter run or
+//! not), so a restore into a fresh schedule runs none of them again.
+//! The file snapshots of the `ecs_snapshot` crate walk the same values
+//! one by one ([`values`]).
 
 use std::any::{Any, TypeId};
 
 use ecs_engine::{RemovedCursor, TypeIdMap};
 
+use crate::executor::Between;
+use crate::slot::Slot;
+use crate::state::builder::StateRunner;
 use crate::{LastRun, LocalState, Schedule};
 
 pub(crate) mod values;
+
+/// Every system whose state a save holds, mutable, in the order of
+/// [`Schedule::saved_slots`] (by fields, so the schedule's other fields
+/// stay free to borrow).
+pub(crate) fn saved_slots_mut<'a>(
+    slots: &'a mut [Slot],
+    states: &'a mut StateRunner,
+    between: &'a mut Between,
+) -> impl Iterator<Item = &'a mut Slot> {
+    slots
+        .iter_mut()
+        .chain(states.slots.iter_mut())
+        .chain(between.oneshots.slots.iter_mut())
+}
 
 /// A clone of a state value, boxed.
 type CopyFn = fn(&dyn Any) -> Box<dyn Any + Send>;
@@ -129,7 +155,7 @@ type SavedValue = (Vec<usize>, &'static str, Box<dyn Any + Send>);
 /// enabled.
 pub struct SystemStates {
     systems: Vec<SavedSystem>,
-    startup_pending: bool,
+    progress: ScheduleProgress,
 }
 
 impl SystemStates {
@@ -142,7 +168,7 @@ impl SystemStates {
     /// [`SystemStateError::OtherSchedule`] when they do not.
     pub fn check(&self, schedule: &Schedule) -> Result<(), SystemStateError> {
         schedule.check_system_names(self.systems.iter().map(|s| s.name.as_str()).collect())?;
-        schedule.check_startup(self.startup_pending)
+        schedule.check_progress(&self.progress)
     }
 }
 
@@ -153,7 +179,7 @@ impl std::fmt::Debug for SystemStates {
                 "systems",
                 &self.systems.iter().map(|s| &s.name).collect::<Vec<_>>(),
             )
-            .field("startup_pending", &self.startup_pending)
+            .field("progress", &self.progress)
             .finish()
     }
 }
@@ -178,7 +204,7 @@ impl Schedule {
     /// that captures values among them.
     pub fn save_system_states(&self) -> Result<SystemStates, SystemStateError> {
         let mut systems = Vec::with_capacity(self.slots.len());
-        for slot in &self.slots {
+        for slot in self.saved_slots() {
             let system = &*slot.system;
             let state = system.state();
             // A function, or a closure that captures nothing, keeps no
@@ -232,7 +258,7 @@ impl Schedule {
         }
         Ok(SystemStates {
             systems,
-            startup_pending: !self.startup.is_empty(),
+            progress: self.progress(),
         })
     }
 
@@ -248,8 +274,9 @@ impl Schedule {
     /// systems ran and they have run since.
     pub fn restore_system_states(&mut self, states: &SystemStates) -> Result<(), SystemStateError> {
         states.check(self)?;
-        self.finish_startup(states.startup_pending);
-        for (slot, saved) in self.slots.iter_mut().zip(&states.systems) {
+        self.set_progress(&states.progress);
+        let slots = saved_slots_mut(&mut self.slots, &mut self.states, &mut self.between);
+        for (slot, saved) in slots.zip(&states.systems) {
             slot.enabled = saved.enabled;
             if let (Some(value), Some(state)) = (&saved.own, slot.system.state_mut()) {
                 let (_, assign) = self
@@ -280,10 +307,20 @@ impl Schedule {
         Ok(())
     }
 
+    /// Every system whose state a save holds, in a fixed order: the tick
+    /// systems in run order, then the enter and exit systems of states,
+    /// then the one-shot systems and observers, in registration order.
+    pub(crate) fn saved_slots(&self) -> impl Iterator<Item = &Slot> {
+        self.slots
+            .iter()
+            .chain(self.states.slots.iter())
+            .chain(self.between.oneshots.slots.iter())
+    }
+
     /// Refuses states of other systems than this schedule's (`saved`:
     /// their names in run order).
     fn check_system_names(&self, saved: Vec<&str>) -> Result<(), SystemStateError> {
-        let found: Vec<&str> = self.slots.iter().map(|s| s.name.as_str()).collect();
+        let found: Vec<&str> = self.saved_slots().map(|s| s.name.as_str()).collect();
         if found != saved {
             return Err(SystemStateError::OtherSchedule {
                 reason: format!("saved systems {saved:?}, found {found:?}"),
@@ -292,23 +329,60 @@ impl Schedule {
         Ok(())
     }
 
-    /// Refuses states saved before the startup systems ran
-    /// (`startup_pending`) once they have run here.
-    fn check_startup(&self, startup_pending: bool) -> Result<(), SystemStateError> {
-        if startup_pending && self.startup.is_empty() {
+    /// How far this schedule has run besides its systems' states (see
+    /// [`ScheduleProgress`]).
+    pub fn progress(&self) -> ScheduleProgress {
+        ScheduleProgress {
+            startup_pending: !self.startup.is_empty(),
+            states_started: self.states.drivers.iter().map(|d| d.started()).collect(),
+        }
+    }
+
+    /// Refuses a progress that does not fit this schedule: saved before
+    /// the startup systems ran once they have run here, or of another
+    /// number of state types.
+    fn check_progress(&self, progress: &ScheduleProgress) -> Result<(), SystemStateError> {
+        if progress.startup_pending && self.startup.is_empty() {
             return Err(SystemStateError::OtherSchedule {
                 reason: "saved before the startup systems ran, which have run since".to_owned(),
+            });
+        }
+        if progress.states_started.len() != self.states.drivers.len() {
+            return Err(SystemStateError::OtherSchedule {
+                reason: format!(
+                    "saved with {} state types, found {}",
+                    progress.states_started.len(),
+                    self.states.drivers.len()
+                ),
             });
         }
         Ok(())
     }
 
-    /// Drops the pending startup systems when the states were saved
-    /// after they ran: they ran in the saved run, and must not run again
-    /// after a restore into a fresh schedule.
-    fn finish_startup(&mut self, startup_pending: bool) {
-        if !startup_pending {
+    /// Puts a checked progress back: the pending startup systems are
+    /// dropped when the states were saved after they ran (they ran in the
+    /// saved run, and must not run again after a restore into a fresh
+    /// schedule), and each state type's initial enter counts as run or
+    /// not as it did.
+    fn set_progress(&mut self, progress: &ScheduleProgress) {
+        if !progress.startup_pending {
             self.startup.clear();
         }
+        for (driver, &started) in self.states.drivers.iter_mut().zip(&progress.states_started) {
+            driver.set_started(started);
+        }
     }
+}
+
+/// How far a schedule has run besides what its systems keep: whether its
+/// startup systems are still to run, and for each state type (in the
+/// order they were added) whether its initial enter systems have run.
+/// Saved with system states, so a restore into a fresh schedule runs
+/// neither again.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ScheduleProgress {
+    /// The startup systems have not run.
+    pub startup_pending: bool,
+    /// Per state type, its initial enter has run.
+    pub states_started: Vec<bool>,
 }

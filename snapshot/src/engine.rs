@@ -6,11 +6,14 @@
 //! (`document::EngineSection`): the tick counter, the change clock,
 //! the change ticks and removal logs of every registered component type
 //! that tracks changes, the change ticks of every registered resource,
-//! the [`WorldSeed`], every system's state (enabled or not, its own value,
-//! its parameters' values: `Local`s, last-run change ticks, removal
-//! cursors, what its run conditions keep for it) and every command
-//! buffer's reserve. Event channels are resources
-//! ([`Snapshots::register_events`]).
+//! the [`WorldSeed`], every system's state (tick systems, enter and exit
+//! systems of states, one-shot systems and observers: enabled or not,
+//! its own value, its parameters' values: `Local`s, last-run change
+//! ticks, removal cursors, what its run conditions keep for it), whether
+//! the startup systems and each state type's initial enter have run, and
+//! every command buffer's reserve. Event channels and bevy-style states
+//! are resources ([`Snapshots::register_events`],
+//! [`Snapshots::register_states`]).
 
 pub(crate) mod app_state;
 pub(crate) mod document;
@@ -22,7 +25,7 @@ use std::collections::HashMap;
 use command_buffer::ReserveState;
 use ecs_engine::{ChangeClockState, ChangeTick, PoolTicks, Registry, ResourceTicks};
 use ecs_runtime::Engine;
-use scheduler::{LoadedSystem, LoadedValue, StateVisit, WorldSeed};
+use scheduler::{LoadedSystem, LoadedValue, ScheduleProgress, StateVisit, WorldSeed};
 
 use self::document::{EngineSection, PoolTicksEntry, StateEntry, SystemEntry};
 use crate::document::{JsonCodec, PostcardCodec};
@@ -38,7 +41,7 @@ struct StagedEngine {
     /// `(resource codec, ticks)`.
     resource_ticks: Vec<(usize, ResourceTicks)>,
     seed: Option<u64>,
-    startup_pending: bool,
+    progress: ScheduleProgress,
     systems: Vec<LoadedSystem>,
     reserves: Vec<(String, ReserveState)>,
 }
@@ -56,19 +59,23 @@ impl Snapshots {
     /// state: the tick counter, the change clock, the change ticks and
     /// removal logs of every registered component type that tracks
     /// changes, the change ticks of every registered resource, the
-    /// [`WorldSeed`], and every system's state (enabled or not, its own
-    /// value, its parameters' `Local`s, last-run change ticks and removal
-    /// cursors, what its run conditions keep for it) and command
-    /// reserve. Event channels are resources, saved once registered
+    /// [`WorldSeed`], every system's state (the tick systems, the enter
+    /// and exit systems of states, the one-shot systems and observers:
+    /// enabled or not, its own value, its parameters' `Local`s, last-run
+    /// change ticks and removal cursors, what its run conditions keep for
+    /// it) and command reserve, and whether the startup systems and each
+    /// state type's initial enter have run. Event channels are resources, saved once registered
     /// ([`register_events`](Self::register_events)). A load into an engine built
     /// the same way ([`load_engine`](Self::load_engine)) goes on exactly
     /// as the saved one, with the same entity handles, the same `Added`
     /// and `Changed` results, the same `Local` values and the same
     /// events.
     ///
-    /// Not saved: components and resources of unregistered types, input
-    /// still in the input queues, the real-time clock of
-    /// [`Engine::advance`].
+    /// Not saved: components and resources of unregistered types (the
+    /// `Disabled` marker, the hierarchy and event channels included, until
+    /// registered), input still in the input queues, the real-time clock
+    /// of [`Engine::advance`]. A pipe is refused (its parts' state is not
+    /// saved yet), as is a closure that captures values.
     ///
     /// # Errors
     ///
@@ -127,6 +134,7 @@ impl Snapshots {
         })?;
         let mut document = self.document::<C>(registry)?;
         let clock = registry.export_change_clock();
+        let progress = schedule.progress();
         document.engine = Some(EngineSection {
             ticks: engine.ticks(),
             clock: (clock.now, clock.last_check),
@@ -144,7 +152,8 @@ impl Snapshots {
                 })
                 .collect(),
             seed: registry.resource::<WorldSeed>().map(|seed| seed.0),
-            startup_pending: schedule.startup_pending(),
+            startup_pending: progress.startup_pending,
+            states_started: progress.states_started,
             systems,
             reserves: schedule.command_reserves(),
             checksum: 0,
@@ -178,7 +187,11 @@ impl Snapshots {
     /// entity it becomes.
     ///
     /// Everything is decoded and checked first: on any error the engine
-    /// is exactly as before.
+    /// is exactly as before. Systems are matched by name, in order; a
+    /// value of another type than the system keeps at its place (a save
+    /// of another version of the system) is refused here when the
+    /// engine's system has run, and otherwise makes that system's first
+    /// run fail with an error naming it and both types.
     ///
     /// # Errors
     ///
@@ -221,7 +234,7 @@ impl Snapshots {
         let states = &self.states;
         parts
             .schedule
-            .load_system_states(staged.systems, staged.startup_pending, &|dst, src| {
+            .load_system_states(staged.systems, &staged.progress, &|dst, src| {
                 let id = (*src).type_id();
                 states
                     .iter()
@@ -292,7 +305,11 @@ impl Snapshots {
         }
         let systems = self.stage_systems::<C>(section.systems)?;
         let schedule = engine.schedule();
-        schedule.check_system_states(&systems, section.startup_pending)?;
+        let progress = ScheduleProgress {
+            startup_pending: section.startup_pending,
+            states_started: section.states_started,
+        };
+        schedule.check_system_states(&systems, &progress)?;
         let reserves = section.reserves;
         schedule.check_command_reserves(&loaded.allocator, &reserves)?;
         let staged = StagedEngine {
@@ -304,7 +321,7 @@ impl Snapshots {
             pool_ticks,
             resource_ticks,
             seed: section.seed,
-            startup_pending: section.startup_pending,
+            progress,
             systems,
             reserves,
         };

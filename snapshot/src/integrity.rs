@@ -96,7 +96,7 @@ fn json_value<T: Serialize + ?Sized>(part: &T) -> Value {
 /// a resource entry's of `[name, value]`, the document's of `[version,
 /// entities, hierarchy]` (`hierarchy` is `null` when absent), an engine
 /// section's of `[ticks, clock, pool_ticks, resource_ticks, seed,
-/// startup_pending, systems, reserves]`. A tool that
+/// startup_pending, states_started, systems, reserves]`. A tool that
 /// edits a JSON snapshot on purpose recomputes them with this function; a
 /// load refuses a part whose checksum does not match
 /// ([`SnapshotError::Checksum`]).
@@ -138,6 +138,7 @@ where
         &e.resource_ticks,
         e.seed,
         e.startup_pending,
+        &e.states_started,
         &e.systems,
         &e.reserves,
     )

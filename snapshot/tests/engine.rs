@@ -211,6 +211,7 @@ fn edited(bytes: &[u8], edit: impl FnOnce(&mut serde_json::Value)) -> Vec<u8> {
         "resource_ticks",
         "seed",
         "startup_pending",
+        "states_started",
         "systems",
         "reserves",
     ]
@@ -291,7 +292,10 @@ enum Level {
 fn states_game() -> Engine {
     let mut builder = Engine::builder();
     builder.insert_resource(0u32);
+    builder.insert_resource(0u64);
     builder.add_state(Level::One);
+    // The initial enter: once, never again after a load.
+    builder.add_on_enter(Level::One, |mut entered_one: ResMut<u64>| *entered_one += 1);
     builder.add_on_enter(Level::Two, |mut entered: ResMut<u32>| *entered += 1);
     builder.add_system(
         |mut runs: Local<u64>, mut next: ResMut<ecs_runtime::scheduler::NextState<Level>>| {
@@ -310,6 +314,7 @@ fn a_pending_state_transition_survives_a_file() {
     snapshots
         .register_states::<Level>("Level")
         .and_then(|s| s.register_resource::<u32>("entered"))
+        .and_then(|s| s.register_resource::<u64>("entered one"))
         .and_then(|s| s.register_state::<u64>("runs"))
         .unwrap();
     // Registering the states twice registers nothing more.
@@ -335,4 +340,101 @@ fn a_pending_state_transition_survives_a_file() {
     fresh.run(3).unwrap();
     assert_eq!(state(&fresh), Level::Two);
     assert_eq!(fresh.registry().resource::<u32>(), Some(&1));
+    assert_eq!(fresh.registry().resource::<u64>(), Some(&1));
+}
+
+/// Appends its run count to `u64` as a decimal digit.
+fn boom(mut runs: Local<u64>, mut out: ResMut<u64>) {
+    *runs += 1;
+    *out = *out * 10 + *runs;
+}
+
+fn one_shot_engine() -> (Engine, ecs_runtime::scheduler::OneShotId) {
+    let mut builder = Engine::builder();
+    builder.insert_resource(0u64);
+    let id = builder.register_system(boom);
+    builder.add_system(|| {});
+    (builder.build().unwrap(), id)
+}
+
+#[test]
+fn one_shot_systems_keep_their_locals_through_a_file() {
+    let mut snapshots = Snapshots::new();
+    snapshots
+        .register_resource::<u64>("out")
+        .and_then(|s| s.register_state::<u64>("runs"))
+        .unwrap();
+    let (mut engine, id) = one_shot_engine();
+    engine.run_system(id).unwrap();
+    engine.run_system(id).unwrap();
+    let bytes = snapshots.save_engine(&engine, Format::Postcard).unwrap();
+    let (mut fresh, id) = one_shot_engine();
+    snapshots
+        .load_engine(&mut fresh, &bytes, Format::Postcard)
+        .unwrap();
+    fresh.run_system(id).unwrap();
+    fresh.run_system(id).unwrap();
+    assert_eq!(fresh.registry().resource::<u64>(), Some(&1234));
+    // Its Local's type is required like any other system's.
+    let mut without = Snapshots::new();
+    without.register_resource::<u64>("out").unwrap();
+    let error = without.save_engine(&engine, Format::Json).unwrap_err();
+    assert!(
+        matches!(&error, SnapshotError::UnsavedState { system, .. } if system.contains("boom")),
+        "{error}"
+    );
+}
+
+fn count32(mut n: Local<u32>) {
+    *n += 1;
+}
+
+fn count64(mut n: Local<u64>) {
+    *n += 1;
+}
+
+/// One system named `counter`: `count32`, or `count64` (a new version of
+/// it with a wider counter).
+fn counter_engine(wide: bool) -> Engine {
+    let mut builder = Engine::builder();
+    if wide {
+        builder.add_system(count64).named("counter");
+    } else {
+        builder.add_system(count32).named("counter");
+    }
+    builder.build().unwrap()
+}
+
+#[test]
+fn a_local_of_another_type_under_the_same_name_is_refused_or_reported() {
+    let mut snapshots = Snapshots::new();
+    snapshots
+        .register_state::<u32>("u32")
+        .and_then(|s| s.register_state::<u64>("u64"))
+        .unwrap();
+    let mut saved = counter_engine(false);
+    saved.run(3).unwrap();
+    let bytes = snapshots.save_engine(&saved, Format::Json).unwrap();
+    // An engine that has run knows the type: refused before any change.
+    let mut running = counter_engine(true);
+    running.run(1).unwrap();
+    let error = snapshots
+        .load_engine(&mut running, &bytes, Format::Json)
+        .unwrap_err();
+    assert!(
+        matches!(&error, SnapshotError::Systems { .. }) && error.to_string().contains("counter"),
+        "{error}"
+    );
+    assert_eq!(running.ticks(), 1);
+    running.run(1).unwrap();
+    // A fresh one learns it at the first run: a clear error, no panic.
+    let mut fresh = counter_engine(true);
+    snapshots
+        .load_engine(&mut fresh, &bytes, Format::Json)
+        .unwrap();
+    let error = fresh.tick().unwrap_err().to_string();
+    assert!(
+        error.contains("counter") && error.contains("saved state holds a `u32`"),
+        "{error}"
+    );
 }

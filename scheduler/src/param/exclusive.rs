@@ -73,7 +73,9 @@ pub trait ExclusiveParam {
     /// # Errors
     ///
     /// A [`SystemError`] naming `system` when the value cannot be made
-    /// (none of the implementations here fails).
+    /// (here only a [`Local`] whose slot holds a value of another type,
+    /// put there by a restore of states from another version of the
+    /// system).
     fn fetch_exclusive<'s>(
         system: &str,
         local: &'s mut LocalState,
@@ -85,11 +87,11 @@ impl<T: Default + Send + 'static> ExclusiveParam for Local<'_, T> {
     type Item<'s> = Local<'s, T>;
 
     fn fetch_exclusive<'s>(
-        _: &str,
+        system: &str,
         local: &'s mut LocalState,
         _: Tick,
     ) -> Result<Self::Item<'s>, SystemError> {
-        Ok(Local(local.value_or_default::<T>()))
+        Ok(Local(local.value_or_default::<T>(system)?))
     }
 }
 

@@ -85,21 +85,47 @@ impl std::fmt::Debug for LocalState {
 }
 
 impl LocalState {
-    /// This state's value, made with `T::default()` on first use.
-    pub(crate) fn value_or_default<T: Default + Send + 'static>(&mut self) -> &mut T {
+    /// This state's value, made with `T::default()` on first use, for
+    /// `system`'s parameter.
+    ///
+    /// # Errors
+    ///
+    /// [`SystemError::Failed`] when the slot holds a value of another
+    /// type: only a restore or a load of saved states from another
+    /// version of the system puts one there.
+    pub(crate) fn value_or_default<T: Default + Send + 'static>(
+        &mut self,
+        system: &str,
+    ) -> Result<&mut T, SystemError> {
         if self.value.is_none() {
             self.name = std::any::type_name::<T>();
         }
+        let found = self.name;
         self.value
             .get_or_insert_with(|| Box::new(T::default()))
             .downcast_mut::<T>()
-            .expect("a local slot holds the type of its parameter")
+            .ok_or_else(|| SystemError::Failed {
+                system: system.to_owned(),
+                message: format!(
+                    "its parameter keeps a `{}`, but its saved state holds a `{found}` there \
+                     (states saved from another version of the system?)",
+                    std::any::type_name::<T>()
+                ),
+            })
     }
 
     /// This state's value when it holds a `T`; `None` when it is empty or
     /// holds another type.
     pub(crate) fn value_mut<T: 'static>(&mut self) -> Option<&mut T> {
         self.value.as_mut()?.downcast_mut::<T>()
+    }
+
+    /// The value at `path` below this state, if there is one.
+    pub(crate) fn value_at(&self, path: &[usize]) -> Option<&(dyn Any + Send)> {
+        match path.split_first() {
+            None => self.value.as_deref(),
+            Some((&i, rest)) => self.children.get(i)?.value_at(rest),
+        }
     }
 
     /// Every value of this state and its children, in pre-order, with
@@ -228,10 +254,10 @@ impl<T: Default + Send + 'static> SystemParam for Local<'_, T> {
     }
 
     fn fetch_local<'s>(
-        _: &'s SystemContext<'_>,
+        ctx: &'s SystemContext<'_>,
         local: &'s mut LocalState,
     ) -> Result<Self::Item<'s>, SystemError> {
-        Ok(Local(local.value_or_default::<T>()))
+        Ok(Local(local.value_or_default::<T>(ctx.system_name())?))
     }
 }
 
@@ -512,7 +538,8 @@ impl<R: Send + Sync + 'static> SystemParam for Res<'_, R> {
         ctx: &'s SystemContext<'_>,
         local: &'s mut LocalState,
     ) -> Result<Self::Item<'s>, SystemError> {
-        fetch_res(ctx, Some(local.value_or_default::<crate::LastRun>()))
+        let last_run = local.value_or_default::<crate::LastRun>(ctx.system_name())?;
+        fetch_res(ctx, Some(last_run))
     }
 }
 
@@ -533,7 +560,8 @@ impl<R: Send + Sync + 'static> SystemParam for ResMut<'_, R> {
         ctx: &'s SystemContext<'_>,
         local: &'s mut LocalState,
     ) -> Result<Self::Item<'s>, SystemError> {
-        fetch_res_mut(ctx, Some(local.value_or_default::<crate::LastRun>()))
+        let last_run = local.value_or_default::<crate::LastRun>(ctx.system_name())?;
+        fetch_res_mut(ctx, Some(last_run))
     }
 }
 
@@ -578,7 +606,7 @@ impl<R: Send + Sync + 'static> SystemParam for Option<Res<'_, R>> {
         ctx: &'s SystemContext<'_>,
         local: &'s mut LocalState,
     ) -> Result<Self::Item<'s>, SystemError> {
-        let last_run = local.value_or_default::<crate::LastRun>();
+        let last_run = local.value_or_default::<crate::LastRun>(ctx.system_name())?;
         let fetched = absent_as_none(fetch_res(ctx, Some(&mut *last_run)))?;
         // A run without the resource still counts as a run.
         last_run.start(ctx.change_tick());
@@ -626,7 +654,7 @@ impl<R: Send + Sync + 'static> SystemParam for Option<ResMut<'_, R>> {
         ctx: &'s SystemContext<'_>,
         local: &'s mut LocalState,
     ) -> Result<Self::Item<'s>, SystemError> {
-        let last_run = local.value_or_default::<crate::LastRun>();
+        let last_run = local.value_or_default::<crate::LastRun>(ctx.system_name())?;
         let fetched = absent_as_none(fetch_res_mut(ctx, Some(&mut *last_run)))?;
         // A run without the resource still counts as a run.
         last_run.start(ctx.change_tick());

@@ -383,7 +383,7 @@ impl<Q: QueryData + 'static, F: QueryFilter + 'static> SystemParam for Query<'_,
         ctx: &'s SystemContext<'_>,
         local: &'s mut LocalState,
     ) -> Result<Self::Item<'s>, SystemError> {
-        let last_run = local.value_or_default::<crate::LastRun>();
+        let last_run = local.value_or_default::<crate::LastRun>(ctx.system_name())?;
         let now = ctx.change_tick();
         let view = ctx.query_since::<Q, F>(last_run.since(now))?;
         // Only a run that got its view has seen the changes.
@@ -503,7 +503,7 @@ impl<T: Component> SystemParam for RemovedComponents<'_, T> {
         ctx: &'s SystemContext<'_>,
         local: &'s mut LocalState,
     ) -> Result<Self::Item<'s>, SystemError> {
-        let cursor = local.value_or_default::<RemovedCursor>();
+        let cursor = local.value_or_default::<RemovedCursor>(ctx.system_name())?;
         ctx.removed::<T>(cursor).map(RemovedComponents)
     }
 }

@@ -28,6 +28,12 @@ pub(crate) trait Driver: Send {
     /// Sets `State<S>` to the value of the transition [`take`](Self::take)
     /// returned.
     fn commit(&mut self, registry: &mut Registry);
+
+    /// Whether the initial enter has run (saved with system states).
+    fn started(&self) -> bool;
+
+    /// Sets whether the initial enter has run (a restore of saved states).
+    fn set_started(&mut self, started: bool);
 }
 
 /// The [`Driver`] of state type `S`.
@@ -105,5 +111,13 @@ impl<S: States> Driver for TypedDriver<S> {
         if let Some(value) = self.pending.take() {
             registry.insert_resource(State(value));
         }
+    }
+
+    fn started(&self) -> bool {
+        self.started
+    }
+
+    fn set_started(&mut self, started: bool) {
+        self.started = started;
     }
 }

@@ -7,7 +7,8 @@
 use std::any::Any;
 use std::borrow::Cow;
 
-use crate::{LocalState, Schedule, SystemStateError};
+use super::saved_slots_mut;
+use crate::{LocalState, Schedule, ScheduleProgress, SystemStateError};
 
 /// Where one value a system keeps sits in its state.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -89,7 +90,7 @@ impl Schedule {
     /// is), borrowed in place; stops at the first error `visit` returns.
     /// A system whose own value is a function or a closure that captures
     /// nothing shows no own value; startup systems still to run are not
-    /// shown ([`startup_pending`](Self::startup_pending)). Call it
+    /// shown ([`progress`](Self::progress)). Call it
     /// between ticks.
     ///
     /// # Errors
@@ -99,7 +100,7 @@ impl Schedule {
         &self,
         mut visit: impl FnMut(StateVisit<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
-        for slot in &self.slots {
+        for slot in self.saved_slots() {
             let system = &*slot.system;
             visit(StateVisit::System {
                 name: &slot.name,
@@ -107,9 +108,18 @@ impl Schedule {
             })?;
             let state = system.state();
             if std::mem::size_of_val(state) != 0 {
+                // A system without a type path (a pipe) is named by what
+                // it is, not by its name again.
+                let type_name = system.type_path().unwrap_or_else(|| {
+                    Cow::Owned(format!(
+                        "the value of system `{}` itself (a pipe's parts and their locals \
+                         are not saved yet)",
+                        system.default_name()
+                    ))
+                });
                 visit(StateVisit::Value(StateValue {
                     place: StatePlace::Own,
-                    type_name: system.type_path().unwrap_or_else(|| system.default_name()),
+                    type_name,
                     value: state,
                 }))?;
             }
@@ -136,36 +146,39 @@ impl Schedule {
         Ok(())
     }
 
-    /// `true` while the startup systems have not run.
-    pub fn startup_pending(&self) -> bool {
-        !self.startup.is_empty()
-    }
-
     /// Puts decoded system states back, as
     /// [`restore_system_states`](Self::restore_system_states) does with
     /// copies: each listed value goes to its place (the values a system
     /// has now are dropped first, so those not listed are made anew at
     /// its next run), `put_own` replaces own values, and each system is
-    /// enabled or not as listed. When the states were saved after the
-    /// startup systems ran (`startup_pending` false), this schedule's
-    /// pending startup systems are dropped: they ran in the saved run.
+    /// enabled or not as listed. `progress` is put back as
+    /// [`restore_system_states`](Self::restore_system_states) does: when
+    /// the states were saved after the startup systems ran, this
+    /// schedule's pending startup systems are dropped (they ran in the
+    /// saved run), and each state type's initial enter counts as run or
+    /// not as saved.
     ///
     /// # Errors
     ///
     /// [`SystemStateError::OtherSchedule`], before anything changes, when
-    /// the systems are not this schedule's (names compared in run order),
+    /// the systems are not this schedule's (names compared in order),
     /// when the states were saved before the startup systems ran and
-    /// they have run here, or when an own value's type is not the
-    /// system's.
+    /// they have run here, when the number of state types differs, or
+    /// when a value's type is not the one the system keeps at its place
+    /// (its own value always; a parameter's once the system has run: a
+    /// system that has not run yet makes its parameters' values at its
+    /// first run, which fails naming the system if a loaded value there
+    /// is of another type).
     pub fn load_system_states(
         &mut self,
         systems: Vec<LoadedSystem>,
-        startup_pending: bool,
+        progress: &ScheduleProgress,
         put_own: PutOwn<'_>,
     ) -> Result<(), SystemStateError> {
-        self.check_system_states(&systems, startup_pending)?;
-        self.finish_startup(startup_pending);
-        for (slot, saved) in self.slots.iter_mut().zip(systems) {
+        self.check_system_states(&systems, progress)?;
+        self.set_progress(progress);
+        let slots = saved_slots_mut(&mut self.slots, &mut self.states, &mut self.between);
+        for (slot, saved) in slots.zip(systems) {
             slot.enabled = saved.enabled;
             if let Some(tree) = slot.system.locals_mut() {
                 tree.clear_values();
@@ -213,21 +226,37 @@ impl Schedule {
     pub fn check_system_states(
         &self,
         systems: &[LoadedSystem],
-        startup_pending: bool,
+        progress: &ScheduleProgress,
     ) -> Result<(), SystemStateError> {
         self.check_system_names(systems.iter().map(|s| s.name.as_str()).collect())?;
-        self.check_startup(startup_pending)?;
-        for (slot, saved) in self.slots.iter().zip(systems) {
-            let own = saved.values.iter().find(|v| v.place == StatePlace::Own);
-            if let Some(own) = own
-                && Any::type_id(&*own.value) != Any::type_id(slot.system.state())
-            {
-                return Err(SystemStateError::OtherSchedule {
-                    reason: format!(
-                        "system `{}`'s own value is not of the saved type `{}`",
-                        slot.name, own.type_name
-                    ),
-                });
+        self.check_progress(progress)?;
+        for (slot, saved) in self.saved_slots().zip(systems) {
+            for value in &saved.values {
+                // The type the system keeps there now, when it has run.
+                let found = match &value.place {
+                    StatePlace::Own => Some(Any::type_id(slot.system.state())),
+                    StatePlace::Param(path) => slot
+                        .system
+                        .locals()
+                        .and_then(|tree| tree.value_at(path))
+                        .map(Any::type_id),
+                    StatePlace::Condition { condition, path } => {
+                        slot.conditions.get(*condition).and_then(|shared| {
+                            let guard = shared.lock();
+                            let tree = guard.condition().locals_for(&slot.name)?;
+                            tree.value_at(path).map(Any::type_id)
+                        })
+                    }
+                };
+                if found.is_some_and(|found| found != Any::type_id(&*value.value)) {
+                    return Err(SystemStateError::OtherSchedule {
+                        reason: format!(
+                            "system `{}` keeps another type at {:?} than the saved `{}` \
+                             (states saved from another version of the system?)",
+                            slot.name, value.place, value.type_name
+                        ),
+                    });
+                }
             }
         }
         Ok(())

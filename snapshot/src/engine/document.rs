@@ -7,7 +7,7 @@ use ecs_engine::Entity;
 use serde::{Deserialize, Serialize};
 
 /// `{ ticks, clock, pool_ticks, resource_ticks, seed, startup_pending,
-/// systems, reserves, checksum }`; the checksum covers every other field
+/// states_started, systems, reserves, checksum }`; the checksum covers every other field
 /// (see [`crate::integrity`]).
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -26,6 +26,9 @@ pub(crate) struct EngineSection<V> {
     pub(crate) seed: Option<u64>,
     /// The startup systems had not run yet.
     pub(crate) startup_pending: bool,
+    /// Per state type, its initial enter had run
+    /// ([`scheduler::ScheduleProgress`]).
+    pub(crate) states_started: Vec<bool>,
     /// Every system, in run order.
     pub(crate) systems: Vec<SystemEntry<V>>,
     /// Every command buffer's reserve, by system name.
