@@ -104,6 +104,8 @@ pub struct ComponentInfo {
     type_id: Option<TypeId>,
     layout: Layout,
     drop: Option<DropFn>,
+    /// Declared [`ComponentDescriptor::savable`].
+    savable: bool,
 }
 
 impl ComponentInfo {
@@ -114,17 +116,19 @@ impl ComponentInfo {
             type_id: Some(TypeId::of::<T>()),
             layout: Layout::new::<T>(),
             drop: None,
+            savable: false,
         }
     }
 
     /// The info of a run-time component described by `descriptor`.
     pub(crate) fn runtime(descriptor: ComponentDescriptor) -> Self {
-        let (name, layout, drop) = descriptor.into_parts();
+        let (name, layout, drop, savable) = descriptor.into_parts();
         ComponentInfo {
             name: Cow::Owned(name),
             type_id: None,
             layout,
             drop,
+            savable,
         }
     }
 
@@ -167,5 +171,13 @@ impl ComponentInfo {
     /// of plain bytes.
     pub fn drop_fn(&self) -> Option<&DropFn> {
         self.drop.as_ref()
+    }
+
+    /// `true` for a run-time component whose values snapshots save by
+    /// their bytes: declared [`ComponentDescriptor::savable`], with no
+    /// destructor. Always `false` for a Rust type (saved through its own
+    /// traits).
+    pub fn is_savable(&self) -> bool {
+        self.savable && self.drop.is_none()
     }
 }

@@ -82,6 +82,7 @@ pub struct ComponentDescriptor {
     name: String,
     layout: Layout,
     drop: Option<DropFn>,
+    savable: bool,
 }
 
 impl ComponentDescriptor {
@@ -92,6 +93,7 @@ impl ComponentDescriptor {
             name: name.into(),
             layout,
             drop: None,
+            savable: false,
         }
     }
 
@@ -112,6 +114,28 @@ impl ComponentDescriptor {
         self
     }
 
+    /// Declares the values plain data that snapshots save and load by
+    /// their bytes ([`Registry::runtime_bytes`](crate::Registry::runtime_bytes),
+    /// [`Registry::insert_runtime_bytes`](crate::Registry::insert_runtime_bytes)).
+    /// A component that also has a destructor stays unsavable
+    /// ([`ComponentInfo::is_savable`](crate::ComponentInfo::is_savable)):
+    /// a byte copy would own its resources twice.
+    ///
+    /// # Safety
+    ///
+    /// Every value inserted through the raw API has all its
+    /// `layout.size()` bytes initialised, padding included (a C caller
+    /// zeroes a struct before filling it, and writes it field by field or
+    /// by copying a zeroed struct), and any `layout.size()` bytes written
+    /// by `insert_runtime_bytes` are a value the component's users accept:
+    /// the value owns nothing and points nowhere it relies on, so bytes
+    /// saved in one process are a valid value loaded in another.
+    #[must_use]
+    pub unsafe fn savable(mut self) -> Self {
+        self.savable = true;
+        self
+    }
+
     /// The component's name.
     pub fn name(&self) -> &str {
         &self.name
@@ -122,7 +146,9 @@ impl ComponentDescriptor {
         self.layout
     }
 
-    pub(crate) fn into_parts(self) -> (String, Layout, Option<DropFn>) {
-        (self.name, self.layout, self.drop)
+    /// Name, layout, destructor and whether [`savable`](Self::savable)
+    /// was declared.
+    pub(crate) fn into_parts(self) -> (String, Layout, Option<DropFn>, bool) {
+        (self.name, self.layout, self.drop, self.savable)
     }
 }

@@ -199,6 +199,16 @@ pub enum EcsError {
         /// The view's query and filter types.
         query: Cow<'static, str>,
     },
+    /// A run-time component's values were read or written as bytes (a
+    /// snapshot), but the component is not savable
+    /// ([`ComponentInfo::is_savable`](crate::ComponentInfo::is_savable)).
+    #[error("component `{component}` cannot be saved by its bytes: {reason}")]
+    NotSavable {
+        /// The component, as the registry names it.
+        component: Cow<'static, str>,
+        /// Why: it has a destructor, or was not declared savable.
+        reason: &'static str,
+    },
     /// The allocator could not give the memory a run-time component's
     /// value needs (a component too large for the memory or address space
     /// left). Nothing changed: the value stays the caller's.

@@ -165,7 +165,8 @@ pub use query::{
 };
 pub use raw_value::{RawArena, RawComponent, RawSlot};
 pub use registry::{
-    CloneEntityError, EntityChanges, InsertError, Registry, RegistryState, StateError, StateRing,
+    CloneEntityError, EntityChanges, InsertError, Registry, RegistryState, RuntimeBytes,
+    StateError, StateRing,
 };
 pub use resources::{ResourceTicks, ResourceTicksMut};
 pub use storage::{PAGE_LEN, PoolMut, SparseSet, TypeIdHasher, TypeIdMap};

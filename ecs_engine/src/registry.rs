@@ -7,6 +7,7 @@
 //! `query/view.rs`, `cell` in `cell.rs`, the change clock in
 //! `change/clock.rs`, removal logs in `change/removed.rs`.
 
+mod bytes;
 mod clone_entity;
 mod components;
 mod resources;
@@ -14,6 +15,7 @@ mod ring;
 mod state;
 mod visit;
 
+pub use bytes::RuntimeBytes;
 pub use clone_entity::CloneEntityError;
 pub use ring::StateRing;
 pub use state::{RegistryState, StateError};

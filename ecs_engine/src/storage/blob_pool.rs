@@ -504,7 +504,7 @@ mod tests {
                 counter.fetch_add(1, Ordering::Relaxed);
             })
         };
-        let (_, layout, drop) = drop.into_parts();
+        let (_, layout, drop, _) = drop.into_parts();
         let mut pool = BlobPool::new(layout, drop);
         let v = 7u32;
         for i in 0..4 {
