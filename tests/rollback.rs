@@ -228,3 +228,60 @@ fn one_shot_locals_and_initial_enters_survive_a_restore_into_a_fresh_engine() {
         "the initial enter ran again"
     );
 }
+
+/// Spawns three entities through its commands, each carrying the
+/// number of the run that made it.
+fn spawn_three(mut runs: Local<u64>, mut commands: Commands) {
+    *runs += 1;
+    for _ in 0..3 {
+        commands.spawn((Born(*runs),));
+    }
+}
+
+#[test]
+fn one_shot_command_reserves_survive_a_restore_into_a_fresh_engine() {
+    // A one-shot system's buffer keeps a reserve of handles between its
+    // runs (twice its last run's spawns); a state restored into a fresh
+    // engine must give it back, or that engine spawns other handles than
+    // the saved run and leaks the reserved ones.
+    let build = || {
+        let mut builder = Engine::builder();
+        let id = builder.register_system(spawn_three);
+        builder.add_system(|| {});
+        let mut engine = builder.build().unwrap();
+        engine
+            .register_clone::<Born>()
+            .register_state_clone::<u64>();
+        (engine, id)
+    };
+    let handles = |engine: &Engine| {
+        let mut all: Vec<(u64, Entity)> = engine
+            .registry()
+            .view::<(Entity, &Born)>()
+            .iter()
+            .map(|(e, b)| (b.0, e))
+            .collect();
+        all.sort_unstable();
+        all
+    };
+    let (mut engine, id) = build();
+    engine.tick().unwrap();
+    engine.run_system(id).unwrap();
+    let state = engine.save_state().unwrap();
+    engine.run_system(id).unwrap();
+    engine.tick().unwrap();
+    let reference = handles(&engine);
+    assert_eq!(reference.len(), 6);
+
+    let (mut fresh, id) = build();
+    fresh.restore_state(&state).unwrap();
+    fresh.run_system(id).unwrap();
+    fresh.tick().unwrap();
+    assert_eq!(handles(&fresh), reference);
+    assert_eq!(fresh.registry().len(), engine.registry().len());
+    assert_eq!(
+        fresh.registry().entities().reserved(),
+        engine.registry().entities().reserved(),
+        "reserved handles leaked"
+    );
+}
