@@ -121,6 +121,7 @@ impl Snapshots {
                             name: format!("{} of system `{}`", codec.name(), system.name),
                             entry: system.values.len(),
                             message,
+                            offset: None,
                         }
                     })?;
                     system.values.push(StateEntry {
@@ -258,7 +259,7 @@ impl Snapshots {
             .iter()
             .map(|entry| (entry.name.clone(), entry.entities.count()))
             .collect();
-        let loaded = self.stage::<C>(document)?;
+        let loaded = self.stage::<C>(document, engine.registry())?;
         let mut pool_ticks = Vec::with_capacity(section.pool_ticks.len());
         for (entry, item) in section.pool_ticks.into_iter().enumerate() {
             let &index =
@@ -269,6 +270,12 @@ impl Snapshots {
                         name: item.name.clone(),
                         entry,
                     })?;
+            if self.components[index].rust_type().is_none() {
+                return Err(engine_error(
+                    format!("change ticks of component `{}`", item.name),
+                    "a run-time component keeps no change ticks",
+                ));
+            }
             let count = counts.get(&item.name).copied().unwrap_or(0);
             if item.added.len() as u64 != count || item.changed.len() as u64 != count {
                 return Err(engine_error(
@@ -349,6 +356,7 @@ impl Snapshots {
                         name: format!("{} of system `{}`", item.kind, system.name),
                         entry,
                         message,
+                        offset: None,
                     })?;
                 values.push(LoadedValue {
                     place: item.place.into(),
