@@ -11,6 +11,13 @@
 //! type-erased serializer. Every struct refuses unknown keys, so a
 //! misspelt key in a JSON file is an error, not a field silently dropped.
 //!
+//! A run-time component's values ([`crate::Snapshots::register_runtime`])
+//! are their size and their bytes: in JSON `{ "size": 12, "values":
+//! ["0a00…", …] }` (each value in hexadecimal), in postcard the bytes of
+//! `(size, count, bytes)` (all values one after the other); the entry is
+//! otherwise a component entry like any other, so the format version is
+//! unchanged.
+//!
 //! Slot index lists are plain numbers in JSON; in the compact format they
 //! are runs of consecutive slots (start difference, length), so a pool
 //! filled in spawn order costs a few bytes for all its slots.
@@ -447,7 +454,8 @@ impl Codec for PostcardCodec {
 /// A postcard input that keeps where it is: `next`, the first byte not
 /// read yet, and `last`, where the latest read began (the byte at which a
 /// decode error was found: the byte of a bad tag or varint, the start of
-/// a string that is not UTF-8, the end for an input cut short).
+/// a string that is not UTF-8 or of bytes that run past the end, the end
+/// for a byte or varint past it).
 struct Tracked<'de> {
     bytes: &'de [u8],
     next: usize,

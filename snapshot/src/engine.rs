@@ -5,7 +5,8 @@
 //! resources, hierarchy), an engine snapshot holds an engine section
 //! (`document::EngineSection`): the tick counter, the change clock,
 //! the change ticks and removal logs of every registered component type
-//! that tracks changes, the change ticks of every registered resource,
+//! that tracks changes (run-time components keep none: their pools do not
+//! track changes), the change ticks of every registered resource,
 //! the [`WorldSeed`], every system's state (tick systems, enter and exit
 //! systems of states, one-shot systems and observers: enabled or not,
 //! its own value, its parameters' values: `Local`s, last-run change
@@ -70,6 +71,10 @@ impl Snapshots {
     /// as the saved one, with the same entity handles, the same `Added`
     /// and `Changed` results, the same `Local` values and the same
     /// events.
+    ///
+    /// Run-time components ([`register_runtime`](Self::register_runtime))
+    /// are saved by their bytes, as by `save`; their pools keep no change
+    /// ticks, so none are saved for them.
     ///
     /// Not saved: components and resources of unregistered types (the
     /// `Disabled` marker, the hierarchy and event channels included, until

@@ -306,7 +306,8 @@ where
 ///   in order, the limits, so handles, generations and the next spawn's
 ///   handle come back exactly;
 /// - every registered component type's pool, in its dense order (so views
-///   visit entities in the same order after a load);
+///   visit entities in the same order after a load), run-time components
+///   ([`register_runtime`](Self::register_runtime)) by their bytes;
 /// - every registered resource present in the registry.
 ///
 /// Components and resources of unregistered types are not saved. Loading
@@ -588,7 +589,9 @@ impl Snapshots {
     /// map with non-string keys, for example) or, in JSON, does not read
     /// back (a NaN or infinite float, which JSON writes as `null`);
     /// [`SnapshotError::Json`] or [`SnapshotError::Postcard`] when the
-    /// document does not.
+    /// document does not; [`SnapshotError::RuntimeMissing`] or
+    /// [`SnapshotError::RuntimeNotSavable`] for a registered run-time
+    /// component the registry lacks or cannot save by its bytes.
     pub fn save(&self, registry: &Registry, format: Format) -> Result<Vec<u8>, SnapshotError> {
         match format {
             Format::Json => JsonCodec::write(self.document::<JsonCodec>(registry)?),
@@ -686,8 +689,12 @@ impl Snapshots {
     ///   decoded;
     /// - [`SnapshotError::UnknownName`], [`SnapshotError::DuplicateEntry`]:
     ///   an entry names a type not registered, or twice;
-    /// - [`SnapshotError::Value`], [`SnapshotError::CountMismatch`]: an
+    /// - [`SnapshotError::Value`] (in postcard, with the byte of the file
+    ///   where decoding failed), [`SnapshotError::CountMismatch`]: an
     ///   entry's values do not decode as its type, or not one per entity;
+    /// - [`SnapshotError::RuntimeMissing`], [`SnapshotError::RuntimeNotSavable`],
+    ///   [`SnapshotError::RuntimeSize`]: `registry` has no savable
+    ///   run-time component of an entry's name and size;
     /// - [`SnapshotError::DeadEntity`], [`SnapshotError::DuplicateEntity`],
     ///   [`SnapshotError::ListTooLong`], [`SnapshotError::Allocator`]: the
     ///   entities are inconsistent;
