@@ -465,3 +465,57 @@ fn runtime_components_survive_save_engine_and_load_engine() {
         assert!(other.registry().is_alive(spawned));
     }
 }
+
+#[test]
+fn an_engine_file_holds_no_change_ticks_for_a_runtime_component_and_refuses_them() {
+    let snapshots = snapshots();
+    let mut running = engine(12);
+    let registry = running.registry_mut();
+    let id = registry.component_by_name("body").unwrap();
+    let e = registry.spawn((Position { x: 0.0, y: 0.0 },));
+    registry
+        .insert_runtime_bytes(e, id, &body(1, 2, 3))
+        .unwrap();
+    running.run(1).unwrap();
+    let file = snapshots.save_engine(&running, Format::Json).unwrap();
+    let mut doc: Value = serde_json::from_slice(&file).unwrap();
+    let names: Vec<&str> = doc["engine"]["pool_ticks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(!names.contains(&"body"), "{names:?}");
+
+    // A file that claims change ticks for `body` (its checksum resealed).
+    let engine_section = &mut doc["engine"];
+    engine_section["pool_ticks"].as_array_mut().unwrap().push(
+        json!({"name": "body", "added": [1], "changed": [1], "removed": [], "removed_first": 0}),
+    );
+    let fields: Vec<Value> = [
+        "ticks",
+        "clock",
+        "pool_ticks",
+        "resource_ticks",
+        "seed",
+        "startup_pending",
+        "states_started",
+        "systems",
+        "reserves",
+    ]
+    .iter()
+    .map(|k| engine_section[*k].clone())
+    .collect();
+    engine_section["checksum"] = json_checksum(&Value::Array(fields)).into();
+    let file = serde_json::to_vec(&doc).unwrap();
+    let mut loaded = engine(12);
+    let error = snapshots
+        .load_engine(&mut loaded, &file, Format::Json)
+        .unwrap_err();
+    assert!(
+        matches!(&error, SnapshotError::EngineState { part, message } if part == "change ticks of component `body`" && message.contains("no change ticks")),
+        "{error}"
+    );
+    assert_eq!(loaded.registry().entities().len(), 0);
+    assert_eq!(loaded.ticks(), 0);
+}
