@@ -2,7 +2,8 @@
 //! (a file whose checksums are sound, saved by a build that registered
 //! another type under the name) is refused with the byte of the file at
 //! which the decoder found the error (`SnapshotError::Value::offset`):
-//! the bad byte, the end of values cut short, the first byte left over.
+//! the bad byte, the end of values cut short, the first byte left over,
+//! for components (typed or run-time) and resources.
 //! Each expected offset is found by searching the file for the entry's
 //! bytes, independently of the decoder.
 
@@ -182,4 +183,29 @@ fn a_located_error_names_the_entry_among_several() {
         matches!(&error, SnapshotError::Value { name, entry: 1, offset: Some(at), .. } if name == "values" && *at == values + 2),
         "{error:?} (values at {values})"
     );
+}
+
+#[test]
+fn runtime_values_that_do_not_decode_are_located_in_the_file() {
+    // Saved as a typed component, loaded as a run-time one: the values
+    // `[3, 1, 0, 7]` read as size 3, count 1 and an empty byte string,
+    // leaving the `7`.
+    let file = saved(&[Level(1), Level(0), Level(7)]);
+    let values = find_once(&file, &[4, 3, 1, 0, 7]) + 1;
+    let mut snapshots = Snapshots::new();
+    snapshots.register_runtime("values").unwrap();
+    let mut registry = Registry::new();
+    let layout = std::alloc::Layout::new::<[u8; 3]>();
+    // SAFETY: byte arrays own nothing; none is inserted here.
+    let descriptor = unsafe { ecs_engine::ComponentDescriptor::new("values", layout).savable() };
+    registry.register_runtime(descriptor).unwrap();
+    let error = snapshots
+        .load(&mut registry, &file, Format::Postcard)
+        .unwrap_err();
+    assert_eq!(offset(&error), values + 3);
+    assert!(
+        error.to_string().contains("1 bytes left after the values"),
+        "{error}"
+    );
+    assert_eq!(registry.entities().len(), 0);
 }
