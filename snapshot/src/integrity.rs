@@ -397,3 +397,26 @@ pub(crate) fn decode_postcard(bytes: &[u8]) -> Result<Document<Bytes>, SnapshotE
     }
     Ok(document)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::varint_len;
+
+    #[test]
+    fn varint_len_is_postcards_length() {
+        for value in [
+            0,
+            1,
+            127,
+            128,
+            16_383,
+            16_384,
+            2_097_151,
+            2_097_152,
+            u32::MAX,
+        ] {
+            let written = postcard::to_allocvec(&value).unwrap();
+            assert_eq!(varint_len(value), written.len(), "{value}");
+        }
+    }
+}
