@@ -11,6 +11,13 @@
 //! type-erased serializer. Every struct refuses unknown keys, so a
 //! misspelt key in a JSON file is an error, not a field silently dropped.
 //!
+//! A run-time component's values ([`crate::Snapshots::register_runtime`])
+//! are their size and their bytes: in JSON `{ "size": 12, "values":
+//! ["0a00…", …] }` (each value in hexadecimal), in postcard the bytes of
+//! `(size, count, bytes)` (all values one after the other); the entry is
+//! otherwise a component entry like any other, so the format version is
+//! unchanged.
+//!
 //! Slot index lists are plain numbers in JSON; in the compact format they
 //! are runs of consecutive slots (start difference, length), so a pool
 //! filled in spawn order costs a few bytes for all its slots.
@@ -180,6 +187,11 @@ pub(crate) struct ComponentEntry<V> {
     pub(crate) values: V,
     /// Covers `[name, entities, values]`.
     pub(crate) checksum: u32,
+    /// Where `values`' bytes start in a compact file (not written: set by
+    /// [`crate::integrity::decode_postcard`]), so that a value that does
+    /// not decode is located in the file.
+    #[serde(skip)]
+    pub(crate) values_at: Option<usize>,
 }
 
 /// One resource.
@@ -190,6 +202,10 @@ pub(crate) struct ResourceEntry<V> {
     pub(crate) value: V,
     /// Covers `[name, value]`.
     pub(crate) checksum: u32,
+    /// Where `value`'s bytes start in a compact file (not written), as
+    /// [`ComponentEntry::values_at`].
+    #[serde(skip)]
+    pub(crate) value_at: Option<usize>,
 }
 
 /// Slot indices in order, held as runs of consecutive indices
@@ -331,14 +347,44 @@ impl<'de> Deserialize<'de> for Bytes {
     }
 }
 
+/// Why nested values did not decode: the format's message and, in the
+/// compact format, the byte (counted from the first byte of the nested
+/// values) at which the decoder found the error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DecodeError {
+    pub(crate) message: String,
+    /// The offset, within the nested values, of the read that failed or
+    /// gave an invalid value (an unexpected end: the end of the values).
+    pub(crate) at: Option<usize>,
+}
+
+impl From<String> for DecodeError {
+    fn from(message: String) -> DecodeError {
+        DecodeError { message, at: None }
+    }
+}
+
+/// The message, with the position within the values when known (for
+/// values that the document does not locate in the file: a system's
+/// state).
+impl From<DecodeError> for String {
+    fn from(error: DecodeError) -> String {
+        match error.at {
+            Some(at) => format!("{} (at byte {at} of the values)", error.message),
+            None => error.message,
+        }
+    }
+}
+
 /// How a format nests one entry's values in the document.
 pub(crate) trait Codec {
     /// The nested form.
     type Value: Serialize + DeserializeOwned;
     /// Encodes `value`; the error is the format's message.
     fn encode<T: Serialize + ?Sized>(value: &T) -> Result<Self::Value, String>;
-    /// Decodes a value; the error is the format's message.
-    fn decode<T: DeserializeOwned>(value: &Self::Value) -> Result<T, String>;
+    /// Decodes a value; the error is the format's message (and, in the
+    /// compact format, where in the value's bytes it was found).
+    fn decode<T: DeserializeOwned>(value: &Self::Value) -> Result<T, DecodeError>;
     /// Checks, at save, that an encoded value reads back as a `T`, for a
     /// format that cannot hold every value (JSON).
     fn check<T: DeserializeOwned>(value: &Self::Value) -> Result<(), String> {
@@ -355,8 +401,8 @@ impl Codec for JsonCodec {
     fn encode<T: Serialize + ?Sized>(value: &T) -> Result<serde_json::Value, String> {
         serde_json::to_value(value).map_err(|e| e.to_string())
     }
-    fn decode<T: DeserializeOwned>(value: &serde_json::Value) -> Result<T, String> {
-        T::deserialize(value).map_err(|e| e.to_string())
+    fn decode<T: DeserializeOwned>(value: &serde_json::Value) -> Result<T, DecodeError> {
+        T::deserialize(value).map_err(|e| DecodeError::from(e.to_string()))
     }
 
     /// serde_json writes a NaN or infinite float as `null`, which then
@@ -364,7 +410,8 @@ impl Codec for JsonCodec {
     fn check<T: DeserializeOwned>(value: &serde_json::Value) -> Result<(), String> {
         Self::decode::<T>(value).map(drop).map_err(|e| {
             format!(
-                "the saved values do not read back ({e}); JSON writes a NaN or infinite float as null: save as postcard"
+                "the saved values do not read back ({}); JSON writes a NaN or infinite float as null: save as postcard",
+                e.message
             )
         })
     }
@@ -380,15 +427,73 @@ impl Codec for PostcardCodec {
             .map(Bytes)
             .map_err(|e| e.to_string())
     }
-    fn decode<T: DeserializeOwned>(value: &Bytes) -> Result<T, String> {
-        match postcard::take_from_bytes::<T>(&value.0) {
-            Ok((decoded, [])) => Ok(decoded),
-            Ok((_, rest)) => Err(format!(
-                "{} bytes left after the values, at byte {}",
-                rest.len(),
-                value.0.len() - rest.len()
-            )),
-            Err(e) => Err(e.to_string()),
+    fn decode<T: DeserializeOwned>(value: &Bytes) -> Result<T, DecodeError> {
+        let mut decoder = postcard::Deserializer::from_flavor(Tracked {
+            bytes: &value.0,
+            next: 0,
+            last: 0,
+        });
+        let decoded = T::deserialize(&mut decoder);
+        let (next, last) = decoder
+            .finalize()
+            .expect("the tracked flavor always finalizes");
+        match decoded {
+            Ok(decoded) if next == value.0.len() => Ok(decoded),
+            Ok(_) => Err(DecodeError {
+                message: format!("{} bytes left after the values", value.0.len() - next),
+                at: Some(next),
+            }),
+            Err(e) => Err(DecodeError {
+                message: e.to_string(),
+                at: Some(last),
+            }),
         }
+    }
+}
+
+/// A postcard input that keeps where it is: `next`, the first byte not
+/// read yet, and `last`, where the latest read began (the byte at which a
+/// decode error was found: the byte of a bad tag or varint, the start of
+/// a string that is not UTF-8 or of bytes that run past the end, the end
+/// for a byte or varint past it).
+struct Tracked<'de> {
+    bytes: &'de [u8],
+    next: usize,
+    last: usize,
+}
+
+impl<'de> postcard::de_flavors::Flavor<'de> for Tracked<'de> {
+    /// `(next, last)`.
+    type Remainder = (usize, usize);
+    type Source = &'de [u8];
+
+    fn pop(&mut self) -> postcard::Result<u8> {
+        self.last = self.next;
+        let byte = *self
+            .bytes
+            .get(self.next)
+            .ok_or(postcard::Error::DeserializeUnexpectedEnd)?;
+        self.next += 1;
+        Ok(byte)
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.bytes.len() - self.next)
+    }
+
+    fn try_take_n(&mut self, ct: usize) -> postcard::Result<&'de [u8]> {
+        self.last = self.next;
+        let end = self
+            .next
+            .checked_add(ct)
+            .filter(|&end| end <= self.bytes.len())
+            .ok_or(postcard::Error::DeserializeUnexpectedEnd)?;
+        let taken = &self.bytes[self.next..end];
+        self.next = end;
+        Ok(taken)
+    }
+
+    fn finalize(self) -> postcard::Result<(usize, usize)> {
+        Ok((self.next, self.last))
     }
 }

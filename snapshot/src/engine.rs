@@ -5,7 +5,8 @@
 //! resources, hierarchy), an engine snapshot holds an engine section
 //! (`document::EngineSection`): the tick counter, the change clock,
 //! the change ticks and removal logs of every registered component type
-//! that tracks changes, the change ticks of every registered resource,
+//! that tracks changes (run-time components keep none: their pools do not
+//! track changes), the change ticks of every registered resource,
 //! the [`WorldSeed`], every system's state (tick systems, enter and exit
 //! systems of states, one-shot systems and observers: enabled or not,
 //! its own value, its parameters' values: `Local`s, last-run change
@@ -71,6 +72,10 @@ impl Snapshots {
     /// and `Changed` results, the same `Local` values and the same
     /// events.
     ///
+    /// Run-time components ([`register_runtime`](Self::register_runtime))
+    /// are saved by their bytes, as by `save`; their pools keep no change
+    /// ticks, so none are saved for them.
+    ///
     /// Not saved: components and resources of unregistered types (the
     /// `Disabled` marker, the hierarchy and event channels included, until
     /// registered), input still in the input queues, the real-time clock
@@ -121,6 +126,7 @@ impl Snapshots {
                             name: format!("{} of system `{}`", codec.name(), system.name),
                             entry: system.values.len(),
                             message,
+                            offset: None,
                         }
                     })?;
                     system.values.push(StateEntry {
@@ -258,7 +264,7 @@ impl Snapshots {
             .iter()
             .map(|entry| (entry.name.clone(), entry.entities.count()))
             .collect();
-        let loaded = self.stage::<C>(document)?;
+        let loaded = self.stage::<C>(document, engine.registry())?;
         let mut pool_ticks = Vec::with_capacity(section.pool_ticks.len());
         for (entry, item) in section.pool_ticks.into_iter().enumerate() {
             let &index =
@@ -269,6 +275,12 @@ impl Snapshots {
                         name: item.name.clone(),
                         entry,
                     })?;
+            if self.components[index].rust_type().is_none() {
+                return Err(engine_error(
+                    format!("change ticks of component `{}`", item.name),
+                    "a run-time component keeps no change ticks",
+                ));
+            }
             let count = counts.get(&item.name).copied().unwrap_or(0);
             if item.added.len() as u64 != count || item.changed.len() as u64 != count {
                 return Err(engine_error(
@@ -349,6 +361,7 @@ impl Snapshots {
                         name: format!("{} of system `{}`", item.kind, system.name),
                         entry,
                         message,
+                        offset: None,
                     })?;
                 values.push(LoadedValue {
                     place: item.place.into(),

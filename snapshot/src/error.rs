@@ -151,7 +151,8 @@ pub enum SnapshotError {
     /// An entry's values do not decode as the registered type (or, when
     /// saving, do not encode).
     #[error(
-        "{kind} `{name}` (entry {entry}): its values do not fit the registered type: {message}"
+        "{kind} `{name}` (entry {entry}): its values do not fit the registered type: {message}{}",
+        offset.map_or(String::new(), |at| format!(" (at byte {at} of the file)"))
     )]
     Value {
         /// Component or resource.
@@ -162,6 +163,60 @@ pub enum SnapshotError {
         entry: usize,
         /// The format's message (JSON: the path inside the values).
         message: String,
+        /// In a compact (postcard) file, the byte of the file at which
+        /// the decoder found the error: where the read that failed, or
+        /// that gave an invalid value, began (the byte of a bad tag, bool
+        /// or varint, the start of a string that is not UTF-8, the end of
+        /// the values for values cut short); for bytes left over after the
+        /// values, the first of them. `None` in JSON (the message gives
+        /// the path inside the values) and at save.
+        offset: Option<usize>,
+    },
+    /// A run-time component registered with
+    /// [`Snapshots::register_runtime`](crate::Snapshots::register_runtime)
+    /// is not a run-time component of the registry being saved (or, when
+    /// the snapshot has values of it, of the registry being loaded into).
+    /// Nothing was written, or nothing changed.
+    #[error(
+        "run-time component `{name}`: the registry has no run-time component of that name \
+         (register it with `Registry::register_runtime` and a savable `ComponentDescriptor` \
+         before saving or loading)"
+    )]
+    RuntimeMissing {
+        /// The component's name.
+        name: String,
+    },
+    /// A run-time component registered with
+    /// [`Snapshots::register_runtime`](crate::Snapshots::register_runtime)
+    /// cannot be saved or loaded by its bytes: the registry's component
+    /// was not declared
+    /// [`savable`](ecs_engine::ComponentDescriptor::savable), or has a
+    /// destructor. Nothing was written, or nothing changed.
+    #[error("run-time component `{name}`: {source}")]
+    RuntimeNotSavable {
+        /// The component's name.
+        name: String,
+        /// The registry's refusal
+        /// ([`EcsError::NotSavable`](ecs_engine::EcsError::NotSavable)),
+        /// with the reason.
+        #[source]
+        source: ecs_engine::EcsError,
+    },
+    /// The snapshot's values of a run-time component are not the size of
+    /// the component of that name in the registry being loaded into.
+    #[error(
+        "run-time component `{name}` (entry {entry}): the snapshot's values are {found} bytes \
+         each, but the registry's component is {expected} bytes"
+    )]
+    RuntimeSize {
+        /// The component's name.
+        name: String,
+        /// The entry's position.
+        entry: usize,
+        /// The size of the registry's component.
+        expected: usize,
+        /// The size of the snapshot's values.
+        found: usize,
     },
     /// A component entry has not one value per entity.
     #[error("component `{name}` (entry {entry}): {values} values for {entities} entities")]

@@ -311,6 +311,14 @@ impl Reader<'_> {
     }
 }
 
+/// The number of bytes postcard writes for `value` (a varint: 7 bits a
+/// byte). An entry ends with its checksum, so its values end that many
+/// bytes before the entry does.
+fn varint_len(value: u32) -> usize {
+    let bits = (32 - value.leading_zeros()).max(1) as usize;
+    bits.div_ceil(7)
+}
+
 /// Decodes a compact document (its version already checked), part by
 /// part, and checks its checksums: the parts', then the closing one.
 ///
@@ -337,16 +345,18 @@ pub(crate) fn decode_postcard(bytes: &[u8]) -> Result<Document<Bytes>, SnapshotE
     let (count, _) = reader.take::<u64>(|| "the number of component entries".into())?;
     let mut components = Vec::new();
     for entry in 0..count {
-        let (item, range) = reader
+        let (mut item, range) = reader
             .take::<ComponentEntry<Bytes>>(|| format!("component entry {entry} of {count}"))?;
+        item.values_at = Some(range.1 - varint_len(item.checksum) - item.values.0.len());
         components.push(item);
         layout.components.push(range);
     }
     let (count, _) = reader.take::<u64>(|| "the number of resource entries".into())?;
     let mut resources = Vec::new();
     for entry in 0..count {
-        let (item, range) =
+        let (mut item, range) =
             reader.take::<ResourceEntry<Bytes>>(|| format!("resource entry {entry} of {count}"))?;
+        item.value_at = Some(range.1 - varint_len(item.checksum) - item.value.0.len());
         resources.push(item);
         layout.resources.push(range);
     }
@@ -386,4 +396,27 @@ pub(crate) fn decode_postcard(bytes: &[u8]) -> Result<Document<Bytes>, SnapshotE
         });
     }
     Ok(document)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::varint_len;
+
+    #[test]
+    fn varint_len_is_postcards_length() {
+        for value in [
+            0,
+            1,
+            127,
+            128,
+            16_383,
+            16_384,
+            2_097_151,
+            2_097_152,
+            u32::MAX,
+        ] {
+            let written = postcard::to_allocvec(&value).unwrap();
+            assert_eq!(varint_len(value), written.len(), "{value}");
+        }
+    }
 }

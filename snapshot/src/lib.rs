@@ -11,6 +11,10 @@
 //! in the same order as before the save; a deterministic simulation
 //! resumed from a snapshot goes on exactly as the uninterrupted one.
 //!
+//! Components registered at run time by name and layout (as the C API
+//! does) are saved by their bytes once declared savable and registered
+//! here by name ([`Snapshots::register_runtime`]).
+//!
 //! A load decodes and checks everything first and changes the registry
 //! only at the end: any error (an unknown name or key, truncated or
 //! corrupt input, another format version, inconsistent entities) leaves

@@ -11,12 +11,13 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::document::{
-    Codec, ComponentEntry, Document, FORMAT_VERSION, IndexList, JsonCodec, PostcardCodec,
-    ResourceEntry,
+    Codec, ComponentEntry, DecodeError, Document, FORMAT_VERSION, IndexList, JsonCodec,
+    PostcardCodec, ResourceEntry,
 };
 use crate::engine::states::{self, StateCodec};
 use crate::{EntryKind, SnapshotError};
 
+mod runtime;
 mod stage;
 mod wire;
 
@@ -53,8 +54,15 @@ impl<T: Component> Staged for StagedComponents<T> {
 /// A registered component type: its save and load, for each codec.
 pub(crate) trait ComponentCodec: Send + Sync {
     fn name(&self) -> &str;
-    fn rust_type(&self) -> TypeId;
+    /// The Rust type; `None` for a run-time component (named only).
+    fn rust_type(&self) -> Option<TypeId>;
     fn type_name(&self) -> &'static str;
+    /// Refuses, before anything is saved, a registry this codec cannot
+    /// save (a run-time component it lacks, or that is not savable).
+    fn check_save(&self, registry: &Registry) -> Result<(), SnapshotError> {
+        let _ = registry;
+        Ok(())
+    }
     /// The slots of the pool's entities and the encoded values, in dense
     /// order; `None` when the registry has no such pool or it is empty.
     fn save_json(
@@ -65,17 +73,22 @@ pub(crate) trait ComponentCodec: Send + Sync {
         &self,
         registry: &Registry,
     ) -> Option<Result<(IndexList, crate::document::Bytes), String>>;
+    /// Decodes an entry's values for `target`, the registry the load
+    /// will write.
     fn load_json(
         &self,
+        target: &Registry,
         entities: Vec<Entity>,
         values: &serde_json::Value,
     ) -> Result<Box<dyn Staged>, LoadFailure>;
     fn load_postcard(
         &self,
+        target: &Registry,
         entities: Vec<Entity>,
         values: &crate::document::Bytes,
     ) -> Result<Box<dyn Staged>, LoadFailure>;
-    /// The pool's change ticks, when `T` is tracked.
+    /// The pool's change ticks, when `T` is tracked (never for a
+    /// run-time component).
     fn export_ticks(&self, registry: &Registry) -> Option<PoolTicks>;
     /// Puts saved change ticks back (see [`Registry::import_pool_ticks`]).
     fn import_ticks(&self, registry: &mut Registry, ticks: PoolTicks)
@@ -84,8 +97,19 @@ pub(crate) trait ComponentCodec: Send + Sync {
 
 /// Why an entry's values did not load.
 pub(crate) enum LoadFailure {
-    Decode(String),
-    Count { values: usize, entities: usize },
+    Decode(DecodeError),
+    Count {
+        values: usize,
+        entities: usize,
+    },
+    /// Refused as a whole: a run-time component the target lacks.
+    Refused(Box<SnapshotError>),
+    /// A run-time component's values are `found` bytes each, the
+    /// target's component `expected`.
+    Size {
+        expected: usize,
+        found: usize,
+    },
 }
 
 /// A component type stored as `S`, converted by two functions.
@@ -139,8 +163,8 @@ impl<T: Component, S: Serialize + DeserializeOwned + 'static> ComponentCodec for
     fn name(&self) -> &str {
         &self.name
     }
-    fn rust_type(&self) -> TypeId {
-        TypeId::of::<T>()
+    fn rust_type(&self) -> Option<TypeId> {
+        Some(TypeId::of::<T>())
     }
     fn type_name(&self) -> &'static str {
         type_name::<T>()
@@ -159,6 +183,7 @@ impl<T: Component, S: Serialize + DeserializeOwned + 'static> ComponentCodec for
     }
     fn load_json(
         &self,
+        _: &Registry,
         entities: Vec<Entity>,
         values: &serde_json::Value,
     ) -> Result<Box<dyn Staged>, LoadFailure> {
@@ -166,6 +191,7 @@ impl<T: Component, S: Serialize + DeserializeOwned + 'static> ComponentCodec for
     }
     fn load_postcard(
         &self,
+        _: &Registry,
         entities: Vec<Entity>,
         values: &crate::document::Bytes,
     ) -> Result<Box<dyn Staged>, LoadFailure> {
@@ -193,8 +219,8 @@ pub(crate) trait ResourceCodec: Send + Sync {
     fn type_name(&self) -> &'static str;
     fn save_json(&self, registry: &Registry) -> Option<Result<serde_json::Value, String>>;
     fn save_postcard(&self, registry: &Registry) -> Option<Result<crate::document::Bytes, String>>;
-    fn load_json(&self, value: &serde_json::Value) -> Result<StagedResource, String>;
-    fn load_postcard(&self, value: &crate::document::Bytes) -> Result<StagedResource, String>;
+    fn load_json(&self, value: &serde_json::Value) -> Result<StagedResource, DecodeError>;
+    fn load_postcard(&self, value: &crate::document::Bytes) -> Result<StagedResource, DecodeError>;
     fn remove(&self, registry: &mut Registry);
     /// The resource's change ticks, when the registry has it.
     fn ticks(&self, registry: &Registry) -> Option<ResourceTicks>;
@@ -224,7 +250,7 @@ where
         Some(encoded.and_then(|v| C::check::<S>(&v).map(|()| v)))
     }
 
-    fn load<C: Codec>(&self, value: &C::Value) -> Result<StagedResource, String> {
+    fn load<C: Codec>(&self, value: &C::Value) -> Result<StagedResource, DecodeError> {
         let value = (self.from)(C::decode::<S>(value)?);
         Ok(Box::new(move |registry: &mut Registry| {
             registry.insert_resource(value);
@@ -252,10 +278,10 @@ where
     fn save_postcard(&self, registry: &Registry) -> Option<Result<crate::document::Bytes, String>> {
         self.save::<PostcardCodec>(registry)
     }
-    fn load_json(&self, value: &serde_json::Value) -> Result<StagedResource, String> {
+    fn load_json(&self, value: &serde_json::Value) -> Result<StagedResource, DecodeError> {
         self.load::<JsonCodec>(value)
     }
-    fn load_postcard(&self, value: &crate::document::Bytes) -> Result<StagedResource, String> {
+    fn load_postcard(&self, value: &crate::document::Bytes) -> Result<StagedResource, DecodeError> {
         self.load::<PostcardCodec>(value)
     }
     fn remove(&self, registry: &mut Registry) {
@@ -280,7 +306,8 @@ where
 ///   in order, the limits, so handles, generations and the next spawn's
 ///   handle come back exactly;
 /// - every registered component type's pool, in its dense order (so views
-///   visit entities in the same order after a load);
+///   visit entities in the same order after a load), run-time components
+///   ([`register_runtime`](Self::register_runtime)) by their bytes;
 /// - every registered resource present in the registry.
 ///
 /// Components and resources of unregistered types are not saved. Loading
@@ -531,8 +558,10 @@ impl Snapshots {
     ) -> Result<&mut Snapshots, SnapshotError> {
         check_unique(
             EntryKind::Resource,
-            self.resources.iter().map(|r| (r.name(), r.rust_type())),
-            (codec.name(), codec.rust_type(), codec.type_name()),
+            self.resources
+                .iter()
+                .map(|r| (r.name(), Some(r.rust_type()))),
+            (codec.name(), Some(codec.rust_type()), codec.type_name()),
         )?;
         self.resource_names
             .insert(codec.name().to_owned(), self.resources.len());
@@ -560,7 +589,9 @@ impl Snapshots {
     /// map with non-string keys, for example) or, in JSON, does not read
     /// back (a NaN or infinite float, which JSON writes as `null`);
     /// [`SnapshotError::Json`] or [`SnapshotError::Postcard`] when the
-    /// document does not.
+    /// document does not; [`SnapshotError::RuntimeMissing`] or
+    /// [`SnapshotError::RuntimeNotSavable`] for a registered run-time
+    /// component the registry lacks or cannot save by its bytes.
     pub fn save(&self, registry: &Registry, format: Format) -> Result<Vec<u8>, SnapshotError> {
         match format {
             Format::Json => JsonCodec::write(self.document::<JsonCodec>(registry)?),
@@ -573,6 +604,9 @@ impl Snapshots {
         &self,
         registry: &Registry,
     ) -> Result<Document<C::Value>, SnapshotError> {
+        for codec in &self.components {
+            codec.check_save(registry)?;
+        }
         let mut components = Vec::new();
         for codec in &self.components {
             if let Some(saved) = C::save_component(codec.as_ref(), registry) {
@@ -581,12 +615,14 @@ impl Snapshots {
                     name: codec.name().to_owned(),
                     entry: components.len(),
                     message,
+                    offset: None,
                 })?;
                 components.push(ComponentEntry {
                     name: codec.name().to_owned(),
                     entities: slots,
                     values,
                     checksum: 0,
+                    values_at: None,
                 });
             }
         }
@@ -598,11 +634,13 @@ impl Snapshots {
                     name: codec.name().to_owned(),
                     entry: resources.len(),
                     message,
+                    offset: None,
                 })?;
                 resources.push(ResourceEntry {
                     name: codec.name().to_owned(),
                     value,
                     checksum: 0,
+                    value_at: None,
                 });
             }
         }
@@ -651,8 +689,12 @@ impl Snapshots {
     ///   decoded;
     /// - [`SnapshotError::UnknownName`], [`SnapshotError::DuplicateEntry`]:
     ///   an entry names a type not registered, or twice;
-    /// - [`SnapshotError::Value`], [`SnapshotError::CountMismatch`]: an
+    /// - [`SnapshotError::Value`] (in postcard, with the byte of the file
+    ///   where decoding failed), [`SnapshotError::CountMismatch`]: an
     ///   entry's values do not decode as its type, or not one per entity;
+    /// - [`SnapshotError::RuntimeMissing`], [`SnapshotError::RuntimeNotSavable`],
+    ///   [`SnapshotError::RuntimeSize`]: `registry` has no savable
+    ///   run-time component of an entry's name and size;
     /// - [`SnapshotError::DeadEntity`], [`SnapshotError::DuplicateEntity`],
     ///   [`SnapshotError::ListTooLong`], [`SnapshotError::Allocator`]: the
     ///   entities are inconsistent;
@@ -666,8 +708,10 @@ impl Snapshots {
         format: Format,
     ) -> Result<(), SnapshotError> {
         let staged = match format {
-            Format::Json => self.stage::<JsonCodec>(JsonCodec::read(bytes)?)?,
-            Format::Postcard => self.stage::<PostcardCodec>(PostcardCodec::read(bytes)?)?,
+            Format::Json => self.stage::<JsonCodec>(JsonCodec::read(bytes)?, registry)?,
+            Format::Postcard => {
+                self.stage::<PostcardCodec>(PostcardCodec::read(bytes)?, registry)?
+            }
         };
         staged.apply(self, registry);
         Ok(())
@@ -717,17 +761,20 @@ pub(crate) struct Loaded {
 /// registered already (`registered`: names and types, in order).
 pub(crate) fn check_unique<'a>(
     kind: EntryKind,
-    registered: impl Iterator<Item = (&'a str, TypeId)>,
-    (name, rust_type, type_name): (&str, TypeId, &'static str),
+    registered: impl Iterator<Item = (&'a str, Option<TypeId>)>,
+    (name, rust_type, type_name): (&str, Option<TypeId>, &'static str),
 ) -> Result<(), SnapshotError> {
-    let registered: Vec<(&str, TypeId)> = registered.collect();
+    let registered: Vec<(&str, Option<TypeId>)> = registered.collect();
     if registered.iter().any(|&(n, _)| n == name) {
         return Err(SnapshotError::DuplicateName {
             kind,
             name: name.to_owned(),
         });
     }
-    match registered.iter().find(|&&(_, t)| t == rust_type) {
+    match registered
+        .iter()
+        .find(|&&(_, t)| rust_type.is_some() && t == rust_type)
+    {
         Some(&(other, _)) => Err(SnapshotError::DuplicateType {
             kind,
             type_name,

@@ -64,8 +64,10 @@ impl Snapshots {
         ] {
             check_unique(
                 EntryKind::Resource,
-                self.resources.iter().map(|r| (r.name(), r.rust_type())),
-                (name, rust_type, type_name),
+                self.resources
+                    .iter()
+                    .map(|r| (r.name(), Some(r.rust_type()))),
+                (name, Some(rust_type), type_name),
             )?;
         }
         self.register_resource_with::<State<S>, S>(name, |state| state.get().clone(), State::new)?

@@ -10,7 +10,7 @@ use scheduler::{EventChunk, Events, EventsState};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::document::{Bytes, Codec, JsonCodec, PostcardCodec};
+use crate::document::{Bytes, Codec, DecodeError, JsonCodec, PostcardCodec};
 use crate::snapshots::{ResourceCodec, StagedResource};
 use crate::{SnapshotError, Snapshots};
 
@@ -89,7 +89,7 @@ where
         Some(C::encode(&doc).and_then(|v| C::check::<EventsDoc<T>>(&v).map(|()| v)))
     }
 
-    fn load<C: Codec>(value: &C::Value) -> Result<StagedResource, String> {
+    fn load<C: Codec>(value: &C::Value) -> Result<StagedResource, DecodeError> {
         let doc: EventsDoc<T> = C::decode(value)?;
         let listed = doc.listed;
         let events = Events::from_state(doc.into()).map_err(|e| e.to_string())?;
@@ -121,10 +121,10 @@ where
     fn save_postcard(&self, registry: &Registry) -> Option<Result<Bytes, String>> {
         Self::save::<PostcardCodec>(registry)
     }
-    fn load_json(&self, value: &serde_json::Value) -> Result<StagedResource, String> {
+    fn load_json(&self, value: &serde_json::Value) -> Result<StagedResource, DecodeError> {
         Self::load::<JsonCodec>(value)
     }
-    fn load_postcard(&self, value: &Bytes) -> Result<StagedResource, String> {
+    fn load_postcard(&self, value: &Bytes) -> Result<StagedResource, DecodeError> {
         Self::load::<PostcardCodec>(value)
     }
     fn remove(&self, registry: &mut Registry) {

@@ -147,8 +147,8 @@ impl Snapshots {
     ) -> Result<&mut Snapshots, SnapshotError> {
         check_unique(
             EntryKind::State,
-            self.states.iter().map(|c| (c.name(), c.rust_type())),
-            (codec.name(), codec.rust_type(), codec.type_name()),
+            self.states.iter().map(|c| (c.name(), Some(c.rust_type()))),
+            (codec.name(), Some(codec.rust_type()), codec.type_name()),
         )?;
         self.states.push(codec);
         Ok(self)

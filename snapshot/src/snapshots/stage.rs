@@ -4,17 +4,19 @@
 
 use std::collections::HashMap;
 
-use ecs_engine::{EntityAllocator, HierarchyState};
+use ecs_engine::{EntityAllocator, HierarchyState, Registry};
 
 use super::{LoadFailure, Loaded, Snapshots, Wire};
 use crate::document::Document;
 use crate::{EntryKind, SnapshotError};
 
 impl Snapshots {
-    /// Decodes and checks `document` into what the swap applies.
+    /// Decodes and checks `document` into what the swap applies to
+    /// `target`.
     pub(crate) fn stage<C: Wire>(
         &self,
         document: Document<C::Value>,
+        target: &Registry,
     ) -> Result<Loaded, SnapshotError> {
         let allocator = EntityAllocator::from_state(document.entities.into_state()?)?;
         let mut first_entry: HashMap<usize, usize> = HashMap::new();
@@ -72,21 +74,34 @@ impl Snapshots {
                 }
                 entities.push(entity);
             }
-            let staged = C::load_component(self.components[index].as_ref(), entities, &item.values)
-                .map_err(|failure| match failure {
-                    LoadFailure::Decode(message) => SnapshotError::Value {
-                        kind: EntryKind::Component,
-                        name: name.clone(),
-                        entry,
-                        message,
-                    },
-                    LoadFailure::Count { values, entities } => SnapshotError::CountMismatch {
-                        name: name.clone(),
-                        entry,
-                        values,
-                        entities,
-                    },
-                })?;
+            let staged = C::load_component(
+                self.components[index].as_ref(),
+                target,
+                entities,
+                &item.values,
+            )
+            .map_err(|failure| match failure {
+                LoadFailure::Decode(error) => SnapshotError::Value {
+                    kind: EntryKind::Component,
+                    name: name.clone(),
+                    entry,
+                    message: error.message,
+                    offset: error.at.zip(item.values_at).map(|(at, start)| start + at),
+                },
+                LoadFailure::Refused(error) => *error,
+                LoadFailure::Size { expected, found } => SnapshotError::RuntimeSize {
+                    name: name.clone(),
+                    entry,
+                    expected,
+                    found,
+                },
+                LoadFailure::Count { values, entities } => SnapshotError::CountMismatch {
+                    name: name.clone(),
+                    entry,
+                    values,
+                    entities,
+                },
+            })?;
             components.push(staged);
         }
         let mut first_entry: HashMap<usize, usize> = HashMap::new();
@@ -110,14 +125,16 @@ impl Snapshots {
                 });
             }
             first_entry.insert(index, entry);
-            let staged = C::load_resource(self.resources[index].as_ref(), &item.value).map_err(
-                |message| SnapshotError::Value {
-                    kind: EntryKind::Resource,
-                    name: name.clone(),
-                    entry,
-                    message,
-                },
-            )?;
+            let staged =
+                C::load_resource(self.resources[index].as_ref(), &item.value).map_err(|error| {
+                    SnapshotError::Value {
+                        kind: EntryKind::Resource,
+                        name: name.clone(),
+                        entry,
+                        message: error.message,
+                        offset: error.at.zip(item.value_at).map(|(at, start)| start + at),
+                    }
+                })?;
             resources.push(staged);
         }
         let absent = (0..self.resources.len())

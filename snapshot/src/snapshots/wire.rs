@@ -6,7 +6,7 @@ use ecs_engine::{Entity, Registry};
 
 use super::{ComponentCodec, LoadFailure, ResourceCodec, Staged, StagedResource, check_version};
 use crate::SnapshotError;
-use crate::document::{Bytes, Document, Header, IndexList, JsonCodec, PostcardCodec};
+use crate::document::{Bytes, DecodeError, Document, Header, IndexList, JsonCodec, PostcardCodec};
 use crate::engine::states::StateCodec;
 use crate::integrity::{self, Seal};
 
@@ -29,13 +29,14 @@ pub(crate) trait Wire: Seal {
     -> Result<Self::Value, String>;
     fn load_component(
         codec: &dyn ComponentCodec,
+        target: &Registry,
         entities: Vec<Entity>,
         values: &Self::Value,
     ) -> Result<Box<dyn Staged>, LoadFailure>;
     fn load_resource(
         codec: &dyn ResourceCodec,
         value: &Self::Value,
-    ) -> Result<StagedResource, String>;
+    ) -> Result<StagedResource, DecodeError>;
     fn load_state(
         codec: &dyn StateCodec,
         value: &Self::Value,
@@ -74,15 +75,16 @@ impl Wire for JsonCodec {
     }
     fn load_component(
         codec: &dyn ComponentCodec,
+        target: &Registry,
         entities: Vec<Entity>,
         values: &serde_json::Value,
     ) -> Result<Box<dyn Staged>, LoadFailure> {
-        codec.load_json(entities, values)
+        codec.load_json(target, entities, values)
     }
     fn load_resource(
         codec: &dyn ResourceCodec,
         value: &serde_json::Value,
-    ) -> Result<StagedResource, String> {
+    ) -> Result<StagedResource, DecodeError> {
         codec.load_json(value)
     }
     fn load_state(
@@ -122,12 +124,16 @@ impl Wire for PostcardCodec {
     }
     fn load_component(
         codec: &dyn ComponentCodec,
+        target: &Registry,
         entities: Vec<Entity>,
         values: &Bytes,
     ) -> Result<Box<dyn Staged>, LoadFailure> {
-        codec.load_postcard(entities, values)
+        codec.load_postcard(target, entities, values)
     }
-    fn load_resource(codec: &dyn ResourceCodec, value: &Bytes) -> Result<StagedResource, String> {
+    fn load_resource(
+        codec: &dyn ResourceCodec,
+        value: &Bytes,
+    ) -> Result<StagedResource, DecodeError> {
         codec.load_postcard(value)
     }
     fn load_state(
