@@ -15,7 +15,8 @@
 //! through [`ResourceTicksMut::mark`] for the scheduler's `ResMut`.
 
 use std::any::{Any, TypeId, type_name};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use parking_lot::{
     MappedRwLockReadGuard, MappedRwLockWriteGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
@@ -101,6 +102,7 @@ impl ResourceTicks {
 #[derive(Debug)]
 pub struct ResourceTicksMut<'a> {
     slot: &'a SlotTicks,
+    written: &'a Written,
 }
 
 impl ResourceTicksMut<'_> {
@@ -116,6 +118,7 @@ impl ResourceTicksMut<'_> {
     #[inline]
     pub fn mark(&self, tick: ChangeTick) {
         self.slot.changed.store(tick.get(), Ordering::Relaxed);
+        self.written.dirty();
     }
 }
 
@@ -162,13 +165,73 @@ impl SlotTicks {
 struct ResourceSlot {
     name: &'static str,
     ticks: SlotTicks,
+    /// Which value the slot holds, as far as marked writes can tell (see
+    /// [`Written`]).
+    written: Written,
     cell: RwLock<Box<dyn Any + Send + Sync>>,
 }
 
-/// A copy of a resource's value, boxed.
-type CopyValue = fn(&(dyn Any + Send + Sync)) -> Box<dyn Any + Send + Sync>;
+/// A resource slot's written number: 0 once the value may have been
+/// written (a marked write, a mutable borrow, a restore of another
+/// value), else a number no other value of any slot of the process had,
+/// given by the first save after the write ([`number`](Self::number)).
+/// While it keeps its number, the value is the one saved with it, so a
+/// save of a type registered for deltas shares that copy. A write stores
+/// 0 (one relaxed store, no shared counter on the write path). Atomic: a
+/// write lock's holder marks through `&self`.
+#[derive(Debug, Default)]
+struct Written(AtomicU64);
+
+/// The last number a [`Written`] took.
+static WRITTEN: AtomicU64 = AtomicU64::new(0);
+
+impl Written {
+    /// The value may have changed.
+    #[inline]
+    fn dirty(&self) {
+        self.0.store(0, Ordering::Relaxed);
+    }
+
+    /// The value's number, taken now if it has none.
+    fn number(&self) -> u64 {
+        let held = self.0.load(Ordering::Relaxed);
+        if held != 0 {
+            return held;
+        }
+        let fresh = WRITTEN.fetch_add(1, Ordering::Relaxed) + 1;
+        match self
+            .0
+            .compare_exchange(0, fresh, Ordering::Relaxed, Ordering::Relaxed)
+        {
+            Ok(_) => fresh,
+            Err(held) => held,
+        }
+    }
+}
+
+/// How in-memory states copy one resource type.
+#[derive(Clone, Copy)]
+struct ResourceCopy {
+    copy: CopyValue,
+    /// A boxed copy, for a restore.
+    boxed: BoxValue,
+    /// A save shares the previous save's copy while the slot's written
+    /// number is unchanged ([`Registry::register_resource_clone_delta`](crate::Registry::register_resource_clone_delta)).
+    delta: bool,
+}
+
+/// A copy of a resource's value, shared between the saves that hold it.
+type CopyValue = fn(&(dyn Any + Send + Sync)) -> Arc<dyn Any + Send + Sync>;
+/// A copy of a resource's value, to put in its slot.
+type BoxValue = fn(&(dyn Any + Send + Sync)) -> Box<dyn Any + Send + Sync>;
 
 fn copy_value<R: Clone + Send + Sync + 'static>(
+    value: &(dyn Any + Send + Sync),
+) -> Arc<dyn Any + Send + Sync> {
+    Arc::new(downcast::<R>(value).clone())
+}
+
+fn copy_boxed<R: Clone + Send + Sync + 'static>(
     value: &(dyn Any + Send + Sync),
 ) -> Box<dyn Any + Send + Sync> {
     Box::new(downcast::<R>(value).clone())
@@ -180,15 +243,17 @@ pub(crate) struct Resources {
     slots: TypeIdMap<ResourceSlot>,
     /// The resource types whose values in-memory states copy
     /// (`registry/state.rs`), with their copy.
-    copies: TypeIdMap<CopyValue>,
+    copies: TypeIdMap<ResourceCopy>,
 }
 
-/// One saved resource: its type, name, value and change ticks.
+/// One saved resource: its type, name, value, change ticks and the
+/// written number of the value it copies.
 struct SavedValue {
     type_id: TypeId,
     name: &'static str,
-    value: Box<dyn Any + Send + Sync>,
+    value: Arc<dyn Any + Send + Sync>,
     ticks: ResourceTicks,
+    written: u64,
 }
 
 /// The copies of the clonable resources, and the names of the others.
@@ -233,26 +298,45 @@ fn missing<R>() -> EcsError {
 }
 
 impl Resources {
-    /// From now on, states copy `R` with its `Clone`.
-    pub(crate) fn register_clone<R: Clone + Send + Sync + 'static>(&mut self) {
-        self.copies.insert(TypeId::of::<R>(), copy_value::<R>);
+    /// From now on, states copy `R` with its `Clone`; with `delta`, a
+    /// save shares the previous save's copy of a value nobody took for
+    /// writing since.
+    pub(crate) fn register_clone<R: Clone + Send + Sync + 'static>(&mut self, delta: bool) {
+        let copy = ResourceCopy {
+            copy: copy_value::<R>,
+            boxed: copy_boxed::<R>,
+            delta,
+        };
+        self.copies.insert(TypeId::of::<R>(), copy);
     }
 
     /// Copies of the resources whose type has a copy registered, with
-    /// their change ticks; the names of the others, sorted.
-    pub(crate) fn save(&self) -> SavedResources {
+    /// their change ticks; the names of the others, sorted. A type
+    /// registered for deltas whose value `previous` (an earlier save of
+    /// this registry) holds, unwritten since, shares that copy.
+    pub(crate) fn save(&self, previous: &SavedResources) -> SavedResources {
         let mut saved = SavedResources::default();
         for (type_id, slot) in self.slots.iter() {
             match self.copies.get(type_id) {
                 // A shared registry holds no write guard (see `get`): the
                 // read lock is free.
                 Some(copy) => {
-                    let value = copy(&**slot.cell.read());
+                    let written = slot.written.number();
+                    let unchanged = previous
+                        .values
+                        .iter()
+                        .find(|v| v.type_id == *type_id && v.written == written)
+                        .filter(|_| copy.delta);
+                    let value = match unchanged {
+                        Some(earlier) => Arc::clone(&earlier.value),
+                        None => (copy.copy)(&**slot.cell.read()),
+                    };
                     saved.values.push(SavedValue {
                         type_id: *type_id,
                         name: slot.name,
                         value,
                         ticks: slot.ticks.load(),
+                        written,
                     });
                 }
                 None => saved.unsaved.push(slot.name),
@@ -285,17 +369,19 @@ impl Resources {
             }
         }
         for saved in &saved.values {
-            let copy = self.copies[&saved.type_id];
-            let fresh = copy(&*saved.value);
+            let fresh = (self.copies[&saved.type_id].boxed)(&*saved.value);
+            // The slot holds the saved value again: its number.
             match self.slots.get_mut(&saved.type_id) {
                 Some(slot) => {
                     *slot.cell.get_mut() = fresh;
                     slot.ticks.set(saved.ticks);
+                    *slot.written.0.get_mut() = saved.written;
                 }
                 None => {
                     let slot = ResourceSlot {
                         name: saved.name,
                         ticks: SlotTicks::new(saved.ticks.added.get(), saved.ticks.changed.get()),
+                        written: Written(AtomicU64::new(saved.written)),
                         cell: RwLock::new(fresh),
                     };
                     self.slots.insert(saved.type_id, slot);
@@ -322,6 +408,7 @@ impl Resources {
         let slot = ResourceSlot {
             name: type_name::<R>(),
             ticks: SlotTicks::new(now, now),
+            written: Written::default(),
             cell: RwLock::new(Box::new(value)),
         };
         self.slots.insert(TypeId::of::<R>(), slot);
@@ -368,12 +455,14 @@ impl Resources {
     pub(crate) fn get_mut<R: 'static>(&mut self, now: u32) -> Option<&mut R> {
         let slot = self.slots.get_mut(&TypeId::of::<R>())?;
         *slot.ticks.changed.get_mut() = now;
+        slot.written.dirty();
         Some(downcast_mut(&mut **slot.cell.get_mut()))
     }
 
     /// `R`, mutable, not marked.
     pub(crate) fn get_mut_untracked<R: 'static>(&mut self) -> Option<&mut R> {
         let slot = self.slots.get_mut(&TypeId::of::<R>())?;
+        slot.written.dirty();
         Some(downcast_mut(&mut **slot.cell.get_mut()))
     }
 
@@ -409,7 +498,11 @@ impl Resources {
             .ok_or_else(missing::<R>)?;
         let guard = try_write(&slot.cell, || slot.name.into())?;
         let guard = RwLockWriteGuard::map(guard, |value| downcast_mut(&mut **value));
-        Ok((guard, ResourceTicksMut { slot: &slot.ticks }))
+        let ticks = ResourceTicksMut {
+            slot: &slot.ticks,
+            written: &slot.written,
+        };
+        Ok((guard, ticks))
     }
 
     /// `R` write-locked, marked changed at `now` (a write lock's holder

@@ -719,3 +719,98 @@ proptest! {
         }
     }
 }
+
+/// A resource that counts its clones, for the resource-delta test.
+#[derive(Debug, PartialEq)]
+struct Plan(Vec<u32>);
+
+static PLAN_CLONES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+impl Clone for Plan {
+    fn clone(&self) -> Self {
+        PLAN_CLONES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Plan(self.0.clone())
+    }
+}
+
+#[test]
+fn a_delta_resource_is_copied_only_after_a_write() {
+    let clones = || PLAN_CLONES.load(std::sync::atomic::Ordering::Relaxed);
+    let mut registry = Registry::new();
+    registry.register_resource_clone_delta::<Plan>();
+    registry.insert_resource(Plan(vec![1]));
+    let mut state = registry.save_state().unwrap();
+    assert_eq!(clones(), 1);
+    // Unwritten: the state's copy is shared, whatever else ticks.
+    for _ in 0..3 {
+        registry.advance_change_tick();
+        registry.save_state_into(&mut state).unwrap();
+    }
+    assert_eq!(clones(), 1);
+    // Taken for writing through the cell but not written (not marked):
+    // still the same value.
+    {
+        let cell = registry.cell();
+        let (plan, _ticks) = cell.resource_mut_with_ticks::<Plan>().unwrap();
+        assert_eq!(plan.0, [1]);
+    }
+    registry.save_state_into(&mut state).unwrap();
+    assert_eq!(clones(), 1);
+
+    // Each way of writing makes the next save copy, and a restore gives
+    // back the value of the save it restores.
+    type Write = fn(&mut Registry, u32);
+    let writes: [(&str, Write); 5] = [
+        ("resource_mut", |r, v| {
+            r.resource_mut::<Plan>().unwrap().0.push(v)
+        }),
+        ("resource_mut_untracked", |r, v| {
+            r.resource_mut_untracked::<Plan>().unwrap().0.push(v)
+        }),
+        ("cell resource_mut", |r, v| {
+            r.cell().resource_mut::<Plan>().unwrap().0.push(v)
+        }),
+        ("marked guard", |r, v| {
+            let cell = r.cell();
+            let (mut plan, ticks) = cell.resource_mut_with_ticks::<Plan>().unwrap();
+            plan.0.push(v);
+            ticks.mark(cell.change_tick());
+        }),
+        ("insert_resource", |r, v| {
+            let mut plan = r.resource::<Plan>().unwrap().0.clone();
+            plan.push(v);
+            r.insert_resource(Plan(plan));
+        }),
+    ];
+    let mut expected = vec![1];
+    for (k, (how, write)) in writes.iter().enumerate() {
+        let v = k as u32 + 2;
+        write(&mut registry, v);
+        expected.push(v);
+        let before = clones();
+        registry.save_state_into(&mut state).unwrap();
+        assert!(
+            clones() > before,
+            "{how}: the save did not copy the written value"
+        );
+        write(&mut registry, 100);
+        registry.restore_state(&state).unwrap();
+        assert_eq!(registry.resource::<Plan>().unwrap().0, expected, "{how}");
+        // The restored value is the saved one: the next save shares it.
+        let before = clones();
+        registry.save_state_into(&mut state).unwrap();
+        assert_eq!(clones(), before, "{how}: a restored value copied again");
+    }
+
+    // In a ring, each frame keeps the value it saw.
+    let mut ring = ecs_engine::StateRing::new(4);
+    registry.save_frame(&mut ring).unwrap();
+    registry.save_frame(&mut ring).unwrap();
+    registry.resource_mut::<Plan>().unwrap().0.push(7);
+    registry.save_frame(&mut ring).unwrap();
+    registry.restore_frame(&mut ring, 1).unwrap();
+    assert_eq!(registry.resource::<Plan>().unwrap().0, expected);
+    registry.resource_mut::<Plan>().unwrap().0.clear();
+    registry.restore_frame(&mut ring, 0).unwrap();
+    assert_eq!(registry.resource::<Plan>().unwrap().0, expected);
+}

@@ -76,11 +76,14 @@ impl Rollback {
             .register_clone::<Score>()
             .register_clone::<Bounty>()
             .register_clone::<Particle>()
-            .register_resource_clone::<Rules>()
-            .register_resource_clone::<SpawnQueue>()
+            // Plain data written through `&mut` only, most of them in
+            // few ticks (the spawn plan at each wave): shared between
+            // frames while unwritten.
+            .register_resource_clone_delta::<Rules>()
+            .register_resource_clone_delta::<SpawnQueue>()
             .register_resource_clone::<Doomed>()
-            .register_resource_clone::<MoverRules>()
-            .register_resource_clone::<ParticleRules>()
+            .register_resource_clone_delta::<MoverRules>()
+            .register_resource_clone_delta::<ParticleRules>()
             .register_resource_clone::<Events<InputEvent>>()
             .register_state_clone::<Steering>()
             .register_state_clone::<Weapons>()

@@ -110,6 +110,15 @@ impl Engine {
         self
     }
 
+    /// Lets states copy resource `R`, and a save shares the previous
+    /// save's copy while nothing took `R` for writing since (see
+    /// [`Registry::register_resource_clone_delta`](ecs_engine::Registry::register_resource_clone_delta)):
+    /// for a type whose value changes only through `&mut` access.
+    pub fn register_resource_clone_delta<R: Clone + Send + Sync + 'static>(&mut self) -> &mut Self {
+        self.registry.register_resource_clone_delta::<R>();
+        self
+    }
+
     /// Lets states copy component `T`, and saves copy only the `T`s
     /// written since (see
     /// [`Registry::register_clone_delta`](ecs_engine::Registry::register_clone_delta)):

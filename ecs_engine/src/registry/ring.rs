@@ -192,7 +192,10 @@ impl Registry {
             pools,
             pool_count,
             allocator,
-            resources: std::mem::replace(&mut mirror.resources, self.resources.save()),
+            resources: {
+                let saved = self.resources.save(&mirror.resources);
+                std::mem::replace(&mut mirror.resources, saved)
+            },
             has_hierarchy: std::mem::replace(&mut mirror.has_hierarchy, self.has_hierarchy),
             now: std::mem::replace(&mut mirror.now, self.change.now),
             last_check: std::mem::replace(&mut mirror.last_check, self.change.last_check),

@@ -177,7 +177,42 @@ impl Registry {
     /// types are left out of states, named by
     /// [`RegistryState::unsaved_resources`].
     pub fn register_resource_clone<R: Clone + Send + Sync + 'static>(&mut self) {
-        self.resources.register_clone::<R>();
+        self.resources.register_clone::<R>(false);
+    }
+
+    /// [`register_resource_clone`](Self::register_resource_clone), and a
+    /// save shares the copy of `R` that the state (or the ring's newest
+    /// frame) holds already while nothing wrote `R` since (a `ResMut`
+    /// written through, [`resource_mut`](Self::resource_mut), an insert):
+    /// a large resource written in few ticks (a spawn plan, a level's
+    /// map) is copied only in those. For a type whose value changes only
+    /// through marked `&mut` access: a change through a shared reference
+    /// (an atomic, a lock or a cell inside `R`) is not seen, and such a
+    /// save would keep the older copy; so is a write through a guard of
+    /// `resource_mut_with_ticks` that its holder does not mark (which
+    /// change detection misses too).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    ///
+    /// #[derive(Clone, Debug, PartialEq)]
+    /// struct Plan(Vec<u32>);
+    ///
+    /// let mut registry = Registry::new();
+    /// registry.register_resource_clone_delta::<Plan>();
+    /// registry.insert_resource(Plan(vec![1, 2, 3]));
+    /// let mut state = registry.save_state().unwrap();
+    /// registry.save_state_into(&mut state).unwrap(); // Plan not copied again
+    /// registry.resource_mut::<Plan>().unwrap().0.push(4);
+    /// registry.save_state_into(&mut state).unwrap(); // copied: it was written
+    /// registry.resource_mut::<Plan>().unwrap().0.clear();
+    /// registry.restore_state(&state).unwrap();
+    /// assert_eq!(registry.resource::<Plan>(), Some(&Plan(vec![1, 2, 3, 4])));
+    /// ```
+    pub fn register_resource_clone_delta<R: Clone + Send + Sync + 'static>(&mut self) {
+        self.resources.register_clone::<R>(true);
     }
 
     /// The whole registry, saved in memory: see [`RegistryState`].
@@ -232,7 +267,7 @@ impl Registry {
             state.allocator.clone_from(&self.allocator);
             *synced = Some(self.allocator.version());
         }
-        state.resources = self.resources.save();
+        state.resources = self.resources.save(&state.resources);
         state.has_hierarchy = self.has_hierarchy;
         state.now = self.change.now;
         state.last_check = self.change.last_check;

@@ -12,12 +12,17 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::Mutex;
 
+use crate::Entity;
+
 /// Slots per page of the sparse array (16 KiB of `u32` per page). Under
 /// Miri 256: Miri fills a fresh page slot by slot (about 0.6 s for 4,096
 /// slots, paid by every test that inserts a component), and small pages
 /// make more tests cross page boundaries.
 pub const PAGE_LEN: usize = if cfg!(miri) { 256 } else { 4096 };
 pub(super) const EMPTY: u32 = u32::MAX;
+/// What one slot set by [`SparseIndex::copy_mapping`] costs, in slots
+/// copied with a whole page: a scattered write against a streamed one.
+const SCATTERED_WRITE_COST: usize = 8;
 
 /// A paged map from entity index to dense position.
 #[derive(Debug, Default, Clone)]
@@ -128,6 +133,36 @@ impl SparseIndex {
         let index = index as usize;
         if let Some(Some(page)) = self.pages.get_mut(index / PAGE_LEN) {
             page[index % PAGE_LEN] = EMPTY;
+        }
+    }
+
+    /// Makes the index map `src_dense` (a set's entities, in dense order,
+    /// as `src` maps them) when it maps `own_dense` now: equal to `src`
+    /// for every index either set holds. Copies `src`'s pages whole when
+    /// the sets are dense in them; otherwise empties the slots of
+    /// `own_dense` and sets those of `src_dense` one by one, so a pool of
+    /// a few entities spread over a large index range (a shoot'em up's
+    /// bullets) costs those entities, not its 16 KiB pages. Pages only
+    /// the old mapping had stay allocated, empty: lookups read them as
+    /// missing pages.
+    pub(crate) fn copy_mapping(
+        &mut self,
+        src: &SparseIndex,
+        own_dense: &[Entity],
+        src_dense: &[Entity],
+    ) {
+        let src_slots = src.pages.iter().flatten().count() * PAGE_LEN;
+        // A slot set one by one costs a few times a slot copied with its
+        // page (a scattered write against a streamed one).
+        if (own_dense.len() + src_dense.len()) * SCATTERED_WRITE_COST >= src_slots {
+            self.pages.clone_from(&src.pages);
+            return;
+        }
+        for entity in own_dense {
+            self.clear_slot(entity.index());
+        }
+        for (position, entity) in src_dense.iter().enumerate() {
+            self.set(entity.index(), position);
         }
     }
 

@@ -36,7 +36,8 @@ impl<T: Clone> SparseSet<T> {
     pub(crate) fn restore_from(&mut self, src: &Self, now: u32, same_structure: bool) {
         debug_assert!(!same_structure || self.dense == src.dense);
         if !same_structure {
-            self.sparse.pages.clone_from(&src.sparse.pages);
+            self.sparse
+                .copy_mapping(&src.sparse, &self.dense, &src.dense);
             self.dense.clone_from(&src.dense);
         }
         self.data.clone_from(&src.data);

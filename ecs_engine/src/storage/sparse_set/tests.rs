@@ -201,3 +201,50 @@ fn clear_empties_sparse_slots() {
     set.insert(e(2, 1), 3).unwrap();
     assert_eq!(set.entities(), &[e(2, 1)]);
 }
+
+/// A restore into a set holding other entities maps exactly the source's
+/// entities, whether the sparse pages are copied whole (a dense set) or
+/// slot by slot (a few entities spread over many pages).
+#[test]
+fn restore_maps_exactly_the_source_entities() {
+    let spread = |n: u32, step: u32, offset: u32| -> Vec<Entity> {
+        (0..n).map(|i| e(offset + i * step, 1)).collect()
+    };
+    let pages = PAGE_LEN as u32;
+    let cases = [
+        // Few entities over several pages: slot by slot.
+        (spread(3, pages + 1, 5), spread(4, pages - 3, 2)),
+        // Dense on one page: pages copied whole.
+        (spread(pages / 2, 1, 0), spread(pages / 2, 1, pages / 4)),
+        // From dense to sparse and back.
+        (spread(pages / 2, 1, 0), spread(2, 3 * pages, 1)),
+        (spread(2, 3 * pages, 1), spread(pages / 2, 1, 0)),
+    ];
+    for (own, src) in cases {
+        let mut set: SparseSet<u32> = SparseSet::new();
+        for (k, &entity) in own.iter().enumerate() {
+            set.insert(entity, k as u32).unwrap();
+        }
+        let mut source: SparseSet<u32> = SparseSet::new();
+        for (k, &entity) in src.iter().enumerate() {
+            source.insert(entity, 1000 + k as u32).unwrap();
+        }
+        set.restore_from(&source, 0, false);
+        assert_eq!(set.entities(), source.entities());
+        for (k, &entity) in src.iter().enumerate() {
+            assert_eq!(set.get(entity), Some(&(1000 + k as u32)));
+        }
+        for &entity in own.iter().filter(|o| !src.contains(o)) {
+            assert_eq!(set.get(entity), None, "{entity:?} left mapped");
+        }
+        // Every index the two sets touched looks up as in the source.
+        let last = own.iter().chain(&src).map(|e| e.index()).max().unwrap();
+        for index in 0..=last + 1 {
+            assert_eq!(
+                set.sparse.get(index),
+                source.sparse.get(index),
+                "slot {index}"
+            );
+        }
+    }
+}
