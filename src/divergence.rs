@@ -52,11 +52,11 @@
 //! ```
 
 use std::any::{TypeId, type_name};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use ecs_engine::{Access, Component, ComponentKey, Entity, Registry};
-use scheduler::short_name;
+use scheduler::{SystemId, short_name};
 
 pub use crate::checksum::Feed;
 use crate::{Engine, EngineError};
@@ -306,11 +306,12 @@ impl Digests {
             .parts
             .iter()
             .find(|p| (p.digest)(ra) != (p.digest)(rb))?;
+        let tick = a.ticks().checked_sub(1);
         Some(Divergence {
-            tick: a.ticks().checked_sub(1),
+            tick,
             part: part.what.clone(),
             entity: (part.first_entity)(ra, rb),
-            suspects: suspects(a, part.key),
+            suspects: suspects(a, part.key, tick),
         })
     }
 }
@@ -330,13 +331,18 @@ fn first_difference(a: &[(Entity, u64)], b: &[(Entity, u64)]) -> Option<Entity> 
         .map(|&(e, _)| e)
 }
 
-/// The systems of `engine`'s schedule that could change `key`, wave by
-/// wave.
-fn suspects(engine: &Engine, key: PartKey) -> Vec<Suspect> {
+/// The systems of `engine`'s schedule that ran in frame tick `tick` and
+/// could change `key` there, wave by wave (none before the first tick).
+fn suspects(engine: &Engine, key: PartKey, tick: Option<u64>) -> Vec<Suspect> {
     let schedule = engine.schedule();
+    let ran: HashSet<SystemId> = schedule
+        .system_runs()
+        .filter(|run| Some(run.tick) == tick)
+        .map(|run| run.system)
+        .collect();
     let mut out = Vec::new();
     for (wave, systems) in schedule.waves().into_iter().enumerate() {
-        for (id, name) in systems {
+        for (id, name) in systems.into_iter().filter(|(id, _)| ran.contains(id)) {
             let access = schedule.access(id);
             let why = if access.is_exclusive() {
                 Some("is exclusive")
@@ -386,7 +392,9 @@ pub struct Divergence {
     /// The first entity that differs in it (its handle in the first run),
     /// in the pool's dense order; `None` for a resource.
     pub entity: Option<Entity>,
-    /// The systems that could have changed that part in that tick.
+    /// The systems that ran in that tick and could have changed that
+    /// part there (a system skipped by its run condition, or disabled,
+    /// is not listed).
     pub suspects: Vec<Suspect>,
 }
 
@@ -413,7 +421,7 @@ impl fmt::Display for Divergence {
             write!(f, ", first at entity {entity}")?;
         }
         if self.suspects.is_empty() {
-            return write!(f, "; no system declares a write to it");
+            return write!(f, "; no system that ran then declares a write to it");
         }
         let suspects: Vec<String> = self
             .suspects

@@ -125,7 +125,7 @@ fn a_planted_order_dependency_is_named_with_its_tick_part_entity_and_system() {
 #[test]
 fn a_resource_and_the_entities_are_compared_too() {
     let digests = digests();
-    let (a, _) = engine(1, |_| {});
+    let (mut a, _) = engine(1, |_| {});
     let (mut b, _) = engine(1, |_| {});
     b.registry_mut().resource_mut::<Moved>().unwrap().0 = 9;
     let divergence = digests.diverged(&a, &b).unwrap();
@@ -134,13 +134,20 @@ fn a_resource_and_the_entities_are_compared_too() {
         (None, "resource `Moved`")
     );
     assert_eq!(divergence.entity, None);
+    // Before the first tick no system ran: none is named.
+    assert_eq!(divergence.suspects, []);
+    a.tick().unwrap();
+    b.tick().unwrap();
+    let divergence = digests.diverged(&a, &b).unwrap();
+    assert_eq!(divergence.tick, Some(0));
     let writers: Vec<&str> = divergence.suspects.iter().map(|s| s.why).collect();
     // `movement` writes it; `spawner`'s commands could insert or remove it.
     assert_eq!(writers, ["writes it", "records commands"]);
 
     let (mut c, _) = engine(1, |_| {});
     let extra = c.registry_mut().spawn(());
-    let divergence = digests.diverged(&c, &a).unwrap();
+    let (d, _) = engine(1, |_| {});
+    let divergence = digests.diverged(&c, &d).unwrap();
     assert_eq!(divergence.part, "the live entities");
     assert_eq!(divergence.entity, Some(extra));
 }
@@ -287,4 +294,44 @@ fn engines_at_different_ticks_are_not_compared() {
     let (b, _) = engine(1, |_| {});
     a.tick().unwrap();
     digests().diverged(&a, &b);
+}
+
+/// Writes every velocity on even ticks only (its run condition).
+fn even_writer(mut q: Query<&mut Velocity, Without<Marked>>) {
+    q.each(|v| v.0 += 0);
+}
+
+#[test]
+fn a_writer_that_did_not_run_in_that_tick_is_not_named() {
+    let with_even_writer = |b: &mut EngineBuilder| {
+        b.add_system(planted);
+        b.add_system(even_writer)
+            .run_if(|tick: Tick| tick.number.is_multiple_of(2));
+    };
+    let (mut a, _) = engine(1, with_even_writer);
+    let (mut b, _) = engine(2, with_even_writer);
+    let divergence = lockstep(&mut a, &mut b, 40, &digests())
+        .unwrap()
+        .expect("the planted system diverges");
+    // Tick 5 is odd: `even_writer` was skipped then.
+    assert_eq!(divergence.tick, Some(5));
+    let names: Vec<&str> = divergence
+        .suspects
+        .iter()
+        .map(|s| s.system.rsplit("::").next().unwrap())
+        .collect();
+    assert_eq!(names, ["spawner", "planted"]);
+    // It is a suspect on a tick it runs: the same engines' velocities,
+    // compared after tick 6, name it.
+    a.tick().unwrap();
+    b.tick().unwrap();
+    let velocities = Digests::new().component::<Velocity>(|v, h| h.u64(v.0 as u64));
+    let later = velocities.diverged(&a, &b).expect("still diverged");
+    assert_eq!(later.tick, Some(6));
+    let names: Vec<&str> = later
+        .suspects
+        .iter()
+        .map(|s| s.system.rsplit("::").next().unwrap())
+        .collect();
+    assert_eq!(names, ["spawner", "planted", "even_writer"], "{later}");
 }
