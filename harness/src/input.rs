@@ -37,7 +37,7 @@ use std::time::Duration;
 use ecs_runtime::InputProducer;
 
 use super::HarnessError;
-use super::rng::Rng;
+use super::draw;
 
 /// Messages the input thread keeps in flight at most.
 pub(crate) const QUEUE_CAPACITY: usize = 1024;
@@ -82,7 +82,8 @@ pub enum InputMessage {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum InputSource {
     /// The built-in script: each player changes direction every 40 ticks
-    /// (drawn from the seed) and fires, pausing half a second every 5 s.
+    /// (drawn from the seed and the tick by the runtime's `Random`, on the
+    /// input thread) and fires, pausing half a second every 5 s.
     #[default]
     BuiltIn,
     /// A script file (`--inputs FILE`). A regular file is read to its end
@@ -341,7 +342,7 @@ fn feed_builtin(seed: u64, players: u8, sender: &mut Sender) -> u64 {
             let p = u64::from(player);
             let mut commands = Vec::new();
             if (tick + 13 * p) % 40 == 0 {
-                let mut rng = Rng::from_values(&[seed, 0x1A7, tick, p]);
+                let mut rng = scheduler::Random::new(seed, draw::INPUT, tick).stream(p);
                 commands.push(Command::Move {
                     dx: rng.below(3) as i8 - 1,
                     dy: rng.below(3) as i8 - 1,

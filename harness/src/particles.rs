@@ -5,7 +5,7 @@
 //! | system    | components and resources                              |
 //! |-----------|-------------------------------------------------------|
 //! | forces    | R rules; W Velocity (in parallel)                     |
-//! | respawn   | R rules, Particle; C despawn, spawn                   |
+//! | respawn   | R rules, world seed, Particle; C despawn, spawn       |
 //! | bounce    | R rules; W Position, Velocity (in parallel)           |
 //! | movement  | R Velocity; W Position (in parallel)                  |
 //!
@@ -16,10 +16,10 @@
 //! movement took out.
 
 use ecs_engine::{Entity, Registry};
-use scheduler::{Commands, Query, Res, StatefulSystem, SystemParam, Tick};
+use scheduler::{Commands, Query, Random, RandomStream, Res, StatefulSystem, SystemParam, Tick};
 
 use super::components::{Particle, Position, Velocity};
-use super::rng::{Rng, mix, scramble};
+use super::draw::{self, DrawF32};
 use super::scenario::Particles;
 use ecs_runtime::{EngineBuilder, SystemHandle};
 
@@ -27,11 +27,10 @@ use ecs_runtime::{EngineBuilder, SystemHandle};
 #[derive(Debug, Clone)]
 pub(crate) struct ParticleRules {
     particles: Particles,
-    seed: u64,
 }
 
 /// A particle drawn from `rng`: anywhere in the box, any direction.
-fn fresh(rng: &mut Rng, p: &Particles) -> (Position, Velocity, Particle) {
+fn fresh(rng: &mut RandomStream, p: &Particles) -> (Position, Velocity, Particle) {
     (
         Position {
             x: rng.range(0.0, p.width),
@@ -93,10 +92,11 @@ fn bounce(rules: Res<ParticleRules>, mut bodies: Query<(&mut Position, &mut Velo
 }
 
 /// Replaces each particle, with probability `respawn_share` per tick
-/// (drawn from the seed, the tick and the handle), by a fresh one. Reads
-/// `Particle` (the draw runs in parallel, the chosen collected in dense
-/// order); despawns and spawns through commands, all despawns first, so
-/// each kind is applied as one batch.
+/// (the first draw of the particle's [`Random`] stream), by a fresh one
+/// (the next draws of that stream). Reads `Particle` (the draw runs in
+/// parallel, the chosen collected in dense order); despawns and spawns
+/// through commands, all despawns first, so each kind is applied as one
+/// batch.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Respawn {
     /// Particles spawned so far by this system.
@@ -107,32 +107,32 @@ pub(crate) struct Respawn {
 
 impl StatefulSystem for Respawn {
     type Params = (
-        Tick,
         Res<'static, ParticleRules>,
+        Random,
         Commands<'static>,
         Query<'static, (Entity, &'static Particle)>,
     );
 
     fn run(
         &mut self,
-        (tick, rules, mut commands, mut particles): <Self::Params as SystemParam>::Item<'_>,
+        (rules, random, mut commands, mut particles): <Self::Params as SystemParam>::Item<'_>,
     ) {
         let p = rules.particles;
         let threshold = (f64::from(p.respawn_share) * u64::MAX as f64) as u64;
-        let salt = mix(&[rules.seed, 0x9A27, tick.number]);
         // `move`: the draw's inputs are copied into the closure, so the
         // walk keeps them in registers (captured by reference, they are
         // reloaded for every particle, as a push of a chosen one might
         // have changed them: about 1.5 times the cost per particle).
         let chosen = particles.par_filter_map(move |entity, _| {
-            (scramble(salt ^ entity.to_bits()) < threshold).then_some(entity)
+            (random.entity(entity).next_u64() < threshold).then_some(entity)
         });
         for &entity in &chosen {
             commands.despawn(entity);
         }
         for &entity in &chosen {
-            let mut rng = Rng::from_values(&[salt, entity.to_bits()]);
-            commands.spawn(fresh(&mut rng, &p));
+            let mut stream = random.entity(entity);
+            stream.next_u64(); // the draw that chose it
+            commands.spawn(fresh(&mut stream, &p));
         }
         let chosen = chosen.len() as u64;
         self.spawned += chosen;
@@ -156,7 +156,6 @@ pub(crate) fn build(
     spawn_particles(builder.registry_mut(), particles, seed, count);
     builder.insert_resource(ParticleRules {
         particles: *particles,
-        seed,
     });
     builder.add_system(forces).named("forces");
     let respawn = builder
@@ -168,7 +167,10 @@ pub(crate) fn build(
     Ok(respawn)
 }
 
+/// The first `count` particles, before the first tick: particle `i` is
+/// drawn from stream `i` of [`draw::SETUP`]'s draws (world set-up is no
+/// system, so it takes its [`Random`] directly).
 fn spawn_particles(registry: &mut Registry, particles: &Particles, seed: u64, count: u64) {
-    let mut rng = Rng::from_values(&[seed, 0x5EED]);
-    registry.spawn_batch((0..count).map(|_| fresh(&mut rng, particles)));
+    let random = Random::new(seed, draw::SETUP, 0);
+    registry.spawn_batch((0..count).map(|i| fresh(&mut random.stream(i), particles)));
 }

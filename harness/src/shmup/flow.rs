@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use std::f32::consts::TAU;
 
 use ecs_engine::Entity;
-use scheduler::{Commands, Query, Res, ResMut, StatefulSystem, SystemParam, Tick};
+use scheduler::{Commands, Query, Random, Res, ResMut, StatefulSystem, SystemParam, Tick};
 use serde::{Deserialize, Serialize};
 
 use super::Rules;
@@ -14,7 +14,7 @@ use crate::components::{
     Bounty, Collider, Damage, Enemy, EnemyGun, Faction, Health, Hits, Player, Position, SineWave,
     Velocity,
 };
-use crate::rng::Rng;
+use crate::draw::DrawF32;
 use crate::scenario::Enemies;
 
 /// One enemy the director has planned.
@@ -216,10 +216,11 @@ impl SpawnQueue {
 }
 
 /// The wave director: wave k starts `first_wave + k × wave_interval`
-/// seconds in, its enemies `spawn_spacing` apart, each drawn from the seed
-/// (height, speed, straight or sine). Plans each wave one tick ahead, so
-/// spawns (which runs first) brings enemies in on their exact tick. Reads
-/// the rules; writes the spawn queue.
+/// seconds in, its enemies `spawn_spacing` apart, enemy i of it drawn
+/// (height, speed, straight or sine) from stream `k << 32 | i` of the
+/// [`Random`] of the tick that plans the wave. Plans each wave one tick
+/// ahead, so spawns (which runs first) brings enemies in on their exact
+/// tick. Reads the rules; writes the spawn queue.
 ///
 /// The queue grows by a wave at a time: when the memory for one is not
 /// there, the director plans nothing more and records the tick
@@ -232,9 +233,14 @@ pub(crate) struct Waves {
 }
 
 impl StatefulSystem for Waves {
-    type Params = (Tick, Res<'static, Rules>, ResMut<'static, SpawnQueue>);
+    type Params = (
+        Tick,
+        Random,
+        Res<'static, Rules>,
+        ResMut<'static, SpawnQueue>,
+    );
 
-    fn run(&mut self, (tick, rules, mut queue): <Self::Params as SystemParam>::Item<'_>) {
+    fn run(&mut self, (tick, random, rules, mut queue): <Self::Params as SystemParam>::Item<'_>) {
         let e = rules.shmup.enemies;
         let step = tick.step;
         let ticks = |seconds: f64| (seconds / step).round() as u64;
@@ -254,7 +260,7 @@ impl StatefulSystem for Waves {
             }
             let height = rules.shmup.arena.height;
             for i in 0..rules.per_wave {
-                let mut rng = Rng::from_values(&[rules.seed, 0x3A7E, u64::from(k), u64::from(i)]);
+                let mut rng = random.stream(u64::from(k) << 32 | u64::from(i));
                 let y = height * rng.range(e.spawn_band[0], e.spawn_band[1]);
                 let speed = rng.range(e.speed_min, e.speed_max);
                 let sine = (rng.unit() < e.sine_share).then(|| {
