@@ -42,7 +42,7 @@ use collision::Collision;
 pub(crate) use combat::MISSILE_RADIUS;
 use combat::{EnemyFire, Weapons};
 use flow::{Despawn, Spawns, Waves};
-pub(crate) use flow::{PLANNED_BYTES, SpawnQueue, wave_start, waves_planned};
+pub(crate) use flow::{Doomed, PLANNED_BYTES, SpawnQueue, wave_start, waves_planned};
 use steering::Steering;
 
 use super::components::{

@@ -10,6 +10,7 @@ use scheduler::{Commands, Query, Random, Res, ResMut, StatefulSystem, SystemPara
 use serde::{Deserialize, Serialize};
 
 use super::Rules;
+use crate::checksum::Feed;
 use crate::components::{
     Bounty, Collider, Damage, Enemy, EnemyGun, Faction, Health, Hits, Player, Position, SineWave,
     Velocity,
@@ -45,6 +46,17 @@ pub(crate) struct SpawnQueue {
 /// Entities to remove at the end of this tick; a resource.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Doomed(Vec<Entity>);
+
+impl Doomed {
+    /// Feeds the entities listed, in list order, into `h` (empty between
+    /// ticks: despawn drains the list).
+    pub(crate) fn feed(&self, h: &mut impl Feed) {
+        h.u64(self.0.len() as u64);
+        for entity in &self.0 {
+            h.u64(entity.to_bits());
+        }
+    }
+}
 
 /// Brings in the planned enemies whose tick has come, at the right edge.
 /// Reads the rules; writes the spawn queue; spawns through commands.
@@ -152,6 +164,30 @@ impl SpawnQueue {
     /// The waves planned so far.
     pub(crate) fn waves(&self) -> u32 {
         self.waves
+    }
+
+    /// Feeds the waves planned, then each planned enemy in queue order
+    /// (every field, floats by their bit patterns), into `h`: what
+    /// divergence diagnosis compares.
+    pub(crate) fn feed(&self, h: &mut impl Feed) {
+        h.u32(self.waves);
+        h.u64(self.planned.len() as u64);
+        for p in &self.planned {
+            h.u64(p.tick);
+            h.u32(p.wave);
+            h.f32(p.y);
+            h.f32(p.speed);
+            match p.sine {
+                Some((amplitude, frequency, phase)) => {
+                    h.u8(1);
+                    h.f32(amplitude);
+                    h.f32(frequency);
+                    h.f32(phase);
+                }
+                None => h.u8(0),
+            }
+            h.f32(p.first_shot);
+        }
     }
 
     /// Checks a loaded queue against the rules, after `ticks` ticks run:
