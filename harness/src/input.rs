@@ -502,6 +502,42 @@ mod tests {
     }
 
     #[test]
+    fn the_built_in_moves_are_drawn_from_random_by_tick_and_player() {
+        use std::sync::{Arc, Mutex};
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let kept = Arc::clone(&events);
+        let mut sender = Sender {
+            sink: Box::new(move |message| match message {
+                InputMessage::Event(event) => {
+                    kept.lock().unwrap().push(event);
+                    true
+                }
+                InputMessage::Through(tick) => tick < 200,
+            }),
+            open: true,
+            pause: Duration::ZERO,
+        };
+        feed_builtin(3, 2, &mut sender);
+        let moves: Vec<InputEvent> = events
+            .lock()
+            .unwrap()
+            .iter()
+            .copied()
+            .filter(|e| matches!(e.command, Command::Move { .. }))
+            .collect();
+        // Every 40 ticks per player, player 1 13 ticks later: ticks 0 to
+        // 200 hold six moves of player 0 and five of player 1.
+        assert_eq!(moves.len(), 11);
+        for event in moves {
+            let mut stream =
+                scheduler::Random::new(3, draw::INPUT, event.tick).stream(u64::from(event.player));
+            let dx = stream.below(3) as i8 - 1;
+            let dy = stream.below(3) as i8 - 1;
+            assert_eq!(event.command, Command::Move { dx, dy }, "{event:?}");
+        }
+    }
+
+    #[test]
     fn lines_parse_into_commands() {
         assert_eq!(
             parse("12 1 move -1 1  # up-left"),

@@ -174,3 +174,82 @@ fn spawn_particles(registry: &mut Registry, particles: &Particles, seed: u64, co
     let random = Random::new(seed, draw::SETUP, 0);
     registry.spawn_batch((0..count).map(|i| fresh(&mut random.stream(i), particles)));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{RunConfig, Scenario, Simulation};
+
+    /// A particle's bits, to sort and compare.
+    fn bits(p: &Position, v: &Velocity) -> [u32; 4] {
+        [p.x, p.y, v.x, v.y].map(f32::to_bits)
+    }
+
+    #[test]
+    fn the_first_particles_and_the_respawns_are_drawn_from_random() {
+        let mut config = RunConfig::new(Scenario::builtin("particles").unwrap());
+        let p = config.scenario.particles.as_mut().unwrap();
+        p.count = 2_000;
+        p.respawn_share = 0.05;
+        let p = *p;
+        (config.threads, config.seed) = (2, 9);
+        let mut simulation = Simulation::new(&config).unwrap();
+
+        // Particle i (index i): stream i of the set-up draws.
+        let registry = simulation.engine().registry();
+        let mut first: Vec<Entity> = registry.entities().iter().collect();
+        first.sort_unstable_by_key(|e| e.index());
+        assert_eq!(first.len(), 2_000);
+        for (i, &e) in first.iter().enumerate() {
+            let (position, velocity, _) =
+                fresh(&mut Random::new(9, draw::SETUP, 0).stream(i as u64), &p);
+            assert_eq!(registry.get::<Position>(e), Some(&position));
+            assert_eq!(registry.get::<Velocity>(e), Some(&velocity));
+        }
+
+        // Tick 0: a particle goes when the first draw of its stream of
+        // `respawn`'s `Random` is below the share; the next draws place
+        // its replacement, spawned at the end of wave 0 (after forces),
+        // then moved by movement (bounce leaves it: it is in the box).
+        simulation.tick().unwrap();
+        let threshold = (f64::from(p.respawn_share) * u64::MAX as f64) as u64;
+        let random = Random::new(9, "respawn", 0);
+        let chosen: Vec<Entity> = first
+            .iter()
+            .copied()
+            .filter(|&e| random.entity(e).next_u64() < threshold)
+            .collect();
+        // About 5% of 2,000.
+        assert!((50..150).contains(&chosen.len()), "{}", chosen.len());
+        assert_eq!(simulation.despawned(), chosen.len() as u64);
+        let registry = simulation.engine().registry();
+        for &e in &first {
+            assert_eq!(registry.is_alive(e), !chosen.contains(&e), "{e}");
+        }
+        let dt = config.scenario.step() as f32;
+        let mut drawn: Vec<[u32; 4]> = chosen
+            .iter()
+            .map(|&e| {
+                let mut stream = random.entity(e);
+                stream.next_u64();
+                let (mut position, velocity, _) = fresh(&mut stream, &p);
+                position.x += velocity.x * dt;
+                position.y += velocity.y * dt;
+                bits(&position, &velocity)
+            })
+            .collect();
+        let mut spawned: Vec<[u32; 4]> = registry
+            .entities()
+            .iter()
+            .filter(|e| !first.contains(e))
+            .map(|e| {
+                let position = registry.get::<Position>(e).unwrap();
+                bits(position, registry.get::<Velocity>(e).unwrap())
+            })
+            .collect();
+        drawn.sort_unstable();
+        spawned.sort_unstable();
+        assert_eq!(spawned, drawn);
+        simulation.finish().unwrap();
+    }
+}

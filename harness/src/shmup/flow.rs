@@ -362,3 +362,58 @@ impl StatefulSystem for Despawn {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{RunConfig, Scenario, Simulation};
+
+    #[test]
+    fn the_director_draws_each_enemy_from_its_stream_of_random() {
+        let mut config = RunConfig::new(Scenario::builtin("shmup").unwrap());
+        (config.threads, config.seed) = (2, 5);
+        let e = config.scenario.shmup.as_ref().unwrap().enemies;
+        let height = config.scenario.shmup.as_ref().unwrap().arena.height;
+        let step = config.scenario.step();
+        let start = wave_start(&e, step, 0);
+        let planning = start.saturating_sub(1);
+        let mut simulation = Simulation::new(&config).unwrap();
+        for _ in 0..=planning {
+            simulation.tick().unwrap();
+        }
+        let queue = simulation
+            .engine()
+            .registry()
+            .resource::<SpawnQueue>()
+            .unwrap()
+            .clone();
+        simulation.finish().unwrap();
+        assert_eq!(queue.waves, 1);
+        assert_eq!(queue.planned.len(), e.per_wave as usize);
+        // Enemy i of wave 0: stream `0 << 32 | i` of the director's
+        // `Random` in the tick that planned the wave.
+        let random = Random::new(5, "waves", planning);
+        let mut sines = 0;
+        for (i, planned) in queue.planned.iter().enumerate() {
+            let mut rng = random.stream(i as u64);
+            assert_eq!(planned.wave, 0);
+            assert_eq!(
+                planned.y,
+                height * rng.range(e.spawn_band[0], e.spawn_band[1])
+            );
+            assert_eq!(planned.speed, rng.range(e.speed_min, e.speed_max));
+            if rng.unit() < e.sine_share {
+                let amplitude = rng.range(e.amplitude_min, e.amplitude_max);
+                let frequency = rng.range(e.frequency_min, e.frequency_max);
+                let phase = rng.range(0.0, TAU);
+                assert_eq!(planned.sine, Some((amplitude, frequency, phase)));
+                sines += 1;
+            } else {
+                assert_eq!(planned.sine, None);
+            }
+            assert_eq!(planned.first_shot, rng.range(0.0, e.fire_interval));
+        }
+        // Both kinds drawn (the share is neither 0 nor 1).
+        assert!(sines > 0 && sines < e.per_wave, "{sines} of {}", e.per_wave);
+    }
+}
