@@ -2,7 +2,8 @@
 //! differ, and which systems could have caused it.
 //!
 //! A [`Digests`] lists what to compare: the live entities (always), then
-//! each component type and resource the caller registers, with a function
+//! each component type, resource and event channel the caller registers,
+//! with a function
 //! that feeds a value's fields into a [`Digest`] (a [`Feed`], as the
 //! checksum's `Fnv1a` is, so one function per type can serve both; floats
 //! by their bit patterns). [`Digests::diverged`] compares two
@@ -14,7 +15,8 @@
 //! changed it in that tick: those that write the type, those that record
 //! commands (which may spawn, insert or remove), exclusive systems, and,
 //! for a resource, those that read it (a `Mutex` or an atomic inside
-//! changes through `Res`), each with its wave. Startup systems are not
+//! changes through `Res`), for an event channel, those that send events
+//! of its type, each with its wave. Startup systems are not
 //! listed, and a component type is only compared if registered (the
 //! `Disabled` marker included). [`lockstep`] ticks two engines
 //! side by side and stops at the first divergence.
@@ -56,7 +58,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use ecs_engine::{Access, Component, ComponentKey, Entity, Registry};
-use scheduler::{SystemId, short_name};
+use scheduler::{Events, SystemId, short_name};
 
 pub use crate::checksum::Feed;
 use crate::{Engine, EngineError};
@@ -154,10 +156,13 @@ enum PartKey {
     Entities,
     Component(ComponentKey),
     Resource(TypeId),
+    /// The event type (not its channel's).
+    Events(TypeId),
 }
 
 /// What two runs compare, tick by tick: the live entities, then the
-/// registered component types and resources, in registration order (see
+/// registered component types, resources and event channels, in
+/// registration order (see
 /// the [module docs](self)).
 pub struct Digests {
     parts: Vec<Part>,
@@ -268,6 +273,74 @@ impl Digests {
         self
     }
 
+    /// Also compares the channel of events of type `T` (the
+    /// [`Events<T>`] resource; absent and present differ): the number of
+    /// events sent over its life, then each event it retains, oldest
+    /// first, through what `feed` feeds for it. The systems named when it
+    /// diverges are those that send `T` events ("sends it"), those that
+    /// record commands (which may send them too) and exclusive ones; the
+    /// engine's tick-stamped input, which sends between ticks, is none of
+    /// them. The cost is one walk of the retained events: about one or two
+    /// ticks' worth in a channel whose readers keep up.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_runtime::divergence::{Digests, Feed};
+    /// use ecs_runtime::prelude::*;
+    ///
+    /// struct Hit(u32);
+    ///
+    /// fn shoot(mut hits: EventWriter<Hit>, tick: Tick) {
+    ///     hits.send(Hit(tick.number as u32));
+    /// }
+    ///
+    /// let make = || {
+    ///     let mut builder = Engine::builder();
+    ///     builder.add_system(shoot).named("shoot");
+    ///     builder.build().unwrap()
+    /// };
+    /// let digests = Digests::new().events::<Hit>(|hit, h| h.u32(hit.0));
+    /// let (mut a, mut b) = (make(), make());
+    /// a.tick().unwrap();
+    /// b.tick().unwrap();
+    /// assert_eq!(digests.diverged(&a, &b), None);
+    /// // An event one run has and the other has not:
+    /// Events::send_to(b.registry_mut(), Hit(7));
+    /// let divergence = digests.diverged(&a, &b).unwrap();
+    /// assert_eq!(divergence.part, "events `Hit`");
+    /// assert_eq!(divergence.suspects[0].system, "shoot");
+    /// assert_eq!(divergence.suspects[0].why, "sends it");
+    /// ```
+    #[must_use]
+    pub fn events<T: Send + Sync + 'static>(
+        mut self,
+        feed: impl Fn(&T, &mut Digest) + Send + Sync + 'static,
+    ) -> Self {
+        self.push(Part {
+            what: format!("events `{}`", short_name(type_name::<T>())),
+            full: format!("events `{}`", type_name::<T>()),
+            key: PartKey::Events(TypeId::of::<T>()),
+            digest: Box::new(move |registry| {
+                let mut h = Digest::default();
+                match registry.resource::<Events<T>>() {
+                    Some(events) => {
+                        h.u8(1);
+                        h.u64(events.sent());
+                        h.u64(events.len() as u64);
+                        for event in events.iter() {
+                            feed(event, &mut h);
+                        }
+                    }
+                    None => h.u8(0),
+                }
+                h.finish()
+            }),
+            first_entity: Box::new(|_, _| None),
+        });
+        self
+    }
+
     /// Adds `part`; when its short name reads like an earlier part's
     /// (`V` and `other::V`), both are named by their full type paths.
     fn push(&mut self, mut part: Part) {
@@ -358,6 +431,9 @@ fn suspects(engine: &Engine, key: PartKey, tick: Option<u64>) -> Vec<Suspect> {
                     {
                         Some("writes it")
                     }
+                    PartKey::Events(type_id) if access.allows_event(type_id, Access::Write) => {
+                        Some("sends it")
+                    }
                     _ if access.commands() => Some("records commands"),
                     // A resource read through `Res` can still change
                     // through interior mutability (a `Mutex`, an atomic).
@@ -387,7 +463,8 @@ pub struct Divergence {
     /// they differ before any tick ran.
     pub tick: Option<u64>,
     /// The first part that differs, in [`Digests`] order: "the live
-    /// entities", "component `Position`", "resource `Score`".
+    /// entities", "component `Position`", "resource `Score`", "events
+    /// `Hit`".
     pub part: String,
     /// The first entity that differs in it (its handle in the first run),
     /// in the pool's dense order; `None` for a resource.
@@ -405,9 +482,9 @@ pub struct Suspect {
     pub wave: usize,
     /// Its name.
     pub system: String,
-    /// Why: "writes it", "records commands" (which may insert, remove or
-    /// spawn), "is exclusive", or, for a resource, "reads it (interior
-    /// mutability?)".
+    /// Why: "writes it", "records commands" (which may insert, remove,
+    /// spawn or send events), "is exclusive", for a resource "reads it
+    /// (interior mutability?)", for an event channel "sends it".
     pub why: &'static str,
 }
 

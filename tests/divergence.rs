@@ -1,6 +1,7 @@
 //! Divergence diagnosis (`ecs_runtime::divergence`): two engines in
 //! lockstep stay equal on 1, 2 and 8 threads, and a planted order
-//! dependency is reported with its tick, part, entity and system.
+//! dependency is reported with its tick, part, entity and system; so is
+//! one planted in an event channel.
 
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -334,4 +335,99 @@ fn a_writer_that_did_not_run_in_that_tick_is_not_named() {
         .map(|s| s.system.rsplit("::").next().unwrap())
         .collect();
     assert_eq!(names, ["spawner", "planted", "even_writer"], "{later}");
+}
+
+/// An event between systems.
+struct Ping(i64);
+
+/// What `hear` heard (not compared: the event channel diverges first).
+#[derive(Default)]
+struct Heard(i64);
+
+/// Sends the tick number, one more in run 1 at tick 4.
+fn ping(mut pings: EventWriter<Ping>, run: Res<Run>, tick: Tick) {
+    let extra = i64::from(run.0 == 1 && tick.number == 4);
+    pings.send(Ping(tick.number as i64 + extra));
+}
+
+fn hear(pings: EventReader<Ping>, mut heard: ResMut<Heard>) {
+    heard.0 += pings.iter().map(|p| p.0).sum::<i64>();
+}
+
+#[test]
+fn a_planted_divergence_in_an_event_channel_is_named_with_its_senders() {
+    let digests = digests().events::<Ping>(|p, h| h.u64(p.0 as u64));
+    let with_pings = |b: &mut EngineBuilder| {
+        b.add_system(ping);
+        b.add_system(hear);
+        b.registry_mut().insert_resource(Heard::default());
+    };
+    // Equal runs (both run 2) stay equal, on 1 and 8 threads.
+    let (mut a, _) = engine(1, with_pings);
+    let (mut b, _) = engine(8, with_pings);
+    a.registry_mut().insert_resource(Run(2));
+    b.registry_mut().insert_resource(Run(2));
+    assert_eq!(lockstep(&mut a, &mut b, 10, &digests).unwrap(), None);
+    assert_eq!(digests.of(a.registry()).len(), 5);
+
+    let (mut a, mut b, _) = runs(with_pings);
+    let divergence = lockstep(&mut a, &mut b, 10, &digests)
+        .unwrap()
+        .expect("run 1 sends another value at tick 4");
+    assert_eq!(
+        (divergence.tick, divergence.part.as_str()),
+        (Some(4), "events `Ping`")
+    );
+    assert_eq!(divergence.entity, None);
+    let mut why: Vec<(&str, &str)> = divergence
+        .suspects
+        .iter()
+        .map(|s| (s.system.rsplit("::").next().unwrap(), s.why))
+        .collect();
+    why.sort_unstable();
+    // Not `hear` (it only reads them) nor `movement`.
+    assert_eq!(why, [("ping", "sends it"), ("spawner", "records commands")]);
+    let text = divergence.to_string();
+    assert!(
+        text.starts_with("the runs differ after tick 4: events `Ping`; could have changed it: "),
+        "{text}"
+    );
+    // `hear` read tick 4's event in that tick (a writer runs before the
+    // readers of its type): its sums differ too, but are not compared.
+    assert_eq!(
+        a.registry().resource::<Heard>().unwrap().0,
+        b.registry().resource::<Heard>().unwrap().0 + 1
+    );
+}
+
+#[test]
+fn an_event_channel_compares_its_count_and_its_events_in_order() {
+    let digests = Digests::new().events::<Ping>(|p, h| h.u64(p.0 as u64));
+    let (a, _) = engine(1, |_| {});
+    let (mut b, _) = engine(1, |_| {});
+    // No channel in either: equal.
+    assert_eq!(digests.diverged(&a, &b), None);
+    // A channel in one only: absent and present differ.
+    Events::<Ping>::channel(b.registry_mut());
+    assert_eq!(digests.diverged(&a, &b).unwrap().part, "events `Ping`");
+    // The same events in another order differ.
+    let (mut a, _) = engine(1, |_| {});
+    let (mut b, _) = engine(1, |_| {});
+    for (run, order) in [(&mut a, [1, 2]), (&mut b, [2, 1])] {
+        for p in order {
+            Events::send_to(run.registry_mut(), Ping(p));
+        }
+    }
+    assert_eq!(digests.diverged(&a, &b).unwrap().part, "events `Ping`");
+    // As do equal events with another count sent over the channel's life
+    // (one sent and dropped by age in `b`).
+    let (mut a, _) = engine(1, |_| {});
+    let (mut b, _) = engine(1, |_| {});
+    Events::send_to(b.registry_mut(), Ping(0));
+    b.run(Events::<Ping>::DEFAULT_RETENTION + 1).unwrap();
+    a.run(Events::<Ping>::DEFAULT_RETENTION + 1).unwrap();
+    let channel = b.registry().resource::<Events<Ping>>().unwrap();
+    assert_eq!((channel.len(), channel.sent()), (0, 1));
+    Events::<Ping>::channel(a.registry_mut());
+    assert_eq!(digests.diverged(&a, &b).unwrap().part, "events `Ping`");
 }

@@ -6,7 +6,11 @@ use ecs_engine::{Entity, Registry};
 use ecs_runtime::divergence::Digests;
 use serde::{Deserialize, Serialize};
 
+use scheduler::WorldSeed;
+
 use super::checksum::{Canonical, Feed, Fnv1a, component};
+use super::input::{Command, InputEvent};
+use super::shmup::{Doomed, SpawnQueue};
 
 /// Where an entity is, pixels.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
@@ -314,7 +318,12 @@ pub(crate) fn hash_entity(registry: &Registry, entity: Entity, h: &mut Fnv1a) {
 
 /// What divergence diagnosis compares: the live entities, then every
 /// component type of the harness in the checksum's order, each pool in
-/// its dense order.
+/// its dense order, then what the scenarios keep outside components and
+/// systems change or draw from: the shoot'em up's spawn queue and doomed
+/// list, the players' input events (the channel the engine's input fills
+/// and steering reads), and the world seed. The rules, which no system
+/// writes, are left out. A resource or channel a scenario lacks digests
+/// as absent in both runs.
 pub(crate) fn digests() -> Digests {
     struct Add(Option<Digests>);
     impl TypeVisitor for Add {
@@ -325,5 +334,18 @@ pub(crate) fn digests() -> Digests {
     }
     let mut add = Add(Some(Digests::new()));
     each_type(&mut add);
-    add.0.expect("set between visits")
+    add.0
+        .expect("set between visits")
+        .resource::<SpawnQueue>(SpawnQueue::feed)
+        .resource::<Doomed>(Doomed::feed)
+        .events::<InputEvent>(|event, h| {
+            h.u64(event.tick);
+            h.u8(event.player);
+            h.u64(event.sequence);
+            match event.command {
+                Command::Move { dx, dy } => h.bytes(&[0, dx as u8, dy as u8]),
+                Command::Fire(on) => h.bytes(&[1, u8::from(on)]),
+            }
+        })
+        .resource::<WorldSeed>(|seed, h| h.u64(seed.0))
 }

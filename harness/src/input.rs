@@ -37,7 +37,7 @@ use std::time::Duration;
 use ecs_runtime::InputProducer;
 
 use super::HarnessError;
-use super::rng::Rng;
+use super::draw;
 
 /// Messages the input thread keeps in flight at most.
 pub(crate) const QUEUE_CAPACITY: usize = 1024;
@@ -82,7 +82,8 @@ pub enum InputMessage {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum InputSource {
     /// The built-in script: each player changes direction every 40 ticks
-    /// (drawn from the seed) and fires, pausing half a second every 5 s.
+    /// (drawn from the seed and the tick by the runtime's `Random`, on the
+    /// input thread) and fires, pausing half a second every 5 s.
     #[default]
     BuiltIn,
     /// A script file (`--inputs FILE`). A regular file is read to its end
@@ -341,7 +342,7 @@ fn feed_builtin(seed: u64, players: u8, sender: &mut Sender) -> u64 {
             let p = u64::from(player);
             let mut commands = Vec::new();
             if (tick + 13 * p) % 40 == 0 {
-                let mut rng = Rng::from_values(&[seed, 0x1A7, tick, p]);
+                let mut rng = scheduler::Random::new(seed, draw::INPUT, tick).stream(p);
                 commands.push(Command::Move {
                     dx: rng.below(3) as i8 - 1,
                     dy: rng.below(3) as i8 - 1,
@@ -498,6 +499,42 @@ mod tests {
 
     fn parse(line: &str) -> Result<Option<(u64, u8, Command)>, String> {
         parse_line(line, 2)
+    }
+
+    #[test]
+    fn the_built_in_moves_are_drawn_from_random_by_tick_and_player() {
+        use std::sync::{Arc, Mutex};
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let kept = Arc::clone(&events);
+        let mut sender = Sender {
+            sink: Box::new(move |message| match message {
+                InputMessage::Event(event) => {
+                    kept.lock().unwrap().push(event);
+                    true
+                }
+                InputMessage::Through(tick) => tick < 200,
+            }),
+            open: true,
+            pause: Duration::ZERO,
+        };
+        feed_builtin(3, 2, &mut sender);
+        let moves: Vec<InputEvent> = events
+            .lock()
+            .unwrap()
+            .iter()
+            .copied()
+            .filter(|e| matches!(e.command, Command::Move { .. }))
+            .collect();
+        // Every 40 ticks per player, player 1 13 ticks later: ticks 0 to
+        // 200 hold six moves of player 0 and five of player 1.
+        assert_eq!(moves.len(), 11);
+        for event in moves {
+            let mut stream =
+                scheduler::Random::new(3, draw::INPUT, event.tick).stream(u64::from(event.player));
+            let dx = stream.below(3) as i8 - 1;
+            let dy = stream.below(3) as i8 - 1;
+            assert_eq!(event.command, Command::Move { dx, dy }, "{event:?}");
+        }
     }
 
     #[test]

@@ -35,9 +35,13 @@
 //! however the input thread is scheduled:
 //!
 //! - systems use the fixed step, never the wall-clock delta;
-//! - every random draw comes from SplitMix64 seeded by the scenario seed
-//!   and what the draw is about (tick, entity handle, wave), never from a
-//!   generator shared between systems;
+//! - every random draw comes from the runtime's
+//!   [`Random`](scheduler::Random), keyed by the scenario seed (the
+//!   [`WorldSeed`](scheduler::WorldSeed) resource), the system, the tick
+//!   and what the draw is about (entity handle, wave and enemy), never
+//!   from a generator shared between systems; the built-in input script
+//!   and the first particles, drawn outside the systems, take their
+//!   `Random` directly, under names no system has;
 //! - systems that run in parallel over entities change each entity from
 //!   its own data only, and reductions are integer sums or minimums;
 //! - structural changes go through command buffers, applied in
@@ -60,6 +64,7 @@
 
 mod checksum;
 mod components;
+mod draw;
 mod error;
 mod files;
 mod input;
@@ -68,7 +73,6 @@ mod memory;
 mod movers;
 mod particles;
 mod report;
-mod rng;
 mod rollback;
 mod run;
 mod scenario;

@@ -5,7 +5,7 @@
 //! | system    | components and resources                              |
 //! |-----------|-------------------------------------------------------|
 //! | forces    | R rules; W Velocity (in parallel)                     |
-//! | respawn   | R rules, Particle; C despawn, spawn                   |
+//! | respawn   | R rules, world seed, Particle; C despawn, spawn       |
 //! | bounce    | R rules; W Position, Velocity (in parallel)           |
 //! | movement  | R Velocity; W Position (in parallel)                  |
 //!
@@ -16,10 +16,10 @@
 //! movement took out.
 
 use ecs_engine::{Entity, Registry};
-use scheduler::{Commands, Query, Res, StatefulSystem, SystemParam, Tick};
+use scheduler::{Commands, Query, Random, RandomStream, Res, StatefulSystem, SystemParam, Tick};
 
 use super::components::{Particle, Position, Velocity};
-use super::rng::{Rng, mix, scramble};
+use super::draw::{self, DrawF32};
 use super::scenario::Particles;
 use ecs_runtime::{EngineBuilder, SystemHandle};
 
@@ -27,11 +27,10 @@ use ecs_runtime::{EngineBuilder, SystemHandle};
 #[derive(Debug, Clone)]
 pub(crate) struct ParticleRules {
     particles: Particles,
-    seed: u64,
 }
 
 /// A particle drawn from `rng`: anywhere in the box, any direction.
-fn fresh(rng: &mut Rng, p: &Particles) -> (Position, Velocity, Particle) {
+fn fresh(rng: &mut RandomStream, p: &Particles) -> (Position, Velocity, Particle) {
     (
         Position {
             x: rng.range(0.0, p.width),
@@ -93,10 +92,11 @@ fn bounce(rules: Res<ParticleRules>, mut bodies: Query<(&mut Position, &mut Velo
 }
 
 /// Replaces each particle, with probability `respawn_share` per tick
-/// (drawn from the seed, the tick and the handle), by a fresh one. Reads
-/// `Particle` (the draw runs in parallel, the chosen collected in dense
-/// order); despawns and spawns through commands, all despawns first, so
-/// each kind is applied as one batch.
+/// (the first draw of the particle's [`Random`] stream), by a fresh one
+/// (the next draws of that stream). Reads `Particle` (the draw runs in
+/// parallel, the chosen collected in dense order); despawns and spawns
+/// through commands, all despawns first, so each kind is applied as one
+/// batch.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Respawn {
     /// Particles spawned so far by this system.
@@ -107,32 +107,32 @@ pub(crate) struct Respawn {
 
 impl StatefulSystem for Respawn {
     type Params = (
-        Tick,
         Res<'static, ParticleRules>,
+        Random,
         Commands<'static>,
         Query<'static, (Entity, &'static Particle)>,
     );
 
     fn run(
         &mut self,
-        (tick, rules, mut commands, mut particles): <Self::Params as SystemParam>::Item<'_>,
+        (rules, random, mut commands, mut particles): <Self::Params as SystemParam>::Item<'_>,
     ) {
         let p = rules.particles;
         let threshold = (f64::from(p.respawn_share) * u64::MAX as f64) as u64;
-        let salt = mix(&[rules.seed, 0x9A27, tick.number]);
         // `move`: the draw's inputs are copied into the closure, so the
         // walk keeps them in registers (captured by reference, they are
         // reloaded for every particle, as a push of a chosen one might
         // have changed them: about 1.5 times the cost per particle).
         let chosen = particles.par_filter_map(move |entity, _| {
-            (scramble(salt ^ entity.to_bits()) < threshold).then_some(entity)
+            (random.entity(entity).next_u64() < threshold).then_some(entity)
         });
         for &entity in &chosen {
             commands.despawn(entity);
         }
         for &entity in &chosen {
-            let mut rng = Rng::from_values(&[salt, entity.to_bits()]);
-            commands.spawn(fresh(&mut rng, &p));
+            let mut stream = random.entity(entity);
+            stream.next_u64(); // the draw that chose it
+            commands.spawn(fresh(&mut stream, &p));
         }
         let chosen = chosen.len() as u64;
         self.spawned += chosen;
@@ -156,7 +156,6 @@ pub(crate) fn build(
     spawn_particles(builder.registry_mut(), particles, seed, count);
     builder.insert_resource(ParticleRules {
         particles: *particles,
-        seed,
     });
     builder.add_system(forces).named("forces");
     let respawn = builder
@@ -168,7 +167,89 @@ pub(crate) fn build(
     Ok(respawn)
 }
 
+/// The first `count` particles, before the first tick: particle `i` is
+/// drawn from stream `i` of [`draw::SETUP`]'s draws (world set-up is no
+/// system, so it takes its [`Random`] directly).
 fn spawn_particles(registry: &mut Registry, particles: &Particles, seed: u64, count: u64) {
-    let mut rng = Rng::from_values(&[seed, 0x5EED]);
-    registry.spawn_batch((0..count).map(|_| fresh(&mut rng, particles)));
+    let random = Random::new(seed, draw::SETUP, 0);
+    registry.spawn_batch((0..count).map(|i| fresh(&mut random.stream(i), particles)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{RunConfig, Scenario, Simulation};
+
+    /// A particle's bits, to sort and compare.
+    fn bits(p: &Position, v: &Velocity) -> [u32; 4] {
+        [p.x, p.y, v.x, v.y].map(f32::to_bits)
+    }
+
+    #[test]
+    fn the_first_particles_and_the_respawns_are_drawn_from_random() {
+        let mut config = RunConfig::new(Scenario::builtin("particles").unwrap());
+        let p = config.scenario.particles.as_mut().unwrap();
+        p.count = 2_000;
+        p.respawn_share = 0.05;
+        let p = *p;
+        (config.threads, config.seed) = (2, 9);
+        let mut simulation = Simulation::new(&config).unwrap();
+
+        // Particle i (index i): stream i of the set-up draws.
+        let registry = simulation.engine().registry();
+        let mut first: Vec<Entity> = registry.entities().iter().collect();
+        first.sort_unstable_by_key(|e| e.index());
+        assert_eq!(first.len(), 2_000);
+        for (i, &e) in first.iter().enumerate() {
+            let (position, velocity, _) =
+                fresh(&mut Random::new(9, draw::SETUP, 0).stream(i as u64), &p);
+            assert_eq!(registry.get::<Position>(e), Some(&position));
+            assert_eq!(registry.get::<Velocity>(e), Some(&velocity));
+        }
+
+        // Tick 0: a particle goes when the first draw of its stream of
+        // `respawn`'s `Random` is below the share; the next draws place
+        // its replacement, spawned at the end of wave 0 (after forces),
+        // then moved by movement (bounce leaves it: it is in the box).
+        simulation.tick().unwrap();
+        let threshold = (f64::from(p.respawn_share) * u64::MAX as f64) as u64;
+        let random = Random::new(9, "respawn", 0);
+        let chosen: Vec<Entity> = first
+            .iter()
+            .copied()
+            .filter(|&e| random.entity(e).next_u64() < threshold)
+            .collect();
+        // About 5% of 2,000.
+        assert!((50..150).contains(&chosen.len()), "{}", chosen.len());
+        assert_eq!(simulation.despawned(), chosen.len() as u64);
+        let registry = simulation.engine().registry();
+        for &e in &first {
+            assert_eq!(registry.is_alive(e), !chosen.contains(&e), "{e}");
+        }
+        let dt = config.scenario.step() as f32;
+        let mut drawn: Vec<[u32; 4]> = chosen
+            .iter()
+            .map(|&e| {
+                let mut stream = random.entity(e);
+                stream.next_u64();
+                let (mut position, velocity, _) = fresh(&mut stream, &p);
+                position.x += velocity.x * dt;
+                position.y += velocity.y * dt;
+                bits(&position, &velocity)
+            })
+            .collect();
+        let mut spawned: Vec<[u32; 4]> = registry
+            .entities()
+            .iter()
+            .filter(|e| !first.contains(e))
+            .map(|e| {
+                let position = registry.get::<Position>(e).unwrap();
+                bits(position, registry.get::<Velocity>(e).unwrap())
+            })
+            .collect();
+        drawn.sort_unstable();
+        spawned.sort_unstable();
+        assert_eq!(spawned, drawn);
+        simulation.finish().unwrap();
+    }
 }

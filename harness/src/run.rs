@@ -291,9 +291,10 @@ fn refuse_stdin(config: &RunConfig) -> Result<(), HarnessError> {
 
 /// Runs `a` and `b` side by side, tick by tick, and returns where their
 /// worlds first differ ([`ecs_runtime::divergence`]: the live entities,
-/// then each component type's pool in the checksum's order): the tick,
-/// the component, the first entity, and the systems that could have
-/// changed it. `None` when they stay equal for all of `a`'s ticks.
+/// then each component type's pool in the checksum's order, then the
+/// spawn queue, the doomed list, the input events and the world seed):
+/// the tick, the component, resource or event channel, the first entity,
+/// and the systems that could have changed it. `None` when they stay equal for all of `a`'s ticks.
 ///
 /// # Errors
 ///

@@ -17,7 +17,7 @@
 //! | weapons     | R rules, Player, Position, Controls; W Weapon; C spawn         |
 //! | enemy fire  | R rules, Position, Player, Collider; W EnemyGun; C spawn       |
 //! | spawns      | R rules; W spawn queue; C spawn, insert                        |
-//! | waves       | R rules; W spawn queue                                         |
+//! | waves       | R rules, world seed; W spawn queue                             |
 //! | collision   | R rules, Position, Collider, Faction, Damage, Missile; W Hits  |
 //! | damage      | W Health, Hits, Shield                                         |
 //! | score       | R Hits, Bounty, Player; W Score                                |
@@ -42,7 +42,7 @@ use collision::Collision;
 pub(crate) use combat::MISSILE_RADIUS;
 use combat::{EnemyFire, Weapons};
 use flow::{Despawn, Spawns, Waves};
-pub(crate) use flow::{PLANNED_BYTES, SpawnQueue, wave_start, waves_planned};
+pub(crate) use flow::{Doomed, PLANNED_BYTES, SpawnQueue, wave_start, waves_planned};
 use steering::Steering;
 
 use super::components::{
@@ -57,7 +57,6 @@ use ecs_runtime::{EngineBuilder, InputProducer, SystemHandle};
 #[derive(Debug, Clone)]
 pub(crate) struct Rules {
     pub(crate) shmup: Shmup,
-    pub(crate) seed: u64,
     /// Enemies per wave, scale applied.
     pub(crate) per_wave: u32,
 }
@@ -78,13 +77,11 @@ pub(crate) struct ShmupSystems {
 pub(crate) fn build(
     builder: &mut EngineBuilder,
     shmup: &Shmup,
-    seed: u64,
     scale: u32,
 ) -> (ShmupSystems, InputProducer<InputEvent>) {
     spawn_ships(builder.registry_mut(), shmup);
     builder.insert_resource(Rules {
         shmup: shmup.clone(),
-        seed,
         per_wave: shmup.enemies.per_wave.saturating_mul(scale),
     });
     builder.insert_resource(flow::SpawnQueue::default());

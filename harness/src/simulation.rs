@@ -3,6 +3,7 @@
 
 use ecs_runtime::checksum::world_checksum;
 use ecs_runtime::{Engine, SystemHandle};
+use scheduler::WorldSeed;
 
 use super::components::{Lives, Player, Score, hash_entity};
 use super::input::InputFeed;
@@ -96,10 +97,14 @@ impl Simulation {
             reserves: Vec::new(),
         };
         let mut builder = Engine::builder();
-        builder.threads(config.threads).step(config.scenario.step());
+        // Every draw of a system comes from `Random`, keyed by this seed.
+        builder
+            .threads(config.threads)
+            .step(config.scenario.step())
+            .insert_resource(WorldSeed(config.seed));
         let (world, queue) = match config.scenario.kind() {
             ScenarioKind::Shmup(s) => {
-                let (systems, queue) = shmup::build(&mut builder, s, config.seed, config.scale);
+                let (systems, queue) = shmup::build(&mut builder, s, config.scale);
                 (World::Shmup(systems), Some((queue, s.players.count)))
             }
             ScenarioKind::Particles(p) => {

@@ -7,8 +7,9 @@
 //! number of waves planned), the run's identity with the number of
 //! ticks run, and each system's command-buffer reserve, which decides the
 //! handles of its next spawns ([`RunInfo`]). Everything else a tick depends on is rebuilt
-//! from the scenario, or drawn from SplitMix64 seeded by the seed, the
-//! tick and the entity (see the [crate docs](crate)), so a world resumed
+//! from the scenario, or drawn from the runtime's `Random`, keyed by the
+//! seed, the system, the tick and the entity (see the [crate
+//! docs](crate)), so a world resumed
 //! after N ticks and run to M is the world of an uninterrupted run to M.
 //! The input thread of a resumed run skips the events of the ticks
 //! already run. The systems' counters (spawned, despawned, fired, inputs

@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use ecs_runtime::divergence::Divergence;
 use harness::{InputSource, RunConfig, Scenario, check_determinism, run};
 
 fn config(file: &str, threads: usize) -> RunConfig {
@@ -88,27 +89,113 @@ fn the_built_in_script_is_the_same_when_slowed_down() {
     assert_eq!(fast.checksum, slow.checksum);
 }
 
+/// The suspects of `divergence`, as (system, why).
+fn suspects(divergence: &Divergence) -> Vec<(&str, &str)> {
+    divergence
+        .suspects
+        .iter()
+        .map(|s| (s.system.as_str(), s.why))
+        .collect()
+}
+
 #[test]
-fn two_seeds_diverge_at_a_named_tick_component_entity_and_system() {
+fn two_seeds_differ_in_the_world_seed_before_the_first_tick() {
     let a = config("small.toml", 1);
     let mut b = config("small.toml", 2);
     b.seed = a.seed + 1;
     let divergence = harness::diagnose(&a, &b)
         .unwrap()
         .expect("another seed gives another world");
-    // The entities and their components are compared in the checksum's
-    // order; a seed shows first in what a system writes, not in the
-    // handles.
-    assert!(divergence.part.starts_with("component `"), "{divergence}");
-    assert!(divergence.entity.is_some(), "{divergence}");
-    assert!(!divergence.suspects.is_empty(), "{divergence}");
-    let text = divergence.to_string();
-    assert!(text.contains(&divergence.part), "{text}");
+    // Every random draw comes from `Random`, keyed by the `WorldSeed`
+    // resource: the worlds differ in it from the start.
+    assert_eq!(
+        (divergence.tick, divergence.part.as_str()),
+        (None, "resource `WorldSeed`"),
+        "{divergence}"
+    );
+    assert_eq!(divergence.entity, None);
+    assert!(
+        suspects(&divergence).contains(&("waves", "reads it (interior mutability?)")),
+        "{divergence}"
+    );
     // The same seed on 1 and 8 threads: equal tick by tick.
     assert_eq!(
         harness::diagnose(&a, &config("small.toml", 8)).unwrap(),
         None
     );
+}
+
+#[test]
+fn another_input_diverges_at_a_named_tick_component_entity_and_system() {
+    let mut a = config("small.toml", 1);
+    a.inputs = InputSource::Text(String::new());
+    let mut b = config("small.toml", 2);
+    b.inputs = InputSource::Text("0 0 move 1 0\n".into());
+    let divergence = harness::diagnose(&a, &b)
+        .unwrap()
+        .expect("another input gives another world");
+    // Steering sets the ship's velocity in tick 0, and movement moves it
+    // in that tick: its position (compared first) differs.
+    assert_eq!(
+        (divergence.tick, divergence.part.as_str()),
+        (Some(0), "component `Position`"),
+        "{divergence}"
+    );
+    assert!(divergence.entity.is_some(), "{divergence}");
+    assert!(
+        suspects(&divergence).contains(&("movement", "writes it")),
+        "{divergence}"
+    );
+    let text = divergence.to_string();
+    assert!(
+        text.contains("component `Position`, first at entity "),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_input_event_that_changes_no_component_is_named_by_its_channel() {
+    // Fire held twice is fire held: the same controls, another event.
+    let mut a = config("small.toml", 1);
+    a.inputs = InputSource::Text("0 0 fire on\n".into());
+    let mut b = config("small.toml", 2);
+    b.inputs = InputSource::Text("0 0 fire on\n0 0 fire on\n".into());
+    let divergence = harness::diagnose(&a, &b)
+        .unwrap()
+        .expect("the event channels differ");
+    assert_eq!(
+        (divergence.tick, divergence.part.as_str()),
+        (Some(0), "events `InputEvent`"),
+        "{divergence}"
+    );
+    assert_eq!(divergence.entity, None);
+    // The engine's input sends them, between ticks: no system does.
+    assert!(
+        suspects(&divergence)
+            .iter()
+            .all(|&(_, why)| why != "sends it"),
+        "{divergence}"
+    );
+}
+
+#[test]
+fn a_wave_planned_otherwise_is_named_by_the_spawn_queue() {
+    let a = config("small.toml", 1);
+    let mut b = config("small.toml", 2);
+    b.scenario.shmup.as_mut().unwrap().enemies.speed_min += 1.0;
+    let divergence = harness::diagnose(&a, &b)
+        .unwrap()
+        .expect("other speeds give other enemies");
+    // The first wave starts at 0.2 s, tick 12; the director plans it in
+    // tick 11, before any enemy is spawned.
+    assert_eq!(
+        (divergence.tick, divergence.part.as_str()),
+        (Some(11), "resource `SpawnQueue`"),
+        "{divergence}"
+    );
+    let why = suspects(&divergence);
+    assert!(why.contains(&("waves", "writes it")), "{divergence}");
+    assert!(why.contains(&("spawns", "writes it")), "{divergence}");
 }
 
 #[test]

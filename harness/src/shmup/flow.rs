@@ -6,15 +6,16 @@ use std::collections::VecDeque;
 use std::f32::consts::TAU;
 
 use ecs_engine::Entity;
-use scheduler::{Commands, Query, Res, ResMut, StatefulSystem, SystemParam, Tick};
+use scheduler::{Commands, Query, Random, Res, ResMut, StatefulSystem, SystemParam, Tick};
 use serde::{Deserialize, Serialize};
 
 use super::Rules;
+use crate::checksum::Feed;
 use crate::components::{
     Bounty, Collider, Damage, Enemy, EnemyGun, Faction, Health, Hits, Player, Position, SineWave,
     Velocity,
 };
-use crate::rng::Rng;
+use crate::draw::DrawF32;
 use crate::scenario::Enemies;
 
 /// One enemy the director has planned.
@@ -45,6 +46,17 @@ pub(crate) struct SpawnQueue {
 /// Entities to remove at the end of this tick; a resource.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Doomed(Vec<Entity>);
+
+impl Doomed {
+    /// Feeds the entities listed, in list order, into `h` (empty between
+    /// ticks: despawn drains the list).
+    pub(crate) fn feed(&self, h: &mut impl Feed) {
+        h.u64(self.0.len() as u64);
+        for entity in &self.0 {
+            h.u64(entity.to_bits());
+        }
+    }
+}
 
 /// Brings in the planned enemies whose tick has come, at the right edge.
 /// Reads the rules; writes the spawn queue; spawns through commands.
@@ -154,6 +166,30 @@ impl SpawnQueue {
         self.waves
     }
 
+    /// Feeds the waves planned, then each planned enemy in queue order
+    /// (every field, floats by their bit patterns), into `h`: what
+    /// divergence diagnosis compares.
+    pub(crate) fn feed(&self, h: &mut impl Feed) {
+        h.u32(self.waves);
+        h.u64(self.planned.len() as u64);
+        for p in &self.planned {
+            h.u64(p.tick);
+            h.u32(p.wave);
+            h.f32(p.y);
+            h.f32(p.speed);
+            match p.sine {
+                Some((amplitude, frequency, phase)) => {
+                    h.u8(1);
+                    h.f32(amplitude);
+                    h.f32(frequency);
+                    h.f32(phase);
+                }
+                None => h.u8(0),
+            }
+            h.f32(p.first_shot);
+        }
+    }
+
     /// Checks a loaded queue against the rules, after `ticks` ticks run:
     /// the waves planned are the director's, and every planned enemy is
     /// still to come, of a planned wave, in tick order, with values the
@@ -216,10 +252,11 @@ impl SpawnQueue {
 }
 
 /// The wave director: wave k starts `first_wave + k × wave_interval`
-/// seconds in, its enemies `spawn_spacing` apart, each drawn from the seed
-/// (height, speed, straight or sine). Plans each wave one tick ahead, so
-/// spawns (which runs first) brings enemies in on their exact tick. Reads
-/// the rules; writes the spawn queue.
+/// seconds in, its enemies `spawn_spacing` apart, enemy i of it drawn
+/// (height, speed, straight or sine) from stream `k << 32 | i` of the
+/// [`Random`] of the tick that plans the wave. Plans each wave one tick
+/// ahead, so spawns (which runs first) brings enemies in on their exact
+/// tick. Reads the rules; writes the spawn queue.
 ///
 /// The queue grows by a wave at a time: when the memory for one is not
 /// there, the director plans nothing more and records the tick
@@ -232,9 +269,14 @@ pub(crate) struct Waves {
 }
 
 impl StatefulSystem for Waves {
-    type Params = (Tick, Res<'static, Rules>, ResMut<'static, SpawnQueue>);
+    type Params = (
+        Tick,
+        Random,
+        Res<'static, Rules>,
+        ResMut<'static, SpawnQueue>,
+    );
 
-    fn run(&mut self, (tick, rules, mut queue): <Self::Params as SystemParam>::Item<'_>) {
+    fn run(&mut self, (tick, random, rules, mut queue): <Self::Params as SystemParam>::Item<'_>) {
         let e = rules.shmup.enemies;
         let step = tick.step;
         let ticks = |seconds: f64| (seconds / step).round() as u64;
@@ -254,7 +296,7 @@ impl StatefulSystem for Waves {
             }
             let height = rules.shmup.arena.height;
             for i in 0..rules.per_wave {
-                let mut rng = Rng::from_values(&[rules.seed, 0x3A7E, u64::from(k), u64::from(i)]);
+                let mut rng = random.stream(u64::from(k) << 32 | u64::from(i));
                 let y = height * rng.range(e.spawn_band[0], e.spawn_band[1]);
                 let speed = rng.range(e.speed_min, e.speed_max);
                 let sine = (rng.unit() < e.sine_share).then(|| {
@@ -318,5 +360,60 @@ impl StatefulSystem for Despawn {
             commands.despawn(entity);
             self.despawned += 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{RunConfig, Scenario, Simulation};
+
+    #[test]
+    fn the_director_draws_each_enemy_from_its_stream_of_random() {
+        let mut config = RunConfig::new(Scenario::builtin("shmup").unwrap());
+        (config.threads, config.seed) = (2, 5);
+        let e = config.scenario.shmup.as_ref().unwrap().enemies;
+        let height = config.scenario.shmup.as_ref().unwrap().arena.height;
+        let step = config.scenario.step();
+        let start = wave_start(&e, step, 0);
+        let planning = start.saturating_sub(1);
+        let mut simulation = Simulation::new(&config).unwrap();
+        for _ in 0..=planning {
+            simulation.tick().unwrap();
+        }
+        let queue = simulation
+            .engine()
+            .registry()
+            .resource::<SpawnQueue>()
+            .unwrap()
+            .clone();
+        simulation.finish().unwrap();
+        assert_eq!(queue.waves, 1);
+        assert_eq!(queue.planned.len(), e.per_wave as usize);
+        // Enemy i of wave 0: stream `0 << 32 | i` of the director's
+        // `Random` in the tick that planned the wave.
+        let random = Random::new(5, "waves", planning);
+        let mut sines = 0;
+        for (i, planned) in queue.planned.iter().enumerate() {
+            let mut rng = random.stream(i as u64);
+            assert_eq!(planned.wave, 0);
+            assert_eq!(
+                planned.y,
+                height * rng.range(e.spawn_band[0], e.spawn_band[1])
+            );
+            assert_eq!(planned.speed, rng.range(e.speed_min, e.speed_max));
+            if rng.unit() < e.sine_share {
+                let amplitude = rng.range(e.amplitude_min, e.amplitude_max);
+                let frequency = rng.range(e.frequency_min, e.frequency_max);
+                let phase = rng.range(0.0, TAU);
+                assert_eq!(planned.sine, Some((amplitude, frequency, phase)));
+                sines += 1;
+            } else {
+                assert_eq!(planned.sine, None);
+            }
+            assert_eq!(planned.first_shot, rng.range(0.0, e.fire_interval));
+        }
+        // Both kinds drawn (the share is neither 0 nor 1).
+        assert!(sines > 0 && sines < e.per_wave, "{sines} of {}", e.per_wave);
     }
 }
