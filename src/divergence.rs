@@ -498,7 +498,10 @@ impl fmt::Display for Divergence {
             write!(f, ", first at entity {entity}")?;
         }
         if self.suspects.is_empty() {
-            return write!(f, "; no system that ran then declares a write to it");
+            return match self.tick {
+                Some(_) => write!(f, "; no system that ran then declares a write to it"),
+                None => write!(f, "; no system had run yet (set up differently?)"),
+            };
         }
         let suspects: Vec<String> = self
             .suspects
