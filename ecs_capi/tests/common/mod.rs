@@ -309,6 +309,7 @@ pub fn component_desc<T>(name: &CStr) -> ecs_component_desc {
         align: align_of::<T>(),
         drop: None,
         drop_user_data: ptr::null_mut(),
+        savable: false,
     }
 }
 
