@@ -18,6 +18,9 @@
 //!   `ecs_last_error_message` tells what failed, per thread. A panic never
 //!   unwinds into C: it becomes `ECS_ERR_PANIC`. NULL pointers and stale
 //!   entities are errors, not crashes.
+//! - Snapshots: `ecs_engine_save` / `ecs_engine_load` write a whole
+//!   engine to bytes and read it back (crate `ecs_snapshot`), with the
+//!   values of the components registered `savable`.
 //! - Versioning: `ecs_api_version` and `ECS_API_VERSION_*`; every
 //!   descriptor struct starts with its `struct_size`, so later versions can
 //!   add fields without breaking older callers.
