@@ -570,3 +570,52 @@ fn a_save_or_load_during_a_tick_is_refused() {
     // Between ticks the same engine saves.
     assert!(engine.save(ECS_SNAPSHOT_POSTCARD).is_ok());
 }
+
+/// Counts its runs in the `AtomicI32` its user data points at.
+unsafe extern "C" fn count_runs(_: *mut ecs_system_ctx, user: *mut c_void) {
+    // SAFETY: `user` is an `AtomicI32` that outlives the engine's ticks.
+    unsafe { &*user.cast::<AtomicI32>() }.fetch_add(1, Ordering::SeqCst);
+}
+
+/// An engine with a startup system and a tick system counting their runs
+/// in `runs` (`[startup, tick]`), built.
+fn counted(runs: &[AtomicI32; 2]) -> Engine {
+    let engine = Engine::new(1);
+    let mut spec = SystemSpec::new("setup", Some(count_runs));
+    spec.user_data = (&raw const runs[0]).cast_mut().cast();
+    spec.startup = true;
+    ok(spec.add(&engine));
+    let mut spec = SystemSpec::new("every_tick", Some(count_runs));
+    spec.user_data = (&raw const runs[1]).cast_mut().cast();
+    ok(spec.add(&engine));
+    ok(engine.build());
+    engine
+}
+
+#[test]
+fn a_loaded_engine_does_not_run_its_startup_systems_again() {
+    let saved_runs = [AtomicI32::new(0), AtomicI32::new(0)];
+    let saved = counted(&saved_runs);
+    ok(saved.run(2));
+    let bytes = saved.save(ECS_SNAPSHOT_POSTCARD).unwrap();
+
+    let loaded_runs = [AtomicI32::new(0), AtomicI32::new(0)];
+    let loaded = counted(&loaded_runs);
+    ok(loaded.load(ECS_SNAPSHOT_POSTCARD, &bytes));
+    assert_eq!(loaded.ticks(), 2);
+    ok(loaded.tick());
+    // The startup system ran in the saved engine: not again here.
+    assert_eq!(loaded_runs[0].load(Ordering::SeqCst), 0);
+    assert_eq!(loaded_runs[1].load(Ordering::SeqCst), 1);
+    assert_eq!(loaded.ticks(), 3);
+
+    // Saved before its first tick, the startup system is still to run.
+    let early_runs = [AtomicI32::new(0), AtomicI32::new(0)];
+    let early = counted(&early_runs);
+    let bytes = early.save(ECS_SNAPSHOT_JSON).unwrap();
+    let later_runs = [AtomicI32::new(0), AtomicI32::new(0)];
+    let later = counted(&later_runs);
+    ok(later.load(ECS_SNAPSHOT_JSON, &bytes));
+    ok(later.tick());
+    assert_eq!(later_runs[0].load(Ordering::SeqCst), 1);
+}
