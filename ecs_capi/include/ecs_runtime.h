@@ -346,7 +346,8 @@ typedef struct ecs_system_desc {
 #define ECS_ERR_TIMEOUT 14
 
 // The call is not allowed in the engine's present state: adding a system
-// after the schedule was built, or calling the engine while it is busy
+// after the schedule was built, saving or loading a snapshot before it
+// is built, or calling the engine while it is busy
 // (from one of its own systems during a tick, or from two threads at once).
 #define ECS_ERR_WRONG_STATE 15
 

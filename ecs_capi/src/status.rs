@@ -47,7 +47,8 @@ pub const ECS_ERR_QUEUE_FULL: ecs_status = 13;
 /// Nothing arrived before the timeout.
 pub const ECS_ERR_TIMEOUT: ecs_status = 14;
 /// The call is not allowed in the engine's present state: adding a system
-/// after the schedule was built, or calling the engine while it is busy
+/// after the schedule was built, saving or loading a snapshot before it
+/// is built, or calling the engine while it is busy
 /// (from one of its own systems during a tick, or from two threads at once).
 pub const ECS_ERR_WRONG_STATE: ecs_status = 15;
 /// The component is borrowed in a way that conflicts with this access.
