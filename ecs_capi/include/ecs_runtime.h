@@ -23,8 +23,10 @@
 // recursive disable and enable, `ecs_disable_recursive` and
 // `ecs_commands_disable_recursive` with their `enable` twins;
 // 2: resources (`ecs_resource_register`, `ecs_ctx_resource_read`, ...),
-// run conditions and startup systems in `ecs_system_desc`).
-#define ECS_API_VERSION_MINOR 2
+// run conditions and startup systems in `ecs_system_desc`; 3: snapshots,
+// `ecs_engine_save`, `ecs_engine_load` and `ecs_snapshot_free`, with
+// `ecs_component_desc.savable` and `ECS_ERR_SNAPSHOT`).
+#define ECS_API_VERSION_MINOR 3
 
 // The most worker threads an engine's pool may have
 // (`ecs_engine_desc.threads`): 1024.
@@ -87,6 +89,17 @@ typedef struct ecs_component_desc {
   ecs_drop_fn drop;
   // Passed to `drop`; must be usable from any thread.
   void *drop_user_data;
+  // `true` declares the values plain data that `ecs_engine_save` and
+  // `ecs_engine_load` copy by their bytes. The caller promises, for
+  // every value it inserts: every byte of its `size` is initialised,
+  // padding included (zero the struct with `memset` or `= {0}` before
+  // filling it), and the value owns nothing and holds no pointer or
+  // handle it relies on (bytes saved by one process must be a valid
+  // value when loaded by another). A savable component cannot have a
+  // destructor: `drop` must be NULL (else `ECS_ERR_INVALID_ARGUMENT`).
+  // `false` (or an older struct): the component is not savable, and a
+  // save of an engine where it has values is refused.
+  bool savable;
 } ecs_component_desc;
 
 // A component type's id, from `ecs_component_register`: valid only in the
@@ -191,6 +204,10 @@ typedef struct ecs_resource_desc {
 // a resource id is not a component id.
 typedef uint64_t ecs_resource_id;
 
+// The format of a snapshot: `ECS_SNAPSHOT_POSTCARD` or
+// `ECS_SNAPSHOT_JSON`.
+typedef uint32_t ecs_snapshot_format;
+
 // A system's body: called once per tick on a worker thread with the
 // system's context and its `user_data`. `ctx` and everything obtained
 // from it (the command buffer, view pointers) are valid only during the
@@ -272,6 +289,12 @@ typedef struct ecs_system_desc {
 // The null entity (`UINT64_MAX`): never alive.
 #define ECS_ENTITY_NULL UINT64_MAX
 
+// Compact binary (postcard): the smaller and faster format.
+#define ECS_SNAPSHOT_POSTCARD 0
+
+// Readable JSON: for debugging and diffs; larger and slower.
+#define ECS_SNAPSHOT_JSON 1
+
 // The call succeeded.
 #define ECS_OK 0
 
@@ -323,7 +346,8 @@ typedef struct ecs_system_desc {
 #define ECS_ERR_TIMEOUT 14
 
 // The call is not allowed in the engine's present state: adding a system
-// after the schedule was built, or calling the engine while it is busy
+// after the schedule was built, saving or loading a snapshot before it
+// is built, or calling the engine while it is busy
 // (from one of its own systems during a tick, or from two threads at once).
 #define ECS_ERR_WRONG_STATE 15
 
@@ -338,6 +362,14 @@ typedef struct ecs_system_desc {
 
 // The resource id is not registered in this engine.
 #define ECS_ERR_UNKNOWN_RESOURCE 18
+
+// A snapshot was refused (`ecs_engine_save`, `ecs_engine_load`): the
+// engine holds what a snapshot cannot (values of a component not
+// declared savable, resources), or the bytes do not load into this
+// engine (corrupt or truncated, another format or format version, a
+// component it lacks or of another size, other systems). The message
+// names what and where; the engine is unchanged.
+#define ECS_ERR_SNAPSHOT 19
 
 #ifdef __cplusplus
 extern "C" {
@@ -360,14 +392,16 @@ const char *ecs_last_error_message(void);
 // `ECS_ERR_NULL_POINTER` (engine, desc, name, out);
 // `ECS_ERR_INVALID_ARGUMENT` when `struct_size` is too small, the name is
 // empty or not UTF-8, `align` is not a power of two, `size` is above
-// `PTRDIFF_MAX` rounded down to `align`, or `size` is not a multiple of
-// `align` (C's `sizeof` always is); `ECS_ERR_DUPLICATE_NAME` when the
-// name is taken.
+// `PTRDIFF_MAX` rounded down to `align`, `size` is not a multiple of
+// `align` (C's `sizeof` always is), or `savable` is set with a `drop`;
+// `ECS_ERR_DUPLICATE_NAME` when the name is taken.
 //
 // # Safety
 //
-// Pointers are NULL or valid (`desc->name` NUL-terminated); `drop`, when
-// given, is sound for every value inserted under this id.
+// Pointers are NULL or valid (`desc` for `desc->struct_size` bytes,
+// `desc->name` NUL-terminated); `drop`, when given, is sound for every
+// value inserted under this id; with `savable`, every value inserted is
+// plain data as `ecs_component_desc.savable` describes.
 ecs_status ecs_component_register(struct ecs_engine *engine,
                                   const struct ecs_component_desc *desc,
                                   ecs_component_id *out);
@@ -1233,6 +1267,96 @@ ecs_status ecs_ctx_resource_read(const struct ecs_system_ctx *ctx,
 // `ctx` is NULL or the context passed to the running callback; `out` is
 // NULL or valid for writes.
 ecs_status ecs_ctx_resource_write(struct ecs_system_ctx *ctx, ecs_resource_id id, void **out);
+
+// Saves `engine` between ticks and writes a buffer of the bytes to
+// `*out_bytes` and its length to `*out_len`. Free the buffer with
+// `ecs_snapshot_free(bytes, len)`; it belongs to the caller and does not
+// depend on the engine (it may outlive it, and be freed on any thread).
+//
+// The snapshot holds the entities (handles, generations and the free
+// queue), the values of every component registered with
+// `ecs_component_desc.savable` (under its name, as their bytes in the
+// machine's byte order), the hierarchy (parents, children and their
+// order), which entities are disabled, the tick counter, whether the
+// startup systems have run, and each system's reserve of entity handles.
+// It holds nothing of the systems' C user data or of resources.
+//
+// The schedule must be built (`ecs_engine_build`, or a tick): the
+// snapshot holds the systems' progress. The engine is not changed.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (engine, out_bytes, out_len);
+// `ECS_ERR_INVALID_ARGUMENT` for an unknown `format`;
+// `ECS_ERR_WRONG_STATE` during a tick (from a system), from another
+// thread at the same time, or before the schedule is built; the build's
+// status (`ECS_ERR_SCHEDULE`) after a failed build; `ECS_ERR_SNAPSHOT`
+// when a component that is not savable has values (the message names it)
+// or the engine has resources (`ecs_resource_register`). On failure
+// `*out_bytes` is NULL and `*out_len` 0 (when those pointers are not
+// NULL) and nothing is allocated.
+//
+// # Safety
+//
+// `engine` is NULL or a live engine; `out_bytes` and `out_len` are NULL
+// or valid for writes. Threading: as every engine call, one thread at a
+// time, between ticks.
+ecs_status ecs_engine_save(const struct ecs_engine *engine,
+                           ecs_snapshot_format format,
+                           uint8_t **out_bytes,
+                           size_t *out_len);
+
+// Frees a buffer from `ecs_engine_save`, given with the length it wrote.
+// NULL is a no-op. Any thread may call it; the engine that made the
+// buffer need not be alive.
+//
+// # Safety
+//
+// `bytes` is NULL or a buffer from `ecs_engine_save` not freed yet, and
+// `len` the length that call wrote; `bytes` is invalid afterwards.
+void ecs_snapshot_free(uint8_t *bytes, size_t len);
+
+// Loads a snapshot from `ecs_engine_save` (`len` bytes at `bytes`, in
+// `format`) into `engine`, between ticks: every entity is replaced by
+// the snapshot's (every value the engine had, savable or not, is dropped,
+// destructors called), the savable components' values, the hierarchy
+// and the disabled entities are put back, then the tick counter, the
+// systems' progress and their reserves of entity handles, so the next
+// ticks and spawns go on as they would have in the saved engine.
+//
+// `engine` must be built the same way as the saved one: its schedule
+// built (`ecs_engine_build`) with the same systems, in the same order,
+// and every component that has values in the snapshot registered
+// savable, under the same name, with the same size (ids may differ:
+// components are matched by name; look them up with
+// `ecs_component_lookup`). Components the snapshot has no values of are
+// empty afterwards. The bytes are only read; the caller keeps them.
+//
+// Everything is decoded and checked before the engine changes: on any
+// failure it is exactly as before.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (engine; bytes when `len` is not 0);
+// `ECS_ERR_INVALID_ARGUMENT` for an unknown `format`;
+// `ECS_ERR_WRONG_STATE` during a tick (from a system), from another
+// thread at the same time, or before the schedule is built; the build's
+// status (`ECS_ERR_SCHEDULE`) after a failed build; `ECS_ERR_SNAPSHOT`
+// when the bytes do not load into this engine (corrupt or truncated,
+// saved in the other format or by another format version, a component
+// missing here, not savable or of another size, other systems), or when
+// the engine has resources (a snapshot holds none to replace them
+// with); the message names what and where.
+//
+// # Safety
+//
+// `engine` is NULL or a live engine; `bytes` is NULL or valid for reads
+// of `len` bytes during the call. Threading: as every engine call, one
+// thread at a time, between ticks.
+ecs_status ecs_engine_load(struct ecs_engine *engine,
+                           ecs_snapshot_format format,
+                           const uint8_t *bytes,
+                           size_t len);
 
 // The name of `status` (`"ECS_ERR_STALE_ENTITY"`), in static storage;
 // `"ECS_ERR_UNKNOWN_STATUS"` for a code this library does not define.

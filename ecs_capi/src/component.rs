@@ -44,9 +44,56 @@ pub struct ecs_component_desc {
     pub drop: ecs_drop_fn,
     /// Passed to `drop`; must be usable from any thread.
     pub drop_user_data: *mut c_void,
+    // Version 2 (API 2.3): read only when `struct_size` covers it; an
+    // older caller's smaller struct registers an unsavable component.
+    /// `true` declares the values plain data that `ecs_engine_save` and
+    /// `ecs_engine_load` copy by their bytes. The caller promises, for
+    /// every value it inserts: every byte of its `size` is initialised,
+    /// padding included (zero the struct with `memset` or `= {0}` before
+    /// filling it), and the value owns nothing and holds no pointer or
+    /// handle it relies on (bytes saved by one process must be a valid
+    /// value when loaded by another). A savable component cannot have a
+    /// destructor: `drop` must be NULL (else `ECS_ERR_INVALID_ARGUMENT`).
+    /// `false` (or an older struct): the component is not savable, and a
+    /// save of an engine where it has values is refused.
+    pub savable: bool,
 }
 
-const COMPONENT_DESC_V1: usize = std::mem::size_of::<ecs_component_desc>();
+/// The version 1 struct: every field up to `drop_user_data`.
+const COMPONENT_DESC_V1: usize = std::mem::offset_of!(ecs_component_desc, savable);
+
+/// The caller's descriptor: its first `struct_size` bytes (at least
+/// version 1, at most this library's struct), `savable` false when the
+/// caller's struct does not cover it.
+///
+/// # Safety
+///
+/// `desc` is non-null and valid for reads of `desc->struct_size` bytes or
+/// of a whole `ecs_component_desc`, whichever is smaller.
+unsafe fn read_desc(
+    desc: *const ecs_component_desc,
+    function: &str,
+) -> Result<ecs_component_desc, Failure> {
+    // SAFETY: the first field of every version, valid by the caller's promise.
+    let struct_size = unsafe { desc.cast::<u32>().read() };
+    check_struct_size(
+        struct_size,
+        COMPONENT_DESC_V1,
+        function,
+        "ecs_component_desc",
+    )?;
+    let covered = (struct_size as usize).min(std::mem::size_of::<ecs_component_desc>());
+    let mut copy = std::mem::MaybeUninit::<ecs_component_desc>::zeroed();
+    // SAFETY: `covered` bytes are readable (the caller's promise) and fit
+    // in `copy`; every field is valid as zero bytes (NULL pointers, a
+    // `None` destructor, 0, `false`), so the bytes not copied leave a
+    // valid value, and the copied ones are the caller's fields. A `bool`
+    // the caller covers is read as C's `bool`, 0 or 1.
+    Ok(unsafe {
+        std::ptr::copy_nonoverlapping(desc.cast::<u8>(), copy.as_mut_ptr().cast::<u8>(), covered);
+        copy.assume_init()
+    })
+}
 
 /// Component indexes an engine can hand out: the low 16 bits of an id.
 const INDEX_BITS: u32 = 16;
@@ -157,14 +204,16 @@ fn component_layout(
 /// `ECS_ERR_NULL_POINTER` (engine, desc, name, out);
 /// `ECS_ERR_INVALID_ARGUMENT` when `struct_size` is too small, the name is
 /// empty or not UTF-8, `align` is not a power of two, `size` is above
-/// `PTRDIFF_MAX` rounded down to `align`, or `size` is not a multiple of
-/// `align` (C's `sizeof` always is); `ECS_ERR_DUPLICATE_NAME` when the
-/// name is taken.
+/// `PTRDIFF_MAX` rounded down to `align`, `size` is not a multiple of
+/// `align` (C's `sizeof` always is), or `savable` is set with a `drop`;
+/// `ECS_ERR_DUPLICATE_NAME` when the name is taken.
 ///
 /// # Safety
 ///
-/// Pointers are NULL or valid (`desc->name` NUL-terminated); `drop`, when
-/// given, is sound for every value inserted under this id.
+/// Pointers are NULL or valid (`desc` for `desc->struct_size` bytes,
+/// `desc->name` NUL-terminated); `drop`, when given, is sound for every
+/// value inserted under this id; with `savable`, every value inserted is
+/// plain data as `ecs_component_desc.savable` describes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ecs_component_register(
     engine: *mut ecs_engine,
@@ -176,12 +225,15 @@ pub unsafe extern "C" fn ecs_component_register(
         // SAFETY: the caller's promise on every pointer.
         let engine = unsafe { arg(engine, F, "engine") }?;
         let mut engine = engine.lock(F)?;
-        // SAFETY: a NULL or valid pointer, by the caller's promise.
-        let desc = unsafe { arg(desc, F, "desc") }?;
+        if desc.is_null() {
+            return Err(Failure::null(F, "desc"));
+        }
         if out.is_null() {
             return Err(Failure::null(F, "out"));
         }
-        check_struct_size(desc.struct_size, COMPONENT_DESC_V1, F, "ecs_component_desc")?;
+        // SAFETY: non-null, and valid for `struct_size` bytes by the
+        // caller's promise.
+        let desc = unsafe { read_desc(desc, F) }?;
         // SAFETY: NULL or a NUL-terminated string, by the caller's promise.
         let name = unsafe { string_arg(desc.name, F, "desc->name") }?;
         let layout = component_layout(&name, desc.size, desc.align, F)?;
@@ -196,7 +248,24 @@ pub unsafe extern "C" fn ecs_component_register(
                 ),
             ));
         }
+        if desc.savable && desc.drop.is_some() {
+            // A byte copy of a value with a destructor would own its
+            // resources twice (`ComponentInfo::is_savable` would say no).
+            return Err(Failure::invalid(
+                F,
+                format!(
+                    "component `{name}`: a savable component cannot have a destructor (`drop` \
+                     must be NULL when `savable` is true)"
+                ),
+            ));
+        }
         let mut descriptor = ComponentDescriptor::new(name, layout);
+        if desc.savable {
+            // SAFETY: the C caller declared the values plain data (see
+            // `ecs_component_desc.savable`): every byte initialised, owning
+            // nothing; the component has no destructor (checked above).
+            descriptor = unsafe { descriptor.savable() };
+        }
         if let Some(drop) = desc.drop {
             let user_data = SendPtr(desc.drop_user_data);
             // SAFETY: the C caller promises `drop` is sound for every value

@@ -156,6 +156,29 @@ impl EngineState {
         }
     }
 
+    /// The built engine, for a snapshot: `ECS_ERR_WRONG_STATE` before the
+    /// build (nothing is built here, so a refused call changes nothing),
+    /// the build's failure after a failed one.
+    pub(crate) fn built_only(
+        &mut self,
+        function: &str,
+    ) -> Result<&mut ecs_runtime::Engine, Failure> {
+        match &mut self.stage {
+            Stage::Built(engine) => Ok(engine),
+            Stage::Building { .. } => Err(Failure::new(
+                ECS_ERR_WRONG_STATE,
+                format!(
+                    "{function}: the schedule is not built yet: call ecs_engine_build (or run a \
+                     tick) first; a snapshot holds the systems' progress"
+                ),
+            )),
+            Stage::Failed { failure, .. } => Err(Failure::new(
+                failure.status,
+                format!("{function}: {}", failure.message),
+            )),
+        }
+    }
+
     /// Ticks run so far (none before the build).
     fn ticks(&self) -> u64 {
         match &self.stage {

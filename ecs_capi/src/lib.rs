@@ -18,6 +18,9 @@
 //!   `ecs_last_error_message` tells what failed, per thread. A panic never
 //!   unwinds into C: it becomes `ECS_ERR_PANIC`. NULL pointers and stale
 //!   entities are errors, not crashes.
+//! - Snapshots: `ecs_engine_save` / `ecs_engine_load` write a whole
+//!   engine to bytes and read it back (crate `ecs_snapshot`), with the
+//!   values of the components registered `savable`.
 //! - Versioning: `ecs_api_version` and `ECS_API_VERSION_*`; every
 //!   descriptor struct starts with its `struct_size`, so later versions can
 //!   add fields without breaking older callers.
@@ -37,6 +40,7 @@ mod entity;
 mod hierarchy;
 mod queue;
 mod resource;
+mod snapshot;
 mod status;
 mod system;
 mod tag;
@@ -76,6 +80,10 @@ pub use resource::{
     ecs_ctx_resource_read, ecs_ctx_resource_write, ecs_resource_desc, ecs_resource_get,
     ecs_resource_id, ecs_resource_register, ecs_resource_set,
 };
+pub use snapshot::{
+    ECS_SNAPSHOT_JSON, ECS_SNAPSHOT_POSTCARD, ecs_engine_load, ecs_engine_save,
+    ecs_snapshot_format, ecs_snapshot_free,
+};
 pub use status::*;
 pub use system::{
     ECS_SPAWN_RESERVE_MAX, ecs_condition_fn, ecs_system_add, ecs_system_desc, ecs_system_fn,
@@ -88,8 +96,10 @@ pub const ECS_API_VERSION_MAJOR: u32 = 2;
 /// recursive disable and enable, `ecs_disable_recursive` and
 /// `ecs_commands_disable_recursive` with their `enable` twins;
 /// 2: resources (`ecs_resource_register`, `ecs_ctx_resource_read`, ...),
-/// run conditions and startup systems in `ecs_system_desc`).
-pub const ECS_API_VERSION_MINOR: u32 = 2;
+/// run conditions and startup systems in `ecs_system_desc`; 3: snapshots,
+/// `ecs_engine_save`, `ecs_engine_load` and `ecs_snapshot_free`, with
+/// `ecs_component_desc.savable` and `ECS_ERR_SNAPSHOT`).
+pub const ECS_API_VERSION_MINOR: u32 = 3;
 
 /// The version of the linked library: `(major << 16) | minor`. A program
 /// built against major version M should check `ecs_api_version() >> 16 == M`.

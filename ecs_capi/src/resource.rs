@@ -164,6 +164,15 @@ impl ResourceStore {
         (slots[index].bytes, slots[index].layout.size())
     }
 
+    /// The names of the resources, in registration order.
+    pub(crate) fn names(&self) -> Vec<String> {
+        self.slots
+            .read()
+            .iter()
+            .map(|slot| slot.name.clone())
+            .collect()
+    }
+
     fn name(&self, index: usize) -> String {
         self.slots.read()[index].name.clone()
     }

@@ -47,7 +47,8 @@ pub const ECS_ERR_QUEUE_FULL: ecs_status = 13;
 /// Nothing arrived before the timeout.
 pub const ECS_ERR_TIMEOUT: ecs_status = 14;
 /// The call is not allowed in the engine's present state: adding a system
-/// after the schedule was built, or calling the engine while it is busy
+/// after the schedule was built, saving or loading a snapshot before it
+/// is built, or calling the engine while it is busy
 /// (from one of its own systems during a tick, or from two threads at once).
 pub const ECS_ERR_WRONG_STATE: ecs_status = 15;
 /// The component is borrowed in a way that conflicts with this access.
@@ -61,7 +62,15 @@ pub const ECS_ERR_LIMIT: ecs_status = 17;
 /// The resource id is not registered in this engine.
 pub const ECS_ERR_UNKNOWN_RESOURCE: ecs_status = 18;
 
-const NAMES: [&CStr; 19] = [
+/// A snapshot was refused (`ecs_engine_save`, `ecs_engine_load`): the
+/// engine holds what a snapshot cannot (values of a component not
+/// declared savable, resources), or the bytes do not load into this
+/// engine (corrupt or truncated, another format or format version, a
+/// component it lacks or of another size, other systems). The message
+/// names what and where; the engine is unchanged.
+pub const ECS_ERR_SNAPSHOT: ecs_status = 19;
+
+const NAMES: [&CStr; 20] = [
     c"ECS_OK",
     c"ECS_ERR_NULL_POINTER",
     c"ECS_ERR_INVALID_ARGUMENT",
@@ -81,6 +90,7 @@ const NAMES: [&CStr; 19] = [
     c"ECS_ERR_BORROW_CONFLICT",
     c"ECS_ERR_LIMIT",
     c"ECS_ERR_UNKNOWN_RESOURCE",
+    c"ECS_ERR_SNAPSHOT",
 ];
 
 /// The name of `status` (`"ECS_ERR_STALE_ENTITY"`), in static storage;

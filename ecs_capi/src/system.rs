@@ -1,12 +1,14 @@
 //! Systems written in C: a callback with declared reads, writes and
 //! commands, ordered like any Rust system.
 
+use std::any::Any;
+use std::borrow::Cow;
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
 use ::ecs_engine::Access;
 use command_buffer::ReservePolicy;
-use scheduler::{Condition, DeclaredSystem, SystemAccess, SystemContext, SystemError};
+use scheduler::{Condition, System, SystemAccess, SystemContext, SystemError};
 
 use crate::SendPtr;
 use crate::boundary::{arg, call, check_struct_size, foreign, slice_arg, string_arg};
@@ -287,7 +289,7 @@ pub unsafe extern "C" fn ecs_system_add(
             resources: resources.clone(),
         });
         let startup = desc.startup;
-        let system = DeclaredSystem::new(name.clone(), access, move |context| {
+        let system = CSystem::new(name.clone(), access, move |context| {
             let mut ctx = ecs_system_ctx::new(context, tag, resources.clone());
             // SAFETY: the C caller promised `run` is sound with
             // `user_data` on any thread; `ctx` lives across the call.
@@ -319,6 +321,47 @@ pub unsafe extern "C" fn ecs_system_add(
             }
         })
     })
+}
+
+/// A C system, as the scheduler's [`System`]: its body and user data are
+/// the C program's, so it keeps no state of its own that a snapshot could
+/// hold. Its [`state`](System::state) is `()`: `ecs_engine_save` saves the
+/// engine with no value for it (the closure's captures, the C function
+/// pointer and user data, are not state: the loading engine has its own).
+struct CSystem<F> {
+    name: String,
+    access: SystemAccess,
+    run: F,
+}
+
+impl<F> CSystem<F>
+where
+    F: FnMut(&SystemContext<'_>) -> Result<(), SystemError> + Send + 'static,
+{
+    fn new(name: String, access: SystemAccess, run: F) -> Self {
+        CSystem { name, access, run }
+    }
+}
+
+impl<F> System for CSystem<F>
+where
+    F: FnMut(&SystemContext<'_>) -> Result<(), SystemError> + Send + 'static,
+{
+    fn default_name(&self) -> Cow<'static, str> {
+        Cow::Owned(self.name.clone())
+    }
+
+    fn access(&self) -> SystemAccess {
+        self.access.clone()
+    }
+
+    fn run(&mut self, ctx: &SystemContext<'_>) -> Result<(), SystemError> {
+        (self.run)(ctx)
+    }
+
+    fn state(&self) -> &dyn Any {
+        &()
+    }
 }
 
 /// A C run condition, as the scheduler's [`Condition`].

@@ -280,6 +280,33 @@ impl Engine {
         ticks
     }
 
+    /// Saves the engine in `format` (`ecs_engine_save`), copying the
+    /// bytes out and freeing the library's buffer (`ecs_snapshot_free`).
+    pub fn save(&self, format: ecs_snapshot_format) -> Result<Vec<u8>, ecs_status> {
+        let mut bytes: *mut u8 = ptr::dangling_mut();
+        let mut len = usize::MAX;
+        // SAFETY: see `Engine`.
+        let status = unsafe { ecs_engine_save(self.raw, format, &mut bytes, &mut len) };
+        if status != ECS_OK {
+            // A refused save writes NULL and 0.
+            assert!(bytes.is_null() && len == 0, "{bytes:?}, {len}");
+            return Err(status);
+        }
+        assert!(!bytes.is_null());
+        // SAFETY: a successful save wrote a buffer of `len` bytes, ours
+        // until freed below, once.
+        let copy = unsafe { std::slice::from_raw_parts(bytes, len) }.to_vec();
+        // SAFETY: as above.
+        unsafe { ecs_snapshot_free(bytes, len) };
+        Ok(copy)
+    }
+
+    /// Loads `bytes` in `format` (`ecs_engine_load`).
+    pub fn load(&self, format: ecs_snapshot_format, bytes: &[u8]) -> ecs_status {
+        // SAFETY: see `Engine`; `bytes` is valid for its length.
+        unsafe { ecs_engine_load(self.raw, format, bytes.as_ptr(), bytes.len()) }
+    }
+
     /// The world checksum over components `ids`.
     pub fn checksum(&self, ids: &[ecs_component_id]) -> Result<u64, ecs_status> {
         let mut out = 0;
@@ -309,6 +336,16 @@ pub fn component_desc<T>(name: &CStr) -> ecs_component_desc {
         align: align_of::<T>(),
         drop: None,
         drop_user_data: ptr::null_mut(),
+        savable: false,
+    }
+}
+
+/// A descriptor of a savable component named `name` for `T` (plain
+/// data: every byte initialised, owning nothing).
+pub fn savable_desc<T>(name: &CStr) -> ecs_component_desc {
+    ecs_component_desc {
+        savable: true,
+        ..component_desc::<T>(name)
     }
 }
 

@@ -89,5 +89,6 @@ void test_queue_threads(void);
 void test_bad_inputs(void);
 void test_hierarchy(void);
 void test_resources(void);
+void test_snapshots(void);
 
 #endif /* ECS_ERRORS_CHECK_H */

@@ -59,6 +59,7 @@ int main(int argc, char **argv) {
     test_bad_inputs();
     test_hierarchy();
     test_resources();
+    test_snapshots();
     printf("errors: all %lu checks passed\n", checks);
     return 0;
 }
