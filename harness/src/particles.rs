@@ -92,8 +92,9 @@ fn bounce(rules: Res<ParticleRules>, mut bodies: Query<(&mut Position, &mut Velo
 }
 
 /// Replaces each particle, with probability `respawn_share` per tick
-/// (the first draw of the particle's [`Random`] stream), by a fresh one
-/// (the next draws of that stream). Reads `Particle` (the draw runs in
+/// (one draw keyed by the particle, [`Random::entity_u64`]: a single
+/// mix per particle and tick), by a fresh one (drawn from the particle's
+/// [`Random`] stream). Reads `Particle` (the draw runs in
 /// parallel, the chosen collected in dense order); despawns and spawns
 /// through commands, all despawns first, so each kind is applied as one
 /// batch.
@@ -124,15 +125,13 @@ impl StatefulSystem for Respawn {
         // reloaded for every particle, as a push of a chosen one might
         // have changed them: about 1.5 times the cost per particle).
         let chosen = particles.par_filter_map(move |entity, _| {
-            (random.entity(entity).next_u64() < threshold).then_some(entity)
+            (random.entity_u64(entity) < threshold).then_some(entity)
         });
         for &entity in &chosen {
             commands.despawn(entity);
         }
         for &entity in &chosen {
-            let mut stream = random.entity(entity);
-            stream.next_u64(); // the draw that chose it
-            commands.spawn(fresh(&mut stream, &p));
+            commands.spawn(fresh(&mut random.entity(entity), &p));
         }
         let chosen = chosen.len() as u64;
         self.spawned += chosen;
@@ -207,8 +206,8 @@ mod tests {
             assert_eq!(registry.get::<Velocity>(e), Some(&velocity));
         }
 
-        // Tick 0: a particle goes when the first draw of its stream of
-        // `respawn`'s `Random` is below the share; the next draws place
+        // Tick 0: a particle goes when its draw of `respawn`'s `Random`
+        // (`entity_u64`) is below the share; its stream's draws place
         // its replacement, spawned at the end of wave 0 (after forces),
         // then moved by movement (bounce leaves it: it is in the box).
         simulation.tick().unwrap();
@@ -217,7 +216,7 @@ mod tests {
         let chosen: Vec<Entity> = first
             .iter()
             .copied()
-            .filter(|&e| random.entity(e).next_u64() < threshold)
+            .filter(|&e| random.entity_u64(e) < threshold)
             .collect();
         // About 5% of 2,000.
         assert!((50..150).contains(&chosen.len()), "{}", chosen.len());
@@ -230,9 +229,7 @@ mod tests {
         let mut drawn: Vec<[u32; 4]> = chosen
             .iter()
             .map(|&e| {
-                let mut stream = random.entity(e);
-                stream.next_u64();
-                let (mut position, velocity, _) = fresh(&mut stream, &p);
+                let (mut position, velocity, _) = fresh(&mut random.entity(e), &p);
                 position.x += velocity.x * dt;
                 position.y += velocity.y * dt;
                 bits(&position, &velocity)
