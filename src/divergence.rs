@@ -58,6 +58,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use ecs_engine::{Access, Component, ComponentKey, Entity, Registry};
+use rayon::prelude::*;
 use scheduler::{Events, SystemId, short_name};
 
 pub use crate::checksum::Feed;
@@ -83,10 +84,14 @@ impl Digest {
         (h.rotate_left(26) ^ w).wrapping_mul(Self::K)
     }
 
+    /// Mixes `w` into the lane four words back and moves it to the end:
+    /// the lanes turn by value, so a walk keeps them in registers (an
+    /// index by word count made the compiler keep them in memory, each
+    /// word waiting for the store of the one four before it).
     #[inline]
     fn word(&mut self, w: u64) {
-        let lane = &mut self.lanes[(self.words & 3) as usize];
-        *lane = Self::mix(*lane, w);
+        let [a, b, c, d] = self.lanes;
+        self.lanes = [b, c, d, Self::mix(a, w)];
         self.words += 1;
     }
 
@@ -354,9 +359,12 @@ impl Digests {
     }
 
     /// Each part's digest in `registry`, in order (the live entities
-    /// first).
+    /// first), the parts digested in parallel on rayon's global pool.
     pub fn of(&self, registry: &Registry) -> Vec<u64> {
-        self.parts.iter().map(|p| (p.digest)(registry)).collect()
+        self.parts
+            .par_iter()
+            .map(|p| (p.digest)(registry))
+            .collect()
     }
 
     /// Where `a` and `b`, two engines that have run the same ticks, first
@@ -375,10 +383,13 @@ impl Digests {
             "Digests::diverged: the engines have run different numbers of ticks"
         );
         let (ra, rb) = (a.registry(), b.registry());
-        let part = self
+        let differ: Vec<bool> = self
             .parts
-            .iter()
-            .find(|p| (p.digest)(ra) != (p.digest)(rb))?;
+            .par_iter()
+            .map(|p| (p.digest)(ra) != (p.digest)(rb))
+            .collect();
+        let first = differ.iter().position(|&d| d)?;
+        let part = &self.parts[first];
         let tick = a.ticks().checked_sub(1);
         Some(Divergence {
             tick,

@@ -13,6 +13,8 @@ const THREADS: [usize; 2] = [1, 2];
 /// Ticks run before measuring the shoot'em up: five seconds of game time,
 /// so two waves have started entering (about 550 enemies on screen).
 const SHMUP_WARM_UP: u64 = 300;
+/// Ticks run before measuring the digests: half the default run.
+const DIGEST_WARM_UP: u64 = 1_800;
 /// Ticks run before measuring the particles (their count never changes).
 const PARTICLES_WARM_UP: u64 = 3;
 /// Ticks run before measuring the movers (their spawner fills the world).
@@ -54,11 +56,31 @@ fn harness_tick(c: &mut Criterion) {
     group.finish();
 }
 
+/// What a check mode adds to each tick: the divergence digests of the
+/// default shoot'em up's world (`harness::digests`: every component type,
+/// the resources, the input channel), beside that world's tick on the
+/// default thread count, halfway through the default run (about 4,000
+/// entities then). The cost to track is the ratio digest / tick.
+fn digest_per_tick(c: &mut Criterion) {
+    let mut group = c.benchmark_group("digest_per_tick");
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let digests = harness::digests();
+    let mut simulation = warm("shmup", 1, threads, DIGEST_WARM_UP);
+    group.bench_function("shmup/tick", |b| {
+        b.iter(|| simulation.tick().expect("a tick runs"));
+    });
+    group.bench_function("shmup/digests", |b| {
+        b.iter(|| digests.of(simulation.engine().registry()));
+    });
+    simulation.finish().expect("the input thread stops cleanly");
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(4));
-    targets = harness_tick
+    targets = harness_tick, digest_per_tick
 }
 criterion_main!(benches);

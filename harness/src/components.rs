@@ -324,7 +324,7 @@ pub(crate) fn hash_entity(registry: &Registry, entity: Entity, h: &mut Fnv1a) {
 /// and steering reads), and the world seed. The rules, which no system
 /// writes, are left out. A resource or channel a scenario lacks digests
 /// as absent in both runs.
-pub(crate) fn digests() -> Digests {
+pub fn digests() -> Digests {
     struct Add(Option<Digests>);
     impl TypeVisitor for Add {
         fn visit<T: Canonical>(&mut self) {

@@ -83,7 +83,7 @@ mod trace;
 
 pub use components::{
     Bounty, Collider, Controls, Damage, Enemy, EnemyGun, Faction, Health, Hits, Lives, Missile,
-    Particle, Player, Position, Score, Shield, SineWave, Velocity, Weapon,
+    Particle, Player, Position, Score, Shield, SineWave, Velocity, Weapon, digests,
 };
 pub use error::{HarnessError, printable, write_text};
 pub use files::{PIPE_WAIT, check_distinct, check_output, remove_unfinished_outputs};
