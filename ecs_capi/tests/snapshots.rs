@@ -113,6 +113,22 @@ fn is_disabled(engine: &Engine, e: ecs_entity) -> bool {
     out
 }
 
+/// Registers the saved world's components on `engine`: Position and
+/// Velocity (savable `Vec2`s) and Marker (savable, zero-size); returns
+/// the first two ids.
+fn register_savable(engine: &Engine) -> (ecs_component_id, ecs_component_id) {
+    let position = engine
+        .register_desc(&savable_desc::<Vec2>(c"Position"))
+        .unwrap();
+    let velocity = engine
+        .register_desc(&savable_desc::<Vec2>(c"Velocity"))
+        .unwrap();
+    engine
+        .register_desc(&savable_desc::<()>(c"Marker"))
+        .unwrap();
+    (position, velocity)
+}
+
 /// A saved world: Position and Velocity (savable), a zero-size savable
 /// Marker, a child and a disabled entity, a despawned one (in the free
 /// queue), and three ticks of the two systems.
@@ -392,15 +408,7 @@ fn a_load_that_does_not_fit_the_engine_changes_nothing() {
 
     // Other systems: one missing.
     let engine = Engine::new(1);
-    let position = engine
-        .register_desc(&savable_desc::<Vec2>(c"Position"))
-        .unwrap();
-    let velocity = engine
-        .register_desc(&savable_desc::<Vec2>(c"Velocity"))
-        .unwrap();
-    engine
-        .register_desc(&savable_desc::<()>(c"Marker"))
-        .unwrap();
+    let (position, velocity) = register_savable(&engine);
     let mut ids = Ids { position, velocity };
     let mut spec = SystemSpec::new("movement", Some(movement));
     spec.user_data = (&raw mut ids).cast();
@@ -464,15 +472,7 @@ fn null_pointers_and_an_unbuilt_schedule_are_refused() {
     // Before the build: refused, and the engine stays unbuilt (a system
     // can still be added).
     let engine = Engine::new(1);
-    let position = engine
-        .register_desc(&savable_desc::<Vec2>(c"Position"))
-        .unwrap();
-    let velocity = engine
-        .register_desc(&savable_desc::<Vec2>(c"Velocity"))
-        .unwrap();
-    engine
-        .register_desc(&savable_desc::<()>(c"Marker"))
-        .unwrap();
+    let (position, velocity) = register_savable(&engine);
     let e = engine.spawn();
     engine.insert(e, position, Vec2 { x: 1.0, y: 2.0 });
     fails(
