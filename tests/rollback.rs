@@ -9,7 +9,7 @@
 use ecs_runtime::command_buffer::CommandKind;
 use ecs_runtime::prelude::*;
 use ecs_runtime::scheduler::SystemStateError;
-use ecs_runtime::{EngineState, EngineStateError};
+use ecs_runtime::{EngineRing, EngineState, EngineStateError};
 
 mod common;
 use common::game::{Born, Census, Hit, Hp, Observed, Pos, Rng, Stats, Vel, observe};
@@ -284,4 +284,36 @@ fn one_shot_command_reserves_survive_a_restore_into_a_fresh_engine() {
         engine.registry().entities().reserved(),
         "reserved handles leaked"
     );
+}
+
+/// A spawn plan, written without marking it changed.
+#[derive(Debug, Clone, PartialEq, Default)]
+struct Plan(Vec<u64>);
+
+fn plan_quietly(mut plan: ResMut<Plan>, tick: Tick) {
+    plan.bypass_change_detection().0.push(tick.number);
+}
+
+#[test]
+fn a_delta_resource_written_without_a_mark_is_saved_anew() {
+    let mut builder = Engine::builder();
+    builder.insert_resource(Plan::default());
+    builder.add_system(plan_quietly);
+    let mut engine = builder.build().unwrap();
+    engine.register_resource_clone_delta::<Plan>();
+    let mut state = engine.save_state().unwrap();
+    let mut ring = EngineRing::new(4);
+    for _ in 0..3 {
+        engine.tick().unwrap();
+        engine.save_state_into(&mut state).unwrap();
+        engine.save_frame(&mut ring).unwrap();
+    }
+    let saved = engine.registry().resource::<Plan>().unwrap().clone();
+    assert_eq!(saved, Plan(vec![0, 1, 2]));
+    engine.tick().unwrap();
+    engine.restore_state(&state).unwrap();
+    assert_eq!(engine.registry().resource::<Plan>(), Some(&saved));
+    engine.tick().unwrap();
+    engine.restore_frame(&mut ring, 0).unwrap();
+    assert_eq!(engine.registry().resource::<Plan>(), Some(&saved));
 }

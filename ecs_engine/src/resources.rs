@@ -120,6 +120,15 @@ impl ResourceTicksMut<'_> {
         self.slot.changed.store(tick.get(), Ordering::Relaxed);
         self.written.dirty();
     }
+
+    /// Notes a write that leaves the changed tick as it is (the
+    /// scheduler's `ResMut::bypass_change_detection`): readers see no
+    /// change, but an in-memory state copies the value again (see
+    /// [`Registry::register_resource_clone_delta`](crate::Registry::register_resource_clone_delta)).
+    #[inline]
+    pub fn note_unmarked_write(&self) {
+        self.written.dirty();
+    }
 }
 
 /// A slot's two ticks, as atomics so that a write-lock holder marks
@@ -252,15 +261,20 @@ struct SavedValue {
     type_id: TypeId,
     name: &'static str,
     value: Arc<dyn Any + Send + Sync>,
+    /// Puts a copy of `value` in a slot: a restore needs no registration
+    /// of the type in the registry it restores.
+    boxed: BoxValue,
     ticks: ResourceTicks,
     written: u64,
 }
 
-/// The copies of the clonable resources, and the names of the others.
+/// The copies of the clonable resources, and the names (and types) of
+/// the others.
 #[derive(Default)]
 pub(crate) struct SavedResources {
     values: Vec<SavedValue>,
     pub(crate) unsaved: Vec<&'static str>,
+    unsaved_types: Vec<TypeId>,
 }
 
 impl std::fmt::Debug for SavedResources {
@@ -335,11 +349,15 @@ impl Resources {
                         type_id: *type_id,
                         name: slot.name,
                         value,
+                        boxed: copy.boxed,
                         ticks: slot.ticks.load(),
                         written,
                     });
                 }
-                None => saved.unsaved.push(slot.name),
+                None => {
+                    saved.unsaved.push(slot.name);
+                    saved.unsaved_types.push(*type_id);
+                }
             }
         }
         saved.values.sort_by_key(|v| v.name);
@@ -348,28 +366,37 @@ impl Resources {
     }
 
     /// Puts copies of the saved values back (replacing the current
-    /// ones), with their saved change ticks; removes the resources of a
-    /// clonable type that `saved` does not hold (inserted after the save).
-    /// Resources of other types stay, stamped changed at `now` (the
+    /// ones, whether or not this registry registered their type), with
+    /// their saved change ticks; removes the resources of a clonable type
+    /// that `saved` does not know (inserted after the save). Resources of
+    /// other types, and those `saved` names unsaved (their clone was
+    /// registered after the save), stay, stamped changed at `now` (the
     /// restored clock: their value is not the saved one, so a reader
     /// sees them changed rather than missing a change), and added at
     /// `now` when their added tick is past the restored clock.
     pub(crate) fn restore(&mut self, saved: &SavedResources, now: u32) {
         let copies = &self.copies;
+        let in_saved = |type_id: &TypeId| saved.values.iter().any(|v| v.type_id == *type_id);
+        // Gone: a clonable type the save did not see at all (inserted
+        // after it). Kept: a type the save saw but could not copy (its
+        // clone registered only since), as other unsaved resources are.
         self.slots.retain(|type_id, _| {
-            !copies.contains_key(type_id) || saved.values.iter().any(|v| v.type_id == *type_id)
+            !copies.contains_key(type_id)
+                || in_saved(type_id)
+                || saved.unsaved_types.contains(type_id)
         });
         for (type_id, slot) in self.slots.iter_mut() {
-            if !self.copies.contains_key(type_id) {
+            if !in_saved(type_id) {
                 let added = slot.ticks.added.get_mut();
                 if now.wrapping_sub(*added) > MAX_CHANGE_AGE {
                     *added = now;
                 }
                 *slot.ticks.changed.get_mut() = now;
+                slot.written.dirty();
             }
         }
         for saved in &saved.values {
-            let fresh = (self.copies[&saved.type_id].boxed)(&*saved.value);
+            let fresh = (saved.boxed)(&*saved.value);
             // The slot holds the saved value again: its number.
             match self.slots.get_mut(&saved.type_id) {
                 Some(slot) => {

@@ -814,3 +814,40 @@ fn a_delta_resource_is_copied_only_after_a_write() {
     registry.restore_frame(&mut ring, 0).unwrap();
     assert_eq!(registry.resource::<Plan>().unwrap().0, expected);
 }
+
+#[test]
+fn a_restore_needs_no_registration_and_keeps_what_the_save_could_not_copy() {
+    // Saved by a registry that registered `Score`'s clone: restored into
+    // one that did not, the saved value comes back (no panic).
+    let mut saver = Registry::new();
+    saver.register_resource_clone_delta::<Score>();
+    saver.insert_resource(Score(7));
+    let state = saver.save_state().unwrap();
+    let mut other = Registry::new();
+    other.insert_resource(Score(1));
+    other.restore_state(&state).unwrap();
+    assert_eq!(other.resource::<Score>(), Some(&Score(7)));
+
+    // A resource the save saw but could not copy (its clone registered
+    // only after the save) stays as it is; one of a
+    // registered type inserted after the save goes.
+    let mut registry = Registry::new();
+    registry.insert_resource(Score(3));
+    let state = registry.save_state().unwrap();
+    assert_eq!(state.unsaved_resources().len(), 1);
+    registry.register_resource_clone_delta::<Score>();
+    registry.register_resource_clone::<Name>();
+    registry.insert_resource(Name("later".into()));
+    registry.resource_mut::<Score>().unwrap().0 = 4;
+    registry.advance_change_tick();
+    registry.restore_state(&state).unwrap();
+    assert_eq!(registry.resource::<Score>(), Some(&Score(4)));
+    assert_eq!(registry.resource::<Name>(), None);
+    // And its next save copies it (it was not the value of any save).
+    let mut state = registry.save_state().unwrap();
+    registry.restore_state(&state).unwrap();
+    registry.save_state_into(&mut state).unwrap();
+    registry.resource_mut::<Score>().unwrap().0 = 9;
+    registry.restore_state(&state).unwrap();
+    assert_eq!(registry.resource::<Score>(), Some(&Score(4)));
+}

@@ -439,6 +439,7 @@ impl<'s, R: Send + Sync + 'static> ResMut<'s, R> {
     /// assert_eq!(registry.resource_changed_since::<u32>(since), Some(false));
     /// ```
     pub fn bypass_change_detection(&mut self) -> &mut R {
+        self.ticks.note_unmarked_write();
         &mut self.guard
     }
 
