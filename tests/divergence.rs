@@ -12,8 +12,9 @@ use ecs_runtime::prelude::*;
 struct Position(i64);
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Velocity(i64);
+#[derive(Clone)]
 struct Marked;
-#[derive(Debug, Default, PartialEq)]
+#[derive(Debug, Default, Clone, PartialEq)]
 struct Moved(i64);
 
 fn movement(mut q: Query<(&mut Position, &Velocity)>, mut moved: ResMut<Moved>) {
@@ -430,4 +431,50 @@ fn an_event_channel_compares_its_count_and_its_events_in_order() {
     assert_eq!((channel.len(), channel.sent()), (0, 1));
     Events::<Ping>::channel(a.registry_mut());
     assert_eq!(digests.diverged(&a, &b).unwrap().part, "events `Ping`");
+}
+
+/// Whether `flagged` runs: its run condition reads it.
+#[derive(Clone)]
+struct Flag(bool);
+
+fn flagged(mut q: Query<&mut Velocity, Without<Marked>>) {
+    q.each(|v| v.0 += 0);
+}
+
+#[test]
+fn a_run_of_the_timeline_left_behind_by_a_restore_is_not_named() {
+    let build = |threads| {
+        engine(threads, |b| {
+            b.add_system(planted);
+            b.add_system(flagged).run_if(|flag: Res<Flag>| flag.0);
+            b.registry_mut().insert_resource(Flag(true));
+        })
+    };
+    let (mut a, _) = build(1);
+    a.register_clone::<Position>()
+        .register_clone::<Velocity>()
+        .register_clone::<Marked>()
+        .register_resource_clone::<Moved>()
+        .register_resource_clone::<Flag>();
+    a.run(4).unwrap();
+    let state = a.save_state().unwrap();
+    // Ticks 4 and 5 run `flagged`; then back to tick 4, where it no
+    // longer runs.
+    a.run(2).unwrap();
+    a.restore_state(&state).unwrap();
+    a.registry_mut().resource_mut::<Flag>().unwrap().0 = false;
+    let (mut b, _) = build(2);
+    b.run(4).unwrap();
+    b.registry_mut().resource_mut::<Flag>().unwrap().0 = false;
+    let divergence = lockstep(&mut a, &mut b, 10, &digests())
+        .unwrap()
+        .expect("the planted system diverges");
+    assert_eq!(divergence.tick, Some(5));
+    assert!(
+        divergence
+            .suspects
+            .iter()
+            .all(|s| !s.system.ends_with("flagged")),
+        "{divergence}"
+    );
 }

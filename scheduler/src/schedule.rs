@@ -575,8 +575,11 @@ impl Schedule {
     /// scheduler (so a caller need not wrap systems to time them). A
     /// system skipped by a run condition, disabled, or in a wave the tick
     /// did not reach keeps the record of an earlier tick: compare
-    /// [`SystemRun::tick`]. (Not the change tick a system last ran at:
-    /// that is its parameters' [`LastRun`](crate::LastRun).)
+    /// [`SystemRun::tick`]. A restore of system states
+    /// ([`restore_system_states`](Self::restore_system_states)) forgets
+    /// every record: they belong to the timeline left behind. (Not the
+    /// change tick a system last ran at: that is its parameters'
+    /// [`LastRun`](crate::LastRun).)
     pub fn system_runs(&self) -> impl Iterator<Item = SystemRun> + '_ {
         self.position.iter().filter_map(|&p| self.slots[p].last)
     }

@@ -278,6 +278,11 @@ impl Schedule {
         let slots = saved_slots_mut(&mut self.slots, &mut self.states, &mut self.between);
         for (slot, saved) in slots.zip(&states.systems) {
             slot.enabled = saved.enabled;
+            // The record of its latest run belongs to the timeline left
+            // behind (a tick number it may run again): forgotten, so
+            // `system_runs` never names a run the restored world did not
+            // see.
+            slot.last = None;
             if let (Some(value), Some(state)) = (&saved.own, slot.system.state_mut()) {
                 let (_, assign) = self
                     .state_copies
