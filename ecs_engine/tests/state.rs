@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use ecs_engine::{
     Added, ChangeTick, Changed, CloneEntityError, ComponentDescriptor, Disabled, EcsError, Entity,
-    Registry, RemovedCursor, StateError,
+    Mut, Registry, RemovedCursor, StateError,
 };
 use proptest::prelude::*;
 
@@ -850,4 +850,55 @@ fn a_restore_needs_no_registration_and_keeps_what_the_save_could_not_copy() {
     registry.resource_mut::<Score>().unwrap().0 = 9;
     registry.restore_state(&state).unwrap();
     assert_eq!(registry.resource::<Score>(), Some(&Score(4)));
+}
+
+/// A component that counts its clones, for the bypass test.
+#[derive(Debug, PartialEq)]
+struct Heat(u32);
+
+static HEAT_CLONES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+impl Clone for Heat {
+    fn clone(&self) -> Self {
+        HEAT_CLONES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Heat(self.0)
+    }
+}
+
+#[test]
+fn a_write_that_bypasses_change_detection_is_saved_by_a_delta() {
+    let clones = || HEAT_CLONES.load(std::sync::atomic::Ordering::Relaxed);
+    let mut registry = Registry::new();
+    registry.register_clone_delta::<Heat>();
+    registry.track_changes::<Heat>();
+    let first = registry.spawn((Heat(0),));
+    for i in 1..10 {
+        registry.spawn((Heat(i),));
+    }
+    let mut state = registry.save_state().unwrap();
+    let mut ring = ecs_engine::StateRing::new(3);
+    registry.save_frame(&mut ring).unwrap();
+    registry.save_frame(&mut ring).unwrap();
+    // Synced: a save after a read through `Mut` copies nothing.
+    registry.advance_change_tick();
+    registry.save_state_into(&mut state).unwrap();
+    registry.advance_change_tick();
+    registry.view_mut::<Mut<Heat>>().each(|h| assert!(h.0 < 10));
+    let before = clones();
+    registry.save_state_into(&mut state).unwrap();
+    assert_eq!(clones(), before);
+    registry.save_frame(&mut ring).unwrap();
+    // A write that bypasses change detection: seen by both saves.
+    registry.advance_change_tick();
+    registry
+        .view_mut::<Mut<Heat>>()
+        .each(|mut h| h.bypass_change_detection().0 += 100);
+    registry.save_state_into(&mut state).unwrap();
+    registry.save_frame(&mut ring).unwrap();
+    registry.get_mut::<Heat>(first).unwrap().0 = 7;
+    registry.restore_state(&state).unwrap();
+    assert_eq!(registry.get::<Heat>(first), Some(&Heat(100)));
+    registry.get_mut::<Heat>(first).unwrap().0 = 7;
+    registry.restore_frame(&mut ring, 0).unwrap();
+    assert_eq!(registry.get::<Heat>(first), Some(&Heat(100)));
 }

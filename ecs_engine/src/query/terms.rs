@@ -10,6 +10,7 @@ use std::ptr::NonNull;
 use parking_lot::MappedRwLockReadGuard;
 
 use super::traits::{Driver, QueryData, ReadOnlyQueryData, block_start, sealed, whole_run_start};
+use crate::change::ticks::UnmarkedWrites;
 use crate::storage::claims::Claimed;
 use crate::storage::locked::Locked;
 use crate::storage::lookup::{RunInfo, SparseIndex};
@@ -126,13 +127,16 @@ pub struct MutCursor<'a, T> {
     /// stamp on every fetch (`change/ticks.rs`).
     ticks: *mut u32,
     now: u32,
+    /// The pool's count of unmarked writes (null when untracked): what a
+    /// `Mut<T>` item's `bypass_change_detection` counts.
+    unmarked: *const UnmarkedWrites,
     _borrow: PhantomData<&'a mut [T]>,
 }
 
 impl<'a, T> MutCursor<'a, T> {
     /// The cursor of a write-locked pool.
     pub(crate) fn of(pool: &'a mut SparseSet<T>) -> Self {
-        let (ticks, now) = pool.changed_ptr();
+        let (ticks, now, unmarked) = pool.changed_ptr();
         let (dense, sparse, runs, data) = pool.parts_mut();
         MutCursor {
             dense,
@@ -141,6 +145,7 @@ impl<'a, T> MutCursor<'a, T> {
             data,
             ticks,
             now,
+            unmarked,
             _borrow: PhantomData,
         }
     }
@@ -150,6 +155,10 @@ impl<'a, T> MutCursor<'a, T> {
     pub(crate) fn claimed(pool: &'a SparseSet<T>) -> Self {
         let (data, ticks, now) = pool.raw_parts();
         let (sparse, runs) = pool.lookup_parts();
+        let unmarked = pool
+            .changes
+            .as_deref()
+            .map_or(std::ptr::null(), |c| std::ptr::from_ref(&c.unmarked));
         MutCursor {
             dense: pool.entities(),
             sparse,
@@ -157,6 +166,7 @@ impl<'a, T> MutCursor<'a, T> {
             data,
             ticks,
             now,
+            unmarked,
             _borrow: PhantomData,
         }
     }
@@ -165,6 +175,11 @@ impl<'a, T> MutCursor<'a, T> {
     /// (null when untracked) and the current tick.
     pub(crate) fn parts(self) -> (&'a [Entity], &'a SparseIndex, *mut T, *mut u32, u32) {
         (self.dense, self.sparse, self.data, self.ticks, self.now)
+    }
+
+    /// The pool's count of unmarked writes; null when untracked.
+    pub(crate) fn unmarked(self) -> *const UnmarkedWrites {
+        self.unmarked
     }
 
     /// The same cursor, marking nothing changed (`Untracked<T>`).

@@ -12,7 +12,7 @@ use parking_lot::MappedRwLockWriteGuard;
 
 use super::terms::MutCursor;
 use super::traits::{Driver, QueryData, ReadOnlyQueryData, block_start, sealed};
-use crate::change::ticks::newer;
+use crate::change::ticks::{UnmarkedWrites, newer};
 use crate::storage::claims::Claimed;
 use crate::storage::locked::Locked;
 use crate::{Access, ChangeTick, Component, ComponentAccess, EcsError, Entity, SparseSet};
@@ -445,6 +445,8 @@ pub struct ComponentMut<'a, T> {
     value: &'a mut T,
     /// The component's changed tick; `None` when the type is untracked.
     tick: Option<&'a mut u32>,
+    /// The pool's count of unmarked writes; `None` when untracked.
+    unmarked: Option<&'a UnmarkedWrites>,
     added: u32,
     changed: u32,
     since: u32,
@@ -478,6 +480,11 @@ impl<T> ComponentMut<'_, T> {
     /// The component, writable, without marking it changed (bevy's
     /// `bypass_change_detection`).
     pub fn bypass_change_detection(&mut self) -> &mut T {
+        // Readers see no change, but an in-memory state must copy the
+        // pool's values again (`Registry::register_clone_delta`).
+        if let Some(unmarked) = self.unmarked {
+            unmarked.count();
+        }
         self.value
     }
 }
@@ -524,7 +531,7 @@ impl<T> Copy for MutTermCursor<'_, T> {}
 
 // SAFETY: as `MutCursor` (which this wraps): each thread builds items for
 // distinct entities only (the `QueryData::fetch` contract); the added ticks
-// are only read.
+// are only read, and the count of unmarked writes is an atomic.
 unsafe impl<T: Send + Sync> Send for MutTermCursor<'_, T> {}
 // SAFETY: see the `Send` impl above.
 unsafe impl<T: Send + Sync> Sync for MutTermCursor<'_, T> {}
@@ -536,6 +543,7 @@ pub struct MutTermBlock<'a, T> {
     values: *mut T,
     changed: *mut u32,
     added: *const u32,
+    unmarked: *const UnmarkedWrites,
     since: u32,
     now: u32,
     _borrow: PhantomData<&'a mut [T]>,
@@ -555,12 +563,13 @@ impl<T> Copy for MutTermBlock<'_, T> {}
 ///
 /// `value` is valid for `'a` and handed out once; `changed` and `added`
 /// are null (untracked) or point to that position's ticks, valid for `'a`
-/// and not touched by anyone else meanwhile.
+/// and not touched by anyone else meanwhile; `unmarked` is null or points
+/// to the pool's count of unmarked writes, valid for `'a` (an atomic:
+/// shared by every item).
 #[inline(always)]
 unsafe fn item_mut<'a, T>(
     value: *mut T,
-    changed: *mut u32,
-    added: *const u32,
+    (changed, added, unmarked): (*mut u32, *const u32, *const UnmarkedWrites),
     since: u32,
     now: u32,
 ) -> ComponentMut<'a, T> {
@@ -576,6 +585,7 @@ unsafe fn item_mut<'a, T>(
         ComponentMut {
             value: &mut *value,
             tick,
+            unmarked: unmarked.as_ref(),
             added,
             changed: changed_tick,
             since,
@@ -643,7 +653,13 @@ impl<T: Component> QueryData for Mut<T> {
             } else {
                 (ticks.add(i), c.added.add(i))
             };
-            Some(item_mut(data.add(i), changed, added, c.since, now))
+            let unmarked = c.inner.unmarked();
+            Some(item_mut(
+                data.add(i),
+                (changed, added, unmarked),
+                c.since,
+                now,
+            ))
         }
     }
 
@@ -676,6 +692,7 @@ impl<T: Component> QueryData for Mut<T> {
             values,
             changed,
             added,
+            unmarked: c.inner.unmarked(),
             since: c.since,
             now,
             _borrow: PhantomData,
@@ -693,7 +710,12 @@ impl<T: Component> QueryData for Mut<T> {
             } else {
                 (block.changed.add(k), block.added.add(k))
             };
-            item_mut(block.values.add(k), changed, added, block.since, block.now)
+            item_mut(
+                block.values.add(k),
+                (changed, added, block.unmarked),
+                block.since,
+                block.now,
+            )
         }
     }
 

@@ -20,7 +20,7 @@ mod remove_many;
 
 use super::claims::RawParts;
 use super::lookup::{EMPTY, RunInfo, SparseIndex};
-use crate::change::ticks::{self, ChangeTick, ChangeTicks, TickSlices};
+use crate::change::ticks::{self, ChangeTick, ChangeTicks, TickSlices, UnmarkedWrites};
 use crate::panic::FirstPanic;
 use crate::{EcsError, Entity, InsertError};
 
@@ -487,16 +487,19 @@ impl<T> SparseSet<T> {
         Some(&mut self.data_untracked()[i])
     }
 
-    /// Where `&mut T` terms store their changed ticks: the first tick and
-    /// the current tick; null when the pool keeps no ticks.
+    /// Where `&mut T` terms store their changed ticks: the first tick,
+    /// the current tick, and the pool's count of unmarked writes (which
+    /// a write that bypasses change detection counts); nulls when the
+    /// pool keeps no ticks.
     #[inline]
-    pub(crate) fn changed_ptr(&mut self) -> (*mut u32, u32) {
+    pub(crate) fn changed_ptr(&mut self) -> (*mut u32, u32, *const UnmarkedWrites) {
         match &mut self.changes {
             Some(c) => {
                 c.written.set(c.now);
-                (c.changed.as_mut_ptr(), c.now)
+                let ticks = c.changed.as_mut_ptr();
+                (ticks, c.now, std::ptr::from_ref(&c.unmarked))
             }
-            None => (std::ptr::null_mut(), 0),
+            None => (std::ptr::null_mut(), 0, std::ptr::null()),
         }
     }
 
