@@ -145,8 +145,9 @@ impl Registry {
     /// not copied at all. For a type whose values change only through
     /// `&mut` access: a change through a shared reference (an atomic, a
     /// lock or a cell inside `T`) leaves no tick, and such a save would
-    /// miss it. Writes through `Untracked`, `get_mut_untracked` and the
-    /// like are seen (they make the next save copy every value).
+    /// miss it. Writes through `Untracked`, `get_mut_untracked`,
+    /// `Mut::bypass_change_detection` and the like are seen (they make
+    /// the next save copy every value).
     ///
     /// # Examples
     ///
