@@ -59,7 +59,7 @@ use std::fmt;
 
 use ecs_engine::{Access, Component, ComponentKey, Entity, Registry};
 use rayon::prelude::*;
-use scheduler::{Events, SystemId, short_name};
+use scheduler::{Events, SystemAccess, SystemId, short_name};
 
 pub use crate::checksum::Feed;
 use crate::{Engine, EngineError};
@@ -416,7 +416,9 @@ fn first_difference(a: &[(Entity, u64)], b: &[(Entity, u64)]) -> Option<Entity> 
 }
 
 /// The systems of `engine`'s schedule that ran in frame tick `tick` and
-/// could change `key` there, wave by wave (none before the first tick).
+/// could change `key` there: wave by wave, then the systems that ran
+/// between waves (state enter and exit systems, one-shot systems,
+/// observers; none before the first tick).
 fn suspects(engine: &Engine, key: PartKey, tick: Option<u64>) -> Vec<Suspect> {
     let schedule = engine.schedule();
     let ran: HashSet<SystemId> = schedule
@@ -425,45 +427,50 @@ fn suspects(engine: &Engine, key: PartKey, tick: Option<u64>) -> Vec<Suspect> {
         .map(|run| run.system)
         .collect();
     let mut out = Vec::new();
+    let mut push = |wave, name: &str, access: &SystemAccess| {
+        if let Some(why) = why_suspect(access, key) {
+            out.push(Suspect {
+                wave,
+                system: name.to_owned(),
+                why,
+            });
+        }
+    };
     for (wave, systems) in schedule.waves().into_iter().enumerate() {
         for (id, name) in systems.into_iter().filter(|(id, _)| ran.contains(id)) {
-            let access = schedule.access(id);
-            let why = if access.is_exclusive() {
-                Some("is exclusive")
-            } else {
-                match key {
-                    PartKey::Component(key)
-                        if access.component_access(key) == Some(Access::Write) =>
-                    {
-                        Some("writes it")
-                    }
-                    PartKey::Resource(type_id)
-                        if access.allows_resource(type_id, Access::Write) =>
-                    {
-                        Some("writes it")
-                    }
-                    PartKey::Events(type_id) if access.allows_event(type_id, Access::Write) => {
-                        Some("sends it")
-                    }
-                    _ if access.commands() => Some("records commands"),
-                    // A resource read through `Res` can still change
-                    // through interior mutability (a `Mutex`, an atomic).
-                    PartKey::Resource(type_id) if access.allows_resource(type_id, Access::Read) => {
-                        Some("reads it (interior mutability?)")
-                    }
-                    _ => None,
-                }
-            };
-            if let Some(why) = why {
-                out.push(Suspect {
-                    wave,
-                    system: name.to_owned(),
-                    why,
-                });
-            }
+            push(Some(wave), name, schedule.access(id));
+        }
+    }
+    for (name, access, run) in schedule.runs_between_waves() {
+        if run.is_some_and(|run| Some(run.tick) == tick) {
+            push(None, name, access);
         }
     }
     out
+}
+
+/// Why a system of `access` could change part `key`; `None` when it
+/// could not.
+fn why_suspect(access: &SystemAccess, key: PartKey) -> Option<&'static str> {
+    if access.is_exclusive() {
+        return Some("is exclusive");
+    }
+    match key {
+        PartKey::Component(key) if access.component_access(key) == Some(Access::Write) => {
+            Some("writes it")
+        }
+        PartKey::Resource(type_id) if access.allows_resource(type_id, Access::Write) => {
+            Some("writes it")
+        }
+        PartKey::Events(type_id) if access.allows_event(type_id, Access::Write) => Some("sends it"),
+        _ if access.commands() => Some("records commands"),
+        // A resource read through `Res` can still change through interior
+        // mutability (a `Mutex`, an atomic).
+        PartKey::Resource(type_id) if access.allows_resource(type_id, Access::Read) => {
+            Some("reads it (interior mutability?)")
+        }
+        _ => None,
+    }
 }
 
 /// Where two runs first differ ([`Digests::diverged`], [`lockstep`]).
@@ -489,8 +496,10 @@ pub struct Divergence {
 /// A system that could have changed a part that diverged.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Suspect {
-    /// Its wave (0 first).
-    pub wave: usize,
+    /// Its wave (0 first); `None` for a system that ran between waves
+    /// (a state's enter or exit system, a one-shot system, an
+    /// observer).
+    pub wave: Option<usize>,
     /// Its name.
     pub system: String,
     /// Why: "writes it", "records commands" (which may insert, remove,
@@ -517,7 +526,10 @@ impl fmt::Display for Divergence {
         let suspects: Vec<String> = self
             .suspects
             .iter()
-            .map(|s| format!("`{}` (wave {}, {})", s.system, s.wave, s.why))
+            .map(|s| match s.wave {
+                Some(wave) => format!("`{}` (wave {wave}, {})", s.system, s.why),
+                None => format!("`{}` (between waves, {})", s.system, s.why),
+            })
             .collect();
         write!(f, "; could have changed it: {}", suspects.join(", "))
     }

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use ecs_runtime::divergence::{Digests, Feed, Suspect, lockstep};
 use ecs_runtime::prelude::*;
+use ecs_runtime::scheduler::{Hook, Trigger};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Position(i64);
@@ -111,7 +112,7 @@ fn a_planted_order_dependency_is_named_with_its_tick_part_entity_and_system() {
     assert_eq!(
         divergence.suspects[1],
         Suspect {
-            wave: wave_of("planted"),
+            wave: Some(wave_of("planted")),
             system: divergence.suspects[1].system.clone(),
             why: "writes it",
         }
@@ -475,6 +476,52 @@ fn a_run_of_the_timeline_left_behind_by_a_restore_is_not_named() {
             .suspects
             .iter()
             .all(|s| !s.system.ends_with("flagged")),
+        "{divergence}"
+    );
+}
+
+/// Read from outside the world by the planted observer below.
+static OBSERVED: AtomicI64 = AtomicI64::new(0);
+
+/// Marks an entity at tick 3 (through commands, which fires the hook).
+fn mark_at_three(q: Query<Entity, With<Position>>, tick: Tick, mut commands: Commands) {
+    if tick.number == 3
+        && let Some(e) = q.iter().next()
+    {
+        commands.insert(e, Marked);
+    }
+}
+
+/// The planted observer: the marked entity's velocity from a counter
+/// outside the world.
+fn flaky_observer(trigger: Res<Trigger>, mut commands: Commands) {
+    let v = OBSERVED.fetch_add(1, Ordering::Relaxed);
+    commands.insert(trigger.entity, Velocity(v));
+}
+
+#[test]
+fn an_observer_that_ran_in_that_tick_is_named_between_waves() {
+    let with_observer = |b: &mut EngineBuilder| {
+        b.add_system(mark_at_three);
+        b.observe::<Marked, _>(Hook::Add, flaky_observer);
+    };
+    let (mut a, _) = engine(1, with_observer);
+    let (mut b, _) = engine(2, with_observer);
+    let divergence = lockstep(&mut a, &mut b, 10, &digests())
+        .unwrap()
+        .expect("the planted observer diverges");
+    assert_eq!(divergence.tick, Some(3));
+    assert_eq!(divergence.part, "component `Velocity`");
+    let observer = divergence
+        .suspects
+        .iter()
+        .find(|s| s.system.ends_with("flaky_observer"))
+        .unwrap_or_else(|| panic!("{divergence}"));
+    assert_eq!((observer.wave, observer.why), (None, "records commands"));
+    assert!(
+        divergence
+            .to_string()
+            .contains("flaky_observer` (between waves, records commands)"),
         "{divergence}"
     );
 }

@@ -584,6 +584,22 @@ impl Schedule {
         self.position.iter().filter_map(|&p| self.slots[p].last)
     }
 
+    /// The systems that run between a tick's waves rather than in one:
+    /// the enter and exit systems of states, then the one-shot systems
+    /// and observers, in registration order, each with its name, its
+    /// declared access and the record of its latest run (`None` before
+    /// its first run, or since a restore of system states). A one-shot
+    /// system run between ticks records the frame tick before it.
+    pub fn runs_between_waves(
+        &self,
+    ) -> impl Iterator<Item = (&str, &SystemAccess, Option<SystemRun>)> {
+        self.states
+            .slots
+            .iter()
+            .chain(self.between.oneshots.slots.iter())
+            .map(|slot| (slot.name.as_str(), &slot.access, slot.last))
+    }
+
     /// The timings of each wave in the last tick.
     pub fn wave_timings(&self) -> &[WaveTiming] {
         &self.wave_timings
