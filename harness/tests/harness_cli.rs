@@ -239,4 +239,21 @@ fn shuffle_waves_is_a_determinism_check_that_passes() {
         json["determinism"]["multi_thread_checksum"]
     );
     assert!(json["determinism"].get("divergence").is_none());
+    assert_eq!(json["determinism"]["shuffle_seed"], 7);
+    // The text report says the second run was shuffled, and by which seed.
+    let text = harness(&[
+        "--scenario",
+        "scenarios/small.toml",
+        "--ticks",
+        "40",
+        "--threads",
+        "2",
+        "--shuffle-waves",
+        "7",
+    ]);
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        text.contains("with 2 threads, waves shuffled by seed 7)"),
+        "{text}"
+    );
 }

@@ -15,6 +15,9 @@ use crate::cli::Args;
 #[derive(Serialize)]
 struct Determinism {
     threads: usize,
+    /// The seed the second run's waves were shuffled by (`--shuffle-waves`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shuffle_seed: Option<u64>,
     single_thread_checksum: String,
     multi_thread_checksum: String,
     passed: bool,
@@ -170,6 +173,7 @@ fn write_report(
 ) -> std::io::Result<()> {
     let determinism = check.map(|c| Determinism {
         threads: c.multi.report.threads,
+        shuffle_seed: args.shuffle_waves,
         single_thread_checksum: format!("{:#018x}", c.single.report.checksum),
         multi_thread_checksum: format!("{:#018x}", c.multi.report.checksum),
         passed: c.passed(),
@@ -186,9 +190,12 @@ fn write_report(
     write!(out, "{report}")?;
     if let Some(d) = determinism {
         writeln!(out)?;
+        let shuffled = d.shuffle_seed.map_or(String::new(), |seed| {
+            format!(", waves shuffled by seed {seed}")
+        });
         writeln!(
             out,
-            "determinism       {} ({} with 1 thread, {} with {} thread{})",
+            "determinism       {} ({} with 1 thread, {} with {} thread{}{shuffled})",
             if d.passed { "passed" } else { "FAILED" },
             d.single_thread_checksum,
             d.multi_thread_checksum,
