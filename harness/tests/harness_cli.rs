@@ -220,7 +220,7 @@ fn check_determinism_passes_and_writes_the_files() {
 
 #[test]
 fn shuffle_waves_is_a_determinism_check_that_passes() {
-    let output = harness(&[
+    let args = [
         "--scenario",
         "scenarios/small.toml",
         "--ticks",
@@ -229,8 +229,8 @@ fn shuffle_waves_is_a_determinism_check_that_passes() {
         "2",
         "--shuffle-waves",
         "7",
-        "--json",
-    ]);
+    ];
+    let output = harness(&[&args[..], &["--json"]].concat());
     assert!(output.status.success(), "{}", stderr(&output));
     let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(json["determinism"]["passed"], true);
@@ -241,17 +241,7 @@ fn shuffle_waves_is_a_determinism_check_that_passes() {
     assert!(json["determinism"].get("divergence").is_none());
     assert_eq!(json["determinism"]["shuffle_seed"], 7);
     // The text report says the second run was shuffled, and by which seed.
-    let text = harness(&[
-        "--scenario",
-        "scenarios/small.toml",
-        "--ticks",
-        "40",
-        "--threads",
-        "2",
-        "--shuffle-waves",
-        "7",
-    ]);
-    let text = String::from_utf8(text.stdout).unwrap();
+    let text = String::from_utf8(harness(&args).stdout).unwrap();
     assert!(
         text.contains("with 2 threads, waves shuffled by seed 7)"),
         "{text}"
