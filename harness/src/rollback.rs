@@ -20,9 +20,10 @@ use super::components::{
 use super::movers::{MoverRules, Spawner};
 use super::particles::{ParticleRules, Respawn};
 use super::shmup::Rules;
+use super::shmup::SpawnQueue;
 use super::shmup::collision::Collision;
 use super::shmup::combat::{EnemyFire, Weapons};
-use super::shmup::flow::{Despawn, Doomed, SpawnQueue, Spawns, Waves};
+use super::shmup::flow::{Despawn, Doomed, Spawns, Waves};
 use super::shmup::steering::Steering;
 use super::{HarnessError, InputEvent};
 

@@ -34,6 +34,7 @@ pub(crate) mod collision;
 pub(crate) mod combat;
 pub(crate) mod flow;
 mod motion;
+mod queue;
 pub(crate) mod steering;
 
 use ecs_engine::Registry;
@@ -42,7 +43,8 @@ use collision::Collision;
 pub(crate) use combat::MISSILE_RADIUS;
 use combat::{EnemyFire, Weapons};
 use flow::{Despawn, Spawns, Waves};
-pub(crate) use flow::{Doomed, PLANNED_BYTES, SpawnQueue, wave_start, waves_planned};
+pub(crate) use flow::{Doomed, wave_start, waves_planned};
+pub(crate) use queue::{PLANNED_BYTES, SpawnQueue};
 use steering::Steering;
 
 use super::components::{
@@ -84,7 +86,7 @@ pub(crate) fn build(
         shmup: shmup.clone(),
         per_wave: shmup.enemies.per_wave.saturating_mul(scale),
     });
-    builder.insert_resource(flow::SpawnQueue::default());
+    builder.insert_resource(SpawnQueue::default());
     builder.insert_resource(flow::Doomed::default());
     let queue = builder.bounded_input_producer::<InputEvent>(QUEUE_CAPACITY);
 

@@ -2,14 +2,10 @@
 //! brings them in, cleanup finds what died or left the screen, despawn
 //! removes it.
 
-use std::collections::VecDeque;
 use std::f32::consts::TAU;
 
-use ecs_engine::Entity;
-use scheduler::{Commands, Query, Random, Res, ResMut, StatefulSystem, SystemParam, Tick};
-use serde::{Deserialize, Serialize};
-
 use super::Rules;
+use super::queue::{Planned, SpawnQueue};
 use crate::checksum::Feed;
 use crate::components::{
     Bounty, Collider, Damage, Enemy, EnemyGun, Faction, Health, Hits, Player, Position, SineWave,
@@ -17,31 +13,8 @@ use crate::components::{
 };
 use crate::draw::DrawF32;
 use crate::scenario::Enemies;
-
-/// One enemy the director has planned.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Planned {
-    tick: u64,
-    wave: u32,
-    y: f32,
-    speed: f32,
-    /// Amplitude (px), frequency (Hz) and phase (rad) of a sine flier.
-    sine: Option<(f32, f32, f32)>,
-    /// Seconds before its first shot.
-    first_shot: f32,
-}
-
-/// Bytes of one enemy planned in the spawn queue.
-pub(crate) const PLANNED_BYTES: usize = std::mem::size_of::<Planned>();
-
-/// Enemies planned by the director, in tick order, and the number of
-/// waves planned so far; a resource (kept here rather than in the
-/// director's own state so that a snapshot holds it).
-#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct SpawnQueue {
-    planned: VecDeque<Planned>,
-    waves: u32,
-}
+use ecs_engine::Entity;
+use scheduler::{Commands, Query, Random, Res, ResMut, StatefulSystem, SystemParam, Tick};
 
 /// Entities to remove at the end of this tick; a resource.
 #[derive(Debug, Default, Clone)]
@@ -158,97 +131,6 @@ pub(crate) fn waves_planned(e: &Enemies, step: f64, t: u64, ran: bool) -> u32 {
         }
     }
     low
-}
-
-impl SpawnQueue {
-    /// The waves planned so far.
-    pub(crate) fn waves(&self) -> u32 {
-        self.waves
-    }
-
-    /// Feeds the waves planned, then each planned enemy in queue order
-    /// (every field, floats by their bit patterns), into `h`: what
-    /// divergence diagnosis compares.
-    pub(crate) fn feed(&self, h: &mut impl Feed) {
-        h.u32(self.waves);
-        h.u64(self.planned.len() as u64);
-        for p in &self.planned {
-            h.u64(p.tick);
-            h.u32(p.wave);
-            h.f32(p.y);
-            h.f32(p.speed);
-            match p.sine {
-                Some((amplitude, frequency, phase)) => {
-                    h.u8(1);
-                    h.f32(amplitude);
-                    h.f32(frequency);
-                    h.f32(phase);
-                }
-                None => h.u8(0),
-            }
-            h.f32(p.first_shot);
-        }
-    }
-
-    /// Checks a loaded queue against the rules, after `ticks` ticks run:
-    /// the waves planned are the director's, and every planned enemy is
-    /// still to come, of a planned wave, in tick order, with values the
-    /// rules can draw.
-    pub(crate) fn check(&self, rules: &Rules, step: f64, ticks: u64) -> Result<(), String> {
-        let e = &rules.shmup.enemies;
-        let waves = waves_planned(e, step, ticks.saturating_sub(1), ticks > 0);
-        if self.waves != waves {
-            return Err(format!(
-                "waves planned: {}, but the director plans {waves} by tick {ticks}",
-                self.waves
-            ));
-        }
-        let most = u64::from(rules.per_wave) * u64::from(self.waves);
-        if self.planned.len() as u64 > most {
-            return Err(format!(
-                "{} enemies planned, more than {most} ({} waves of {})",
-                self.planned.len(),
-                self.waves,
-                rules.per_wave
-            ));
-        }
-        let height = rules.shmup.arena.height;
-        let within = |v: f32, low: f32, high: f32| {
-            // The draws are `low + unit × (high - low)`: a float's width
-            // of slack.
-            let slack = 1e-5 * (low.abs() + high.abs() + 1.0);
-            v.is_finite() && v >= low - slack && v <= high + slack
-        };
-        let mut previous = 0;
-        for (item, p) in self.planned.iter().enumerate() {
-            let bad = |what: &str| Err(format!("planned enemy {item}: {what}"));
-            if p.tick < ticks || p.tick < previous {
-                return bad(&format!(
-                    "tick {} is past or out of order (the snapshot is at tick {ticks})",
-                    p.tick
-                ));
-            }
-            previous = p.tick;
-            if p.wave >= self.waves {
-                return bad(&format!("wave {} is not planned yet", p.wave));
-            }
-            let [top, bottom] = e.spawn_band;
-            if !within(p.y, height * top, height * bottom)
-                || !within(p.speed, e.speed_min, e.speed_max)
-                || !within(p.first_shot, 0.0, e.fire_interval)
-            {
-                return bad("its height, speed or first shot is outside the rules");
-            }
-            if let Some((amplitude, frequency, phase)) = p.sine
-                && (!within(amplitude, e.amplitude_min, e.amplitude_max)
-                    || !within(frequency, e.frequency_min, e.frequency_max)
-                    || !within(phase, 0.0, TAU))
-            {
-                return bad("its sine curve is outside the rules");
-            }
-        }
-        Ok(())
-    }
 }
 
 /// The wave director: wave k starts `first_wave + k × wave_interval`
