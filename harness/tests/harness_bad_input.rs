@@ -67,7 +67,7 @@ fn huge_runs_are_refused_with_the_memory_they_need() {
     // queue holds what has not come in yet.
     assert!(
         message.contains(
-            "enemies alive at once (none shot down) at 128 B, 71,999,999,927,400 planned at 40 B"
+            "enemies alive at once (none shot down) at 128 B, 71,999,999,927,400 planned at 48 B"
         ),
         "{message}"
     );

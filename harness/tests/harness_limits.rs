@@ -45,7 +45,7 @@ fn case_7_waves_that_never_leave_are_refused_from_their_peak() {
     let message = stderr(&output);
     assert!(
         message.contains("enemies alive at once (none shot down)")
-            && message.contains(" planned at 40 B"),
+            && message.contains(" planned at 48 B"),
         "{message}"
     );
     assert!(

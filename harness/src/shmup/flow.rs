@@ -54,12 +54,12 @@ impl StatefulSystem for Spawns {
         let enemies = rules.shmup.enemies;
         let x = rules.shmup.arena.width + enemies.radius;
         while let Some(plan) = queue
-            .planned
-            .front()
+            .planned()
+            .first()
             .copied()
             .filter(|p| p.tick <= tick.number)
         {
-            queue.planned.pop_front();
+            queue.pop_front();
             let enemy = commands.spawn((
                 Position { x, y: plan.y },
                 Velocity {
@@ -163,7 +163,7 @@ impl StatefulSystem for Waves {
         let step = tick.step;
         let ticks = |seconds: f64| (seconds / step).round() as u64;
         while self.out_of_memory.is_none() {
-            let k = queue.waves;
+            let k = queue.waves();
             if (e.max_waves != 0 && k >= e.max_waves) || k == u32::MAX {
                 return;
             }
@@ -171,13 +171,8 @@ impl StatefulSystem for Waves {
             if start > tick.number.saturating_add(1) {
                 return;
             }
-            let wave = rules.per_wave as usize;
-            if queue.planned.try_reserve(wave).is_err() {
-                self.out_of_memory = Some((tick.number, wave * std::mem::size_of::<Planned>()));
-                return;
-            }
             let height = rules.shmup.arena.height;
-            for i in 0..rules.per_wave {
+            let enemies = (0..rules.per_wave).map(|i| {
                 let mut rng = random.stream(u64::from(k) << 32 | u64::from(i));
                 let y = height * rng.range(e.spawn_band[0], e.spawn_band[1]);
                 let speed = rng.range(e.speed_min, e.speed_max);
@@ -187,17 +182,19 @@ impl StatefulSystem for Waves {
                     (amplitude, frequency, rng.range(0.0, TAU))
                 });
                 let first_shot = rng.range(0.0, e.fire_interval);
-                queue.planned.push_back(Planned {
+                Planned {
                     tick: start.saturating_add(ticks(f64::from(i) * f64::from(e.spawn_spacing))),
                     wave: k,
                     y,
                     speed,
                     sine,
                     first_shot,
-                });
+                }
+            });
+            if let Err(bytes) = queue.plan_wave(enemies) {
+                self.out_of_memory = Some((tick.number, bytes));
+                return;
             }
-            queue.planned.make_contiguous().sort_by_key(|p| p.tick);
-            queue.waves += 1;
         }
     }
 }
@@ -270,13 +267,13 @@ mod tests {
             .unwrap()
             .clone();
         simulation.finish().unwrap();
-        assert_eq!(queue.waves, 1);
-        assert_eq!(queue.planned.len(), e.per_wave as usize);
+        assert_eq!(queue.waves(), 1);
+        assert_eq!(queue.planned().len(), e.per_wave as usize);
         // Enemy i of wave 0: stream `0 << 32 | i` of the director's
         // `Random` in the tick that planned the wave.
         let random = Random::new(5, "waves", planning);
         let mut sines = 0;
-        for (i, planned) in queue.planned.iter().enumerate() {
+        for (i, planned) in queue.planned().iter().enumerate() {
             let mut rng = random.stream(i as u64);
             assert_eq!(planned.wave, 0);
             assert_eq!(
