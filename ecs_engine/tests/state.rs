@@ -902,3 +902,66 @@ fn a_write_that_bypasses_change_detection_is_saved_by_a_delta() {
     registry.restore_frame(&mut ring, 0).unwrap();
     assert_eq!(registry.get::<Heat>(first), Some(&Heat(100)));
 }
+
+/// The registry after `round` rounds of writes: spawns, in-place
+/// `Position` writes (delta-saved), `Name` rewrites (copied whole) and a
+/// despawn, so that a ring's saves take every path.
+fn write_round(registry: &mut Registry, round: u32) {
+    let e = registry.spawn((Position(round as f32, 0.0), Name(format!("n{round}"))));
+    registry.spawn((Score(u64::from(round)),));
+    for (i, p) in registry.view_mut::<&mut Position>().iter().enumerate() {
+        if i % 2 == round as usize % 2 {
+            p.1 += 1.0;
+        }
+    }
+    if round.is_multiple_of(3) {
+        registry
+            .view_mut::<&mut Name>()
+            .iter()
+            .for_each(|n| n.0.push('+'));
+    }
+    if round % 4 == 1 {
+        registry.despawn(e).unwrap();
+    }
+}
+
+#[test]
+#[cfg_attr(miri, ignore)] // a rayon pool: Miri's Tree Borrows lane runs it
+fn a_ring_saved_on_a_thread_pool_equals_one_saved_serially() {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap();
+    let rounds = if cfg!(miri) { 4 } else { 9 };
+    let (mut serial, mut parallel) = (registry(), registry());
+    serial.register_clone::<Score>();
+    parallel.register_clone::<Score>();
+    let (mut serial_ring, mut parallel_ring) =
+        (ecs_engine::StateRing::new(4), ecs_engine::StateRing::new(4));
+    let mut saved = Vec::new();
+    for round in 0..rounds {
+        write_round(&mut serial, round);
+        write_round(&mut parallel, round);
+        serial.save_frame(&mut serial_ring).unwrap();
+        pool.install(|| parallel.save_frame(&mut parallel_ring))
+            .unwrap();
+        saved.push((contents(&serial), position_ticks(&serial)));
+    }
+    for back in [1, 0, 2] {
+        serial.restore_frame(&mut serial_ring, back).unwrap();
+        parallel.restore_frame(&mut parallel_ring, back).unwrap();
+        saved.truncate(saved.len() - back);
+        let (contents_then, ticks_then) = saved.last().unwrap();
+        for registry in [&serial, &parallel] {
+            assert_eq!(&contents(registry), contents_then);
+            assert_eq!(&position_ticks(registry), ticks_then);
+        }
+        assert_eq!(serial.change_tick(), parallel.change_tick());
+        let scores = |r: &Registry| {
+            let mut s: Vec<u64> = r.view::<&Score>().iter().map(|s| s.0).collect();
+            s.sort_unstable();
+            s
+        };
+        assert_eq!(scores(&serial), scores(&parallel));
+    }
+}

@@ -237,6 +237,18 @@ impl Schedule {
             .map_or(1, rayon::ThreadPool::current_num_threads)
     }
 
+    /// Runs `f` on the schedule's thread pool, or on the calling thread
+    /// inside [`ecs_engine::run_serial`] when the schedule has one
+    /// thread, and returns what it returns: work `f` splits with rayon (a
+    /// parallel walk, a ring's save) then uses the schedule's threads,
+    /// never rayon's global pool.
+    pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        match &self.pool {
+            Some(pool) => pool.install(f),
+            None => ecs_engine::run_serial(f),
+        }
+    }
+
     /// Runs every wave once: each wave's enabled systems in parallel (a
     /// single-system wave inline), then each system's command buffer
     /// applied to `registry` in registration order, then the next wave. On

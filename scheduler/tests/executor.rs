@@ -466,3 +466,29 @@ fn a_one_thread_schedule_runs_every_wave_on_the_callers_thread() {
     assert_eq!(sum, 3.0 * 2.0 * 2_000.0);
     assert!(registry.view::<&Age>().iter().all(|a| a.0 == 3));
 }
+
+#[test]
+fn install_runs_on_the_schedules_threads_or_the_callers() {
+    let mut registry = Registry::new();
+    for threads in [1, 3] {
+        let mut builder = Schedule::builder();
+        builder.threads(threads);
+        let schedule = builder.build(&mut registry).unwrap();
+        let caller = std::thread::current().id();
+        let (thread, index, walk) = schedule.install(|| {
+            (
+                std::thread::current().id(),
+                rayon::current_thread_index(),
+                ecs_engine::walk_threads(),
+            )
+        });
+        if threads == 1 {
+            // No pool: the caller's thread, walking serially.
+            assert_eq!((thread, index, walk), (caller, None, 1));
+        } else {
+            assert_ne!(thread, caller);
+            assert!(index.is_some_and(|i| i < 3));
+            assert_eq!(walk, 3);
+        }
+    }
+}

@@ -107,7 +107,10 @@ impl Engine {
     /// As [`save_state`](Self::save_state); the ring is unchanged then.
     pub fn save_frame(&self, ring: &mut EngineRing) -> Result<(), EngineStateError> {
         let systems = self.schedule.save_system_states()?;
-        self.registry.save_frame(&mut ring.registry)?;
+        // On the schedule's threads: the pools are copied in parallel.
+        let registry = &self.registry;
+        let mirror = &mut ring.registry;
+        self.schedule.install(|| registry.save_frame(mirror))?;
         ring.rest.push_back(Rest {
             systems,
             reserves: self.schedule.command_reserves(),

@@ -159,7 +159,10 @@ impl StateRing {
 impl Registry {
     /// Saves the registry as the ring's newest frame, dropping the oldest
     /// once the ring is full: see [`StateRing`]. What it saves is what
-    /// [`save_state`](Self::save_state) saves.
+    /// [`save_state`](Self::save_state) saves. Called on a rayon pool's
+    /// thread (`Engine::save_frame` runs it on the schedule's threads), it
+    /// copies the component pools in parallel on that pool; the frame
+    /// saved is the same either way.
     ///
     /// # Errors
     ///
@@ -174,7 +177,6 @@ impl Registry {
         let mirror = &mut ring.mirror;
         let mut pools = Vec::new();
         let since = super::state::delta_since(mirror.now, self.change.now);
-        ring.spares.resize_with(self.pools.len(), Vec::new);
         let pool_count = self.pools.save_frame(
             &mut mirror.pools,
             (self.change.now, since),

@@ -6,9 +6,10 @@
 use std::any::Any;
 
 use parking_lot::Mutex;
+use rayon::prelude::*;
 
-use super::pool_copy::{Apart, PoolSync, SavedPool, typed};
-use super::pools::{ErasedPool, Pools, typed_mut};
+use super::pool_copy::{Apart, PoolCopy, PoolSync, SavedPool, typed};
+use super::pools::{ErasedPool, PoolSlot, Pools, typed_mut};
 use crate::storage::sparse_set::Replaced;
 use crate::{Component, StateError};
 
@@ -35,6 +36,84 @@ pub(super) fn put_back_typed<T: Component + Clone>(
         .downcast::<Vec<Replaced<T>>>()
         .expect("an undo holds the values of its pool's type");
     typed_mut::<T>(mirror).put_back(replaced);
+}
+
+/// One pool's part of [`Pools::save_frame`]: the pool, its copy
+/// functions, its copy in the mirror (`None` when the mirror has none
+/// yet) and the spare copies of it.
+struct FrameTask<'a> {
+    index: usize,
+    slot: &'a PoolSlot,
+    copy: PoolCopy,
+    old: Option<&'a mut SavedPool>,
+    spares: &'a mut Vec<SavedPool>,
+}
+
+/// What one [`FrameTask`] did.
+enum FrameSaved {
+    /// A first copy of a pool the mirror did not hold, to append.
+    New(SavedPool),
+    /// The mirror's copy was brought up to date; this undoes it.
+    Undo(PoolUndo),
+    /// The mirror's copy was already equal.
+    Unchanged,
+}
+
+impl FrameTask<'_> {
+    /// Brings the mirror's copy of the pool up to date (see
+    /// [`Pools::save_frame`]).
+    fn run(self, now: u32, since: Option<u32>) -> FrameSaved {
+        let FrameTask {
+            index,
+            slot,
+            copy,
+            old,
+            spares,
+        } = self;
+        let pool = slot.peek();
+        let mut fresh = || match spares.pop() {
+            Some(mut spare) if spare.info == slot.info => {
+                let synced = spare.synced.get_mut();
+                copy.make_equal(
+                    &mut *spare.pool,
+                    pool,
+                    Apart::of(*synced, pool, None),
+                    (now, now),
+                    true,
+                );
+                *synced = Some(PoolSync::of(pool));
+                spare
+            }
+            _ => SavedPool {
+                info: slot.info.clone(),
+                copy,
+                pool: (copy.copy)(pool),
+                synced: Mutex::new(Some(PoolSync::of(pool))),
+            },
+        };
+        let Some(old) = old else {
+            return FrameSaved::New(fresh());
+        };
+        let synced = old.synced.get_mut();
+        if old.info == slot.info
+            && let (Apart::Delta(since), Some(changed_undo)) =
+                (Apart::of(*synced, pool, since), copy.changed_undo)
+            && let Some((replaced, bytes)) = changed_undo(&mut *old.pool, pool, since, now)
+        {
+            *synced = Some(PoolSync::of(pool));
+            return if bytes > 0 {
+                FrameSaved::Undo(PoolUndo::Values {
+                    index,
+                    replaced,
+                    bytes,
+                })
+            } else {
+                FrameSaved::Unchanged
+            };
+        }
+        let pool = std::mem::replace(old, fresh());
+        FrameSaved::Undo(PoolUndo::Whole { index, pool })
+    }
 }
 
 /// What a ring's save changed in one pool of its mirror, to undo it.
@@ -74,8 +153,14 @@ impl Pools {
     /// replaces: the values of the components written after `since`
     /// where the ticks tell, the whole copy of a pool otherwise (made in
     /// the memory of a copy of that pool in `spares[index]`, from an undo
-    /// the ring dropped, when there is one). Returns how many copies
-    /// `mirror` held before (pools registered since are appended).
+    /// the ring dropped, when there is one; `spares` grows to one list
+    /// per pool). Returns how many copies `mirror` held before (pools
+    /// registered since are appended).
+    ///
+    /// Called on a rayon pool's thread (outside [`crate::run_serial`]), it
+    /// copies the pools in parallel on that pool; elsewhere one after
+    /// another. The outcome is the
+    /// same: undo steps are pushed in pool order.
     ///
     /// # Errors
     ///
@@ -86,57 +171,41 @@ impl Pools {
         mirror: &mut Vec<SavedPool>,
         (now, since): (u32, Option<u32>),
         undo: &mut Vec<PoolUndo>,
-        spares: &mut [Vec<SavedPool>],
+        spares: &mut Vec<Vec<SavedPool>>,
     ) -> Result<usize, StateError> {
         let copies = self.copies()?;
         let before = mirror.len();
-        for (index, (slot, copy)) in self.slots.iter().zip(copies).enumerate() {
-            let pool = slot.peek();
-            let mut fresh = || {
-                let spare = spares.get_mut(index).and_then(Vec::pop);
-                match spare {
-                    Some(mut spare) if spare.info == slot.info => {
-                        let synced = spare.synced.get_mut();
-                        copy.make_equal(
-                            &mut *spare.pool,
-                            pool,
-                            Apart::of(*synced, pool, None),
-                            (now, now),
-                            true,
-                        );
-                        *synced = Some(PoolSync::of(pool));
-                        spare
-                    }
-                    _ => SavedPool {
-                        info: slot.info.clone(),
-                        copy,
-                        pool: (copy.copy)(pool),
-                        synced: Mutex::new(Some(PoolSync::of(pool))),
-                    },
-                }
+        spares.resize_with(self.slots.len(), Vec::new);
+        let mut olds = mirror.iter_mut();
+        let tasks: Vec<FrameTask<'_>> = self
+            .slots
+            .iter()
+            .zip(copies)
+            .zip(spares.iter_mut())
+            .enumerate()
+            .map(|(index, ((slot, copy), spares))| FrameTask {
+                index,
+                slot,
+                copy,
+                old: olds.next(),
+                spares,
+            })
+            .collect();
+        let saved: Vec<FrameSaved> =
+            if rayon::current_thread_index().is_some() && crate::walk_threads() > 1 {
+                tasks
+                    .into_par_iter()
+                    .map(|task| task.run(now, since))
+                    .collect()
+            } else {
+                tasks.into_iter().map(|task| task.run(now, since)).collect()
             };
-            let Some(old) = mirror.get_mut(index) else {
-                mirror.push(fresh());
-                continue;
-            };
-            let synced = old.synced.get_mut();
-            if old.info == slot.info
-                && let (Apart::Delta(since), Some(changed_undo)) =
-                    (Apart::of(*synced, pool, since), copy.changed_undo)
-                && let Some((replaced, bytes)) = changed_undo(&mut *old.pool, pool, since, now)
-            {
-                *synced = Some(PoolSync::of(pool));
-                if bytes > 0 {
-                    undo.push(PoolUndo::Values {
-                        index,
-                        replaced,
-                        bytes,
-                    });
-                }
-                continue;
+        for outcome in saved {
+            match outcome {
+                FrameSaved::New(pool) => mirror.push(pool),
+                FrameSaved::Undo(step) => undo.push(step),
+                FrameSaved::Unchanged => {}
             }
-            let pool = std::mem::replace(old, fresh());
-            undo.push(PoolUndo::Whole { index, pool });
         }
         Ok(before)
     }
