@@ -163,6 +163,33 @@ fn unsaved_state_is_refused_by_system_name() {
     assert!(error.to_string().contains("closure"), "{error}");
 }
 
+fn count_positions(q: Query<&Pos>) {
+    std::hint::black_box(q.count());
+}
+
+#[test]
+fn a_fn_pointer_system_is_refused_with_a_hint_and_saved_once_registered() {
+    let mut builder = Engine::builder();
+    builder.add_system(count_positions as fn(Query<&Pos>));
+    let mut engine = builder.build().unwrap();
+    engine.register_clone::<Pos>();
+    let error = engine.save_state().unwrap_err();
+    assert!(
+        matches!(&error, EngineStateError::Systems(SystemStateError::NotClonable { state, .. })
+            if state.starts_with("fn(")),
+        "{error}"
+    );
+    assert!(error.to_string().contains("a `fn` pointer"), "{error}");
+    engine.register_state_clone::<fn(Query<&Pos>)>();
+    engine.save_state().unwrap();
+    // The function item itself keeps no state: saved as it is.
+    let mut builder = Engine::builder();
+    builder.add_system(count_positions);
+    let mut engine = builder.build().unwrap();
+    engine.register_clone::<Pos>();
+    engine.save_state().unwrap();
+}
+
 #[test]
 fn a_restore_into_a_fresh_engine_does_not_rerun_its_startup_systems() {
     let build = || {

@@ -110,12 +110,14 @@ impl StateCopies {
 #[non_exhaustive]
 pub enum SystemStateError {
     /// A value a system keeps has a type with no registered clone (a
-    /// closure that captures values is such a value: only a function,
-    /// or a closure that captures nothing, keeps no state of its own).
+    /// closure that captures values is such a value, and so is a `fn`
+    /// pointer: only a function item, or a closure that captures
+    /// nothing, keeps no state of its own).
     #[error(
         "cannot save system `{system}`: its state `{state}` has no clone; call \
          `register_state_clone::<T>()` for it (a closure's captures cannot be saved: \
-         keep that state in a `Local` or a resource)"
+         keep that state in a `Local` or a resource; a `fn` pointer: add the function \
+         itself, not `f as fn(..)`)"
     )]
     NotClonable {
         /// The system.
