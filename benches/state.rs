@@ -5,7 +5,10 @@
 //! from the previous frame (`save_state_into`; `Vec::clone_from`), which
 //! is how a rollback loop that saves every frame runs. And a save of
 //! 100,000 entities with 1% written since the last save, with change
-//! tracking (only those copied) and without.
+//! tracking (only those copied) and without: the 1% spread over the pool
+//! (every 100th entity, the worst case: each write its own cache lines)
+//! or clustered (1,000 neighbours in the pool, as when the entities a
+//! system writes were spawned together).
 
 use std::hint::black_box;
 
@@ -113,21 +116,25 @@ fn delta_world(tracked: bool) -> Registry {
     registry
 }
 
-/// Writes 1% of the positions (every 100th entity), then advances the
-/// change tick, as a tick of a game would between two saves.
-fn write_one_percent(registry: &mut Registry, round: &mut usize) {
+/// Writes 1% of the positions, then advances the change tick, as a tick
+/// of a game would between two saves: every 100th entity when `spread`,
+/// else 1,000 neighbours in the pool (another run each round).
+fn write_one_percent(registry: &mut Registry, round: &mut usize, spread: bool) {
     *round += 1;
     let stride = DELTA_ENTITIES / DELTA_WRITTEN;
     let shift = *round % stride;
-    let targets: Vec<ecs_engine::Entity> = registry
-        .pool::<Position>()
-        .unwrap()
-        .entities()
-        .iter()
-        .skip(shift)
-        .step_by(stride)
-        .copied()
-        .collect();
+    let entities = registry.pool::<Position>().unwrap().entities();
+    let targets: Vec<ecs_engine::Entity> = if spread {
+        entities
+            .iter()
+            .skip(shift)
+            .step_by(stride)
+            .copied()
+            .collect()
+    } else {
+        let start = shift * DELTA_WRITTEN % (DELTA_ENTITIES - DELTA_WRITTEN);
+        entities[start..start + DELTA_WRITTEN].to_vec()
+    };
     for e in targets {
         registry.get_mut::<Position>(e).unwrap().x += 1.0;
     }
@@ -152,13 +159,16 @@ fn delta_saves(c: &mut Criterion) {
             black_box((&kept_p, &kept_v));
         })
     });
+    // (name, change tracking, writes spread over the pool)
     let rows = [
-        ("writes_only", true),
-        ("full_save_into_untracked", false),
-        ("full_save_into_tracked", true),
-        ("delta_save_into", true),
+        ("writes_only", true, true),
+        ("full_save_into_untracked", false, true),
+        ("full_save_into_tracked", true, true),
+        ("delta_save_into", true, true),
+        ("writes_only_clustered", true, false),
+        ("delta_save_into_clustered", true, false),
     ];
-    for (name, tracked) in rows {
+    for (name, tracked, spread) in rows {
         let mut registry = delta_world(tracked);
         let first = registry.pool::<Position>().unwrap().entities()[0];
         let mut state = RegistryState::default();
@@ -166,12 +176,12 @@ fn delta_saves(c: &mut Criterion) {
         let mut round = 0;
         group.bench_function(name, |b| {
             b.iter(|| {
-                write_one_percent(&mut registry, &mut round);
+                write_one_percent(&mut registry, &mut round, spread);
                 if name == "full_save_into_tracked" {
                     // A write the ticks do not show: every value is copied.
                     registry.get_mut_untracked::<Position>(first).unwrap().y += 1.0;
                 }
-                if name != "writes_only" {
+                if !name.starts_with("writes_only") {
                     registry.save_state_into(&mut state).unwrap();
                 }
             })
@@ -182,7 +192,7 @@ fn delta_saves(c: &mut Criterion) {
     let mut round = 0;
     group.bench_function("ring_save_frame", |b| {
         b.iter(|| {
-            write_one_percent(&mut registry, &mut round);
+            write_one_percent(&mut registry, &mut round, true);
             registry.save_frame(&mut ring).unwrap();
         })
     });

@@ -116,6 +116,7 @@ impl Registry {
         c.now = now;
         c.added = ticks.added;
         c.changed = ticks.changed;
+        c.stamps = super::stamps::BlockStamps::new(len, now);
         c.removed.entries = VecDeque::from(ticks.removed);
         c.removed.first = ticks.removed_first;
         while c.removed.entries.len() > c.removed.capacity {

@@ -95,7 +95,8 @@
 //! # Files
 //!
 //! `ticks.rs` ([`ChangeTick`], the constants, [`is_newer`], the tick arrays and the hooks
-//! a sparse set calls), `clock.rs` (the registry's clock and
+//! a sparse set calls), `stamps.rs` (the per-block summary of a pool's
+//! changed ticks a delta save reads), `clock.rs` (the registry's clock and
 //! [`Registry::track_changes`]) and `removed.rs` ([`Removed`]); the
 //! filters [`Added`] and [`Changed`] are in `query/filters.rs`, the terms
 //! [`Ref`], [`Mut`] and [`Untracked`] in `query/tracked.rs`, and
@@ -105,6 +106,7 @@
 pub(crate) mod clock;
 pub(crate) mod export;
 pub(crate) mod removed;
+pub(crate) mod stamps;
 pub(crate) mod ticks;
 
 pub use export::{ChangeClockState, PoolTicks, PoolTicksError};

@@ -6,6 +6,7 @@
 
 use std::collections::VecDeque;
 
+use super::stamps::BlockStamps;
 use crate::Entity;
 
 /// Advances of the change tick between two clamps of the old ticks
@@ -154,6 +155,9 @@ pub(crate) struct ChangeTicks {
     /// had no component written since (a delta save skips it whole).
     /// Atomic: a write claim takes the pointer through a shared borrow.
     pub(crate) written: WrittenAt,
+    /// The same per block of dense positions (`stamps.rs`), so a delta
+    /// save scans the ticks of written blocks only.
+    pub(crate) stamps: BlockStamps,
 }
 
 /// See [`ChangeTicks::written`].
@@ -261,6 +265,7 @@ impl ChangeTicks {
         self.removed.first = src.removed.first;
         self.removed.capacity = src.removed.capacity;
         self.written.set(src.written.get());
+        self.stamps.copy_from(&src.stamps);
     }
 
     pub(crate) fn new(len: usize, now: u32) -> Self {
@@ -275,6 +280,7 @@ impl ChangeTicks {
             },
             unmarked: UnmarkedWrites::default(),
             written: WrittenAt(std::sync::atomic::AtomicU32::new(now)),
+            stamps: BlockStamps::new(len, now),
         }
     }
 
@@ -288,6 +294,7 @@ impl ChangeTicks {
                 *tick = oldest;
             }
         }
+        self.stamps.clamp(now);
     }
 
     #[inline]
@@ -309,6 +316,8 @@ pub(crate) fn ticks_pushed(changes: &mut Option<Box<ChangeTicks>>) {
     if let Some(c) = changes {
         c.added.push(c.now);
         c.changed.push(c.now);
+        c.stamps.fit(c.changed.len(), c.now);
+        c.stamps.stamp(c.changed.len() - 1, c.now);
     }
 }
 
@@ -317,8 +326,11 @@ pub(crate) fn ticks_pushed(changes: &mut Option<Box<ChangeTicks>>) {
 pub(crate) fn ticks_pushed_n(changes: &mut Option<Box<ChangeTicks>>, count: usize) {
     if let Some(c) = changes {
         let now = c.now;
-        c.added.resize(c.added.len() + count, now);
-        c.changed.resize(c.changed.len() + count, now);
+        let old = c.changed.len();
+        c.added.resize(old + count, now);
+        c.changed.resize(old + count, now);
+        c.stamps.fit(c.changed.len(), now);
+        c.stamps.stamp_range(old..old + count, now);
     }
 }
 
@@ -328,6 +340,8 @@ pub(crate) fn ticks_swapped(changes: &mut Option<Box<ChangeTicks>>, a: usize, b:
     if let Some(c) = changes {
         c.added.swap(a, b);
         c.changed.swap(a, b);
+        c.stamps.stamp(a, c.now);
+        c.stamps.stamp(b, c.now);
     }
 }
 
@@ -337,6 +351,7 @@ pub(crate) fn ticks_marked(changes: &mut Option<Box<ChangeTicks>>, i: usize) {
     if let Some(c) = changes {
         c.changed[i] = c.now;
         c.written.set(c.now);
+        c.stamps.stamp(i, c.now);
     }
 }
 
@@ -347,6 +362,7 @@ pub(crate) fn ticks_marked_all(changes: &mut Option<Box<ChangeTicks>>) {
         let now = c.now;
         c.changed.fill(now);
         c.written.set(now);
+        c.stamps.fill(now);
     }
 }
 
@@ -357,6 +373,8 @@ pub(crate) fn ticks_swap_removed(changes: &mut Option<Box<ChangeTicks>>, i: usiz
         c.added.swap_remove(i);
         c.changed.swap_remove(i);
         c.removed.push(entity);
+        c.stamps.stamp(i, c.now);
+        c.stamps.fit(c.changed.len(), c.now);
     }
 }
 
@@ -365,6 +383,7 @@ pub(crate) fn ticks_cleared(changes: &mut Option<Box<ChangeTicks>>, dense: &[Ent
     if let Some(c) = changes {
         c.added.clear();
         c.changed.clear();
+        c.stamps.fit(0, c.now);
         for &entity in dense {
             c.removed.push(entity);
         }
@@ -377,6 +396,7 @@ pub(crate) fn ticks_heap_bytes(changes: &Option<Box<ChangeTicks>>) -> usize {
         std::mem::size_of::<ChangeTicks>()
             + (c.added.capacity() + c.changed.capacity()) * 4
             + c.removed.entries.capacity() * std::mem::size_of::<Entity>()
+            + c.stamps.heap_bytes()
     })
 }
 
@@ -392,6 +412,28 @@ pub(crate) unsafe fn mark(ticks: *mut u32, i: usize, now: u32) {
         // SAFETY: the caller's contract.
         unsafe { *ticks.add(i) = now };
     }
+}
+
+/// What the writes of a view term into one pool mark: its changed
+/// ticks (null when the pool keeps none), the tick to store, its count
+/// of unmarked writes (null when untracked) and its block stamps (empty
+/// when untracked).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TickParts<'a> {
+    pub(crate) ticks: *mut u32,
+    pub(crate) now: u32,
+    pub(crate) unmarked: *const UnmarkedWrites,
+    pub(crate) stamps: &'a BlockStamps,
+}
+
+impl TickParts<'_> {
+    /// The parts of an untracked pool: nothing to mark.
+    pub(crate) const UNTRACKED: TickParts<'static> = TickParts {
+        ticks: std::ptr::null_mut(),
+        now: 0,
+        unmarked: std::ptr::null(),
+        stamps: &super::stamps::NO_STAMPS,
+    };
 }
 
 #[derive(Debug, Clone, Copy)]

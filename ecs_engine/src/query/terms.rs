@@ -10,7 +10,8 @@ use std::ptr::NonNull;
 use parking_lot::MappedRwLockReadGuard;
 
 use super::traits::{Driver, QueryData, ReadOnlyQueryData, block_start, sealed, whole_run_start};
-use crate::change::ticks::UnmarkedWrites;
+use crate::change::stamps;
+use crate::change::ticks::{TickParts, UnmarkedWrites};
 use crate::storage::claims::Claimed;
 use crate::storage::locked::Locked;
 use crate::storage::lookup::{RunInfo, SparseIndex};
@@ -123,29 +124,23 @@ pub struct MutCursor<'a, T> {
     sparse: &'a SparseIndex,
     runs: &'a RunInfo,
     data: *mut T,
-    /// The pool's changed ticks (null when untracked), and the tick to
-    /// stamp on every fetch (`change/ticks.rs`).
-    ticks: *mut u32,
-    now: u32,
-    /// The pool's count of unmarked writes (null when untracked): what a
-    /// `Mut<T>` item's `bypass_change_detection` counts.
-    unmarked: *const UnmarkedWrites,
+    /// What a fetch marks: the pool's changed ticks and block stamps, the
+    /// tick to store (`change/ticks.rs`), and the count of unmarked
+    /// writes that a `Mut<T>` item's `bypass_change_detection` counts.
+    marks: TickParts<'a>,
     _borrow: PhantomData<&'a mut [T]>,
 }
 
 impl<'a, T> MutCursor<'a, T> {
     /// The cursor of a write-locked pool.
     pub(crate) fn of(pool: &'a mut SparseSet<T>) -> Self {
-        let (ticks, now, unmarked) = pool.changed_ptr();
-        let (dense, sparse, runs, data) = pool.parts_mut();
+        let (dense, sparse, runs, data, marks) = pool.parts_mut();
         MutCursor {
             dense,
             sparse,
             runs,
             data,
-            ticks,
-            now,
-            unmarked,
+            marks,
             _borrow: PhantomData,
         }
     }
@@ -153,20 +148,14 @@ impl<'a, T> MutCursor<'a, T> {
     /// The cursor of a pool claimed for writing (`storage/claims.rs`):
     /// the values and ticks through the raw pointers taken under `&mut`.
     pub(crate) fn claimed(pool: &'a SparseSet<T>) -> Self {
-        let (data, ticks, now) = pool.raw_parts();
+        let (data, marks) = pool.raw_parts();
         let (sparse, runs) = pool.lookup_parts();
-        let unmarked = pool
-            .changes
-            .as_deref()
-            .map_or(std::ptr::null(), |c| std::ptr::from_ref(&c.unmarked));
         MutCursor {
             dense: pool.entities(),
             sparse,
             runs,
             data,
-            ticks,
-            now,
-            unmarked,
+            marks,
             _borrow: PhantomData,
         }
     }
@@ -174,18 +163,37 @@ impl<'a, T> MutCursor<'a, T> {
     /// Its parts: dense entities, sparse index, components, changed ticks
     /// (null when untracked) and the current tick.
     pub(crate) fn parts(self) -> (&'a [Entity], &'a SparseIndex, *mut T, *mut u32, u32) {
-        (self.dense, self.sparse, self.data, self.ticks, self.now)
+        let marks = self.marks;
+        (self.dense, self.sparse, self.data, marks.ticks, marks.now)
     }
 
     /// The pool's count of unmarked writes; null when untracked.
     pub(crate) fn unmarked(self) -> *const UnmarkedWrites {
-        self.unmarked
+        self.marks.unmarked
+    }
+
+    /// Stamps the block summary of the dense positions `range`, which
+    /// this cursor's fetches may write (`change/stamps.rs`; nothing when
+    /// the cursor marks nothing).
+    #[inline]
+    pub(crate) fn stamp(self, range: Range<usize>) {
+        self.marks.stamps.stamp_range(range, self.marks.now);
+    }
+
+    /// [`stamp`](Self::stamp) for the one position `i`.
+    #[inline]
+    pub(crate) fn stamp_one(self, i: usize) {
+        self.marks.stamps.stamp(i, self.marks.now);
     }
 
     /// The same cursor, marking nothing changed (`Untracked<T>`).
     pub(crate) fn untracked(self) -> Self {
         MutCursor {
-            ticks: std::ptr::null_mut(),
+            marks: TickParts {
+                ticks: std::ptr::null_mut(),
+                stamps: &stamps::NO_STAMPS,
+                ..self.marks
+            },
             ..self
         }
     }
@@ -255,6 +263,7 @@ impl<T: Component> QueryData for &mut T {
     ) -> Option<Self::Item<'a>> {
         let c = cursor?;
         let i = SparseSet::<T>::locate(c.dense, c.sparse, entity, hint)?;
+        c.stamp_one(i);
         // SAFETY: `i < dense.len() == data.len()` (the sparse set's
         // invariant), `data` comes from the pool claimed for writing for
         // `'a` (any other claim on it is disjoint: its views never reach
@@ -263,7 +272,7 @@ impl<T: Component> QueryData for &mut T {
         // two `&mut T` alias; the ticks array (when there is one) has the
         // same length, and its position `i` belongs to this fetch alike.
         unsafe {
-            crate::change::ticks::mark(c.ticks, i, c.now);
+            crate::change::ticks::mark(c.marks.ticks, i, c.marks.now);
             Some(&mut *c.data.add(i))
         }
     }
@@ -282,17 +291,19 @@ impl<T: Component> QueryData for &mut T {
         range: Range<usize>,
     ) -> Option<Self::Block<'a>> {
         let c = cursor?;
+        let len = range.len();
         let start = block_start(c.dense, c.sparse, run, driver, range)?;
+        c.stamp(start..start + len);
         // SAFETY: `block_start` checked `start + len <= dense.len()`, which
         // equals the component count and the tick count, so the offsets
         // stay in their buffers.
         unsafe {
-            let ticks = if c.ticks.is_null() {
-                c.ticks
+            let ticks = if c.marks.ticks.is_null() {
+                c.marks.ticks
             } else {
-                c.ticks.add(start)
+                c.marks.ticks.add(start)
             };
-            Some((c.data.add(start), ticks, c.now))
+            Some((c.data.add(start), ticks, c.marks.now))
         }
     }
 

@@ -644,6 +644,8 @@ impl<T: Component> QueryData for Mut<T> {
         let c = cursor?;
         let (dense, sparse, data, ticks, now) = c.inner.parts();
         let i = SparseSet::<T>::locate(dense, sparse, entity, hint)?;
+        // The item may be written: its block counts as written now.
+        c.inner.stamp_one(i);
         // SAFETY: `i < dense.len()`, the length of the write-locked pool's
         // components and of its tick arrays (when present); each entity is
         // fetched once while its item lives (the caller's contract).
@@ -677,7 +679,9 @@ impl<T: Component> QueryData for Mut<T> {
     ) -> Option<Self::Block<'a>> {
         let c = cursor?;
         let (dense, sparse, data, ticks, now) = c.inner.parts();
+        let len = range.len();
         let start = block_start(dense, sparse, run, driver, range)?;
+        c.inner.stamp(start..start + len);
         // SAFETY: `block_start` checked that the block lies within
         // `dense`, whose length is that of the components and the tick
         // arrays (when present).

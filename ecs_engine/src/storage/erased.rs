@@ -96,6 +96,7 @@ impl<T: Component> ErasedPool for SparseSet<T> {
         self.changes = changes.map(|mut c| {
             c.added.clear();
             c.changed.clear();
+            c.stamps.fit(0, c.now);
             c
         });
         if let Err(payload) = result {

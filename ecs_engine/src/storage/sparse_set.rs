@@ -20,7 +20,7 @@ mod remove_many;
 
 use super::claims::RawParts;
 use super::lookup::{EMPTY, RunInfo, SparseIndex};
-use crate::change::ticks::{self, ChangeTick, ChangeTicks, TickSlices, UnmarkedWrites};
+use crate::change::ticks::{self, ChangeTick, ChangeTicks, TickParts, TickSlices};
 use crate::panic::FirstPanic;
 use crate::{EcsError, Entity, InsertError};
 
@@ -426,14 +426,30 @@ impl<T> SparseSet<T> {
             + ticks::ticks_heap_bytes(&self.changes)
     }
 
-    /// Splits the set into its lookup parts and a raw pointer to the
-    /// components, for views that hand out `&mut T` to many entities.
-    pub(crate) fn parts_mut(&mut self) -> (&[Entity], &SparseIndex, &RunInfo, *mut T) {
+    /// Splits the set for views that hand out `&mut T` to many entities:
+    /// its lookup parts, a raw pointer to the components, and what their
+    /// writes mark ([`TickParts`]; the pool counts as written now).
+    pub(crate) fn parts_mut(
+        &mut self,
+    ) -> (&[Entity], &SparseIndex, &RunInfo, *mut T, TickParts<'_>) {
+        let marks = match &mut self.changes {
+            Some(c) => {
+                c.written.set(c.now);
+                TickParts {
+                    ticks: c.changed.as_mut_ptr(),
+                    now: c.now,
+                    unmarked: std::ptr::from_ref(&c.unmarked),
+                    stamps: &c.stamps,
+                }
+            }
+            None => TickParts::UNTRACKED,
+        };
         (
             &self.dense,
             &self.sparse,
             &self.runs,
             self.data.as_mut_ptr(),
+            marks,
         )
     }
 
@@ -487,22 +503,6 @@ impl<T> SparseSet<T> {
         Some(&mut self.data_untracked()[i])
     }
 
-    /// Where `&mut T` terms store their changed ticks: the first tick,
-    /// the current tick, and the pool's count of unmarked writes (which
-    /// a write that bypasses change detection counts); nulls when the
-    /// pool keeps no ticks.
-    #[inline]
-    pub(crate) fn changed_ptr(&mut self) -> (*mut u32, u32, *const UnmarkedWrites) {
-        match &mut self.changes {
-            Some(c) => {
-                c.written.set(c.now);
-                let ticks = c.changed.as_mut_ptr();
-                (ticks, c.now, std::ptr::from_ref(&c.unmarked))
-            }
-            None => (std::ptr::null_mut(), 0, std::ptr::null()),
-        }
-    }
-
     /// Takes the value and changed-tick buffers' pointers through `&mut`,
     /// for write claims (`storage/claims.rs`).
     pub(crate) fn refresh_raw(&mut self) {
@@ -515,29 +515,38 @@ impl<T> SparseSet<T> {
         };
     }
 
-    /// The pointers of [`refresh_raw`](Self::refresh_raw) and the current
-    /// tick: what a write claim writes values and changed ticks through
-    /// (the ticks' pointer null when the pool keeps none).
+    /// The pointers of [`refresh_raw`](Self::refresh_raw) and what the
+    /// writes of a write claim mark ([`TickParts`], its ticks the
+    /// refreshed pointer; the pool counts as written now).
     ///
     /// # Panics
     ///
     /// When a buffer moved since the refresh (a broken invariant of
     /// `storage/claims.rs`: the refresh runs whenever the registry is
     /// borrowed exclusively, and structure cannot change meanwhile).
-    pub(crate) fn raw_parts(&self) -> (*mut T, *mut u32, u32) {
-        let (changed, now) = match &self.changes {
+    pub(crate) fn raw_parts(&self) -> (*mut T, TickParts<'_>) {
+        let marks = match &self.changes {
             Some(c) => {
                 c.written.set(c.now);
-                (c.changed.as_ptr(), c.now)
+                TickParts {
+                    ticks: self.raw.changed,
+                    now: c.now,
+                    unmarked: std::ptr::from_ref(&c.unmarked),
+                    stamps: &c.stamps,
+                }
             }
-            None => (std::ptr::null(), 0),
+            None => TickParts::UNTRACKED,
         };
+        let changed = self
+            .changes
+            .as_ref()
+            .map_or(std::ptr::null(), |c| c.changed.as_ptr());
         assert!(
             std::ptr::eq(self.raw.data, self.data.as_ptr())
                 && std::ptr::eq(self.raw.changed, changed),
             "a pool's buffers moved while a view held them"
         );
-        (self.raw.data, self.raw.changed, now)
+        (self.raw.data, marks)
     }
 
     /// The components' buffer, read through per element by read claims

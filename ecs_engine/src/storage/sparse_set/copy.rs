@@ -3,8 +3,12 @@
 //! equal to a copy while reusing the set's allocations.
 
 use super::SparseSet;
+use std::ops::Range;
+
+use crate::change::stamps;
 use crate::change::ticks::{self, ChangeTicks};
 use crate::storage::lookup::RunInfo;
+use crate::storage::prefetch::prefetch;
 
 impl<T: Clone> SparseSet<T> {
     /// A copy of the set, change ticks and removal log included, with its
@@ -46,7 +50,8 @@ impl<T: Clone> SparseSet<T> {
             (own @ None, saved) => own.clone_from(saved),
             (Some(own), None) => {
                 let fresh = ChangeTicks::new(src.len(), now);
-                (own.now, own.added, own.changed) = (now, fresh.added, fresh.changed);
+                (own.now, own.added, own.changed, own.stamps) =
+                    (now, fresh.added, fresh.changed, fresh.stamps);
             }
         }
         if !same_structure {
@@ -59,22 +64,24 @@ impl<T: Clone> SparseSet<T> {
 }
 
 /// A component a delta save replaced in a copy: its dense position, the
-/// value and its added and changed ticks before the save (an undo frame
-/// of a [`StateRing`](crate::StateRing) puts them back).
+/// value and its changed tick before the save (an undo frame of a
+/// [`StateRing`](crate::StateRing) puts them back). Its added tick is
+/// the same before and after: only an insert sets one, and an insert
+/// changes the set's structure, after which no delta is taken.
 pub(crate) struct Replaced<T> {
     pub(crate) index: u32,
     pub(crate) value: T,
-    pub(crate) added: u32,
     pub(crate) changed: u32,
 }
 
 impl<T: Clone> SparseSet<T> {
     /// Copies from `src` the components written after the tick `since`
     /// (as the changed ticks of `src` say when `src_ticks`, of `self`
-    /// otherwise), with their ticks; the others are left as they are.
-    /// The caller knows that both sets hold the same entities in the same
-    /// order and that, but for those writes, their values and ticks are
-    /// equal (nothing was written unmarked since, see `UnmarkedWrites`).
+    /// otherwise), with their changed ticks; the others are left as they
+    /// are. The caller knows that both sets hold the same entities in the
+    /// same order and that, but for those writes, their values and ticks
+    /// are equal (nothing was written unmarked since, see
+    /// `UnmarkedWrites`; so the added ticks are all equal).
     /// With `replaced`, the values it overwrites go there with their old
     /// ticks (no clone: moved out). Returns `false`, changing nothing,
     /// when either set keeps no ticks.
@@ -91,30 +98,38 @@ impl<T: Clone> SparseSet<T> {
         else {
             return false;
         };
-        let (written, at) = if src_ticks {
-            (&theirs.changed, theirs.written.get())
-        } else {
-            (&own.changed, own.written.get())
-        };
-        let fresh = if ticks::newer(at, since, now) {
-            newer_positions(written, since, now)
+        let writer = if src_ticks { theirs } else { &*own };
+        let fresh = if ticks::newer(writer.written.get(), since, now) {
+            newer_positions(writer, since, now)
         } else {
             Vec::new()
         };
-        for i in fresh {
-            let i = i as usize;
-            let value = src.data[i].clone();
-            let old = std::mem::replace(&mut self.data[i], value);
-            if let Some(replaced) = replaced.as_deref_mut() {
-                replaced.push(Replaced {
-                    index: i as u32,
-                    value: old,
-                    added: own.added[i],
-                    changed: own.changed[i],
-                });
+        for (n, run) in runs(&fresh) {
+            if let Some(&ahead) = fresh.get(n + PREFETCH_AHEAD) {
+                let ahead = ahead as usize;
+                prefetch(self.data.as_ptr().wrapping_add(ahead));
+                prefetch(src.data.as_ptr().wrapping_add(ahead));
+                prefetch(own.changed.as_ptr().wrapping_add(ahead));
+                prefetch(theirs.changed.as_ptr().wrapping_add(ahead));
             }
-            own.added[i] = theirs.added[i];
-            own.changed[i] = theirs.changed[i];
+            debug_assert_eq!(own.added[run.clone()], theirs.added[run.clone()]);
+            if replaced.is_none() && run.len() >= SLICE_RUN {
+                self.data[run.clone()].clone_from_slice(&src.data[run.clone()]);
+                own.changed[run.clone()].copy_from_slice(&theirs.changed[run.clone()]);
+            } else {
+                for i in run.clone() {
+                    let old = std::mem::replace(&mut self.data[i], src.data[i].clone());
+                    if let Some(replaced) = replaced.as_deref_mut() {
+                        replaced.push(Replaced {
+                            index: i as u32,
+                            value: old,
+                            changed: own.changed[i],
+                        });
+                    }
+                    own.changed[i] = theirs.changed[i];
+                }
+            }
+            own.stamps.stamp_range(run, theirs.now);
         }
         own.now = theirs.now;
         own.written.set(theirs.written.get());
@@ -134,30 +149,63 @@ impl<T: Clone> SparseSet<T> {
         for r in replaced.into_iter().rev() {
             let i = r.index as usize;
             self.data[i] = r.value;
-            own.added[i] = r.added;
             own.changed[i] = r.changed;
+            own.stamps.stamp(i, own.now);
         }
     }
 }
 
-/// The positions of the ticks newer than `since` (at tick `now`), in
-/// order: blocks of 16 ticks are tested at once (a loop the compiler
-/// turns into vector compares), and only a block holding a newer tick is
-/// walked one by one.
-fn newer_positions(ticks: &[u32], since: u32, now: u32) -> Vec<u32> {
-    const BLOCK: usize = 16;
+/// The runs of consecutive positions in `positions` (ascending), each
+/// with the index in `positions` of its first one: a delta of neighbours
+/// copies them as slices.
+fn runs(positions: &[u32]) -> impl Iterator<Item = (usize, Range<usize>)> + '_ {
+    let mut n = 0;
+    std::iter::from_fn(move || {
+        let first = n;
+        let start = *positions.get(first)? as usize;
+        n += 1;
+        while positions.get(n) == Some(&((start + n - first) as u32)) {
+            n += 1;
+        }
+        Some((first, start..start + n - first))
+    })
+}
+
+/// The shortest run a delta copies as slices (shorter ones one by one:
+/// a slice copy is a call).
+const SLICE_RUN: usize = 8;
+
+/// How many positions (or blocks) ahead a delta's loops ask for the
+/// cache lines they will touch: the positions written are scattered, so
+/// each one is a cache miss the hardware prefetcher cannot foresee.
+const PREFETCH_AHEAD: usize = 8;
+
+/// The positions whose changed ticks in `changes` are newer than `since`
+/// (at tick `now`), in order: only the blocks its summary stamped after
+/// `since` are scanned (`change/stamps.rs`), each into a bit mask
+/// without a branch per tick.
+fn newer_positions(changes: &ChangeTicks, since: u32, now: u32) -> Vec<u32> {
+    const { assert!(stamps::BLOCK <= 32, "a block's ticks fit a u32 mask") };
     // `ticks::newer` with its bound taken out of the loop.
     let bound = now.wrapping_sub(since).min(ticks::STALE_AGE);
-    let newer = |tick: u32| now.wrapping_sub(tick) < bound;
-    let mut positions = Vec::new();
-    for (b, block) in ticks.chunks(BLOCK).enumerate() {
-        if block.iter().fold(false, |any, &tick| any | newer(tick)) {
-            let first = (b * BLOCK) as u32;
-            for (k, &tick) in block.iter().enumerate() {
-                if newer(tick) {
-                    positions.push(first + k as u32);
-                }
-            }
+    let ticks = &changes.changed;
+    let mut blocks = Vec::new();
+    changes
+        .stamps
+        .each_newer_block(ticks.len(), since, now, |block| blocks.push(block));
+    let mut positions = Vec::with_capacity(blocks.len() * stamps::BLOCK);
+    for (n, block) in blocks.iter().enumerate() {
+        if let Some(ahead) = blocks.get(n + PREFETCH_AHEAD) {
+            prefetch(ticks.as_ptr().wrapping_add(ahead.start));
+        }
+        let first = block.start as u32;
+        let mut newer = 0_u32;
+        for (k, &tick) in ticks[block.clone()].iter().enumerate() {
+            newer |= u32::from(now.wrapping_sub(tick) < bound) << k;
+        }
+        while newer != 0 {
+            positions.push(first + newer.trailing_zeros());
+            newer &= newer - 1;
         }
     }
     positions
@@ -169,5 +217,18 @@ impl<T> SparseSet<T> {
     /// the same dense order.
     pub(crate) fn stamp(&self) -> (u64, u64) {
         (self.runs.id, self.runs.revision)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::runs;
+
+    #[test]
+    fn runs_split_positions_where_they_skip() {
+        let found: Vec<_> = runs(&[2, 3, 4, 9, 11, 12]).collect();
+        assert_eq!(found, vec![(0, 2..5), (3, 9..10), (4, 11..13)]);
+        assert_eq!(runs(&[]).count(), 0);
+        assert_eq!(runs(&[7]).collect::<Vec<_>>(), vec![(0, 7..8)]);
     }
 }
