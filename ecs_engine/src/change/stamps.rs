@@ -3,6 +3,8 @@
 //! tick in it may have been stored. A delta save (`SparseSet::copy_changed`)
 //! reads the summary first and scans the ticks of the blocks it names
 //! only, so its cost follows the blocks written, not the pool's length.
+//! Blocks are grouped by [`GROUP`], with a stamp per group as well, so
+//! the summary itself is read only where a group was written.
 //!
 //! Every store of a changed tick stamps its block with the current tick:
 //! the sparse set's hooks (`ticks.rs`), and the `&mut T` and `Mut<T>`
