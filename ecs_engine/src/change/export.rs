@@ -65,13 +65,14 @@ impl Registry {
 
     /// Sets the change clock to `state` without clamping any tick: what
     /// a load does before it puts back the saved ticks
-    /// ([`import_pool_ticks`](Self::import_pool_ticks)).
+    /// ([`import_pool_ticks`](Self::import_pool_ticks)). Every tracked
+    /// pool counts it as a write its ticks do not show (a clock set back
+    /// leaves ticks in its future), so no in-memory state saved before
+    /// takes a delta from it.
     pub fn restore_change_clock(&mut self, state: ChangeClockState) {
         self.change.now = state.now;
         self.change.last_check = state.last_check;
-        for update in &self.change.tracked {
-            update(&mut self.pools, state.now, false);
-        }
+        self.pools.clock_moved(state.now);
     }
 
     /// The change ticks and removal log of `T`'s pool, in its dense

@@ -19,7 +19,12 @@
 //! block stamped at `t` or later. Stamps can go back only with the ticks
 //! themselves (a restore, a clamp, an import), and each of those counts
 //! an unmarked write, after which no copy takes a delta from the pool
-//! until it is copied whole again.
+//! until it is copied whole again. A restore, or a clock set back by
+//! `restore_change_clock`, also pulls every stamp the clock has not
+//! reached back to the clock (`ChangeTicks::clock_moved`): a ring's
+//! mirror undone to an older frame still carries its newest frame's
+//! marks, which would otherwise read as ancient and hide the restored
+//! ticks from the next delta.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
@@ -114,6 +119,17 @@ impl BlockStamps {
             let stamp = stamp.get_mut();
             if now.wrapping_sub(*stamp) > ticks::MAX_CHANGE_AGE {
                 *stamp = oldest;
+            }
+        }
+    }
+
+    /// Sets every stamp for which `ahead` holds to `now` (a clock set
+    /// back: see `ChangeTicks::clock_moved`).
+    pub(crate) fn pull_back(&mut self, now: u32, ahead: impl Fn(u32) -> bool) {
+        for stamp in self.blocks.iter_mut().chain(&mut self.groups) {
+            let stamp = stamp.get_mut();
+            if ahead(*stamp) {
+                *stamp = now;
             }
         }
     }

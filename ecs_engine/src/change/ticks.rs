@@ -284,6 +284,24 @@ impl ChangeTicks {
         }
     }
 
+    /// The registry's clock was set to `now` other than by an advance (a
+    /// restore to an older frame, a load): the marks that say when the
+    /// pool was last written (`written`, the block stamps) may now lie in
+    /// the clock's future, where they would read as ancient and hide the
+    /// ticks they stand for. Every mark older than [`STALE_AGE`] at `now`
+    /// (so one the clock has not reached, no stored mark being that old)
+    /// becomes `now`, and the pool counts an unmarked write (no copy
+    /// made before takes a delta from it).
+    pub(crate) fn clock_moved(&mut self, now: u32) {
+        self.now = now;
+        let ahead = |mark: u32| now.wrapping_sub(mark) > STALE_AGE;
+        if ahead(self.written.get()) {
+            self.written.set(now);
+        }
+        self.stamps.pull_back(now, ahead);
+        self.unmarked.count();
+    }
+
     /// Clamps every tick older than [`MAX_CHANGE_AGE`] to that age.
     pub(crate) fn clamp(&mut self) {
         self.unmarked.count();

@@ -48,6 +48,10 @@ pub(crate) trait ErasedPool: Any + Send + Sync {
     /// (a restore to a state saved before the pool had any; tick arrays
     /// emptied, the removal log kept).
     fn reset(&mut self);
+    /// The registry's change clock was set to `now` other than by an
+    /// advance (a restore, a load): see [`ChangeTicks::clock_moved`](crate::change::ticks::ChangeTicks::clock_moved);
+    /// nothing for a pool that keeps no ticks (the default).
+    fn clock_moved(&mut self, _now: u32) {}
 }
 
 impl<T: Component> ErasedPool for SparseSet<T> {
@@ -89,6 +93,11 @@ impl<T: Component> ErasedPool for SparseSet<T> {
     }
     fn unmarked(&self) -> Option<u64> {
         self.changes.as_ref().map(|c| c.unmarked.get())
+    }
+    fn clock_moved(&mut self, now: u32) {
+        if let Some(c) = &mut self.changes {
+            c.clock_moved(now);
+        }
     }
     fn reset(&mut self) {
         let changes = self.changes.take();

@@ -497,6 +497,10 @@ impl Pools {
             let apart = Apart::of(*synced, &**pool, since);
             copy.copy
                 .make_equal(&mut **pool, &*copy.pool, apart, (now, current), false);
+            // The copy's marks may be of a later moment than its ticks (a
+            // ring's mirror undone to an older frame), the pool's own of
+            // a moment after the state: none may lie ahead of the clock.
+            pool.clock_moved(now);
             *synced = Some(PoolSync::of(&**pool));
             if pool.is_tracking() && !was_tracking {
                 tracked.extend(copy.copy.update);

@@ -226,6 +226,14 @@ fn downcast_mut<T: Component>(pool: &mut dyn ErasedPool) -> &mut SparseSet<T> {
 }
 
 impl Pools {
+    /// Tells every pool the change clock was set to `now` other than by an
+    /// advance (see `ErasedPool::clock_moved`).
+    pub(crate) fn clock_moved(&mut self, now: u32) {
+        for slot in &mut self.slots {
+            slot.cell.get_mut().clock_moved(now);
+        }
+    }
+
     #[inline]
     pub(crate) fn id_of<T: Component>(&self) -> Option<ComponentId> {
         self.id_of_type(TypeId::of::<T>())
