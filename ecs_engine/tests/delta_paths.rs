@@ -115,6 +115,23 @@ fn diff(got: &Contents, want: &Contents) -> String {
     )
 }
 
+/// `Err` naming `what` and the first differences when `got` is not
+/// `want`.
+fn same(got: &Contents, want: &Contents, what: &str) -> Result<(), String> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(format!("{what}: {}", diff(got, want)))
+    }
+}
+
+/// What a fresh registry restored from `state` holds.
+fn restored(state: &RegistryState) -> Contents {
+    let mut fresh = types();
+    fresh.restore_state(state).unwrap();
+    contents(&fresh)
+}
+
 type Write = fn(&mut Registry, &[Entity], u32);
 
 fn set(a: &mut A, v: u32) {
@@ -545,27 +562,21 @@ fn check_state(write: Write) -> Result<(), String> {
     if registry.get::<A>(e[TARGET]) != Some(&A(1_000_000)) {
         return Err("the path did not write".into());
     }
-    let mut fresh = types();
-    fresh.restore_state(&state).unwrap();
-    let got = contents(&fresh);
-    if got != saved {
-        return Err(format!(
-            "state: the delta save missed the write: {}",
-            diff(&got, &saved)
-        ));
-    }
+    same(
+        &restored(&state),
+        &saved,
+        "state: the delta save missed the write",
+    )?;
 
     registry.advance_change_tick();
     write(&mut registry, &e, 2_000_000);
     registry.advance_change_tick();
     registry.restore_state(&state).unwrap();
-    let got = contents(&registry);
-    if got != saved {
-        return Err(format!(
-            "state: the restore missed the write: {}",
-            diff(&got, &saved)
-        ));
-    }
+    same(
+        &contents(&registry),
+        &saved,
+        "state: the restore missed the write",
+    )?;
 
     // Once more from the restored registry: the write, a delta save, a
     // fresh restore.
@@ -573,15 +584,11 @@ fn check_state(write: Write) -> Result<(), String> {
     registry.advance_change_tick();
     registry.save_state_into(&mut state).unwrap();
     let saved = contents(&registry);
-    let mut fresh = types();
-    fresh.restore_state(&state).unwrap();
-    let got = contents(&fresh);
-    if got != saved {
-        return Err(format!(
-            "state: a save after a restore missed the write: {}",
-            diff(&got, &saved)
-        ));
-    }
+    same(
+        &restored(&state),
+        &saved,
+        "state: a save after a restore missed the write",
+    )?;
     Ok(())
 }
 
@@ -600,48 +607,36 @@ fn check_ring(write: Write) -> Result<(), String> {
     registry.advance_change_tick();
     registry.save_frame(&mut ring).unwrap();
     let saved = contents(&registry);
-    let mut fresh = types();
-    fresh.restore_state(ring.newest().unwrap()).unwrap();
-    let got = contents(&fresh);
-    if got != saved {
-        return Err(format!(
-            "ring: the delta frame missed the write: {}",
-            diff(&got, &saved)
-        ));
-    }
+    same(
+        &restored(ring.newest().unwrap()),
+        &saved,
+        "ring: the delta frame missed the write",
+    )?;
     registry.advance_change_tick();
     write(&mut registry, &e, 2_000_000);
     registry.advance_change_tick();
     registry.restore_frame(&mut ring, 0).unwrap();
-    let got = contents(&registry);
-    if got != saved {
-        return Err(format!(
-            "ring: restore_frame(0) missed the write: {}",
-            diff(&got, &saved)
-        ));
-    }
+    same(
+        &contents(&registry),
+        &saved,
+        "ring: restore_frame(0) missed the write",
+    )?;
     registry.restore_frame(&mut ring, 1).unwrap();
-    let got = contents(&registry);
-    if got != before {
-        return Err(format!(
-            "ring: restore_frame(1) missed the write: {}",
-            diff(&got, &before)
-        ));
-    }
+    same(
+        &contents(&registry),
+        &before,
+        "ring: restore_frame(1) missed the write",
+    )?;
     registry.advance_change_tick();
     write(&mut registry, &e, 3_000_000);
     registry.advance_change_tick();
     registry.save_frame(&mut ring).unwrap();
     let saved = contents(&registry);
-    let mut fresh = types();
-    fresh.restore_state(ring.newest().unwrap()).unwrap();
-    let got = contents(&fresh);
-    if got != saved {
-        return Err(format!(
-            "ring: a frame after a restore missed the write: {}",
-            diff(&got, &saved)
-        ));
-    }
+    same(
+        &restored(ring.newest().unwrap()),
+        &saved,
+        "ring: a frame after a restore missed the write",
+    )?;
     Ok(())
 }
 
@@ -747,14 +742,8 @@ fn a_clamp_between_saves() {
     registry.save_state_into(&mut state).unwrap();
     registry.save_frame(&mut ring).unwrap();
     let saved = contents(&registry);
-    let mut fresh = types();
-    fresh.restore_state(&state).unwrap();
-    let got = contents(&fresh);
-    assert!(got == saved, "state: {}", diff(&got, &saved));
-    let mut fresh = types();
-    fresh.restore_state(ring.newest().unwrap()).unwrap();
-    let got = contents(&fresh);
-    assert!(got == saved, "ring: {}", diff(&got, &saved));
+    same(&restored(&state), &saved, "state").unwrap();
+    same(&restored(ring.newest().unwrap()), &saved, "ring").unwrap();
 }
 
 /// `export_pool_ticks`, `restore_change_clock` and `import_pool_ticks`
@@ -776,10 +765,7 @@ fn import_pool_ticks_between_saves() {
     registry.advance_change_tick();
     registry.save_state_into(&mut state).unwrap();
     let saved = contents(&registry);
-    let mut fresh = types();
-    fresh.restore_state(&state).unwrap();
-    let got = contents(&fresh);
-    assert!(got == saved, "{}", diff(&got, &saved));
+    same(&restored(&state), &saved, "a fresh restore").unwrap();
 }
 
 /// The clock put back a few ticks (`restore_change_clock`, without an
@@ -806,10 +792,7 @@ fn restore_change_clock_back_then_a_write() {
     }
     registry.save_state_into(&mut state).unwrap();
     let saved = contents(&registry);
-    let mut fresh = types();
-    fresh.restore_state(&state).unwrap();
-    let got = contents(&fresh);
-    assert!(got == saved, "{}", diff(&got, &saved));
+    same(&restored(&state), &saved, "a fresh restore").unwrap();
 }
 
 /// A ring of frames with a write per frame, far apart; then two restores
