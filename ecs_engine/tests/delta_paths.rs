@@ -1004,3 +1004,37 @@ fn two_states_alternately() {
     }
     assert!(failed.is_empty(), "{failed:#?}");
 }
+
+/// A registry that never heard of the types takes its pools from a ring
+/// stepped back a frame (its mirror undone, so carrying the newest
+/// frame's marks), then steps the ring back once more: it must get that
+/// frame; then it writes one entity and saves a frame, which must hold
+/// the write.
+#[test]
+#[cfg(not(miri))]
+fn a_registry_without_the_types_restored_from_a_stepped_back_ring() {
+    let (mut registry, e) = world();
+    let mut ring = StateRing::new(5);
+    let mut frames = Vec::new();
+    registry.advance_change_tick();
+    for round in 0..4_u32 {
+        registry.advance_change_tick();
+        registry.get_mut::<A>(e[TARGET]).unwrap().0 = 10 + round;
+        registry.save_frame(&mut ring).unwrap();
+        frames.push(contents(&registry));
+    }
+    registry.restore_frame(&mut ring, 2).unwrap();
+    let mut bare = Registry::new();
+    bare.restore_state(ring.newest().unwrap()).unwrap();
+    same(&contents(&bare), &frames[1], "the bare restore").unwrap();
+    bare.restore_frame(&mut ring, 1).unwrap();
+    same(&contents(&bare), &frames[0], "one frame further back").unwrap();
+    bare.get_mut::<A>(e[TARGET + APART]).unwrap().0 = 4_444;
+    bare.save_frame(&mut ring).unwrap();
+    same(
+        &restored(ring.newest().unwrap()),
+        &contents(&bare),
+        "its frame",
+    )
+    .unwrap();
+}

@@ -511,7 +511,7 @@ impl Pools {
             slot.cell.get_mut().reset();
         }
         for copy in saved.iter().skip(self.slots.len()) {
-            self.adopt(copy, tracked);
+            self.adopt(copy, tracked, now);
         }
         Ok(())
     }
@@ -571,12 +571,14 @@ impl Pools {
     }
 
     /// Registers a slot for the type of `copy` (absent from the table),
-    /// holding a copy of its pool.
-    fn adopt(&mut self, copy: &SavedPool, tracked: &mut Vec<UpdatePool>) {
+    /// holding a copy of its pool, read at the restored clock `now`.
+    fn adopt(&mut self, copy: &SavedPool, tracked: &mut Vec<UpdatePool>, now: u32) {
         let id = crate::ComponentId::from_u32(
             u32::try_from(self.slots.len()).expect("fewer than 2^32 component types"),
         );
-        let pool = (copy.copy.copy)(&*copy.pool);
+        let mut pool = (copy.copy.copy)(&*copy.pool);
+        // As in `restore`: no mark of the copy may lie ahead of the clock.
+        pool.clock_moved(now);
         *copy.synced.lock() = Some(PoolSync::of(&*pool));
         if pool.is_tracking() {
             tracked.extend(copy.copy.update);
