@@ -59,7 +59,7 @@ use std::fmt;
 
 use ecs_engine::{Access, Component, ComponentKey, Entity, Registry};
 use rayon::prelude::*;
-use scheduler::{Events, SystemAccess, SystemId, short_name};
+use scheduler::{EventKey, Events, SystemAccess, SystemId, short_name};
 
 pub use crate::checksum::Feed;
 use crate::{Engine, EngineError};
@@ -462,7 +462,9 @@ fn why_suspect(access: &SystemAccess, key: PartKey) -> Option<&'static str> {
         PartKey::Resource(type_id) if access.allows_resource(type_id, Access::Write) => {
             Some("writes it")
         }
-        PartKey::Events(type_id) if access.allows_event(type_id, Access::Write) => Some("sends it"),
+        PartKey::Events(type_id) if access.allows_event(EventKey::Type(type_id), Access::Write) => {
+            Some("sends it")
+        }
         _ if access.commands() => Some("records commands"),
         // A resource read through `Res` can still change through interior
         // mutability (a `Mutex`, an atomic).

@@ -25,8 +25,11 @@
 // 2: resources (`ecs_resource_register`, `ecs_ctx_resource_read`, ...),
 // run conditions and startup systems in `ecs_system_desc`; 3: snapshots,
 // `ecs_engine_save`, `ecs_engine_load` and `ecs_snapshot_free`, with
-// `ecs_component_desc.savable` and `ECS_ERR_SNAPSHOT`).
-#define ECS_API_VERSION_MINOR 3
+// `ecs_component_desc.savable` and `ECS_ERR_SNAPSHOT`; 4: events between
+// systems, `ecs_event_register`, `ecs_ctx_send_event`,
+// `ecs_ctx_read_events`, ..., with `ecs_system_desc.event_reads` and
+// `event_writes` and `ECS_ERR_UNKNOWN_EVENT`).
+#define ECS_API_VERSION_MINOR 4
 
 // The most worker threads an engine's pool may have
 // (`ecs_engine_desc.threads`): 1024.
@@ -175,6 +178,51 @@ typedef struct ecs_engine_desc {
   double step_seconds;
 } ecs_engine_desc;
 
+// An event channel to register.
+typedef struct ecs_event_desc {
+  // `sizeof(ecs_event_desc)`.
+  uint32_t struct_size;
+  // Unique among the engine's event channels; UTF-8, NUL-terminated;
+  // copied.
+  const char *name;
+  // Size of one event in bytes (0 allowed: a signal with no value).
+  size_t size;
+  // Alignment of an event in bytes: a power of two, at most 16.
+  size_t align;
+} ecs_event_desc;
+
+// An event channel's id: tagged with its engine like an
+// `ecs_component_id` (an id from another engine is refused), in a
+// namespace of its own.
+typedef uint64_t ecs_event_id;
+
+// A channel's counts, from `ecs_event_stats`.
+typedef struct ecs_event_stats {
+  // Events sent on the channel since it was registered.
+  uint64_t sent;
+  // Events the channel holds now (not yet dropped by age or by every
+  // reader having seen them).
+  uint64_t retained;
+  // Events some reader never saw, or that no system reads, dropped by
+  // age.
+  uint64_t missed;
+} ecs_event_stats;
+
+// Called once per event by `ecs_ctx_read_events`, oldest first, with the
+// event's bytes (valid only during the call, aligned as registered; do
+// not write through it) and the caller's `user_data`. No C++ exception
+// may leave it.
+typedef void (*ecs_event_fn)(const void *event, void *user_data);
+
+// What one `ecs_ctx_read_events` call handed out.
+typedef struct ecs_events_read {
+  // Events passed to the callback.
+  uint64_t read;
+  // Events this system never saw: dropped by age (kept 8 ticks)
+  // before it ran. Counted at its first read in a run.
+  uint64_t missed;
+} ecs_events_read;
+
 // A queue to create.
 typedef struct ecs_queue_desc {
   // `sizeof(ecs_queue_desc)`.
@@ -284,6 +332,20 @@ typedef struct ecs_system_desc {
   // followed by its commands. A startup system takes no `before`,
   // `after`, `run_if` or `spawn_reserve`.
   bool startup;
+  // Event channels read (`event_reads_len` ids from
+  // `ecs_event_register`), with `ecs_ctx_read_events`. A reader runs
+  // after the writers of its channel (unless `before`/`after` or a
+  // conflict on a component or resource orders it first: then it sees
+  // those events a tick later).
+  const ecs_event_id *event_reads;
+  // Number of ids in `event_reads`.
+  size_t event_reads_len;
+  // Event channels sent on (`event_writes_len` ids), with
+  // `ecs_ctx_send_event`. Two writers of a channel do not conflict. A
+  // channel may be both read and written.
+  const ecs_event_id *event_writes;
+  // Number of ids in `event_writes`.
+  size_t event_writes_len;
 } ecs_system_desc;
 
 // The null entity (`UINT64_MAX`): never alive.
@@ -370,6 +432,10 @@ typedef struct ecs_system_desc {
 // component it lacks or of another size, other systems). The message
 // names what and where; the engine is unchanged.
 #define ECS_ERR_SNAPSHOT 19
+
+// The event channel id is not registered in this engine
+// (`ecs_event_register`), or no channel has the name looked up.
+#define ECS_ERR_UNKNOWN_EVENT 20
 
 #ifdef __cplusplus
 extern "C" {
@@ -824,6 +890,128 @@ ecs_status ecs_world_checksum(const struct ecs_engine *engine,
                               const ecs_component_id *ids,
                               size_t ids_len,
                               uint64_t *out);
+
+// Registers an event channel and writes its id to `*out`. Allowed before
+// the build and between ticks; systems can declare only channels
+// registered before they are added. A channel no system reads still
+// keeps its events 8 ticks, then counts them as missed.
+//
+// Threading: an engine call like any other (one thread at a time; not
+// from a system: `ECS_ERR_WRONG_STATE`).
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (engine, desc, name, out);
+// `ECS_ERR_INVALID_ARGUMENT` (struct_size, an empty or non-UTF-8 name,
+// an alignment that is not a power of two or above 16, a size too large
+// for the alignment); `ECS_ERR_DUPLICATE_NAME` when a channel has the
+// name; `ECS_ERR_LIMIT` when the engine holds 65,536 channels;
+// `ECS_ERR_WRONG_STATE` while the engine is busy. Nothing is registered
+// on failure.
+//
+// # Safety
+//
+// `engine` is NULL or a live engine; `desc` is NULL or valid; `out` NULL
+// or valid for writes.
+ecs_status ecs_event_register(struct ecs_engine *engine,
+                              const struct ecs_event_desc *desc,
+                              ecs_event_id *out);
+
+// Writes the id of the event channel named `name` to `*out`.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (engine, name, out); `ECS_ERR_INVALID_ARGUMENT`
+// for a non-UTF-8 name; `ECS_ERR_UNKNOWN_EVENT` when no channel has the
+// name; `ECS_ERR_WRONG_STATE` while the engine is busy.
+//
+// # Safety
+//
+// `engine` is NULL or a live engine; `name` NULL or NUL-terminated; `out`
+// NULL or valid for writes.
+ecs_status ecs_event_lookup(struct ecs_engine *engine, const char *name, ecs_event_id *out);
+
+// Sends one event (`size` bytes at `value`, copied) on channel `id` from
+// outside a tick: appended at once, so the readers of the next tick see
+// it, after the events sent before it.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (engine, value when size > 0);
+// `ECS_ERR_UNKNOWN_EVENT` for an id not of this engine;
+// `ECS_ERR_INVALID_ARGUMENT` for a `size` that is not the channel's;
+// `ECS_ERR_WRONG_STATE` while the engine is busy (from a system: use
+// `ecs_ctx_send_event`).
+//
+// # Safety
+//
+// `engine` is NULL or a live engine; `value` NULL or valid for `size`
+// reads.
+ecs_status ecs_event_send(struct ecs_engine *engine,
+                          ecs_event_id id,
+                          const void *value,
+                          size_t size);
+
+// Writes channel `id`'s counts to `*out`.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (engine, out); `ECS_ERR_UNKNOWN_EVENT` for an id
+// not of this engine; `ECS_ERR_WRONG_STATE` while the engine is busy.
+//
+// # Safety
+//
+// `engine` is NULL or a live engine; `out` NULL or valid for writes.
+ecs_status ecs_event_stats(struct ecs_engine *engine, ecs_event_id id, struct ecs_event_stats *out);
+
+// Sends one event (`size` bytes at `value`, copied) on channel `id` from
+// a running system that declared it in `ecs_system_desc.event_writes`.
+// Readers see it when the system's wave ends (events of the systems of
+// one wave in the order the systems were added, each system's in the
+// order sent); if the system fails, its events are dropped with its
+// commands. On the system's thread only.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (ctx, value when size > 0);
+// `ECS_ERR_UNKNOWN_EVENT` for an id not of this engine;
+// `ECS_ERR_UNDECLARED` when the system did not declare sending on `id`;
+// `ECS_ERR_INVALID_ARGUMENT` for a `size` that is not the channel's.
+//
+// # Safety
+//
+// `ctx` is NULL or the context passed to the running system; `value`
+// NULL or valid for `size` reads.
+ecs_status ecs_ctx_send_event(struct ecs_system_ctx *ctx,
+                              ecs_event_id id,
+                              const void *value,
+                              size_t size);
+
+// Calls `each` with every event of channel `id` the running system has
+// not seen yet, oldest first, and writes the counts to `*out` (NULL: not
+// wanted). The system must have declared `id` in
+// `ecs_system_desc.event_reads`. A reader sees the events sent before
+// its wave, this tick's writers' included (a writer of a channel runs
+// before its readers), and each event once: a second call in the same
+// run hands out nothing new. If the system fails, it sees the same
+// events again the next time it runs. Inside `each`, do not call
+// `ecs_ctx_read_events` for the same channel. On the system's thread only.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (ctx, each); `ECS_ERR_UNKNOWN_EVENT` for an id
+// not of this engine; `ECS_ERR_UNDECLARED` when the system did not
+// declare reading `id`.
+//
+// # Safety
+//
+// `ctx` is NULL or the context passed to the running system; `each` is
+// sound to call with `user_data`; `out` NULL or valid for writes.
+ecs_status ecs_ctx_read_events(struct ecs_system_ctx *ctx,
+                               ecs_event_id id,
+                               ecs_event_fn each,
+                               void *user_data,
+                               struct ecs_events_read *out);
 
 // Makes `parent` the parent of `child` (detaching it from its old parent
 // first): `child` goes last in `parent`'s children. Setting the parent it
@@ -1292,7 +1480,8 @@ ecs_status ecs_ctx_resource_write(struct ecs_system_ctx *ctx, ecs_resource_id id
 // thread at the same time, or before the schedule is built; the build's
 // status (`ECS_ERR_SCHEDULE`) after a failed build; `ECS_ERR_SNAPSHOT`
 // when a component that is not savable has values (the message names it)
-// or the engine has resources (`ecs_resource_register`). On failure
+// or the engine has resources (`ecs_resource_register`) or events some
+// reader system has not read yet (the message names the channels). On failure
 // `*out_bytes` is NULL and `*out_len` 0 (when those pointers are not
 // NULL) and nothing is allocated.
 //
@@ -1346,7 +1535,8 @@ void ecs_snapshot_free(uint8_t *bytes, size_t len);
 // saved in the other format or by another format version, a component
 // missing here, not savable or of another size, other systems), or when
 // the engine has resources (a snapshot holds none to replace them
-// with); the message names what and where.
+// with) or events some reader has not read; the message names what and
+// where.
 //
 // # Safety
 //
@@ -1374,6 +1564,8 @@ const char *ecs_status_name(ecs_status status);
 // `ECS_ERR_INVALID_ARGUMENT` (struct_size, empty or non-UTF-8 names, a
 // `spawn_reserve` above `ECS_SPAWN_RESERVE_MAX`);
 // `ECS_ERR_UNKNOWN_COMPONENT` for an id not registered;
+// `ECS_ERR_UNKNOWN_RESOURCE` and `ECS_ERR_UNKNOWN_EVENT` likewise for a
+// resource or an event channel;
 // `ECS_ERR_DUPLICATE_NAME` when a system has the name;
 // `ECS_ERR_SCHEDULE` when `before` or `after` names the system itself;
 // `ECS_ERR_WRONG_STATE` once the schedule is built. A refused system is

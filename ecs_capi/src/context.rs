@@ -1,12 +1,13 @@
 //! What a C system sees while it runs: the tick, views and random access
 //! over its declared components, and its command buffer.
 
+use std::cell::RefCell;
 use std::ffi::c_void;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
 use ::ecs_engine::{ComponentId, RawComponent, RawView};
-use scheduler::SystemContext;
+use scheduler::{RawEvent, RawEventId, SystemContext};
 
 use crate::boundary::{arg, call, call_value, check_struct_size, foreign, slice_arg, write_out};
 use crate::component::{decode, ecs_component_id};
@@ -27,6 +28,9 @@ pub struct ecs_system_ctx {
     commands: ecs_commands,
     /// The resources the system declared, if any.
     resources: Option<Arc<SystemResources>>,
+    /// Events sent so far in this run, by channel, handed to the channels
+    /// when the system returns (`event.rs`).
+    pub(crate) sent: RefCell<Vec<(RawEventId, Vec<RawEvent>)>>,
 }
 
 /// A running system's command buffer, from `ecs_ctx_commands`: valid
@@ -51,7 +55,13 @@ impl ecs_system_ctx {
             tag,
             commands: ecs_commands { context, tag },
             resources,
+            sent: RefCell::new(Vec::new()),
         }
+    }
+
+    /// The engine's id tag, to decode ids.
+    pub(crate) fn tag(&self) -> Tag {
+        self.tag
     }
 
     /// The resources the running system declared (`None`: none).
@@ -64,7 +74,7 @@ impl ecs_system_ctx {
         self.context().system_name().to_string()
     }
 
-    fn context(&self) -> &SystemContext<'static> {
+    pub(crate) fn context(&self) -> &SystemContext<'static> {
         // SAFETY: `context` points at the scheduler's context, alive for
         // the whole callback, during which alone C holds this struct.
         unsafe { self.context.as_ref() }

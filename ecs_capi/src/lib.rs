@@ -18,6 +18,11 @@
 //!   `ecs_last_error_message` tells what failed, per thread. A panic never
 //!   unwinds into C: it becomes `ECS_ERR_PANIC`. NULL pointers and stale
 //!   entities are errors, not crashes.
+//! - Events between systems: channels registered at run time by size and
+//!   alignment (`ecs_event_register`), sent from systems
+//!   (`ecs_ctx_send_event`) or between ticks (`ecs_event_send`), read by
+//!   systems with a cursor each (`ecs_ctx_read_events`), under the rules
+//!   of Rust's `EventWriter`/`EventReader`.
 //! - Snapshots: `ecs_engine_save` / `ecs_engine_load` write a whole
 //!   engine to bytes and read it back (crate `ecs_snapshot`), with the
 //!   values of the components registered `savable`.
@@ -37,6 +42,7 @@ mod component;
 mod context;
 mod engine;
 mod entity;
+mod event;
 mod hierarchy;
 mod queue;
 mod resource;
@@ -63,6 +69,10 @@ pub use engine::{
 pub use entity::{
     ecs_despawn, ecs_entity_count, ecs_get, ecs_has, ecs_insert, ecs_is_alive, ecs_remove,
     ecs_spawn, ecs_world_checksum,
+};
+pub use event::{
+    ecs_ctx_read_events, ecs_ctx_send_event, ecs_event_desc, ecs_event_fn, ecs_event_id,
+    ecs_event_lookup, ecs_event_register, ecs_event_send, ecs_event_stats, ecs_events_read,
 };
 pub use hierarchy::{
     ecs_children, ecs_commands_despawn_recursive, ecs_commands_disable,
@@ -98,8 +108,11 @@ pub const ECS_API_VERSION_MAJOR: u32 = 2;
 /// 2: resources (`ecs_resource_register`, `ecs_ctx_resource_read`, ...),
 /// run conditions and startup systems in `ecs_system_desc`; 3: snapshots,
 /// `ecs_engine_save`, `ecs_engine_load` and `ecs_snapshot_free`, with
-/// `ecs_component_desc.savable` and `ECS_ERR_SNAPSHOT`).
-pub const ECS_API_VERSION_MINOR: u32 = 3;
+/// `ecs_component_desc.savable` and `ECS_ERR_SNAPSHOT`; 4: events between
+/// systems, `ecs_event_register`, `ecs_ctx_send_event`,
+/// `ecs_ctx_read_events`, ..., with `ecs_system_desc.event_reads` and
+/// `event_writes` and `ECS_ERR_UNKNOWN_EVENT`).
+pub const ECS_API_VERSION_MINOR: u32 = 4;
 
 /// The version of the linked library: `(major << 16) | minor`. A program
 /// built against major version M should check `ecs_api_version() >> 16 == M`.

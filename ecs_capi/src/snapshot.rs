@@ -13,7 +13,9 @@
 //! Nothing is left out silently: a save refuses an engine in which a
 //! component not declared savable has values, and an engine with C
 //! resources (`ecs_resource_register`: their bytes live outside the
-//! world and may not be plain data); a load refuses the same engines, so
+//! world and may not be plain data), and an engine holding events that
+//! a reader system has not seen yet (`ecs_event_send`, `ecs_ctx_send_event`:
+//! a snapshot holds no events); a load refuses the same engines, so
 //! a loaded world never mixes with state it does not replace.
 
 use std::any::TypeId;
@@ -67,6 +69,26 @@ fn no_resources(engine: &EngineState, function: &str) -> Result<(), Failure> {
              engine with resources can be neither saved nor loaded",
             names.len(),
             names.join("`, `")
+        ),
+    ))
+}
+
+/// Refuses an engine holding events some reader system has not seen: a
+/// snapshot holds no events, and saving or loading would lose them.
+fn no_unread_events(engine: &EngineState, function: &str) -> Result<(), Failure> {
+    let unread = scheduler::RawEvents::unread(engine.registry());
+    if unread.is_empty() {
+        return Ok(());
+    }
+    let list: Vec<String> = unread
+        .iter()
+        .map(|(name, count)| format!("`{name}`: {count}"))
+        .collect();
+    Err(refused(
+        function,
+        format!(
+            "the engine holds events not yet read by every reader ({}): snapshots do not              hold C events; save or load after a tick whose readers have read them",
+            list.join(", ")
         ),
     ))
 }
@@ -151,7 +173,8 @@ fn snapshots_for(
 /// thread at the same time, or before the schedule is built; the build's
 /// status (`ECS_ERR_SCHEDULE`) after a failed build; `ECS_ERR_SNAPSHOT`
 /// when a component that is not savable has values (the message names it)
-/// or the engine has resources (`ecs_resource_register`). On failure
+/// or the engine has resources (`ecs_resource_register`) or events some
+/// reader system has not read yet (the message names the channels). On failure
 /// `*out_bytes` is NULL and `*out_len` 0 (when those pointers are not
 /// NULL) and nothing is allocated.
 ///
@@ -186,6 +209,7 @@ pub unsafe extern "C" fn ecs_engine_save(
         let mut engine = engine.lock(F)?;
         let format = self::format(format, F)?;
         no_resources(&engine, F)?;
+        no_unread_events(&engine, F)?;
         let snapshots = snapshots_for(engine.registry(), F, |info| info.is_savable())?;
         let built = engine.built_only(F)?;
         let bytes = snapshots
@@ -259,7 +283,8 @@ pub unsafe extern "C" fn ecs_snapshot_free(bytes: *mut u8, len: usize) {
 /// saved in the other format or by another format version, a component
 /// missing here, not savable or of another size, other systems), or when
 /// the engine has resources (a snapshot holds none to replace them
-/// with); the message names what and where.
+/// with) or events some reader has not read; the message names what and
+/// where.
 ///
 /// # Safety
 ///
@@ -282,6 +307,7 @@ pub unsafe extern "C" fn ecs_engine_load(
         let bytes = unsafe { slice_arg(bytes, len, F, "bytes") }?;
         let format = self::format(format, F)?;
         no_resources(&engine, F)?;
+        no_unread_events(&engine, F)?;
         // Every run-time component by name, savable or not: an entry for
         // one that is not savable here is refused naming it.
         let snapshots = snapshots_for(engine.registry(), F, |_| true)?;

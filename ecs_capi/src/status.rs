@@ -70,7 +70,11 @@ pub const ECS_ERR_UNKNOWN_RESOURCE: ecs_status = 18;
 /// names what and where; the engine is unchanged.
 pub const ECS_ERR_SNAPSHOT: ecs_status = 19;
 
-const NAMES: [&CStr; 20] = [
+/// The event channel id is not registered in this engine
+/// (`ecs_event_register`), or no channel has the name looked up.
+pub const ECS_ERR_UNKNOWN_EVENT: ecs_status = 20;
+
+const NAMES: [&CStr; 21] = [
     c"ECS_OK",
     c"ECS_ERR_NULL_POINTER",
     c"ECS_ERR_INVALID_ARGUMENT",
@@ -91,6 +95,7 @@ const NAMES: [&CStr; 20] = [
     c"ECS_ERR_LIMIT",
     c"ECS_ERR_UNKNOWN_RESOURCE",
     c"ECS_ERR_SNAPSHOT",
+    c"ECS_ERR_UNKNOWN_EVENT",
 ];
 
 /// The name of `status` (`"ECS_ERR_STALE_ENTITY"`), in static storage;

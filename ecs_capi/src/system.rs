@@ -95,6 +95,21 @@ pub struct ecs_system_desc {
     /// followed by its commands. A startup system takes no `before`,
     /// `after`, `run_if` or `spawn_reserve`.
     pub startup: bool,
+    // Version 3 (API 2.4): read only when `struct_size` covers them.
+    /// Event channels read (`event_reads_len` ids from
+    /// `ecs_event_register`), with `ecs_ctx_read_events`. A reader runs
+    /// after the writers of its channel (unless `before`/`after` or a
+    /// conflict on a component or resource orders it first: then it sees
+    /// those events a tick later).
+    pub event_reads: *const crate::event::ecs_event_id,
+    /// Number of ids in `event_reads`.
+    pub event_reads_len: usize,
+    /// Event channels sent on (`event_writes_len` ids), with
+    /// `ecs_ctx_send_event`. Two writers of a channel do not conflict. A
+    /// channel may be both read and written.
+    pub event_writes: *const crate::event::ecs_event_id,
+    /// Number of ids in `event_writes`.
+    pub event_writes_len: usize,
 }
 
 /// A run condition: called once per tick before its system would run,
@@ -151,6 +166,8 @@ unsafe fn read_desc(
 /// `ECS_ERR_INVALID_ARGUMENT` (struct_size, empty or non-UTF-8 names, a
 /// `spawn_reserve` above `ECS_SPAWN_RESERVE_MAX`);
 /// `ECS_ERR_UNKNOWN_COMPONENT` for an id not registered;
+/// `ECS_ERR_UNKNOWN_RESOURCE` and `ECS_ERR_UNKNOWN_EVENT` likewise for a
+/// resource or an event channel;
 /// `ECS_ERR_DUPLICATE_NAME` when a system has the name;
 /// `ECS_ERR_SCHEDULE` when `before` or `after` names the system itself;
 /// `ECS_ERR_WRONG_STATE` once the schedule is built. A refused system is
@@ -203,6 +220,24 @@ pub unsafe extern "C" fn ecs_system_add(
                 desc.resource_writes_len,
                 F,
                 "desc->resource_writes",
+            )
+        }?;
+        // SAFETY: NULL or valid for that many reads, by the caller's promise.
+        let event_reads = unsafe {
+            slice_arg(
+                desc.event_reads,
+                desc.event_reads_len,
+                F,
+                "desc->event_reads",
+            )
+        }?;
+        // SAFETY: NULL or valid for that many reads, by the caller's promise.
+        let event_writes = unsafe {
+            slice_arg(
+                desc.event_writes,
+                desc.event_writes_len,
+                F,
+                "desc->event_writes",
             )
         }?;
         if desc.startup {
@@ -275,6 +310,20 @@ pub unsafe extern "C" fn ecs_system_add(
             engine.tag,
             declared,
         )));
+        for (ids, list) in [
+            (event_reads, "desc->event_reads"),
+            (event_writes, "desc->event_writes"),
+        ] {
+            for &id in ids {
+                let (raw, event_name, _) =
+                    crate::event::known(engine.registry(), engine.tag, id, F)?;
+                access = if list == "desc->event_reads" {
+                    access.read_raw_events(raw, event_name)
+                } else {
+                    access.write_raw_events(raw, event_name)
+                };
+            }
+        }
         if desc.commands {
             access = access.with_commands();
         }
@@ -294,7 +343,7 @@ pub unsafe extern "C" fn ecs_system_add(
             // SAFETY: the C caller promised `run` is sound with
             // `user_data` on any thread; `ctx` lives across the call.
             foreign(|| unsafe { run(&mut ctx, user_data.get()) });
-            Ok(())
+            ctx.finish_events()
         });
         engine.add_system(F, &name, |builder| {
             if startup {

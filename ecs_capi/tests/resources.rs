@@ -363,6 +363,10 @@ fn a_version_1_descriptor_ignores_the_new_fields() {
         run_if: None,
         run_if_user_data: ptr::null_mut(),
         startup: true,
+        event_reads: ptr::null(),
+        event_reads_len: 0,
+        event_writes: ptr::null(),
+        event_writes_len: 0,
     };
     // SAFETY: a live engine; `desc` and its strings live across the call.
     ok(unsafe { ecs_system_add(engine.raw(), &desc) });

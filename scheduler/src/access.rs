@@ -7,7 +7,7 @@ use std::borrow::Cow;
 
 use ecs_engine::{Access, Component, ComponentAccess, ComponentId, ComponentKey, Registry};
 
-use crate::events::{BeginTick, Events, Flush};
+use crate::events::{BeginTick, Events, Flush, RawEventId, RawEvents};
 
 mod disjoint;
 
@@ -83,27 +83,45 @@ impl ResourceAccess {
     }
 }
 
-/// What a system declares about event type `T`: read or write, and how the
-/// scheduler creates, ages and flushes the channel.
-#[derive(Debug, Clone, Copy)]
+/// Which event channel an [`EventAccess`] is about: a Rust event type, or
+/// a channel registered at run time ([`RawEvents`](crate::RawEvents), the
+/// C API's events).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EventKey {
+    /// The channel of the Rust type with this id ([`Events<T>`](crate::Events)).
+    Type(TypeId),
+    /// A run-time channel ([`RawEvents::register`](crate::RawEvents::register)).
+    Raw(RawEventId),
+}
+
+impl EventKey {
+    /// The key of the Rust event type `T`.
+    pub fn of<T: 'static>() -> Self {
+        EventKey::Type(TypeId::of::<T>())
+    }
+}
+
+/// What a system declares about one event channel: read or write, and how
+/// the scheduler creates, ages and flushes the channel.
+#[derive(Debug, Clone)]
 pub struct EventAccess {
-    /// The event type.
-    pub type_id: TypeId,
-    /// Its type name.
-    pub name: &'static str,
+    /// The channel.
+    pub key: EventKey,
+    /// Its name: the Rust type's name, or the run-time channel's.
+    pub name: Cow<'static, str>,
     /// Write (send) or read.
     pub access: Access,
     /// The system reads them (also when it sends them too).
     pub(crate) reads: bool,
-    pub(crate) register: fn(&mut Registry),
-    pub(crate) add_reader: fn(&mut Registry, usize),
+    pub(crate) register: fn(&mut Registry, EventKey),
+    pub(crate) add_reader: fn(&mut Registry, EventKey, usize),
     pub(crate) begin_tick: BeginTick,
     pub(crate) flush: Flush,
 }
 
 impl PartialEq for EventAccess {
     fn eq(&self, other: &Self) -> bool {
-        self.type_id == other.type_id && self.access == other.access
+        self.key == other.key && self.access == other.access
     }
 }
 
@@ -113,25 +131,52 @@ impl EventAccess {
     /// `access` to events of type `T`.
     pub fn of<T: Send + Sync + 'static>(access: Access) -> Self {
         EventAccess {
-            type_id: TypeId::of::<T>(),
-            name: type_name::<T>(),
+            key: EventKey::of::<T>(),
+            name: Cow::Borrowed(type_name::<T>()),
             access,
             reads: access == Access::Read,
-            register: |registry| {
+            register: |registry, _| {
                 Events::<T>::channel(registry);
             },
-            add_reader: |registry, system| {
+            add_reader: |registry, _, system| {
                 if let Some(events) = registry.resource_mut::<Events<T>>() {
                     events.add_reader(system);
                 }
             },
-            begin_tick: |registry, tick| {
+            begin_tick: |registry, _, tick| {
                 if let Some(events) = registry.resource_mut::<Events<T>>() {
                     events.begin_tick(tick);
                 }
             },
-            flush: |registry, failed| {
+            flush: |registry, _, failed| {
                 if let Some(events) = registry.resource_mut::<Events<T>>() {
+                    events.flush(failed);
+                }
+            },
+        }
+    }
+
+    /// `access` to the run-time channel `id` (see
+    /// [`RawEvents`](crate::RawEvents)), named `name` in reports.
+    pub fn raw(id: RawEventId, name: impl Into<Cow<'static, str>>, access: Access) -> Self {
+        EventAccess {
+            key: EventKey::Raw(id),
+            name: name.into(),
+            access,
+            reads: access == Access::Read,
+            register: |_, _| {},
+            add_reader: |registry, key, system| {
+                if let Some(events) = RawEvents::channel_mut(registry, key) {
+                    events.add_reader(system);
+                }
+            },
+            begin_tick: |registry, key, tick| {
+                if let Some(events) = RawEvents::channel_mut(registry, key) {
+                    events.begin_tick(tick);
+                }
+            },
+            flush: |registry, key, failed| {
+                if let Some(events) = RawEvents::channel_mut(registry, key) {
                     events.flush(failed);
                 }
             },
@@ -262,9 +307,25 @@ impl SystemAccess {
         self
     }
 
-    /// Adds one event access (merged with an earlier one of that type).
+    /// Adds reading the run-time event channel `id`, named `name` in
+    /// reports (see [`RawEvents`](crate::RawEvents)).
+    pub fn read_raw_events(mut self, id: RawEventId, name: impl Into<Cow<'static, str>>) -> Self {
+        self.add_event(EventAccess::raw(id, name, Access::Read));
+        self.add_resource(ResourceAccess::of::<RawEvents>(Access::Read));
+        self
+    }
+
+    /// Adds sending on the run-time event channel `id`, named `name` in
+    /// reports (see [`RawEvents`](crate::RawEvents)).
+    pub fn write_raw_events(mut self, id: RawEventId, name: impl Into<Cow<'static, str>>) -> Self {
+        self.add_event(EventAccess::raw(id, name, Access::Write));
+        self.add_resource(ResourceAccess::of::<RawEvents>(Access::Read));
+        self
+    }
+
+    /// Adds one event access (merged with an earlier one of that channel).
     pub fn add_event(&mut self, new: EventAccess) {
-        match self.events.iter_mut().find(|e| e.type_id == new.type_id) {
+        match self.events.iter_mut().find(|e| e.key == new.key) {
             Some(old) => {
                 old.access = old.access.max(new.access);
                 old.reads |= new.reads;
@@ -278,11 +339,12 @@ impl SystemAccess {
         &self.events
     }
 
-    /// `true` when the declaration covers `access` to event type `type_id`.
-    pub fn allows_event(&self, type_id: TypeId, access: Access) -> bool {
+    /// `true` when the declaration covers `access` to the event channel
+    /// `key`.
+    pub fn allows_event(&self, key: EventKey, access: Access) -> bool {
         self.events
             .iter()
-            .any(|e| e.type_id == type_id && e.access >= access)
+            .any(|e| e.key == key && e.access >= access)
     }
 
     /// Declares that the system takes the whole registry (`&mut
@@ -310,7 +372,7 @@ impl SystemAccess {
             self.add_resource(*r);
         }
         for e in &other.events {
-            self.add_event(*e);
+            self.add_event(e.clone());
         }
         self.commands |= other.commands;
         self.exclusive |= other.exclusive;
@@ -437,7 +499,7 @@ impl SystemAccess {
             }
         }
         for event in &self.events {
-            (event.register)(registry);
+            (event.register)(registry, event.key);
         }
     }
 
@@ -447,7 +509,7 @@ impl SystemAccess {
     pub(crate) fn register_readers(&self, registry: &mut Registry, index: usize) {
         for event in &self.events {
             if event.reads {
-                (event.add_reader)(registry, index);
+                (event.add_reader)(registry, event.key, index);
             }
         }
     }
@@ -475,9 +537,9 @@ impl SystemAccess {
         // Event writers append to their own buffers: only a writer and a
         // reader conflict.
         let events = self.events.iter().filter_map(|a| {
-            let b = other.events.iter().find(|b| b.type_id == a.type_id)?;
+            let b = other.events.iter().find(|b| b.key == a.key)?;
             (a.access != b.access).then_some((
-                Cow::Borrowed(a.name),
+                a.name.clone(),
                 SubjectKind::Event,
                 a.access,
                 b.access,
@@ -524,7 +586,7 @@ impl SystemAccess {
             self.events
                 .iter()
                 .filter(|e| e.access == access)
-                .map(|e| short_name(e.name))
+                .map(|e| short_name(&e.name))
                 .collect()
         };
         let mut parts = Vec::new();

@@ -123,14 +123,17 @@ mod system;
 mod system_state;
 mod tick;
 
-pub use access::{EventAccess, ResourceAccess, SubjectKind, SystemAccess, short_name};
+pub use access::{EventAccess, EventKey, ResourceAccess, SubjectKind, SystemAccess, short_name};
 pub use builder::{
     MAX_THREADS, ScheduleBuilder, SetConfig, SystemChain, SystemConfig, THREADS_PER_CORE,
 };
 pub use error::{BuildError, CycleEdge, RunError, SystemError};
 pub use events::params::{EventReader, EventWriter};
 pub use events::saved::{EventChunk, EventsState, EventsStateError};
-pub use events::{EventCommands, EventIter, Events};
+pub use events::{
+    EventCommands, EventIter, Events, RAW_EVENT_MAX_ALIGN, RawEvent, RawEventError, RawEventId,
+    RawEvents,
+};
 pub use executor::WaveTiming;
 pub use explain::Explain;
 pub use graph::{EdgeReason, Policy, Rule};

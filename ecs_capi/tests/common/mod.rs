@@ -366,6 +366,8 @@ pub struct SystemSpec {
     pub run_if: ecs_condition_fn,
     pub run_if_user_data: *mut c_void,
     pub startup: bool,
+    pub event_reads: Vec<ecs_event_id>,
+    pub event_writes: Vec<ecs_event_id>,
 }
 
 impl SystemSpec {
@@ -385,6 +387,8 @@ impl SystemSpec {
             run_if: None,
             run_if_user_data: ptr::null_mut(),
             startup: false,
+            event_reads: Vec::new(),
+            event_writes: Vec::new(),
         }
     }
 
@@ -414,6 +418,10 @@ impl SystemSpec {
             run_if: self.run_if,
             run_if_user_data: self.run_if_user_data,
             startup: self.startup,
+            event_reads: self.event_reads.as_ptr(),
+            event_reads_len: self.event_reads.len(),
+            event_writes: self.event_writes.as_ptr(),
+            event_writes_len: self.event_writes.len(),
         };
         // SAFETY: see `Engine`; every pointer in `desc` points into `self`
         // or the locals above, which live across the call, and the test

@@ -1,20 +1,18 @@
 //! The schedule's side of events: the hooks that age every channel at the
 //! start of a tick and flush each wave's channels when the wave ends.
 
-use std::any::TypeId;
-
 use ecs_engine::Registry;
 
 use super::{BeginTick, EventChannels, Flush};
-use crate::access::SystemAccess;
+use crate::access::{EventKey, SystemAccess};
 
 /// The event hooks of a schedule: every event type's `begin_tick`, and per
 /// wave the `flush` of the types its systems write or read (merging the
 /// writers' buffers, committing the readers' cursors).
 #[derive(Debug, Default)]
 pub(crate) struct EventHooks {
-    begin: Vec<(TypeId, BeginTick)>,
-    waves: Vec<Vec<(TypeId, Flush)>>,
+    begin: Vec<(EventKey, BeginTick)>,
+    waves: Vec<Vec<(EventKey, Flush)>>,
 }
 
 impl EventHooks {
@@ -23,14 +21,14 @@ impl EventHooks {
     pub(crate) fn new<'a>(waves: impl IntoIterator<Item = Vec<&'a SystemAccess>>) -> EventHooks {
         let mut hooks = EventHooks::default();
         for wave in waves {
-            let mut flushes: Vec<(TypeId, Flush)> = Vec::new();
+            let mut flushes: Vec<(EventKey, Flush)> = Vec::new();
             for access in wave {
                 for event in access.events() {
-                    if !hooks.begin.iter().any(|&(id, _)| id == event.type_id) {
-                        hooks.begin.push((event.type_id, event.begin_tick));
+                    if !hooks.begin.iter().any(|&(key, _)| key == event.key) {
+                        hooks.begin.push((event.key, event.begin_tick));
                     }
-                    if !flushes.iter().any(|&(id, _)| id == event.type_id) {
-                        flushes.push((event.type_id, event.flush));
+                    if !flushes.iter().any(|&(key, _)| key == event.key) {
+                        flushes.push((event.key, event.flush));
                     }
                 }
             }
@@ -43,21 +41,21 @@ impl EventHooks {
     /// declare, then the other channels listed in the registry
     /// ([`Events::channel`]).
     pub(crate) fn begin_tick(&self, registry: &mut Registry, tick: u64) {
-        for &(_, begin) in &self.begin {
-            begin(registry, tick);
+        for &(key, begin) in &self.begin {
+            begin(registry, key, tick);
         }
         let listed = registry
             .resource::<EventChannels>()
             .map_or(0, |c| c.0.len());
         for at in 0..listed {
-            let Some(&(type_id, begin)) = registry
+            let Some(&(key, begin)) = registry
                 .resource::<EventChannels>()
                 .and_then(|channels| channels.0.get(at))
             else {
                 break;
             };
-            if !self.begin.iter().any(|&(id, _)| id == type_id) {
-                begin(registry, tick);
+            if !self.begin.iter().any(|&(declared, _)| declared == key) {
+                begin(registry, key, tick);
             }
         }
     }
@@ -65,8 +63,8 @@ impl EventHooks {
     /// Merges the writer buffers of wave `wave`, dropping those of the
     /// `failed` systems (by registration index).
     pub(crate) fn flush(&self, registry: &mut Registry, wave: usize, failed: &[usize]) {
-        for &(_, flush) in &self.waves[wave] {
-            flush(registry, failed);
+        for &(key, flush) in &self.waves[wave] {
+            flush(registry, key, failed);
         }
     }
 
@@ -75,10 +73,10 @@ impl EventHooks {
     /// the `failed` systems.
     pub(crate) fn flush_all(&self, registry: &mut Registry, failed: &[usize]) {
         let mut done = Vec::new();
-        for &(type_id, flush) in self.waves.iter().flatten() {
-            if !done.contains(&type_id) {
-                done.push(type_id);
-                flush(registry, failed);
+        for &(key, flush) in self.waves.iter().flatten() {
+            if !done.contains(&key) {
+                done.push(key);
+                flush(registry, key, failed);
             }
         }
     }

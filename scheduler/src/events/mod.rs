@@ -4,15 +4,19 @@
 
 pub(crate) mod hooks;
 pub(crate) mod params;
+pub(crate) mod raw;
 pub(crate) mod saved;
 
-use std::any::TypeId;
+pub use raw::{RAW_EVENT_MAX_ALIGN, RawEvent, RawEventError, RawEventId, RawEvents};
+
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use command_buffer::CommandBuffer;
 use ecs_engine::Registry;
 use parking_lot::Mutex;
+
+use crate::access::EventKey;
 
 /// The channel of events of type `T`: a resource of the registry, created
 /// at build for every event type a system declares (or by
@@ -439,18 +443,15 @@ impl<T: Send + Sync + 'static> Events<T> {
             .resource::<Events<T>>()
             .is_some_and(|events| events.listed);
         if !listed {
-            let begin: BeginTick = |registry, tick| {
+            let begin: BeginTick = |registry, _, tick| {
                 if let Some(events) = registry.resource_mut::<Events<T>>() {
                     events.begin_tick(tick);
                 }
             };
             match registry.resource_mut::<EventChannels>() {
-                // A restored state may bring back the channel unlisted
-                // while the registry's list (not part of states) has it.
-                Some(channels) if channels.0.iter().any(|&(id, _)| id == TypeId::of::<T>()) => {}
-                Some(channels) => channels.0.push((TypeId::of::<T>(), begin)),
+                Some(channels) => channels.list(EventKey::of::<T>(), begin),
                 None => {
-                    registry.insert_resource(EventChannels(vec![(TypeId::of::<T>(), begin)]));
+                    registry.insert_resource(EventChannels(vec![(EventKey::of::<T>(), begin)]));
                 }
             }
         }
@@ -465,7 +466,18 @@ impl<T: Send + Sync + 'static> Events<T> {
 /// The event channels of a registry that schedules age each tick besides
 /// those their systems declare ([`Events::channel`]): a resource.
 #[derive(Debug, Default)]
-struct EventChannels(Vec<(TypeId, BeginTick)>);
+pub(crate) struct EventChannels(pub(crate) Vec<(EventKey, BeginTick)>);
+
+impl EventChannels {
+    /// Lists channel `key`, unless listed already (a restored state may
+    /// bring back a channel unlisted while the registry's list, not part
+    /// of states, has it).
+    pub(crate) fn list(&mut self, key: EventKey, begin: BeginTick) {
+        if !self.0.iter().any(|&(listed, _)| listed == key) {
+            self.0.push((key, begin));
+        }
+    }
+}
 
 /// The events a reader sees: a slice iterator over one chunk at a time, so
 /// the loop over a chunk is as tight as over a `Vec`. Exact size.
@@ -590,11 +602,11 @@ impl EventCommands for CommandBuffer {
     }
 }
 
-/// Ages one channel at the start of a tick.
-pub(crate) type BeginTick = fn(&mut Registry, u64);
+/// Ages one channel (by its key) at the start of a tick.
+pub(crate) type BeginTick = fn(&mut Registry, EventKey, u64);
 /// Merges one channel's writer buffers and commits its readers' cursors,
 /// except the failed systems' (their events dropped, their cursors kept).
-pub(crate) type Flush = fn(&mut Registry, &[usize]);
+pub(crate) type Flush = fn(&mut Registry, EventKey, &[usize]);
 
 #[cfg(test)]
 mod tests {
@@ -606,7 +618,7 @@ mod tests {
     fn listed(registry: &Registry) -> usize {
         registry.resource::<EventChannels>().map_or(0, |c| {
             c.0.iter()
-                .filter(|&&(id, _)| id == TypeId::of::<Ping>())
+                .filter(|&&(key, _)| key == EventKey::of::<Ping>())
                 .count()
         })
     }

@@ -249,7 +249,7 @@ pub(crate) fn run_waves(
                 // A type only startup systems use is in no wave's hooks.
                 for slot in wave.iter() {
                     for event in slot.access.events() {
-                        (event.flush)(registry, &failed);
+                        (event.flush)(registry, event.key, &failed);
                     }
                 }
             }

@@ -9,14 +9,14 @@ use ecs_engine::{Access, ComponentKey};
 
 use super::reason::{EdgeReason, Node, Policy, Rule};
 use crate::SystemAccess;
-use crate::access::SubjectKind;
+use crate::access::{EventKey, SubjectKind};
 
 /// What two systems can conflict on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(super) enum Key {
     Component(ComponentKey),
     Resource(TypeId),
-    Event(TypeId),
+    Event(EventKey),
     Registry,
 }
 
@@ -56,7 +56,7 @@ impl Subjects {
             let events = access
                 .events()
                 .iter()
-                .map(|e| (Key::Event(e.type_id), SubjectKind::Event, e.access));
+                .map(|e| (Key::Event(e.key), SubjectKind::Event, e.access));
             // Every system takes the registry when one does: an exclusive
             // system writes it, the others read it.
             let registry = any_exclusive.then(|| {

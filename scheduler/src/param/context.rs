@@ -124,15 +124,40 @@ impl<'a> SystemContext<'a> {
         &self,
         access: Access,
     ) -> Result<MappedRwLockReadGuard<'_, crate::Events<T>>, SystemError> {
-        if !self
-            .access
-            .allows_event(std::any::TypeId::of::<T>(), access)
-        {
+        if !self.access.allows_event(crate::EventKey::of::<T>(), access) {
             return Err(self.undeclared("event", std::any::type_name::<T>(), access));
         }
         self.cell
             .resource::<crate::Events<T>>()
             .map_err(|e| self.registry_error(e))
+    }
+
+    /// Run-time event channel `id`, checked against the declared event
+    /// access.
+    ///
+    /// # Errors
+    ///
+    /// [`SystemError::Undeclared`] when the system did not declare `access`
+    /// to the channel; [`SystemError::Registry`] when the registry has no
+    /// run-time channels; [`SystemError::Failed`] when it has no channel
+    /// `id`.
+    pub(crate) fn raw_events(
+        &self,
+        id: crate::RawEventId,
+        access: Access,
+    ) -> Result<MappedRwLockReadGuard<'_, crate::events::raw::RawChannel>, SystemError> {
+        let raw = self
+            .cell
+            .resource::<crate::RawEvents>()
+            .map_err(|e| self.registry_error(e))?;
+        let channel = crate::RawEvents::map(raw, id).ok_or_else(|| SystemError::Failed {
+            system: self.name.to_owned(),
+            message: format!("no event channel has id {} in this registry", id.index()),
+        })?;
+        if !self.access.allows_event(crate::EventKey::Raw(id), access) {
+            return Err(self.undeclared("event", channel.name.clone(), access));
+        }
+        Ok(channel)
     }
 
     /// The running system's name.
