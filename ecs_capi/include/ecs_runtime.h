@@ -196,7 +196,7 @@ typedef struct ecs_event_desc {
 // namespace of its own.
 typedef uint64_t ecs_event_id;
 
-// A channel's counts, from `ecs_event_stats`.
+// A channel's counts, from `ecs_event_get_stats`.
 typedef struct ecs_event_stats {
   // Events sent on the channel since it was registered.
   uint64_t sent;
@@ -962,7 +962,9 @@ ecs_status ecs_event_send(struct ecs_engine *engine,
 // # Safety
 //
 // `engine` is NULL or a live engine; `out` NULL or valid for writes.
-ecs_status ecs_event_stats(struct ecs_engine *engine, ecs_event_id id, struct ecs_event_stats *out);
+ecs_status ecs_event_get_stats(struct ecs_engine *engine,
+                               ecs_event_id id,
+                               struct ecs_event_stats *out);
 
 // Sends one event (`size` bytes at `value`, copied) on channel `id` from
 // a running system that declared it in `ecs_system_desc.event_writes`.

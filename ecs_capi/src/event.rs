@@ -59,7 +59,7 @@ pub struct ecs_events_read {
     pub missed: u64,
 }
 
-/// A channel's counts, from `ecs_event_stats`.
+/// A channel's counts, from `ecs_event_get_stats`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ecs_event_stats {
@@ -322,12 +322,12 @@ pub unsafe extern "C" fn ecs_event_send(
 ///
 /// `engine` is NULL or a live engine; `out` NULL or valid for writes.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn ecs_event_stats(
+pub unsafe extern "C" fn ecs_event_get_stats(
     engine: *mut ecs_engine,
     id: ecs_event_id,
     out: *mut ecs_event_stats,
 ) -> ecs_status {
-    const F: &str = "ecs_event_stats";
+    const F: &str = "ecs_event_get_stats";
     call(F, || {
         // SAFETY: the caller's promise on `engine`.
         let engine = unsafe { arg(engine, F, "engine") }?;

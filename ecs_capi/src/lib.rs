@@ -71,8 +71,9 @@ pub use entity::{
     ecs_spawn, ecs_world_checksum,
 };
 pub use event::{
-    ecs_ctx_read_events, ecs_ctx_send_event, ecs_event_desc, ecs_event_fn, ecs_event_id,
-    ecs_event_lookup, ecs_event_register, ecs_event_send, ecs_event_stats, ecs_events_read,
+    ecs_ctx_read_events, ecs_ctx_send_event, ecs_event_desc, ecs_event_fn, ecs_event_get_stats,
+    ecs_event_id, ecs_event_lookup, ecs_event_register, ecs_event_send, ecs_event_stats,
+    ecs_events_read,
 };
 pub use hierarchy::{
     ecs_children, ecs_commands_despawn_recursive, ecs_commands_disable,

@@ -506,6 +506,7 @@ fn status_names_are_the_header_names() {
     assert_eq!(name(ECS_ERR_LIMIT), "ECS_ERR_LIMIT");
     assert_eq!(name(ECS_ERR_UNKNOWN_RESOURCE), "ECS_ERR_UNKNOWN_RESOURCE");
     assert_eq!(name(ECS_ERR_SNAPSHOT), "ECS_ERR_SNAPSHOT");
+    assert_eq!(name(ECS_ERR_UNKNOWN_EVENT), "ECS_ERR_UNKNOWN_EVENT");
     assert_eq!(name(-1), "ECS_ERR_UNKNOWN_STATUS");
     assert_eq!(name(1000), "ECS_ERR_UNKNOWN_STATUS");
 }

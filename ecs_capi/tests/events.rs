@@ -51,7 +51,7 @@ fn send(engine: &Engine, id: ecs_event_id, value: u64) -> ecs_status {
 fn stats(engine: &Engine, id: ecs_event_id) -> ecs_event_stats {
     let mut out = ecs_event_stats::default();
     // SAFETY: a live engine; `out` is a local.
-    ok(unsafe { ecs_event_stats(engine.raw(), id, &mut out) });
+    ok(unsafe { ecs_event_get_stats(engine.raw(), id, &mut out) });
     out
 }
 

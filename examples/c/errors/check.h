@@ -90,5 +90,6 @@ void test_bad_inputs(void);
 void test_hierarchy(void);
 void test_resources(void);
 void test_snapshots(void);
+void test_events(void);
 
 #endif /* ECS_ERRORS_CHECK_H */

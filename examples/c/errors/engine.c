@@ -31,6 +31,7 @@ void test_status_names(void) {
         {ECS_ERR_LIMIT, "ECS_ERR_LIMIT"},
         {ECS_ERR_UNKNOWN_RESOURCE, "ECS_ERR_UNKNOWN_RESOURCE"},
         {ECS_ERR_SNAPSHOT, "ECS_ERR_SNAPSHOT"},
+        {ECS_ERR_UNKNOWN_EVENT, "ECS_ERR_UNKNOWN_EVENT"},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         checks++;

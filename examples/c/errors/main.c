@@ -60,6 +60,7 @@ int main(int argc, char **argv) {
     test_hierarchy();
     test_resources();
     test_snapshots();
+    test_events();
     printf("errors: all %lu checks passed\n", checks);
     return 0;
 }

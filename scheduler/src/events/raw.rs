@@ -433,7 +433,10 @@ mod tests {
         let mut registry = Registry::new();
         let a = RawEvents::register(&mut registry, "a", Layout::new::<u64>()).unwrap();
         let b = RawEvents::register(&mut registry, "b", Layout::new::<()>()).unwrap();
-        assert_eq!((a.index(), b.index(), RawEvents::count(&registry)), (0, 1, 2));
+        assert_eq!(
+            (a.index(), b.index(), RawEvents::count(&registry)),
+            (0, 1, 2)
+        );
         assert_eq!(
             RawEvents::register(&mut registry, "a", Layout::new::<u8>()),
             Err(RawEventError::DuplicateName("a".into()))
