@@ -701,7 +701,8 @@ public:
     // Saves the engine between ticks (see ecs_engine_save): the entities,
     // the values of the components registered with `ecs::savable`, the
     // hierarchy, the disabled entities, the tick counter and the systems'
-    // progress, as `format` (ECS_SNAPSHOT_POSTCARD or ECS_SNAPSHOT_JSON).
+    // progress, as `format` (ECS_SNAPSHOT_POSTCARD or ECS_SNAPSHOT_JSON);
+    // nothing of what the systems' callables capture, and no resources.
     // The bytes belong to the caller and outlive the engine; the library's
     // buffer is freed (ecs_snapshot_free) before this returns, also when
     // the copy throws. The engine is not changed. Throws `Error`:
@@ -727,10 +728,12 @@ public:
     // The engine must be built with the same systems, in the same order,
     // and every component with values in the snapshot registered with
     // `ecs::savable` under the same name and size. The bytes are only
-    // read. Throws `Error` (ECS_ERR_SNAPSHOT for bytes that do not load
-    // here: corrupt, cut, another format, other components or systems;
-    // ECS_ERR_WRONG_STATE before `build`), and then the engine is exactly
-    // as before and usable.
+    // read; the systems' callables keep what they captured. Throws
+    // `Error` (ECS_ERR_SNAPSHOT for bytes that do not load here: corrupt,
+    // cut, another format, other components or systems, or an engine with
+    // resources; ECS_ERR_WRONG_STATE before `build`; ECS_ERR_NULL_POINTER
+    // for a null `bytes` with a `len` above 0), and then the engine is
+    // exactly as before and usable.
     void load(ecs_snapshot_format format, const std::uint8_t* bytes, std::size_t len) {
         check(ecs_engine_load(raw_, format, bytes, len), "ecs_engine_load");
     }
