@@ -14,6 +14,8 @@
 //   first one, in the order systems were added; the rest of the tick ran,
 //   the others are dropped, and a system's commands recorded before its
 //   throw are still applied);
+// - snapshots as byte vectors: components registered with `ecs::savable`,
+//   `Engine::save` and `Engine::load`;
 // - systems as callables: `engine.add_system(ecs::System("move").reads(v)
 //   .writes(p).run([=](ecs::SystemContext& ctx) { ... }))`.
 //
@@ -80,6 +82,15 @@ inline void check(ecs_status status, const char* call) {
 
 template <class T>
 struct Init;
+
+// The tag that registers a component savable:
+// `engine.component<Position>("Position", ecs::savable)` (see
+// `Engine::component`, `Engine::save` and ecs_component_desc.savable).
+struct Savable {
+    explicit constexpr Savable() = default;
+};
+// The value of the tag `Savable`.
+inline constexpr Savable savable{};
 
 // A component type's id in one engine, typed with its C++ type.
 template <class T>
@@ -451,6 +462,29 @@ public:
         check(ecs_component_register(raw_, &desc, &component.id), "ecs_component_register");
         return component;
     }
+    // Registers `T` under `name` (unique in the engine) as savable: its
+    // values are plain data that `save` and `load` copy by their bytes
+    // (ecs_component_desc.savable). The caller promises, for every value
+    // it inserts: every byte of `sizeof(T)` is initialised, padding
+    // included (a `T` without padding, or one zeroed with `std::memset`
+    // before its members are set), and the value owns nothing and holds no
+    // pointer or handle it relies on (bytes saved by one process must be a
+    // valid `T` when loaded by another). A bare pointer `T` is refused at
+    // compile time. Throws `Error` as the other overload does.
+    template <class T>
+    Component<T> component(const char* name, Savable) {
+        static_assert(!std::is_pointer_v<T> && !std::is_member_pointer_v<T>,
+                      "a savable component is saved as bytes: a pointer means nothing when loaded");
+        ecs_component_desc desc{};
+        desc.struct_size = sizeof desc;
+        desc.name = name;
+        desc.size = sizeof(T);
+        desc.align = alignof(T);
+        desc.savable = true;
+        Component<T> component;
+        check(ecs_component_register(raw_, &desc, &component.id), "ecs_component_register");
+        return component;
+    }
     // Registers a resource `T` under `name` holding `initial`.
     template <class T>
     Resource<T> resource(const char* name, const T& initial = T{}) {
@@ -662,6 +696,50 @@ public:
         std::uint64_t sum = 0;
         check(ecs_world_checksum(raw_, ids.begin(), ids.size(), &sum), "ecs_world_checksum");
         return sum;
+    }
+
+    // Saves the engine between ticks (see ecs_engine_save): the entities,
+    // the values of the components registered with `ecs::savable`, the
+    // hierarchy, the disabled entities, the tick counter and the systems'
+    // progress, as `format` (ECS_SNAPSHOT_POSTCARD or ECS_SNAPSHOT_JSON);
+    // nothing of what the systems' callables capture, and no resources.
+    // The bytes belong to the caller and outlive the engine; the library's
+    // buffer is freed (ecs_snapshot_free) before this returns, also when
+    // the copy throws. The engine is not changed. Throws `Error`:
+    // ECS_ERR_SNAPSHOT when a component that is not savable has values
+    // (the message names it) or the engine has resources,
+    // ECS_ERR_WRONG_STATE before `build` (or during a tick),
+    // ECS_ERR_INVALID_ARGUMENT for an unknown format.
+    std::vector<std::uint8_t> save(ecs_snapshot_format format) const {
+        std::uint8_t* bytes = nullptr;
+        std::size_t len = 0;
+        check(ecs_engine_save(raw_, format, &bytes, &len), "ecs_engine_save");
+        struct Buffer {
+            std::uint8_t* bytes;
+            std::size_t len;
+            ~Buffer() { ecs_snapshot_free(bytes, len); }
+        } buffer{bytes, len};
+        return std::vector<std::uint8_t>(buffer.bytes, buffer.bytes + buffer.len);
+    }
+    // Loads `len` bytes at `bytes`, a snapshot from `save` in `format`,
+    // between ticks (see ecs_engine_load): every entity and value is
+    // replaced by the snapshot's, then the tick counter and the systems'
+    // progress, so the next ticks and spawns go on as in the saved engine.
+    // The engine must be built with the same systems, in the same order,
+    // and every component with values in the snapshot registered with
+    // `ecs::savable` under the same name and size. The bytes are only
+    // read; the systems' callables keep what they captured. Throws
+    // `Error` (ECS_ERR_SNAPSHOT for bytes that do not load here: corrupt,
+    // cut, another format, other components or systems, or an engine with
+    // resources; ECS_ERR_WRONG_STATE before `build`; ECS_ERR_NULL_POINTER
+    // for a null `bytes` with a `len` above 0), and then the engine is
+    // exactly as before and usable.
+    void load(ecs_snapshot_format format, const std::uint8_t* bytes, std::size_t len) {
+        check(ecs_engine_load(raw_, format, bytes, len), "ecs_engine_load");
+    }
+    // As `load(format, bytes.data(), bytes.size())`.
+    void load(ecs_snapshot_format format, const std::vector<std::uint8_t>& bytes) {
+        load(format, bytes.data(), bytes.size());
     }
 
     // The C engine, for calls this layer does not wrap.
