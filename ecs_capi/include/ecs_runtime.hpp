@@ -112,6 +112,16 @@ struct Resource {
     ecs_resource_id id = 0;
 };
 
+// An event channel's id in one engine, typed with its event type (see
+// ecs_event_register): events are copied by the engine as bytes.
+template <class T>
+struct Event {
+    static_assert(std::is_trivially_copyable_v<T>,
+                  "an event is copied by the engine as bytes: T must be trivially copyable");
+    static_assert(alignof(T) <= 16, "an event's alignment is at most 16 bytes");
+    ecs_event_id id = 0;
+};
+
 // A component and its value, for `Engine::spawn`.
 template <class T>
 struct Init {
@@ -247,6 +257,35 @@ public:
         void* value = nullptr;
         check(ecs_ctx_resource_write(raw_, resource.id, &value), "ecs_ctx_resource_write");
         return *static_cast<T*>(value);
+    }
+
+    // Sends `value` on `channel` (declared with `System::sends`): readers
+    // see it when this system's wave ends; dropped if the system throws.
+    template <class T>
+    void send(Event<T> channel, const T& value) {
+        check(ecs_ctx_send_event(raw_, channel.id, &value, sizeof(T)), "ecs_ctx_send_event");
+    }
+    // Calls `f(const T&)` with each event of `channel` (declared with
+    // `System::reads`) this system has not seen yet, oldest first, and
+    // returns the counts (`read`, and `missed`: dropped by age before this
+    // system ran). Each event is handed out once: those passed the cursor
+    // even if `f` throws, which stops the walk and is rethrown here (then,
+    // like any throw in a body, after the tick).
+    template <class T, class F>
+    ecs_events_read read(Event<T> channel, F&& f) {
+        struct Walk {
+            F* f;
+            detail::Failure failure;
+        } walk{&f, {}};
+        auto visit = [](const void* event, void* data) {
+            auto& w = *static_cast<Walk*>(data);
+            w.failure.guard([&] { (*w.f)(*static_cast<const T*>(event)); });
+        };
+        ecs_events_read counts{};
+        ecs_status status = ecs_ctx_read_events(raw_, channel.id, visit, &walk, &counts);
+        walk.failure.rethrow();
+        check(status, "ecs_ctx_read_events");
+        return counts;
     }
 
     // `entity`'s component (declared by the system); throws `Error` when
@@ -396,6 +435,19 @@ public:
         resource_writes_.push_back(resource.id);
         return *this;
     }
+    // Event channels the system reads (`SystemContext::read`) or sends on
+    // (`SystemContext::send`): a sender runs before the readers of its
+    // channel; two senders may run together.
+    template <class T>
+    System& reads(Event<T> channel) {
+        event_reads_.push_back(channel.id);
+        return *this;
+    }
+    template <class T>
+    System& sends(Event<T> channel) {
+        event_writes_.push_back(channel.id);
+        return *this;
+    }
     // A run condition, evaluated once per tick before the system on the
     // worker that would run it: false skips the system. What it throws
     // skips the system and is rethrown after the tick, like a body's.
@@ -425,6 +477,7 @@ private:
     std::vector<ecs_resource_id> resource_reads_, resource_writes_;
     std::function<bool(const SystemContext&)> condition_;
     bool startup_ = false;
+    std::vector<ecs_event_id> event_reads_, event_writes_;
 };
 
 // Owns an ecs_engine: a registry, a schedule and a pool of threads.
@@ -509,6 +562,33 @@ public:
     template <class T>
     void set(Resource<T> resource, const T& value) {
         check(ecs_resource_set(raw_, resource.id, &value, sizeof(T)), "ecs_resource_set");
+    }
+
+    // Registers an event channel of `T` under `name` (see
+    // ecs_event_register).
+    template <class T>
+    Event<T> event(const char* name) {
+        ecs_event_desc desc{};
+        desc.struct_size = sizeof desc;
+        desc.name = name;
+        desc.size = sizeof(T);
+        desc.align = alignof(T);
+        Event<T> channel;
+        check(ecs_event_register(raw_, &desc, &channel.id), "ecs_event_register");
+        return channel;
+    }
+    // Sends `value` on `channel` between ticks: the next tick's readers
+    // see it.
+    template <class T>
+    void send(Event<T> channel, const T& value) {
+        check(ecs_event_send(raw_, channel.id, &value, sizeof(T)), "ecs_event_send");
+    }
+    // The channel's counts: sent, retained, missed.
+    template <class T>
+    ecs_event_stats stats(Event<T> channel) const {
+        ecs_event_stats stats{};
+        check(ecs_event_get_stats(raw_, channel.id, &stats), "ecs_event_get_stats");
+        return stats;
     }
 
     // The component registered as `name`, typed as `T` (the caller vouches
@@ -667,6 +747,10 @@ public:
             desc.run_if_user_data = &added;
         }
         desc.startup = system.startup_;
+        desc.event_reads = system.event_reads_.data();
+        desc.event_reads_len = system.event_reads_.size();
+        desc.event_writes = system.event_writes_.data();
+        desc.event_writes_len = system.event_writes_.size();
         ecs_status status = ecs_system_add(raw_, &desc);
         if (status != ECS_OK) {
             systems_.pop_back();

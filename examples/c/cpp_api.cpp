@@ -395,6 +395,71 @@ void test_resources_conditions_and_startup() {
     EXPECT_ERROR(ECS_ERR_DUPLICATE_NAME, engine.resource<std::uint32_t>("flag", 0));
 }
 
+struct Hit {
+    std::uint32_t target;
+    float damage;
+};
+
+void test_events() {
+    std::vector<std::vector<std::uint32_t>> runs[2];
+    for (std::uint32_t threads : {1u, 4u}) {
+        ecs::Engine engine(threads);
+        auto hits = engine.event<Hit>("hit");
+        std::uint32_t tick = 0;
+        auto& seen = runs[threads == 1 ? 0 : 1];
+        // Added first, still runs after the senders.
+        engine.add_system(ecs::System("score").reads(hits).run([&](ecs::SystemContext& ctx) {
+            std::vector<std::uint32_t> targets;
+            ecs_events_read counts = ctx.read(hits, [&](const Hit& hit) { targets.push_back(hit.target); });
+            EXPECT(counts.read == targets.size() && counts.missed == 0);
+            seen.push_back(targets);
+        }));
+        engine.add_system(ecs::System("left").sends(hits).run([&](ecs::SystemContext& ctx) {
+            ctx.send(hits, Hit{tick * 10 + 1, 1.0f});
+            ctx.send(hits, Hit{tick * 10 + 2, 1.0f});
+        }));
+        engine.add_system(ecs::System("right").sends(hits).run(
+            [&](ecs::SystemContext& ctx) { ctx.send(hits, Hit{tick * 10 + 5, 1.0f}); }));
+        engine.send(hits, Hit{7, 1.0f});
+        for (tick = 0; tick < 3; ++tick) {
+            engine.tick();
+        }
+        EXPECT(seen.size() == 3);
+        EXPECT((seen[0] == std::vector<std::uint32_t>{7, 1, 2, 5}));
+        EXPECT((seen[2] == std::vector<std::uint32_t>{21, 22, 25}));
+        ecs_event_stats stats = engine.stats(hits);
+        EXPECT(stats.sent == 10 && stats.missed == 0);
+    }
+    EXPECT(runs[0] == runs[1]);
+
+    // A throw inside the read callback comes back after the tick; the
+    // undeclared send throws ECS_ERR_UNDECLARED; the engine goes on.
+    ecs::Engine engine(2);
+    auto hits = engine.event<Hit>("hit");
+    engine.add_system(ecs::System("picky").reads(hits).run([&](ecs::SystemContext& ctx) {
+        ctx.read(hits, [](const Hit&) { throw std::runtime_error("bad hit"); });
+    }));
+    engine.send(hits, Hit{1, 1.0f});
+    ++checks;
+    try {
+        engine.tick();
+        fail(__FILE__, __LINE__, "the read callback's throw did not come back");
+    } catch (const std::runtime_error& e) {
+        EXPECT(std::string(e.what()) == "bad hit");
+    }
+    engine.tick();
+    ecs::Engine other(1);
+    auto foreign = other.event<Hit>("hit");
+    EXPECT_ERROR(ECS_ERR_UNKNOWN_EVENT, engine.send(foreign, Hit{1, 1.0f}));
+    EXPECT_ERROR(ECS_ERR_DUPLICATE_NAME, engine.event<Hit>("hit"));
+    ecs::Engine sneaky(1);
+    auto channel = sneaky.event<Hit>("hit");
+    sneaky.add_system(ecs::System("sneaky").run(
+        [&](ecs::SystemContext& ctx) { ctx.send(channel, Hit{1, 1.0f}); }));
+    EXPECT_ERROR(ECS_ERR_UNDECLARED, sneaky.tick());
+    EXPECT(sneaky.stats(channel).sent == 0);
+}
+
 void test_moves() {
     ecs::Engine first;
     auto position = first.component<Position>("Position");
@@ -617,6 +682,7 @@ int main() {
         test_queue();
         test_moves();
         test_resources_conditions_and_startup();
+        test_events();
         test_chunks();
         test_snapshot_round_trip(ECS_SNAPSHOT_POSTCARD);
         test_snapshot_round_trip(ECS_SNAPSHOT_JSON);
