@@ -28,7 +28,8 @@
 // `ecs_component_desc.savable` and `ECS_ERR_SNAPSHOT`; 4: events between
 // systems, `ecs_event_register`, `ecs_ctx_send_event`,
 // `ecs_ctx_read_events`, ..., with `ecs_system_desc.event_reads` and
-// `event_writes` and `ECS_ERR_UNKNOWN_EVENT`).
+// `event_writes` and `ECS_ERR_UNKNOWN_EVENT`; resources in snapshots,
+// `ecs_resource_desc.savable`).
 #define ECS_API_VERSION_MINOR 4
 
 // The most worker threads an engine's pool may have
@@ -245,6 +246,13 @@ typedef struct ecs_resource_desc {
   size_t align;
   // The initial value, `size` bytes, copied; NULL for all zero bytes.
   const void *initial;
+  // `true` declares the value plain data that `ecs_engine_save` and
+  // `ecs_engine_load` copy by its bytes, with the same promise as
+  // `ecs_component_desc.savable`: every byte initialised (padding
+  // included) and no pointer or handle whose meaning is lost when the
+  // bytes are loaded elsewhere. `false` (or an older struct): an engine
+  // with the resource can be neither saved nor loaded.
+  bool savable;
 } ecs_resource_desc;
 
 // A resource's id: tagged with its engine like an `ecs_component_id`
@@ -1468,8 +1476,10 @@ ecs_status ecs_ctx_resource_write(struct ecs_system_ctx *ctx, ecs_resource_id id
 // `ecs_component_desc.savable` (under its name, as their bytes in the
 // machine's byte order), the hierarchy (parents, children and their
 // order), which entities are disabled, the tick counter, whether the
-// startup systems have run, and each system's reserve of entity handles.
-// It holds nothing of the systems' C user data or of resources.
+// startup systems have run, each system's reserve of entity handles, and
+// the bytes of every resource (all must be registered with
+// `ecs_resource_desc.savable`). It holds nothing of the systems' C user
+// data.
 //
 // The schedule must be built (`ecs_engine_build`, or a tick): the
 // snapshot holds the systems' progress. The engine is not changed.
@@ -1482,8 +1492,8 @@ ecs_status ecs_ctx_resource_write(struct ecs_system_ctx *ctx, ecs_resource_id id
 // thread at the same time, or before the schedule is built; the build's
 // status (`ECS_ERR_SCHEDULE`) after a failed build; `ECS_ERR_SNAPSHOT`
 // when a component that is not savable has values (the message names it)
-// or the engine has resources (`ecs_resource_register`) or events some
-// reader system has not read yet (the message names the channels). On failure
+// or the engine has a resource not declared savable or events some
+// reader system has not read yet (the messages name them). On failure
 // `*out_bytes` is NULL and `*out_len` 0 (when those pointers are not
 // NULL) and nothing is allocated.
 //
@@ -1535,10 +1545,11 @@ void ecs_snapshot_free(uint8_t *bytes, size_t len);
 // status (`ECS_ERR_SCHEDULE`) after a failed build; `ECS_ERR_SNAPSHOT`
 // when the bytes do not load into this engine (corrupt or truncated,
 // saved in the other format or by another format version, a component
-// missing here, not savable or of another size, other systems), or when
-// the engine has resources (a snapshot holds none to replace them
-// with) or events some reader has not read; the message names what and
-// where.
+// missing here, not savable or of another size, other systems, other
+// resources: names, order and sizes must be this engine's), or when the
+// engine has a resource not declared savable or events some reader has
+// not read; the message names what and where. The resources' bytes are
+// replaced with the snapshot's.
 //
 // # Safety
 //

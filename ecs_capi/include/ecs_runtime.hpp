@@ -551,6 +551,26 @@ public:
         check(ecs_resource_register(raw_, &desc, &resource.id), "ecs_resource_register");
         return resource;
     }
+    // Registers a savable resource `T` under `name` holding `initial`:
+    // `Engine::save` and `Engine::load` copy it by its bytes (every byte of
+    // `initial` and of what is written later initialised, padding included;
+    // no pointer; see ecs_resource_desc.savable). An engine with a resource
+    // registered without the tag can be neither saved nor loaded.
+    template <class T>
+    Resource<T> resource(const char* name, const T& initial, Savable) {
+        static_assert(!std::is_pointer_v<T> && !std::is_member_pointer_v<T>,
+                      "a savable resource is saved as bytes: a pointer means nothing when loaded");
+        ecs_resource_desc desc{};
+        desc.struct_size = sizeof desc;
+        desc.name = name;
+        desc.size = sizeof(T);
+        desc.align = alignof(T);
+        desc.initial = &initial;
+        desc.savable = true;
+        Resource<T> resource;
+        check(ecs_resource_register(raw_, &desc, &resource.id), "ecs_resource_register");
+        return resource;
+    }
     // A copy of the resource's value (between ticks).
     template <class T>
     T get(Resource<T> resource) const {

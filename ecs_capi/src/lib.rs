@@ -25,7 +25,7 @@
 //!   of Rust's `EventWriter`/`EventReader`.
 //! - Snapshots: `ecs_engine_save` / `ecs_engine_load` write a whole
 //!   engine to bytes and read it back (crate `ecs_snapshot`), with the
-//!   values of the components registered `savable`.
+//!   values of the components and resources registered `savable`.
 //! - Versioning: `ecs_api_version` and `ECS_API_VERSION_*`; every
 //!   descriptor struct starts with its `struct_size`, so later versions can
 //!   add fields without breaking older callers.
@@ -112,7 +112,8 @@ pub const ECS_API_VERSION_MAJOR: u32 = 2;
 /// `ecs_component_desc.savable` and `ECS_ERR_SNAPSHOT`; 4: events between
 /// systems, `ecs_event_register`, `ecs_ctx_send_event`,
 /// `ecs_ctx_read_events`, ..., with `ecs_system_desc.event_reads` and
-/// `event_writes` and `ECS_ERR_UNKNOWN_EVENT`).
+/// `event_writes` and `ECS_ERR_UNKNOWN_EVENT`; resources in snapshots,
+/// `ecs_resource_desc.savable`).
 pub const ECS_API_VERSION_MINOR: u32 = 4;
 
 /// The version of the linked library: `(major << 16) | minor`. A program

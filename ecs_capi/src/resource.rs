@@ -51,7 +51,18 @@ pub struct ecs_resource_desc {
     pub align: usize,
     /// The initial value, `size` bytes, copied; NULL for all zero bytes.
     pub initial: *const c_void,
+    // Version 2 (API 2.4): read only when `struct_size` covers it.
+    /// `true` declares the value plain data that `ecs_engine_save` and
+    /// `ecs_engine_load` copy by its bytes, with the same promise as
+    /// `ecs_component_desc.savable`: every byte initialised (padding
+    /// included) and no pointer or handle whose meaning is lost when the
+    /// bytes are loaded elsewhere. `false` (or an older struct): an engine
+    /// with the resource can be neither saved nor loaded.
+    pub savable: bool,
 }
+
+/// The version 1 struct: every field up to `initial`.
+const RESOURCE_DESC_V1: usize = std::mem::offset_of!(ecs_resource_desc, savable);
 
 /// One resource's bytes.
 struct Slot {
@@ -62,6 +73,8 @@ struct Slot {
     bytes: NonNull<u8>,
     /// The scheduling key: a zero-sized run-time component.
     key: ComponentId,
+    /// Declared savable (`ecs_resource_desc.savable`).
+    savable: bool,
 }
 
 // SAFETY: the slot owns its block; the bytes are touched only by engine
@@ -111,6 +124,7 @@ impl Slot {
             layout,
             bytes,
             key,
+            savable: false,
         })
     }
 }
@@ -175,6 +189,87 @@ impl ResourceStore {
 
     fn name(&self, index: usize) -> String {
         self.slots.read()[index].name.clone()
+    }
+
+    /// The names of the resources not declared savable.
+    pub(crate) fn unsavable(&self) -> Vec<String> {
+        self.slots
+            .read()
+            .iter()
+            .filter(|slot| !slot.savable)
+            .map(|slot| slot.name.clone())
+            .collect()
+    }
+
+    /// Every resource's name and a copy of its bytes, in registration
+    /// order. Between ticks only (the caller holds the engine's lock), and
+    /// only when every resource is savable ([`unsavable`](Self::unsavable)
+    /// is empty): their bytes are then initialised, by the caller's
+    /// promise.
+    pub(crate) fn copies(&self) -> Vec<(String, Vec<u8>)> {
+        self.slots
+            .read()
+            .iter()
+            .map(|slot| {
+                let bytes = if slot.layout.size() == 0 {
+                    Vec::new()
+                } else {
+                    // SAFETY: the block holds `size` bytes, initialised by
+                    // the `savable` promise (see above); no tick runs while
+                    // the engine's lock is held, so no system writes it now.
+                    unsafe { std::slice::from_raw_parts(slot.bytes.as_ptr(), slot.layout.size()) }
+                        .to_vec()
+                };
+                (slot.name.clone(), bytes)
+            })
+            .collect()
+    }
+
+    /// `Err` with the reason unless `saved` holds exactly this store's
+    /// resources (the same names, in the same order, with their sizes).
+    pub(crate) fn fits(&self, saved: &[(String, Vec<u8>)]) -> Result<(), String> {
+        let slots = self.slots.read();
+        let ours: Vec<(&str, usize)> = slots
+            .iter()
+            .map(|s| (s.name.as_str(), s.layout.size()))
+            .collect();
+        let theirs: Vec<(&str, usize)> = saved.iter().map(|(n, b)| (n.as_str(), b.len())).collect();
+        if ours == theirs {
+            return Ok(());
+        }
+        let describe = |list: &[(&str, usize)]| {
+            let items: Vec<String> = list
+                .iter()
+                .map(|(n, size)| format!("`{n}` ({size} bytes)"))
+                .collect();
+            if items.is_empty() {
+                "none".to_owned()
+            } else {
+                items.join(", ")
+            }
+        };
+        Err(format!(
+            "the snapshot's C resources are {}, this engine's {}: register the same \
+             resources, in the same order, with the same sizes",
+            describe(&theirs),
+            describe(&ours)
+        ))
+    }
+
+    /// Copies `saved` (checked by [`fits`](Self::fits)) into the
+    /// resources. Between ticks only.
+    pub(crate) fn restore(&self, saved: &[(String, Vec<u8>)]) {
+        let slots = self.slots.read();
+        for (slot, (_, bytes)) in slots.iter().zip(saved) {
+            if !bytes.is_empty() {
+                // SAFETY: `bytes` is `size` bytes (checked by `fits`); the
+                // block is the slot's own, not touched by any system while
+                // the engine's lock is held.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(bytes.as_ptr(), slot.bytes.as_ptr(), bytes.len());
+                }
+            }
+        }
     }
 }
 
@@ -270,6 +365,32 @@ unsafe fn copy_between_ticks(
     Ok(())
 }
 
+/// The caller's descriptor: its first `struct_size` bytes (at least
+/// version 1, at most this library's struct), `savable` false when the
+/// struct does not cover it.
+///
+/// # Safety
+///
+/// `desc` is non-null and valid for reads of `desc->struct_size` bytes or
+/// of a whole `ecs_resource_desc`, whichever is smaller.
+unsafe fn read_desc(
+    desc: *const ecs_resource_desc,
+    function: &str,
+) -> Result<ecs_resource_desc, Failure> {
+    // SAFETY: the first field of every version, valid by the caller's promise.
+    let struct_size = unsafe { desc.cast::<u32>().read() };
+    check_struct_size(struct_size, RESOURCE_DESC_V1, function, "ecs_resource_desc")?;
+    let covered = (struct_size as usize).min(size_of::<ecs_resource_desc>());
+    let mut copy = std::mem::MaybeUninit::<ecs_resource_desc>::zeroed();
+    // SAFETY: `covered` bytes are readable (the caller's promise) and fit
+    // in `copy`; every field is valid as zero bytes (NULL pointers, 0,
+    // `false`), so the bytes not copied leave a valid value.
+    Ok(unsafe {
+        std::ptr::copy_nonoverlapping(desc.cast::<u8>(), copy.as_mut_ptr().cast::<u8>(), covered);
+        copy.assume_init()
+    })
+}
+
 /// Registers a resource: a zeroed or `desc->initial` value of `desc->size`
 /// bytes aligned to `desc->align`, owned by the engine until it is
 /// destroyed (resources cannot be removed), and writes its id to `*out`.
@@ -308,14 +429,11 @@ pub unsafe extern "C" fn ecs_resource_register(
         // SAFETY: the caller's promise on every pointer.
         let engine = unsafe { arg(engine, F, "engine") }?;
         let mut engine = engine.lock(F)?;
-        // SAFETY: NULL or valid, by the caller's promise.
-        let desc = unsafe { arg(desc, F, "desc") }?;
-        check_struct_size(
-            desc.struct_size,
-            size_of::<ecs_resource_desc>(),
-            F,
-            "ecs_resource_desc",
-        )?;
+        if desc.is_null() {
+            return Err(Failure::null(F, "desc"));
+        }
+        // SAFETY: non-null, and valid for its `struct_size` by the caller's promise.
+        let desc = unsafe { read_desc(desc, F) }?;
         if out.is_null() {
             return Err(Failure::null(F, "out"));
         }
@@ -365,6 +483,7 @@ pub unsafe extern "C" fn ecs_resource_register(
         // Allocate first, so a refused allocation registers nothing.
         let tag = engine.tag;
         let mut slot = Slot::new(name, layout, ComponentId::from_u32(0), F)?;
+        slot.savable = desc.savable;
         if !desc.initial.is_null() && layout.size() > 0 {
             // SAFETY: `initial` is valid for `size` reads (the caller's
             // promise); the block is `size` bytes and fresh.

@@ -123,6 +123,7 @@ fn resources_round_trip_before_the_build_and_between_ticks() {
         size: 16,
         align: 16,
         initial: ptr::null(),
+        savable: false,
     };
     let mut late = 0;
     // SAFETY: a live engine; the descriptor and `late` are locals.
@@ -166,6 +167,7 @@ fn bad_resource_calls_return_a_status() {
         size: 4,
         align: 3,
         initial: ptr::null(),
+        savable: false,
     };
     let mut id = 0;
     // SAFETY: a live engine; the descriptor and `id` are locals.

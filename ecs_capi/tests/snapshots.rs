@@ -7,6 +7,8 @@
 
 mod common;
 
+use std::ffi::CStr;
+
 use std::ffi::c_void;
 use std::ptr;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -512,7 +514,7 @@ fn the_buffer_outlives_its_engine() {
 }
 
 #[test]
-fn an_engine_with_resources_is_neither_saved_nor_loaded() {
+fn an_engine_with_a_resource_not_declared_savable_is_neither_saved_nor_loaded() {
     let src = source();
     let bytes = src.engine.save(ECS_SNAPSHOT_POSTCARD).unwrap();
     let (engine, _ids) = fresh();
@@ -521,12 +523,134 @@ fn an_engine_with_resources_is_neither_saved_nor_loaded() {
     fails(
         engine.save(ECS_SNAPSHOT_POSTCARD).unwrap_err(),
         ECS_ERR_SNAPSHOT,
-        "`Gravity`",
+        "not declared savable (`Gravity`)",
     );
     fails(
         engine.load(ECS_SNAPSHOT_POSTCARD, &bytes),
         ECS_ERR_SNAPSHOT,
         "`Gravity`",
+    );
+    assert_eq!(fingerprint(&engine), before);
+}
+
+#[test]
+fn a_version_1_resource_descriptor_is_not_savable() {
+    let (engine, _ids) = fresh();
+    let value = 5u32;
+    // An older caller's struct stops before `savable`: the `true` after
+    // it is not read.
+    let desc = ecs_resource_desc {
+        struct_size: std::mem::offset_of!(ecs_resource_desc, savable) as u32,
+        name: c"Old".as_ptr(),
+        size: 4,
+        align: 4,
+        initial: (&raw const value).cast(),
+        savable: true,
+    };
+    let mut id = 0;
+    // SAFETY: a live engine; the descriptor, its name, `value` and `id` are locals.
+    ok(unsafe { ecs_resource_register(engine.raw(), &desc, &mut id) });
+    assert_eq!(engine.resource_get::<u32>(id), 5);
+    fails(
+        engine.save(ECS_SNAPSHOT_POSTCARD).unwrap_err(),
+        ECS_ERR_SNAPSHOT,
+        "not declared savable (`Old`)",
+    );
+}
+
+/// A source engine with two savable resources, `Score` (a u64) and
+/// `Wind` (a Vec2).
+fn source_with_resources() -> (Source, ecs_resource_id, ecs_resource_id) {
+    let src = source();
+    let score = src
+        .engine
+        .try_resource_desc(c"Score", &41u64, true)
+        .unwrap();
+    let wind = src
+        .engine
+        .try_resource_desc(c"Wind", &Vec2 { x: 0.5, y: -1.0 }, true)
+        .unwrap();
+    (src, score, wind)
+}
+
+#[test]
+fn savable_resources_round_trip_with_the_world_in_both_formats() {
+    for format in [ECS_SNAPSHOT_POSTCARD, ECS_SNAPSHOT_JSON] {
+        let (src, score, wind) = source_with_resources();
+        let bytes = src.engine.save(format).unwrap();
+        // The engine saved is unchanged, and saving again gives the same bytes.
+        assert_eq!(src.engine.resource_get::<u64>(score), 41);
+        assert_eq!(src.engine.save(format).unwrap(), bytes);
+        // Loaded into a fresh engine with the same resources (other values).
+        let (loaded, _ids) = fresh();
+        let l_score = loaded.try_resource_desc(c"Score", &0u64, true).unwrap();
+        let l_wind = loaded
+            .try_resource_desc(c"Wind", &Vec2 { x: 0.0, y: 0.0 }, true)
+            .unwrap();
+        ok(loaded.load(format, &bytes));
+        assert_eq!(loaded.resource_get::<u64>(l_score), 41);
+        assert_eq!(
+            loaded.resource_get::<Vec2>(l_wind),
+            Vec2 { x: 0.5, y: -1.0 }
+        );
+        assert_eq!(fingerprint(&loaded), fingerprint(&src.engine));
+        // Back into the source after a change: the saved value returns.
+        ok(src.engine.resource_set(score, &7u64));
+        ok(src.engine.load(format, &bytes));
+        assert_eq!(src.engine.resource_get::<u64>(score), 41);
+        assert_eq!(
+            src.engine.resource_get::<Vec2>(wind),
+            Vec2 { x: 0.5, y: -1.0 }
+        );
+    }
+}
+
+#[test]
+fn a_snapshot_with_other_resources_loads_nothing() {
+    let (src, _score, _wind) = source_with_resources();
+    let with = src.engine.save(ECS_SNAPSHOT_POSTCARD).unwrap();
+    let plain = source().engine.save(ECS_SNAPSHOT_POSTCARD).unwrap();
+
+    // Another size, another name, one missing, none, one more: refused,
+    // naming both lists, and nothing changes.
+    let cases: [&[(&CStr, usize)]; 4] = [
+        &[(c"Score", 4), (c"Wind", 8)],
+        &[(c"Score", 8), (c"Breeze", 8)],
+        &[(c"Score", 8)],
+        &[(c"Score", 8), (c"Wind", 8), (c"Rain", 4)],
+    ];
+    for resources in cases {
+        let (engine, _ids) = fresh();
+        for &(name, size) in resources {
+            if size == 8 {
+                engine.try_resource_desc(name, &[3u8; 8], true).unwrap();
+            } else {
+                engine.try_resource_desc(name, &[3u8; 4], true).unwrap();
+            }
+        }
+        let before = fingerprint(&engine);
+        fails(
+            engine.load(ECS_SNAPSHOT_POSTCARD, &with),
+            ECS_ERR_SNAPSHOT,
+            "the snapshot's C resources are `Score` (8 bytes), `Wind` (8 bytes)",
+        );
+        assert_eq!(fingerprint(&engine), before, "{resources:?}");
+        // A snapshot of an engine without resources does not load into one
+        // with some.
+        fails(
+            engine.load(ECS_SNAPSHOT_POSTCARD, &plain),
+            ECS_ERR_SNAPSHOT,
+            "the snapshot's C resources are none",
+        );
+        assert_eq!(fingerprint(&engine), before, "{resources:?}");
+    }
+    // And one with resources does not load into an engine without them.
+    let (engine, _ids) = fresh();
+    let before = fingerprint(&engine);
+    fails(
+        engine.load(ECS_SNAPSHOT_POSTCARD, &with),
+        ECS_ERR_SNAPSHOT,
+        "this engine's none",
     );
     assert_eq!(fingerprint(&engine), before);
 }

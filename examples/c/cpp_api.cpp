@@ -662,6 +662,19 @@ void test_snapshot_refusals() {
     EXPECT(engine.ticks() == 1);
     EXPECT(engine.entity_count() == 2);
     EXPECT(engine.get(e, world.position).y == 2.5f);
+
+    // A savable resource is saved and loaded with the world; one without
+    // the tag makes both refuse.
+    auto score = engine.resource<std::uint64_t>("score", 41, ecs::savable);
+    const std::vector<std::uint8_t> with_score = engine.save(ECS_SNAPSHOT_POSTCARD);
+    engine.set(score, std::uint64_t{7});
+    engine.load(ECS_SNAPSHOT_POSTCARD, with_score);
+    EXPECT(engine.get(score) == 41);
+    EXPECT_ERROR(ECS_ERR_SNAPSHOT, engine.load(ECS_SNAPSHOT_JSON, good));  // no `score` there
+    auto cache = engine.resource<std::uint32_t>("cache", 0);
+    EXPECT_ERROR(ECS_ERR_SNAPSHOT, engine.save(ECS_SNAPSHOT_POSTCARD));
+    EXPECT_ERROR(ECS_ERR_SNAPSHOT, engine.load(ECS_SNAPSHOT_POSTCARD, with_score));
+    EXPECT(engine.get(cache) == 0 && engine.get(score) == 41);
 }
 
 }  // namespace

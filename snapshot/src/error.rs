@@ -172,6 +172,14 @@ pub enum SnapshotError {
         /// the path inside the values) and at save.
         offset: Option<usize>,
     },
+    /// A resource registered with
+    /// [`Snapshots::register_resource_checked`](crate::Snapshots::register_resource_checked)
+    /// is not in the snapshot. Nothing changed.
+    #[error("resource `{name}` is not in the snapshot, and this registry needs it")]
+    MissingResource {
+        /// The resource's registered name.
+        name: String,
+    },
     /// A run-time component registered with
     /// [`Snapshots::register_runtime`](crate::Snapshots::register_runtime)
     /// is not a run-time component of the registry being saved (or, when

@@ -226,13 +226,25 @@ pub(crate) trait ResourceCodec: Send + Sync {
     fn ticks(&self, registry: &Registry) -> Option<ResourceTicks>;
     /// Sets the change ticks of the resource the load just inserted.
     fn set_ticks(&self, registry: &mut Registry, ticks: ResourceTicks);
+    /// `true` when a snapshot without the resource is refused
+    /// ([`Snapshots::register_resource_checked`]).
+    fn required(&self) -> bool {
+        false
+    }
 }
 
-/// A resource type `R` stored as `S`, converted by two functions.
+/// What a loaded value of `S` must pass before anything changes
+/// ([`Snapshots::register_resource_checked`]).
+type ResourceCheck<S> = Box<dyn Fn(&S) -> Result<(), String> + Send + Sync>;
+
+/// A resource type `R` stored as `S`, converted by two functions; maybe
+/// checked when loaded, maybe required in every snapshot loaded.
 struct TypedResource<R, S> {
     name: String,
     to: fn(&R) -> S,
     from: fn(S) -> R,
+    check: Option<ResourceCheck<S>>,
+    required: bool,
 }
 
 impl<R, S> TypedResource<R, S>
@@ -251,7 +263,11 @@ where
     }
 
     fn load<C: Codec>(&self, value: &C::Value) -> Result<StagedResource, DecodeError> {
-        let value = (self.from)(C::decode::<S>(value)?);
+        let decoded = C::decode::<S>(value)?;
+        if let Some(check) = &self.check {
+            check(&decoded)?;
+        }
+        let value = (self.from)(decoded);
         Ok(Box::new(move |registry: &mut Registry| {
             registry.insert_resource(value);
         }))
@@ -293,6 +309,9 @@ where
     fn set_ticks(&self, registry: &mut Registry, ticks: ResourceTicks) {
         // The resource was inserted by the load just before.
         let _ = registry.set_resource_ticks::<R>(ticks);
+    }
+    fn required(&self) -> bool {
+        self.required
     }
 }
 
@@ -507,6 +526,60 @@ impl Snapshots {
             name: name.to_owned(),
             to: |_| unreachable!("a type stored as itself is encoded in place"),
             from: |value| value,
+            check: None,
+            required: false,
+        }))
+    }
+
+    /// Registers resource type `R` under `name`, checked by `check` when
+    /// loaded and, when `required`, needed in every snapshot loaded: a
+    /// load fails, changing nothing, when `check` refuses the value (its
+    /// message in [`SnapshotError::Value`]) or a required resource is
+    /// not in the snapshot ([`SnapshotError::MissingResource`]). For a resource
+    /// that must agree with the registry it is loaded into (the C API's
+    /// resources, whose names and sizes are the engine's).
+    ///
+    /// # Errors
+    ///
+    /// As [`register_resource`](Self::register_resource).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ecs_engine::Registry;
+    /// use ecs_snapshot::{Format, SnapshotError, Snapshots};
+    ///
+    /// let mut snapshots = Snapshots::new();
+    /// snapshots.register_resource_checked::<u32>("small", true, |v| {
+    ///     if *v < 10 { Ok(()) } else { Err(format!("{v} is not below 10")) }
+    /// })?;
+    /// let mut registry = Registry::new();
+    /// registry.insert_resource(12u32);
+    /// let bytes = snapshots.save(&registry, Format::Json)?;
+    /// let mut other = Registry::new();
+    /// assert!(matches!(snapshots.load(&mut other, &bytes, Format::Json), Err(SnapshotError::Value { .. })));
+    /// let empty = snapshots.save(&Registry::new(), Format::Json)?;
+    /// assert!(matches!(
+    ///     snapshots.load(&mut other, &empty, Format::Json),
+    ///     Err(SnapshotError::MissingResource { .. })
+    /// ));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn register_resource_checked<R>(
+        &mut self,
+        name: &str,
+        required: bool,
+        check: impl Fn(&R) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Result<&mut Snapshots, SnapshotError>
+    where
+        R: Send + Sync + Serialize + DeserializeOwned + 'static,
+    {
+        self.register_resource_codec(Box::new(TypedResource::<R, R> {
+            name: name.to_owned(),
+            to: |_| unreachable!("a type stored as itself is encoded in place"),
+            from: |value| value,
+            check: Some(Box::new(check)),
+            required,
         }))
     }
 
@@ -549,6 +622,8 @@ impl Snapshots {
             name: name.to_owned(),
             to,
             from,
+            check: None,
+            required: false,
         }))
     }
 

@@ -115,12 +115,24 @@ impl Engine {
 
     /// Registers a resource named `name` holding `initial`.
     pub fn try_resource<T>(&self, name: &CStr, initial: &T) -> Result<ecs_resource_id, ecs_status> {
+        self.try_resource_desc(name, initial, false)
+    }
+
+    /// Registers a resource named `name` holding `initial`, declared
+    /// `savable` or not.
+    pub fn try_resource_desc<T>(
+        &self,
+        name: &CStr,
+        initial: &T,
+        savable: bool,
+    ) -> Result<ecs_resource_id, ecs_status> {
         let desc = ecs_resource_desc {
             struct_size: size_of::<ecs_resource_desc>() as u32,
             name: name.as_ptr(),
             size: size_of::<T>(),
             align: align_of::<T>(),
             initial: (&raw const *initial).cast(),
+            savable,
         };
         let mut id = ecs_resource_id::MAX;
         // SAFETY: see `Engine`; `initial` is valid for `size` reads.

@@ -228,10 +228,56 @@ static void test_refusals(void) {
     ecs_engine_destroy(engine);
 }
 
+static ecs_resource_id add_resource(ecs_engine *engine, const char *name, uint64_t value, bool savable) {
+    ecs_resource_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.struct_size = sizeof desc;
+    desc.name = name;
+    desc.size = sizeof value;
+    desc.align = _Alignof(uint64_t);
+    desc.initial = &value;
+    desc.savable = savable;
+    ecs_resource_id id = 0;
+    EXPECT_OK(ecs_resource_register(engine, &desc, &id));
+    return id;
+}
+
+static void test_resources_in_snapshots(void) {
+    current_test = "resources in snapshots";
+    World world;
+    make_world(&world, 1, 0);
+    ecs_resource_id score = add_resource(world.engine, "score", 41, true);
+    EXPECT_OK(ecs_engine_run(world.engine, 2));
+    uint8_t *bytes = NULL;
+    size_t len = 0;
+    EXPECT_OK(ecs_engine_save(world.engine, ECS_SNAPSHOT_POSTCARD, &bytes, &len));
+    uint64_t value = 7;
+    EXPECT_OK(ecs_resource_set(world.engine, score, &value, sizeof value));
+    EXPECT_OK(ecs_engine_load(world.engine, ECS_SNAPSHOT_POSTCARD, bytes, len));
+    EXPECT_OK(ecs_resource_get(world.engine, score, &value, sizeof value));
+    EXPECT_EQ_U64(41, value);
+
+    /* An engine whose resources differ (one more, not savable): refused. */
+    World other;
+    make_world(&other, 1, 0);
+    add_resource(other.engine, "score", 0, true);
+    add_resource(other.engine, "cache", 0, false);
+    EXPECT_STATUS(ECS_ERR_SNAPSHOT, ecs_engine_load(other.engine, ECS_SNAPSHOT_POSTCARD, bytes, len));
+    EXPECT(strstr(ecs_last_error_message(), "cache") != NULL);
+    uint8_t *refused = NULL;
+    size_t refused_len = 0;
+    EXPECT_STATUS(ECS_ERR_SNAPSHOT,
+                  ecs_engine_save(other.engine, ECS_SNAPSHOT_POSTCARD, &refused, &refused_len));
+    ecs_snapshot_free(bytes, len);
+    ecs_engine_destroy(other.engine);
+    ecs_engine_destroy(world.engine);
+}
+
 void test_snapshots(void) {
     current_test = "snapshot round trip (postcard)";
     test_round_trip(ECS_SNAPSHOT_POSTCARD);
     current_test = "snapshot round trip (JSON)";
     test_round_trip(ECS_SNAPSHOT_JSON);
     test_refusals();
+    test_resources_in_snapshots();
 }

@@ -137,9 +137,14 @@ impl Snapshots {
                 })?;
             resources.push(staged);
         }
-        let absent = (0..self.resources.len())
+        let absent: Vec<usize> = (0..self.resources.len())
             .filter(|index| !first_entry.contains_key(index))
             .collect();
+        if let Some(&missing) = absent.iter().find(|&&i| self.resources[i].required()) {
+            return Err(SnapshotError::MissingResource {
+                name: self.resources[missing].name().to_owned(),
+            });
+        }
         let hierarchy = match document.hierarchy {
             Some(_) if !self.hierarchy => return Err(SnapshotError::HierarchyNotRegistered),
             Some(doc) => {
