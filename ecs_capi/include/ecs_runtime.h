@@ -29,12 +29,16 @@
 // systems, `ecs_event_register`, `ecs_ctx_send_event`,
 // `ecs_ctx_read_events`, ..., with `ecs_system_desc.event_reads` and
 // `event_writes` and `ECS_ERR_UNKNOWN_EVENT`; resources in snapshots,
-// `ecs_resource_desc.savable`).
+// `ecs_resource_desc.savable`; the command report,
+// `ecs_engine_command_report` and `ecs_system_command_report`).
 #define ECS_API_VERSION_MINOR 4
 
 // The most worker threads an engine's pool may have
 // (`ecs_engine_desc.threads`): 1024.
 #define ECS_THREADS_MAX 1024
+
+// The number of kinds: the length of the arrays of `ecs_command_report`.
+#define ECS_COMMAND_KINDS 10
 
 // The largest `ecs_system_desc.spawn_reserve`: 1,048,576 handles (about
 // 16 MiB of bookkeeping per system). A larger value is refused by
@@ -234,6 +238,37 @@ typedef struct ecs_queue_desc {
   size_t capacity;
 } ecs_queue_desc;
 
+// A kind of command: an index into the arrays of `ecs_command_report`.
+typedef uint32_t ecs_command_kind;
+
+// The counts of one apply report, from `ecs_engine_command_report` or
+// `ecs_system_command_report`. The caller sets `struct_size`; the rest is
+// written.
+typedef struct ecs_command_report {
+  // `sizeof(ecs_command_report)`.
+  uint32_t struct_size;
+  // Every command the report covers: applied, skipped or no-op.
+  uint64_t commands;
+  // Commands applied, by kind (`ECS_COMMAND_*`).
+  uint64_t applied[ECS_COMMAND_KINDS];
+  // Commands skipped because their target was gone (a despawned or
+  // never-spawned entity), by kind: reported, never misapplied.
+  uint64_t skipped[ECS_COMMAND_KINDS];
+  // Commands that had nothing to do (a remove of a component the
+  // entity did not have), by kind.
+  uint64_t noops[ECS_COMMAND_KINDS];
+  // `true` when a command was skipped: the three fields below describe
+  // the first one.
+  bool has_skip;
+  // The first skipped command's kind.
+  ecs_command_kind first_skip_kind;
+  // Its target entity.
+  ecs_entity first_skip_entity;
+  // The system that recorded it: its position in the order systems
+  // were added (0 for the first); in a system's own report, 0.
+  size_t first_skip_system;
+} ecs_command_report;
+
 // A resource to register.
 typedef struct ecs_resource_desc {
   // `sizeof(ecs_resource_desc)`.
@@ -358,6 +393,37 @@ typedef struct ecs_system_desc {
 
 // The null entity (`UINT64_MAX`): never alive.
 #define ECS_ENTITY_NULL UINT64_MAX
+
+// `ecs_commands_spawn` (and the spawns of Rust buffers).
+#define ECS_COMMAND_SPAWN 0
+
+// `ecs_commands_despawn`.
+#define ECS_COMMAND_DESPAWN 1
+
+// An insert of a Rust component.
+#define ECS_COMMAND_INSERT 2
+
+// An insert of a Rust bundle.
+#define ECS_COMMAND_INSERT_BUNDLE 3
+
+// A remove of a Rust component.
+#define ECS_COMMAND_REMOVE 4
+
+// An insert of a Rust resource.
+#define ECS_COMMAND_INSERT_RESOURCE 5
+
+// A remove of a Rust resource.
+#define ECS_COMMAND_REMOVE_RESOURCE 6
+
+// Any other command: the hierarchy and disable/enable commands
+// (`ecs_commands_set_parent`, `ecs_commands_despawn_recursive`, ...).
+#define ECS_COMMAND_CUSTOM 7
+
+// `ecs_commands_insert`: a run-time component's bytes.
+#define ECS_COMMAND_INSERT_RAW 8
+
+// `ecs_commands_remove`.
+#define ECS_COMMAND_REMOVE_BY_ID 9
 
 // Compact binary (postcard): the smaller and faster format.
 #define ECS_SNAPSHOT_POSTCARD 0
@@ -1357,6 +1423,43 @@ ecs_status ecs_queue_close(const struct ecs_queue *queue);
 //
 // Pointers are NULL or valid.
 ecs_status ecs_queue_len(const struct ecs_queue *queue, size_t *out);
+
+// Writes what the last tick's command buffers did, every system's
+// together (and the commands of the systems that run between waves), to
+// `*out`; all zero before the first tick. Threading: an engine call (one
+// thread at a time, not from a system).
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (engine, out); `ECS_ERR_INVALID_ARGUMENT` when
+// `out->struct_size` is not set to `sizeof(ecs_command_report)`;
+// `ECS_ERR_WRONG_STATE` while the engine is busy.
+//
+// # Safety
+//
+// `engine` is NULL or a live engine; `out` NULL or valid for reads and
+// writes of an `ecs_command_report`.
+ecs_status ecs_engine_command_report(const struct ecs_engine *engine,
+                                     struct ecs_command_report *out);
+
+// Writes what the command buffer of the system named `name` did in the
+// last tick to `*out`; all zero for a system that records no commands,
+// did not run, or before the first tick.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (engine, name, out); `ECS_ERR_INVALID_ARGUMENT`
+// when no system has the name (or it is not UTF-8), or `out->struct_size`
+// is not set; `ECS_ERR_WRONG_STATE` while the engine is busy or before the
+// build.
+//
+// # Safety
+//
+// `engine` is NULL or a live engine; `name` NULL or NUL-terminated; `out`
+// NULL or valid for reads and writes of an `ecs_command_report`.
+ecs_status ecs_system_command_report(const struct ecs_engine *engine,
+                                     const char *name,
+                                     struct ecs_command_report *out);
 
 // Registers a resource: a zeroed or `desc->initial` value of `desc->size`
 // bytes aligned to `desc->align`, owned by the engine until it is

@@ -584,6 +584,23 @@ public:
         check(ecs_resource_set(raw_, resource.id, &value, sizeof(T)), "ecs_resource_set");
     }
 
+    // What the last tick's command buffers did: applied, skipped and no-op
+    // commands by kind (`ECS_COMMAND_*`) and the first skipped command;
+    // all zero before the first tick.
+    ecs_command_report command_report() const {
+        ecs_command_report report{};
+        report.struct_size = sizeof report;
+        check(ecs_engine_command_report(raw_, &report), "ecs_engine_command_report");
+        return report;
+    }
+    // The same for the command buffer of the system named `system`.
+    ecs_command_report command_report(const char* system) const {
+        ecs_command_report report{};
+        report.struct_size = sizeof report;
+        check(ecs_system_command_report(raw_, system, &report), "ecs_system_command_report");
+        return report;
+    }
+
     // Registers an event channel of `T` under `name` (see
     // ecs_event_register).
     template <class T>

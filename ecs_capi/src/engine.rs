@@ -187,6 +187,14 @@ impl EngineState {
         }
     }
 
+    /// The built engine; `None` before the build (or after a failed one).
+    pub(crate) fn built_if_any(&self) -> Option<&ecs_runtime::Engine> {
+        match &self.stage {
+            Stage::Built(engine) => Some(engine),
+            _ => None,
+        }
+    }
+
     /// Adds a system to the schedule under construction.
     pub(crate) fn add_system(
         &mut self,

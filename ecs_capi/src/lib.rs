@@ -45,6 +45,7 @@ mod entity;
 mod event;
 mod hierarchy;
 mod queue;
+mod report;
 mod resource;
 mod snapshot;
 mod status;
@@ -87,6 +88,12 @@ pub use queue::{
     ecs_queue_destroy, ecs_queue_len, ecs_queue_pop_timeout, ecs_queue_push, ecs_queue_try_pop,
     ecs_queue_try_push,
 };
+pub use report::{
+    ECS_COMMAND_CUSTOM, ECS_COMMAND_DESPAWN, ECS_COMMAND_INSERT, ECS_COMMAND_INSERT_BUNDLE,
+    ECS_COMMAND_INSERT_RAW, ECS_COMMAND_INSERT_RESOURCE, ECS_COMMAND_KINDS, ECS_COMMAND_REMOVE,
+    ECS_COMMAND_REMOVE_BY_ID, ECS_COMMAND_REMOVE_RESOURCE, ECS_COMMAND_SPAWN, ecs_command_kind,
+    ecs_command_report, ecs_engine_command_report, ecs_system_command_report,
+};
 pub use resource::{
     ecs_ctx_resource_read, ecs_ctx_resource_write, ecs_resource_desc, ecs_resource_get,
     ecs_resource_id, ecs_resource_register, ecs_resource_set,
@@ -113,7 +120,8 @@ pub const ECS_API_VERSION_MAJOR: u32 = 2;
 /// systems, `ecs_event_register`, `ecs_ctx_send_event`,
 /// `ecs_ctx_read_events`, ..., with `ecs_system_desc.event_reads` and
 /// `event_writes` and `ECS_ERR_UNKNOWN_EVENT`; resources in snapshots,
-/// `ecs_resource_desc.savable`).
+/// `ecs_resource_desc.savable`; the command report,
+/// `ecs_engine_command_report` and `ecs_system_command_report`).
 pub const ECS_API_VERSION_MINOR: u32 = 4;
 
 /// The version of the linked library: `(major << 16) | minor`. A program

@@ -460,6 +460,26 @@ void test_events() {
     EXPECT(sneaky.stats(channel).sent == 0);
 }
 
+void test_command_report() {
+    ecs::Engine engine(2);
+    const ecs::Entity gone = engine.spawn();
+    engine.despawn(gone);
+    engine.add_system(ecs::System("spawner").commands().run([&](ecs::SystemContext& ctx) {
+        ecs::Commands commands = ctx.commands();
+        (void)commands.spawn();
+        commands.despawn(gone);  // skipped: already gone
+    }));
+    EXPECT(engine.command_report().commands == 0);
+    engine.tick();
+    const ecs_command_report tick = engine.command_report();
+    EXPECT(tick.commands == 2);
+    EXPECT(tick.applied[ECS_COMMAND_SPAWN] == 1);
+    EXPECT(tick.skipped[ECS_COMMAND_DESPAWN] == 1);
+    EXPECT(tick.has_skip && tick.first_skip_entity == gone);
+    EXPECT(engine.command_report("spawner").skipped[ECS_COMMAND_DESPAWN] == 1);
+    EXPECT_ERROR(ECS_ERR_INVALID_ARGUMENT, engine.command_report("nobody"));
+}
+
 void test_moves() {
     ecs::Engine first;
     auto position = first.component<Position>("Position");
@@ -696,6 +716,7 @@ int main() {
         test_moves();
         test_resources_conditions_and_startup();
         test_events();
+        test_command_report();
         test_chunks();
         test_snapshot_round_trip(ECS_SNAPSHOT_POSTCARD);
         test_snapshot_round_trip(ECS_SNAPSHOT_JSON);
