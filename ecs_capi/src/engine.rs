@@ -202,28 +202,7 @@ impl EngineState {
         name: &str,
         add: impl FnOnce(&mut EngineBuilder),
     ) -> Result<(), Failure> {
-        let (builder, names) = match &mut self.stage {
-            Stage::Building { builder, names } => (builder, names),
-            Stage::Failed { failure, .. } => {
-                return Err(Failure::new(
-                    ECS_ERR_WRONG_STATE,
-                    format!(
-                        "{function}: the schedule failed to build ({}); its systems are gone: \
-                         create a new engine",
-                        failure.message
-                    ),
-                ));
-            }
-            Stage::Built(_) => {
-                return Err(Failure::new(
-                    ECS_ERR_WRONG_STATE,
-                    format!(
-                        "{function}: the schedule is already built (by ecs_engine_build or the \
-                         first tick); add systems before"
-                    ),
-                ));
-            }
-        };
+        let (builder, names) = self.building(function, "add systems")?;
         if !names.insert(name.to_owned()) {
             return Err(Failure::new(
                 ECS_ERR_DUPLICATE_NAME,
@@ -232,6 +211,46 @@ impl EngineState {
         }
         add(builder);
         Ok(())
+    }
+
+    /// Configures the schedule under construction (a set's ordering and
+    /// condition).
+    pub(crate) fn configure(
+        &mut self,
+        function: &str,
+        configure: impl FnOnce(&mut EngineBuilder),
+    ) -> Result<(), Failure> {
+        let (builder, _) = self.building(function, "configure sets")?;
+        configure(builder);
+        Ok(())
+    }
+
+    /// The builder and the system names so far, while the schedule is
+    /// being built; `ECS_ERR_WRONG_STATE` (saying one can `what` only
+    /// before) once it is built or failed.
+    fn building(
+        &mut self,
+        function: &str,
+        what: &str,
+    ) -> Result<(&mut EngineBuilder, &mut HashSet<String>), Failure> {
+        match &mut self.stage {
+            Stage::Building { builder, names } => Ok((builder, names)),
+            Stage::Failed { failure, .. } => Err(Failure::new(
+                ECS_ERR_WRONG_STATE,
+                format!(
+                    "{function}: the schedule failed to build ({}); its systems are gone: \
+                     create a new engine",
+                    failure.message
+                ),
+            )),
+            Stage::Built(_) => Err(Failure::new(
+                ECS_ERR_WRONG_STATE,
+                format!(
+                    "{function}: the schedule is already built (by ecs_engine_build or the \
+                     first tick); {what} before"
+                ),
+            )),
+        }
     }
 
     /// Builds the engine if not built yet, and returns it.

@@ -47,6 +47,7 @@ mod hierarchy;
 mod queue;
 mod report;
 mod resource;
+mod set;
 mod snapshot;
 mod status;
 mod system;
@@ -98,6 +99,7 @@ pub use resource::{
     ecs_ctx_resource_read, ecs_ctx_resource_write, ecs_resource_desc, ecs_resource_get,
     ecs_resource_id, ecs_resource_register, ecs_resource_set,
 };
+pub use set::{ecs_set_configure, ecs_set_desc};
 pub use snapshot::{
     ECS_SNAPSHOT_JSON, ECS_SNAPSHOT_POSTCARD, ecs_engine_load, ecs_engine_save,
     ecs_snapshot_format, ecs_snapshot_free,
@@ -121,7 +123,8 @@ pub const ECS_API_VERSION_MAJOR: u32 = 2;
 /// `ecs_ctx_read_events`, ..., with `ecs_system_desc.event_reads` and
 /// `event_writes` and `ECS_ERR_UNKNOWN_EVENT`; resources in snapshots,
 /// `ecs_resource_desc.savable`; the command report,
-/// `ecs_engine_command_report` and `ecs_system_command_report`).
+/// `ecs_engine_command_report` and `ecs_system_command_report`; sets,
+/// `ecs_system_desc.sets` and `ecs_set_configure`).
 pub const ECS_API_VERSION_MINOR: u32 = 4;
 
 /// The version of the linked library: `(major << 16) | minor`. A program
@@ -133,7 +136,7 @@ pub extern "C" fn ecs_api_version() -> u32 {
 
 /// A C pointer that C promised is usable from any thread (user data).
 #[derive(Debug, Clone, Copy)]
-struct SendPtr(*mut std::ffi::c_void);
+pub(crate) struct SendPtr(*mut std::ffi::c_void);
 
 // SAFETY: the C caller promises, in the documentation of every descriptor
 // that takes user data, that it may be used from any thread.
@@ -144,7 +147,7 @@ unsafe impl Sync for SendPtr {}
 impl SendPtr {
     /// The pointer. A method, so closures capture the whole `SendPtr`
     /// (which is `Send`), not its raw field.
-    fn get(self) -> *mut std::ffi::c_void {
+    pub(crate) fn get(self) -> *mut std::ffi::c_void {
         self.0
     }
 }

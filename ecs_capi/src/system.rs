@@ -93,7 +93,7 @@ pub struct ecs_system_desc {
     /// `true` for a startup system: it runs once, before the first tick's
     /// systems, startup systems one at a time in the order added, each
     /// followed by its commands. A startup system takes no `before`,
-    /// `after`, `run_if` or `spawn_reserve`.
+    /// `after`, `run_if`, `spawn_reserve` or `sets`.
     pub startup: bool,
     // Version 3 (API 2.4): read only when `struct_size` covers them.
     /// Event channels read (`event_reads_len` ids from
@@ -110,6 +110,13 @@ pub struct ecs_system_desc {
     pub event_writes: *const crate::event::ecs_event_id,
     /// Number of ids in `event_writes`.
     pub event_writes_len: usize,
+    /// Names of the sets the system belongs to (`sets_len` names; a set
+    /// is made by the first system or `ecs_set_configure` naming it):
+    /// the set's `before`/`after` and run condition apply to it, and
+    /// another system's `before`/`after` may name the set.
+    pub sets: *const *const c_char,
+    /// Number of names in `sets`.
+    pub sets_len: usize,
 }
 
 /// A run condition: called once per tick before its system would run,
@@ -240,12 +247,15 @@ pub unsafe extern "C" fn ecs_system_add(
                 "desc->event_writes",
             )
         }?;
+        // SAFETY: NULL or an array of that many C strings, by the caller's promise.
+        let sets = unsafe { names(desc.sets, desc.sets_len, F, "desc->sets") }?;
         if desc.startup {
             let extra = [
                 (!before.is_empty(), "before"),
                 (!after.is_empty(), "after"),
                 (desc.run_if.is_some(), "run_if"),
                 (desc.spawn_reserve > 0, "spawn_reserve"),
+                (!sets.is_empty(), "sets"),
             ];
             if let Some((_, field)) = extra.iter().find(|(set, _)| *set) {
                 return Err(Failure::invalid(
@@ -253,7 +263,7 @@ pub unsafe extern "C" fn ecs_system_add(
                     format!(
                         "startup system `{name}` sets `{field}`: startup systems run once, in \
                          the order added, before the first tick, and take no `before`, \
-                         `after`, `run_if` or `spawn_reserve`"
+                         `after`, `run_if`, `spawn_reserve` or `sets`"
                     ),
                 ));
             }
@@ -351,6 +361,9 @@ pub unsafe extern "C" fn ecs_system_add(
                 return;
             }
             let mut config = builder.add_system(system);
+            for set in sets {
+                config.in_set(set);
+            }
             for target in before {
                 config.before(target);
             }
@@ -413,12 +426,13 @@ where
     }
 }
 
-/// A C run condition, as the scheduler's [`Condition`].
-struct CCondition {
-    run_if: unsafe extern "C" fn(*const ecs_system_ctx, *mut c_void) -> bool,
-    user_data: SendPtr,
-    tag: Tag,
-    resources: Option<Arc<SystemResources>>,
+/// A C run condition, as the scheduler's [`Condition`]: a system's (with
+/// the system's resources) or a set's (with none).
+pub(crate) struct CCondition {
+    pub(crate) run_if: unsafe extern "C" fn(*const ecs_system_ctx, *mut c_void) -> bool,
+    pub(crate) user_data: SendPtr,
+    pub(crate) tag: Tag,
+    pub(crate) resources: Option<Arc<SystemResources>>,
 }
 
 impl Condition for CCondition {
@@ -443,7 +457,7 @@ impl Condition for CCondition {
 ///
 /// `ptr` is NULL (only when `len` is 0) or valid for `len` pointers, each
 /// to a NUL-terminated string.
-unsafe fn names(
+pub(crate) unsafe fn names(
     ptr: *const *const c_char,
     len: usize,
     function: &str,

@@ -477,6 +477,8 @@ fn a_version_2_descriptor_declares_no_events() {
         event_reads_len: 1,
         event_writes: ptr::null(),
         event_writes_len: 0,
+        sets: ptr::null(),
+        sets_len: 0,
     };
     // SAFETY: a live engine; `desc` and what it points to live across the call.
     ok(unsafe { ecs_system_add(engine.raw(), &desc) });

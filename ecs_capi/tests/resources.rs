@@ -369,6 +369,8 @@ fn a_version_1_descriptor_ignores_the_new_fields() {
         event_reads_len: 0,
         event_writes: ptr::null(),
         event_writes_len: 0,
+        sets: ptr::null(),
+        sets_len: 0,
     };
     // SAFETY: a live engine; `desc` and its strings live across the call.
     ok(unsafe { ecs_system_add(engine.raw(), &desc) });

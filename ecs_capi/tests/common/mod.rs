@@ -380,6 +380,7 @@ pub struct SystemSpec {
     pub startup: bool,
     pub event_reads: Vec<ecs_event_id>,
     pub event_writes: Vec<ecs_event_id>,
+    pub sets: Vec<CString>,
 }
 
 impl SystemSpec {
@@ -401,6 +402,7 @@ impl SystemSpec {
             startup: false,
             event_reads: Vec::new(),
             event_writes: Vec::new(),
+            sets: Vec::new(),
         }
     }
 
@@ -408,6 +410,7 @@ impl SystemSpec {
     pub fn add(&self, engine: &Engine) -> ecs_status {
         let before: Vec<_> = self.before.iter().map(|s| s.as_ptr()).collect();
         let after: Vec<_> = self.after.iter().map(|s| s.as_ptr()).collect();
+        let sets: Vec<_> = self.sets.iter().map(|s| s.as_ptr()).collect();
         let desc = ecs_system_desc {
             struct_size: size_of::<ecs_system_desc>() as u32,
             name: self.name.as_ptr(),
@@ -434,6 +437,8 @@ impl SystemSpec {
             event_reads_len: self.event_reads.len(),
             event_writes: self.event_writes.as_ptr(),
             event_writes_len: self.event_writes.len(),
+            sets: sets.as_ptr(),
+            sets_len: sets.len(),
         };
         // SAFETY: see `Engine`; every pointer in `desc` points into `self`
         // or the locals above, which live across the call, and the test
