@@ -30,7 +30,8 @@
 // `ecs_ctx_read_events`, ..., with `ecs_system_desc.event_reads` and
 // `event_writes` and `ECS_ERR_UNKNOWN_EVENT`; resources in snapshots,
 // `ecs_resource_desc.savable`; the command report,
-// `ecs_engine_command_report` and `ecs_system_command_report`).
+// `ecs_engine_command_report` and `ecs_system_command_report`; sets,
+// `ecs_system_desc.sets` and `ecs_set_configure`).
 #define ECS_API_VERSION_MINOR 4
 
 // The most worker threads an engine's pool may have
@@ -208,8 +209,8 @@ typedef struct ecs_event_stats {
   // Events the channel holds now (not yet dropped by age or by every
   // reader having seen them).
   uint64_t retained;
-  // Events some reader never saw, or that no system reads, dropped by
-  // age.
+  // Events dropped by age that a reader never saw (counted when that
+  // reader next runs) or that no system reads (counted when dropped).
   uint64_t missed;
 } ecs_event_stats;
 
@@ -295,6 +296,37 @@ typedef struct ecs_resource_desc {
 // a resource id is not a component id.
 typedef uint64_t ecs_resource_id;
 
+// A run condition: called once per tick before its system would run,
+// with the system's context (valid only during the call; use it to read,
+// not to write or record commands) and `user_data`; returns `true` to
+// run the system this tick. No C++ exception may leave it.
+typedef bool (*ecs_condition_fn)(const struct ecs_system_ctx *ctx, void *user_data);
+
+// A set's configuration, for `ecs_set_configure`.
+typedef struct ecs_set_desc {
+  // `sizeof(ecs_set_desc)`.
+  uint32_t struct_size;
+  // The set's name; UTF-8, NUL-terminated; copied. Set and system names
+  // share one namespace in `before`/`after`.
+  const char *name;
+  // Systems or sets every member runs before (`before_len` names).
+  const char *const *before;
+  // Number of names in `before`.
+  size_t before_len;
+  // Systems or sets every member runs after (`after_len` names).
+  const char *const *after;
+  // Number of names in `after`.
+  size_t after_len;
+  // An optional condition for the whole set: evaluated once per tick,
+  // before the set's first member would run, on the worker running
+  // that member, with a context that declares nothing (use `user_data`
+  // for what it reads); `false` skips every member that tick, even if a
+  // member changes what the condition looks at. NULL: none.
+  ecs_condition_fn run_if;
+  // Passed to `run_if`; used from whichever worker evaluates it.
+  void *run_if_user_data;
+} ecs_set_desc;
+
 // The format of a snapshot: `ECS_SNAPSHOT_POSTCARD` or
 // `ECS_SNAPSHOT_JSON`.
 typedef uint32_t ecs_snapshot_format;
@@ -307,12 +339,6 @@ typedef uint32_t ecs_snapshot_format;
 // changes go through `ecs_ctx_commands`). No C++ exception may leave the
 // callback: one that does aborts the process.
 typedef void (*ecs_system_fn)(struct ecs_system_ctx *ctx, void *user_data);
-
-// A run condition: called once per tick before its system would run,
-// with the system's context (valid only during the call; use it to read,
-// not to write or record commands) and `user_data`; returns `true` to
-// run the system this tick. No C++ exception may leave it.
-typedef bool (*ecs_condition_fn)(const struct ecs_system_ctx *ctx, void *user_data);
 
 // A system to add.
 typedef struct ecs_system_desc {
@@ -373,7 +399,7 @@ typedef struct ecs_system_desc {
   // `true` for a startup system: it runs once, before the first tick's
   // systems, startup systems one at a time in the order added, each
   // followed by its commands. A startup system takes no `before`,
-  // `after`, `run_if` or `spawn_reserve`.
+  // `after`, `run_if`, `spawn_reserve` or `sets`.
   bool startup;
   // Event channels read (`event_reads_len` ids from
   // `ecs_event_register`), with `ecs_ctx_read_events`. A reader runs
@@ -385,10 +411,19 @@ typedef struct ecs_system_desc {
   size_t event_reads_len;
   // Event channels sent on (`event_writes_len` ids), with
   // `ecs_ctx_send_event`. Two writers of a channel do not conflict. A
-  // channel may be both read and written.
+  // channel may be both read and written: the system then counts as a
+  // sender, and sees the events of the senders of its own wave on its
+  // next run.
   const ecs_event_id *event_writes;
   // Number of ids in `event_writes`.
   size_t event_writes_len;
+  // Names of the sets the system belongs to (`sets_len` names; a set
+  // is made by the first system or `ecs_set_configure` naming it):
+  // the set's `before`/`after` and run condition apply to it, and
+  // another system's `before`/`after` may name the set.
+  const char *const *sets;
+  // Number of names in `sets`.
+  size_t sets_len;
 } ecs_system_desc;
 
 // The null entity (`UINT64_MAX`): never alive.
@@ -1003,7 +1038,7 @@ ecs_status ecs_event_register(struct ecs_engine *engine,
 //
 // `engine` is NULL or a live engine; `name` NULL or NUL-terminated; `out`
 // NULL or valid for writes.
-ecs_status ecs_event_lookup(struct ecs_engine *engine, const char *name, ecs_event_id *out);
+ecs_status ecs_event_lookup(const struct ecs_engine *engine, const char *name, ecs_event_id *out);
 
 // Sends one event (`size` bytes at `value`, copied) on channel `id` from
 // outside a tick: appended at once, so the readers of the next tick see
@@ -1036,7 +1071,7 @@ ecs_status ecs_event_send(struct ecs_engine *engine,
 // # Safety
 //
 // `engine` is NULL or a live engine; `out` NULL or valid for writes.
-ecs_status ecs_event_get_stats(struct ecs_engine *engine,
+ecs_status ecs_event_get_stats(const struct ecs_engine *engine,
                                ecs_event_id id,
                                struct ecs_event_stats *out);
 
@@ -1044,15 +1079,16 @@ ecs_status ecs_event_get_stats(struct ecs_engine *engine,
 // a running system that declared it in `ecs_system_desc.event_writes`.
 // Readers see it when the system's wave ends (events of the systems of
 // one wave in the order the systems were added, each system's in the
-// order sent); if the system fails, its events are dropped with its
-// commands. On the system's thread only.
+// order sent). On the system's thread only; not from a run condition or
+// from inside `ecs_ctx_read_events`' callback.
 //
 // # Errors
 //
 // `ECS_ERR_NULL_POINTER` (ctx, value when size > 0);
 // `ECS_ERR_UNKNOWN_EVENT` for an id not of this engine;
 // `ECS_ERR_UNDECLARED` when the system did not declare sending on `id`;
-// `ECS_ERR_INVALID_ARGUMENT` for a `size` that is not the channel's.
+// `ECS_ERR_INVALID_ARGUMENT` for a `size` that is not the channel's;
+// `ECS_ERR_WRONG_STATE` from a run condition or a read's callback.
 //
 // # Safety
 //
@@ -1069,15 +1105,19 @@ ecs_status ecs_ctx_send_event(struct ecs_system_ctx *ctx,
 // `ecs_system_desc.event_reads`. A reader sees the events sent before
 // its wave, this tick's writers' included (a writer of a channel runs
 // before its readers), and each event once: a second call in the same
-// run hands out nothing new. If the system fails, it sees the same
-// events again the next time it runs. Inside `each`, do not call
-// `ecs_ctx_read_events` for the same channel. On the system's thread only.
+// run hands out nothing new, and the cursor moves past every event handed
+// out. A system that both reads and sends on a channel counts as a
+// sender: it may share a wave with the other senders, and then sees
+// their events of that wave on its next run. On the system's thread
+// only; not from a run condition (a skipped system keeps its events) or
+// from inside `each` (`ECS_ERR_WRONG_STATE`).
 //
 // # Errors
 //
 // `ECS_ERR_NULL_POINTER` (ctx, each); `ECS_ERR_UNKNOWN_EVENT` for an id
 // not of this engine; `ECS_ERR_UNDECLARED` when the system did not
-// declare reading `id`.
+// declare reading `id` (sending is not enough); `ECS_ERR_WRONG_STATE` from
+// a run condition or from inside `each`.
 //
 // # Safety
 //
@@ -1568,6 +1608,26 @@ ecs_status ecs_ctx_resource_read(const struct ecs_system_ctx *ctx,
 // `ctx` is NULL or the context passed to the running callback; `out` is
 // NULL or valid for writes.
 ecs_status ecs_ctx_resource_write(struct ecs_system_ctx *ctx, ecs_resource_id id, void **out);
+
+// Orders the set `desc->name` and gives it a condition (adding to what
+// earlier calls for the set gave). Before the build only. A set exists
+// once a system names it in `ecs_system_desc.sets` or this is called;
+// `before`/`after` names are checked at the build (`ECS_ERR_SCHEDULE` for
+// a name no system or set has, or a cycle).
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (engine, desc, name, a non-empty list);
+// `ECS_ERR_INVALID_ARGUMENT` (struct_size, an empty or non-UTF-8 name);
+// `ECS_ERR_SCHEDULE` when `before` or `after` names the set itself;
+// `ECS_ERR_WRONG_STATE` once the schedule is built. Nothing changes on
+// failure.
+//
+// # Safety
+//
+// Pointers are NULL or valid as described; `run_if` is sound to call from
+// any thread with `run_if_user_data`.
+ecs_status ecs_set_configure(struct ecs_engine *engine, const struct ecs_set_desc *desc);
 
 // Saves `engine` between ticks and writes a buffer of the bytes to
 // `*out_bytes` and its length to `*out_len`. Free the buffer with

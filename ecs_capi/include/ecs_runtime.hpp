@@ -260,17 +260,20 @@ public:
     }
 
     // Sends `value` on `channel` (declared with `System::sends`): readers
-    // see it when this system's wave ends; dropped if the system throws.
+    // see it when this system's wave ends, even if the system throws later
+    // (a C system cannot fail: its sends are always delivered).
     template <class T>
     void send(Event<T> channel, const T& value) {
         check(ecs_ctx_send_event(raw_, channel.id, &value, sizeof(T)), "ecs_ctx_send_event");
     }
     // Calls `f(const T&)` with each event of `channel` (declared with
-    // `System::reads`) this system has not seen yet, oldest first, and
-    // returns the counts (`read`, and `missed`: dropped by age before this
-    // system ran). Each event is handed out once: those passed the cursor
-    // even if `f` throws, which stops the walk and is rethrown here (then,
-    // like any throw in a body, after the tick).
+    // `System::reads`: `sends` alone is not enough) this system has not
+    // seen yet, oldest first, and returns the counts (`read`, and
+    // `missed`: dropped by age before this system ran). Each event is
+    // handed out once: if `f` throws, the walk stops and the exception is
+    // rethrown here (then, like any throw in a body, after the tick), and
+    // the events after the one it threw on are passed over, not counted
+    // as missed. Do not call `read` from inside `f` (ECS_ERR_WRONG_STATE).
     template <class T, class F>
     ecs_events_read read(Event<T> channel, F&& f) {
         struct Walk {

@@ -1,13 +1,13 @@
 //! What a C system sees while it runs: the tick, views and random access
 //! over its declared components, and its command buffer.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::ffi::c_void;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
 use ::ecs_engine::{ComponentId, RawComponent, RawView};
-use scheduler::{RawEvent, RawEventId, SystemContext};
+use scheduler::SystemContext;
 
 use crate::boundary::{arg, call, call_value, check_struct_size, foreign, slice_arg, write_out};
 use crate::component::{decode, ecs_component_id};
@@ -30,7 +30,12 @@ pub struct ecs_system_ctx {
     resources: Option<Arc<SystemResources>>,
     /// Events sent so far in this run, by channel, handed to the channels
     /// when the system returns (`event.rs`).
-    pub(crate) sent: RefCell<Vec<(RawEventId, Vec<RawEvent>)>>,
+    pub(crate) sent: RefCell<Vec<crate::event::Sending>>,
+    /// `true` while `ecs_ctx_read_events` runs its callback (a nested
+    /// read is refused).
+    pub(crate) reading: Cell<bool>,
+    /// `true` for a run condition's context: it sends and reads no events.
+    pub(crate) condition: bool,
 }
 
 /// A running system's command buffer, from `ecs_ctx_commands`: valid
@@ -42,12 +47,13 @@ pub struct ecs_commands {
 }
 
 impl ecs_system_ctx {
-    /// The C view of `context`, for one call of a system's callback in the
-    /// engine tagged `tag`.
+    /// The C view of `context`, for one call of a system's callback (or,
+    /// with `condition`, of its run condition) in the engine tagged `tag`.
     pub(crate) fn new(
         context: &SystemContext<'_>,
         tag: Tag,
         resources: Option<Arc<SystemResources>>,
+        condition: bool,
     ) -> Self {
         let context = NonNull::from(context).cast::<SystemContext<'static>>();
         ecs_system_ctx {
@@ -56,6 +62,8 @@ impl ecs_system_ctx {
             commands: ecs_commands { context, tag },
             resources,
             sent: RefCell::new(Vec::new()),
+            reading: Cell::new(false),
+            condition,
         }
     }
 

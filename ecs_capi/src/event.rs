@@ -68,8 +68,8 @@ pub struct ecs_event_stats {
     /// Events the channel holds now (not yet dropped by age or by every
     /// reader having seen them).
     pub retained: u64,
-    /// Events some reader never saw, or that no system reads, dropped by
-    /// age.
+    /// Events dropped by age that a reader never saw (counted when that
+    /// reader next runs) or that no system reads (counted when dropped).
     pub missed: u64,
 }
 
@@ -247,7 +247,7 @@ pub unsafe extern "C" fn ecs_event_register(
 /// NULL or valid for writes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ecs_event_lookup(
-    engine: *mut ecs_engine,
+    engine: *const ecs_engine,
     name: *const c_char,
     out: *mut ecs_event_id,
 ) -> ecs_status {
@@ -323,7 +323,7 @@ pub unsafe extern "C" fn ecs_event_send(
 /// `engine` is NULL or a live engine; `out` NULL or valid for writes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ecs_event_get_stats(
-    engine: *mut ecs_engine,
+    engine: *const ecs_engine,
     id: ecs_event_id,
     out: *mut ecs_event_stats,
 ) -> ecs_status {
@@ -351,15 +351,16 @@ pub unsafe extern "C" fn ecs_event_get_stats(
 /// a running system that declared it in `ecs_system_desc.event_writes`.
 /// Readers see it when the system's wave ends (events of the systems of
 /// one wave in the order the systems were added, each system's in the
-/// order sent); if the system fails, its events are dropped with its
-/// commands. On the system's thread only.
+/// order sent). On the system's thread only; not from a run condition or
+/// from inside `ecs_ctx_read_events`' callback.
 ///
 /// # Errors
 ///
 /// `ECS_ERR_NULL_POINTER` (ctx, value when size > 0);
 /// `ECS_ERR_UNKNOWN_EVENT` for an id not of this engine;
 /// `ECS_ERR_UNDECLARED` when the system did not declare sending on `id`;
-/// `ECS_ERR_INVALID_ARGUMENT` for a `size` that is not the channel's.
+/// `ECS_ERR_INVALID_ARGUMENT` for a `size` that is not the channel's;
+/// `ECS_ERR_WRONG_STATE` from a run condition or a read's callback.
 ///
 /// # Safety
 ///
@@ -377,13 +378,10 @@ pub unsafe extern "C" fn ecs_ctx_send_event(
         // SAFETY: the caller's promise on `ctx`.
         let ctx = unsafe { arg(ctx, F, "ctx") }?;
         let raw = decode(ctx.tag(), id, F)?;
-        let (name, layout) = ctx.event_layout(raw, Access::Write, F)?;
-        check_value(&name, layout, value, size, F)?;
-        // SAFETY: checked non-null when size > 0; valid for `size` reads
-        // by the caller's promise.
-        let event = RawEvent::new(unsafe { bytes(value, size) });
-        ctx.push_event(raw, event);
-        Ok(())
+        ctx.check_events_allowed(F)?;
+        // SAFETY: `value` is valid for `size` reads by the caller's promise
+        // (checked against the channel, and for NULL, before it is read).
+        unsafe { ctx.send_event(raw, id, value, size, F) }
     })
 }
 
@@ -393,15 +391,19 @@ pub unsafe extern "C" fn ecs_ctx_send_event(
 /// `ecs_system_desc.event_reads`. A reader sees the events sent before
 /// its wave, this tick's writers' included (a writer of a channel runs
 /// before its readers), and each event once: a second call in the same
-/// run hands out nothing new. If the system fails, it sees the same
-/// events again the next time it runs. Inside `each`, do not call
-/// `ecs_ctx_read_events` for the same channel. On the system's thread only.
+/// run hands out nothing new, and the cursor moves past every event handed
+/// out. A system that both reads and sends on a channel counts as a
+/// sender: it may share a wave with the other senders, and then sees
+/// their events of that wave on its next run. On the system's thread
+/// only; not from a run condition (a skipped system keeps its events) or
+/// from inside `each` (`ECS_ERR_WRONG_STATE`).
 ///
 /// # Errors
 ///
 /// `ECS_ERR_NULL_POINTER` (ctx, each); `ECS_ERR_UNKNOWN_EVENT` for an id
 /// not of this engine; `ECS_ERR_UNDECLARED` when the system did not
-/// declare reading `id`.
+/// declare reading `id` (sending is not enough); `ECS_ERR_WRONG_STATE` from
+/// a run condition or from inside `each`.
 ///
 /// # Safety
 ///
@@ -421,7 +423,8 @@ pub unsafe extern "C" fn ecs_ctx_read_events(
         let ctx = unsafe { arg(ctx, F, "ctx") }?;
         let each = each.ok_or_else(|| Failure::null(F, "each"))?;
         let raw = decode(ctx.tag(), id, F)?;
-        let (read, missed) = ctx.read_events(raw, F, |event| {
+        ctx.check_events_allowed(F)?;
+        let (read, missed) = ctx.read_events(raw, id, F, |event| {
             // SAFETY: `each` is sound with `user_data` by the caller's
             // promise; the event's bytes stay valid during the call.
             foreign(|| unsafe { each(event.as_ptr().cast(), user_data) });
@@ -434,58 +437,118 @@ pub unsafe extern "C" fn ecs_ctx_read_events(
     })
 }
 
+/// The events a running system has sent on one channel so far.
+#[derive(Debug)]
+pub(crate) struct Sending {
+    id: RawEventId,
+    name: String,
+    layout: Layout,
+    batch: Vec<RawEvent>,
+}
+
 impl ecs_system_ctx {
-    /// Channel `raw`'s name and layout, when the running system declared
-    /// `access` to it.
-    fn event_layout(
+    /// `ECS_ERR_WRONG_STATE` in a run condition (it neither sends nor
+    /// reads: a skipped system must not lose its events) and inside
+    /// `ecs_ctx_read_events`'s callback.
+    fn check_events_allowed(&self, function: &str) -> Result<(), Failure> {
+        let why = if self.condition {
+            "a run condition neither sends nor reads events"
+        } else if self.reading.get() {
+            "not from inside ecs_ctx_read_events' callback"
+        } else {
+            return Ok(());
+        };
+        Err(Failure::new(
+            crate::status::ECS_ERR_WRONG_STATE,
+            format!("{function}: {why}"),
+        ))
+    }
+
+    /// Keeps one event (`size` bytes at `value`) for channel `raw` (C id
+    /// `id`), handed to the channel when the system returns
+    /// ([`finish_events`](Self::finish_events)).
+    ///
+    /// # Safety
+    ///
+    /// `value` is valid for `size` reads (or NULL, refused here when
+    /// `size` is not 0).
+    unsafe fn send_event(
         &self,
         raw: RawEventId,
-        access: Access,
+        id: ecs_event_id,
+        value: *const c_void,
+        size: usize,
         function: &str,
-    ) -> Result<(String, Layout), Failure> {
-        RawEvents::declared(self.context(), raw, access).map_err(|e| event_failure(e, function))
-    }
-
-    /// Keeps `event` for channel `raw`, handed to the channel when the
-    /// system returns ([`finish_events`](Self::finish_events)).
-    fn push_event(&self, raw: RawEventId, event: RawEvent) {
+    ) -> Result<(), Failure> {
         let mut sent = self.sent.borrow_mut();
-        match sent.iter_mut().find(|(id, _)| *id == raw) {
-            Some((_, batch)) => batch.push(event),
-            None => sent.push((raw, vec![event])),
-        }
+        let at = match sent.iter().position(|s| s.id == raw) {
+            Some(at) => at,
+            None => {
+                let (name, layout, batch) = RawEvents::start_sending(self.context(), raw)
+                    .map_err(|e| event_failure(e, id, Access::Write, function))?;
+                sent.push(Sending {
+                    id: raw,
+                    name,
+                    layout,
+                    batch,
+                });
+                sent.len() - 1
+            }
+        };
+        let sending = &mut sent[at];
+        check_value(&sending.name, sending.layout, value, size, function)?;
+        // SAFETY: checked non-null when size > 0; valid for `size` reads by
+        // the caller's promise.
+        sending
+            .batch
+            .push(RawEvent::new(unsafe { bytes(value, size) }));
+        Ok(())
     }
 
-    /// Reads channel `raw` for the running system: `(read, missed)`.
+    /// Reads channel `raw` (C id `id`) for the running system: `(read,
+    /// missed)`.
     fn read_events(
         &self,
         raw: RawEventId,
+        id: ecs_event_id,
         function: &str,
         each: impl FnMut(&RawEvent),
     ) -> Result<(u64, u64), Failure> {
-        RawEvents::read(self.context(), raw, each).map_err(|e| event_failure(e, function))
+        self.reading.set(true);
+        let read = RawEvents::read(self.context(), raw, each);
+        self.reading.set(false);
+        read.map_err(|e| event_failure(e, id, Access::Read, function))
     }
 
     /// Hands the events the system sent to their channels, in the order
     /// of the channels' first sends (each channel's in the order sent).
     pub(crate) fn finish_events(&self) -> Result<(), scheduler::SystemError> {
-        for (raw, batch) in self.sent.take() {
-            RawEvents::send_batch(self.context(), raw, batch)?;
+        for sending in self.sent.take() {
+            RawEvents::send_batch(self.context(), sending.id, sending.batch)?;
         }
         Ok(())
     }
 }
 
 /// A refused event access as a C status: undeclared, or a channel the
-/// registry does not have.
-fn event_failure(error: scheduler::SystemError, function: &str) -> Failure {
+/// engine does not have.
+fn event_failure(
+    error: scheduler::SystemError,
+    id: ecs_event_id,
+    access: Access,
+    function: &str,
+) -> Failure {
     match error {
-        scheduler::SystemError::Undeclared { .. } => Failure::new(
-            crate::status::ECS_ERR_UNDECLARED,
-            format!(
-                "{function}: {error} (add it to `ecs_system_desc.event_reads` or `event_writes`)"
-            ),
-        ),
-        other => Failure::new(ECS_ERR_UNKNOWN_EVENT, format!("{function}: {other}")),
+        scheduler::SystemError::Undeclared { .. } => {
+            let field = match access {
+                Access::Read => "event_reads",
+                Access::Write => "event_writes",
+            };
+            Failure::new(
+                crate::status::ECS_ERR_UNDECLARED,
+                format!("{function}: {error} (add it to `ecs_system_desc.{field}`)"),
+            )
+        }
+        _ => unknown(id, function),
     }
 }

@@ -119,7 +119,8 @@ fn no_unread_events(engine: &EngineState, function: &str) -> Result<(), Failure>
     Err(refused(
         function,
         format!(
-            "the engine holds events not yet read by every reader ({}): snapshots do not              hold C events; save or load after a tick whose readers have read them",
+            "the engine holds events not yet read by every reader ({}): snapshots do not \
+             hold C events; save or load after a tick whose readers have read them",
             list.join(", ")
         ),
     ))
@@ -358,6 +359,12 @@ pub unsafe extern "C" fn ecs_engine_load(
         if let Some(saved) = engine.registry_mut().remove_resource::<SavedResources>() {
             engine.resources.restore(&saved.0);
         }
+        // Events sent before the next tick count their window from the
+        // loaded tick, not the one the engine had reached.
+        let last = engine
+            .built_if_any()
+            .map_or(0, |built| built.ticks().saturating_sub(1));
+        scheduler::RawEvents::set_tick_number(engine.registry_mut(), last);
         Ok(())
     })
 }

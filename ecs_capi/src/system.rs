@@ -106,7 +106,9 @@ pub struct ecs_system_desc {
     pub event_reads_len: usize,
     /// Event channels sent on (`event_writes_len` ids), with
     /// `ecs_ctx_send_event`. Two writers of a channel do not conflict. A
-    /// channel may be both read and written.
+    /// channel may be both read and written: the system then counts as a
+    /// sender, and sees the events of the senders of its own wave on its
+    /// next run.
     pub event_writes: *const crate::event::ecs_event_id,
     /// Number of ids in `event_writes`.
     pub event_writes_len: usize,
@@ -349,7 +351,7 @@ pub unsafe extern "C" fn ecs_system_add(
         });
         let startup = desc.startup;
         let system = CSystem::new(name.clone(), access, move |context| {
-            let mut ctx = ecs_system_ctx::new(context, tag, resources.clone());
+            let mut ctx = ecs_system_ctx::new(context, tag, resources.clone(), false);
             // SAFETY: the C caller promised `run` is sound with
             // `user_data` on any thread; `ctx` lives across the call.
             foreign(|| unsafe { run(&mut ctx, user_data.get()) });
@@ -443,7 +445,7 @@ impl Condition for CCondition {
     }
 
     fn evaluate(&mut self, context: &SystemContext<'_>) -> Result<bool, SystemError> {
-        let ctx = ecs_system_ctx::new(context, self.tag, self.resources.clone());
+        let ctx = ecs_system_ctx::new(context, self.tag, self.resources.clone(), true);
         let (run_if, user_data) = (self.run_if, self.user_data);
         // SAFETY: the C caller promised `run_if` is sound with its user
         // data on any thread; `ctx` lives across the call.

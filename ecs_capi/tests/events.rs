@@ -516,3 +516,140 @@ fn a_snapshot_refuses_events_a_reader_has_not_read() {
     ok(engine.tick());
     assert_eq!(shared.seen(), [(vec![4], 0), (vec![5], 0), (vec![6], 0)]);
 }
+
+/// A run condition that tries to read and send (refused), then lets the
+/// system run.
+unsafe extern "C" fn reading_condition(ctx: *const ecs_system_ctx, user: *mut c_void) -> bool {
+    // SAFETY: the test's `Shared`.
+    let shared = unsafe { shared(user) };
+    let ctx = ctx.cast_mut();
+    let value = 1u64;
+    // SAFETY: the condition's context, cast as a careless C caller would.
+    shared.check(unsafe {
+        ecs_ctx_read_events(
+            ctx,
+            shared.hits,
+            Some(collect),
+            ptr::null_mut(),
+            ptr::null_mut(),
+        )
+    });
+    // SAFETY: as above; `value` is a local.
+    shared.check(unsafe { ecs_ctx_send_event(ctx, shared.hits, (&raw const value).cast(), 8) });
+    true
+}
+
+/// Reads, and inside the callback reads again (refused).
+unsafe extern "C" fn nested_reader(ctx: *mut ecs_system_ctx, user: *mut c_void) {
+    struct Nest<'a> {
+        ctx: *mut ecs_system_ctx,
+        shared: &'a Shared,
+        values: Vec<u64>,
+    }
+    unsafe extern "C" fn inner(event: *const c_void, user: *mut c_void) {
+        // SAFETY: the `Nest` below; `event` holds 8 aligned bytes.
+        let nest = unsafe { &mut *user.cast::<Nest<'_>>() };
+        nest.values.push(unsafe { *event.cast::<u64>() });
+        // SAFETY: the running context; a nested read on purpose.
+        let status = unsafe {
+            ecs_ctx_read_events(
+                nest.ctx,
+                nest.shared.hits,
+                Some(collect),
+                ptr::null_mut(),
+                ptr::null_mut(),
+            )
+        };
+        nest.shared.check(status);
+    }
+    // SAFETY: the test's `Shared`.
+    let shared = unsafe { shared(user) };
+    let mut nest = Nest {
+        ctx,
+        shared,
+        values: Vec::new(),
+    };
+    // SAFETY: the running context; `nest` is a local.
+    shared.check(unsafe {
+        ecs_ctx_read_events(
+            ctx,
+            shared.hits,
+            Some(inner),
+            (&raw mut nest).cast(),
+            ptr::null_mut(),
+        )
+    });
+    shared.seen.lock().unwrap().push((nest.values, 0));
+}
+
+#[test]
+fn conditions_nested_reads_and_senders_do_not_read() {
+    let engine = Engine::new(2);
+    let shared = Shared::new(channel(&engine, c"hit"));
+    // A sender that tries to read: refused, though it declared the channel.
+    let mut write_only = spec("write_only", Some(reader), &shared);
+    write_only.event_writes = vec![shared.hits];
+    ok(write_only.add(&engine));
+    let mut gated = spec("gated", Some(nested_reader), &shared);
+    gated.event_reads = vec![shared.hits];
+    gated.event_writes = vec![shared.hits];
+    gated.run_if = Some(reading_condition);
+    gated.run_if_user_data = shared.user();
+    ok(gated.add(&engine));
+    ok(send(&engine, shared.hits, 5));
+    ok(send(&engine, shared.hits, 6));
+    run(&engine, &shared, 1);
+    let refused = shared.refused.lock().unwrap().clone();
+    let statuses: Vec<ecs_status> = refused.iter().map(|(s, _)| *s).collect();
+    // write_only's read; the condition's read and send; one nested read
+    // per event.
+    let mut sorted = statuses.clone();
+    sorted.sort_unstable();
+    assert_eq!(
+        sorted,
+        [
+            ECS_ERR_UNDECLARED,
+            ECS_ERR_WRONG_STATE,
+            ECS_ERR_WRONG_STATE,
+            ECS_ERR_WRONG_STATE,
+            ECS_ERR_WRONG_STATE
+        ],
+        "{refused:?}"
+    );
+    let undeclared = &refused
+        .iter()
+        .find(|(s, _)| *s == ECS_ERR_UNDECLARED)
+        .unwrap()
+        .1;
+    assert!(undeclared.contains("event_reads"), "{undeclared}");
+    // The gated system still saw both events, once each (the condition's
+    // read moved nothing); write_only's refused read saw nothing.
+    let seen = shared.seen();
+    assert!(seen.contains(&(vec![5, 6], 0)), "{seen:?}");
+    assert_eq!(stats(&engine, shared.hits).sent, 2);
+}
+
+#[test]
+fn an_event_sent_after_a_load_that_moved_the_clock_reaches_the_next_tick() {
+    let make = || {
+        let engine = Engine::new(1);
+        let shared = Box::new(Shared::new(channel(&engine, c"hit")));
+        let mut read = spec("read", Some(reader), &shared);
+        read.event_reads = vec![shared.hits];
+        ok(read.add(&engine));
+        ok(engine.build());
+        (engine, shared)
+    };
+    let (ahead, ahead_shared) = make();
+    run(&ahead, &ahead_shared, 20);
+    let bytes = ahead.save(ECS_SNAPSHOT_POSTCARD).unwrap();
+    let (engine, shared) = make();
+    run(&engine, &shared, 1);
+    ok(engine.load(ECS_SNAPSHOT_POSTCARD, &bytes));
+    assert_eq!(engine.ticks(), 20);
+    ok(send(&engine, shared.hits, 9));
+    run(&engine, &shared, 1);
+    assert_eq!(shared.seen().last().unwrap(), &(vec![9], 0));
+    let counts = stats(&engine, shared.hits);
+    assert_eq!((counts.retained, counts.missed), (1, 0));
+}

@@ -7,6 +7,7 @@
 //! missed events counted.
 
 use std::alloc::Layout;
+use std::collections::HashMap;
 
 use ecs_engine::{Access, Registry};
 use parking_lot::MappedRwLockReadGuard;
@@ -170,7 +171,14 @@ impl RawChannel {
 #[derive(Debug, Clone, Default)]
 pub struct RawEvents {
     channels: Vec<RawChannel>,
+    /// Each channel's index, by name.
+    by_name: HashMap<String, u32>,
 }
+
+/// The most emptied buffers a run-time channel keeps for its senders: a
+/// sender takes one back for each run ([`RawEvents::start_sending`]); a
+/// caller that hands in its own vectors cannot make the list grow past it.
+const MAX_SPARE: usize = 64;
 
 impl RawEvents {
     /// Registers a channel of events of `layout` (size in bytes, alignment
@@ -207,6 +215,7 @@ impl RawEvents {
             layout,
             events: Events::new(),
         });
+        raw.by_name.insert(name.to_owned(), id.0);
         let begin: super::BeginTick = |registry, key, tick| {
             if let Some(events) = RawEvents::channel_mut(registry, key) {
                 events.begin_tick(tick);
@@ -231,8 +240,7 @@ impl RawEvents {
     /// The channel named `name`, if registered.
     pub fn lookup(registry: &Registry, name: &str) -> Option<RawEventId> {
         let raw = registry.resource::<RawEvents>()?;
-        let index = raw.channels.iter().position(|c| c.name == name)?;
-        Some(RawEventId(index as u32))
+        raw.by_name.get(name).map(|&index| RawEventId(index))
     }
 
     /// Channel `id`'s name and layout.
@@ -269,20 +277,33 @@ impl RawEvents {
         Ok(())
     }
 
-    /// Channel `id`'s name and event layout, for a running system that
-    /// declared `access` to it (what a system checks its sends against
-    /// before [`send_batch`](Self::send_batch)).
+    /// Channel `id`'s name and event layout, and an empty buffer (one the
+    /// channel emptied, when it has one) to gather this run's sends in and
+    /// hand back with [`send_batch`](Self::send_batch), for a running
+    /// system that declared sending on `id`.
     ///
     /// # Errors
     ///
-    /// As [`send_batch`](Self::send_batch) and [`read`](Self::read).
-    pub fn declared(
+    /// As [`send_batch`](Self::send_batch).
+    pub fn start_sending(
         ctx: &SystemContext<'_>,
         id: RawEventId,
-        access: Access,
-    ) -> Result<(String, Layout), SystemError> {
-        let channel = ctx.raw_events(id, access)?;
-        Ok((channel.name.clone(), channel.layout))
+    ) -> Result<(String, Layout, Vec<RawEvent>), SystemError> {
+        let channel = ctx.raw_events(id, Access::Write)?;
+        let buffer = channel.events.spare.lock().pop().unwrap_or_default();
+        Ok((channel.name.clone(), channel.layout, buffer))
+    }
+
+    /// Stamps the events sent on every channel from now until the next
+    /// tick starts with frame tick `tick` (the last tick that ran): for a
+    /// registry whose tick counter a load moved, so the retention window
+    /// counts from the loaded tick.
+    pub fn set_tick_number(registry: &mut Registry, tick: u64) {
+        if let Some(raw) = registry.resource_mut::<RawEvents>() {
+            for channel in &mut raw.channels {
+                channel.events.tick_number = tick;
+            }
+        }
     }
 
     /// Hands the events a running system sent on channel `id` to the
@@ -319,11 +340,13 @@ impl RawEvents {
                 .lock()
                 .push((ctx.events_key(), batch));
         }
+        channel.events.spare.lock().truncate(MAX_SPARE);
         Ok(())
     }
 
     /// Calls `each` with every event of channel `id` the running system has
-    /// not seen, oldest first, and moves its cursor past them (committed
+    /// not seen (it must have declared reading it: sending is not enough),
+    /// oldest first, and moves its cursor past them (committed
     /// when its wave ends, if it succeeds: see [`Events`]). A second call
     /// in the same run sees only what was sent since the first (nothing,
     /// within a wave). Returns `(events read, events missed)`: those the
@@ -461,6 +484,67 @@ mod tests {
         );
         let listed = registry.resource::<EventChannels>().unwrap();
         assert_eq!(listed.0.len(), 2);
+    }
+
+    /// A system sending `per_run` events on `id` each run, through a
+    /// buffer from `start_sending` (`reuse`) or a fresh vector.
+    struct Sender {
+        name: &'static str,
+        id: RawEventId,
+        per_run: u32,
+        reuse: bool,
+    }
+
+    impl crate::System for Sender {
+        fn default_name(&self) -> std::borrow::Cow<'static, str> {
+            self.name.into()
+        }
+        fn access(&self) -> crate::SystemAccess {
+            crate::SystemAccess::new().write_raw_events(self.id, "hit")
+        }
+        fn run(&mut self, ctx: &SystemContext<'_>) -> Result<(), SystemError> {
+            let mut batch = if self.reuse {
+                RawEvents::start_sending(ctx, self.id)?.2
+            } else {
+                Vec::new()
+            };
+            batch.extend((0..self.per_run).map(|k| RawEvent::new(&k.to_ne_bytes())));
+            RawEvents::send_batch(ctx, self.id, batch)
+        }
+        fn state(&self) -> &dyn std::any::Any {
+            &()
+        }
+    }
+
+    #[test]
+    fn senders_reuse_the_emptied_buffers_and_the_spare_list_stays_bounded() {
+        for reuse in [true, false] {
+            let mut registry = Registry::new();
+            let id = RawEvents::register(&mut registry, "hit", Layout::new::<u32>()).unwrap();
+            let mut builder = crate::Schedule::builder();
+            for name in ["a", "b", "c"] {
+                builder.add(Sender {
+                    name,
+                    id,
+                    per_run: 4,
+                    reuse,
+                });
+            }
+            let mut schedule = builder.build(&mut registry).unwrap();
+            for number in 0..500 {
+                let tick = crate::Tick {
+                    number,
+                    ..crate::Tick::default()
+                };
+                schedule.run(&mut registry, tick).unwrap();
+            }
+            let events = RawEvents::events(&registry, id).unwrap();
+            assert_eq!(events.sent(), 500 * 12);
+            let spare = events.spare.lock().len();
+            // Reused: about one buffer per sender per retained tick.
+            let bound = if reuse { 3 * 10 } else { MAX_SPARE };
+            assert!(spare <= bound, "reuse {reuse}: {spare} spare buffers");
+        }
     }
 
     #[test]

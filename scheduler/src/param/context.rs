@@ -154,7 +154,13 @@ impl<'a> SystemContext<'a> {
             system: self.name.to_owned(),
             message: format!("no event channel has id {} in this registry", id.index()),
         })?;
-        if !self.access.allows_event(crate::EventKey::Raw(id), access) {
+        let key = crate::EventKey::Raw(id);
+        let allowed = match access {
+            // A sender is no reader: reading needs a declared read.
+            Access::Read => self.access.events().iter().any(|e| e.key == key && e.reads),
+            Access::Write => self.access.allows_event(key, access),
+        };
+        if !allowed {
             return Err(self.undeclared("event", channel.name.clone(), access));
         }
         Ok(channel)
