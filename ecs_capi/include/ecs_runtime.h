@@ -1639,10 +1639,11 @@ ecs_status ecs_set_configure(struct ecs_engine *engine, const struct ecs_set_des
 // `ecs_component_desc.savable` (under its name, as their bytes in the
 // machine's byte order), the hierarchy (parents, children and their
 // order), which entities are disabled, the tick counter, whether the
-// startup systems have run, each system's reserve of entity handles, and
+// startup systems have run, each system's reserve of entity handles,
 // the bytes of every resource (all must be registered with
-// `ecs_resource_desc.savable`). It holds nothing of the systems' C user
-// data.
+// `ecs_resource_desc.savable`) and the events in flight on every event
+// channel, with each reader's cursor. It holds nothing of the systems' C
+// user data.
 //
 // The schedule must be built (`ecs_engine_build`, or a tick): the
 // snapshot holds the systems' progress. The engine is not changed.
@@ -1655,8 +1656,8 @@ ecs_status ecs_set_configure(struct ecs_engine *engine, const struct ecs_set_des
 // thread at the same time, or before the schedule is built; the build's
 // status (`ECS_ERR_SCHEDULE`) after a failed build; `ECS_ERR_SNAPSHOT`
 // when a component that is not savable has values (the message names it)
-// or the engine has a resource not declared savable or events some
-// reader system has not read yet (the messages name them). On failure
+// or the engine has a resource not declared savable (the messages name
+// them). On failure
 // `*out_bytes` is NULL and `*out_len` 0 (when those pointers are not
 // NULL) and nothing is allocated.
 //
@@ -1709,10 +1710,10 @@ void ecs_snapshot_free(uint8_t *bytes, size_t len);
 // when the bytes do not load into this engine (corrupt or truncated,
 // saved in the other format or by another format version, a component
 // missing here, not savable or of another size, other systems, other
-// resources: names, order and sizes must be this engine's), or when the
-// engine has a resource not declared savable or events some reader has
-// not read; the message names what and where. The resources' bytes are
-// replaced with the snapshot's.
+// resources or event channels: names, order and sizes must be this
+// engine's), or when the engine has a resource not declared savable; the
+// message names what and where. The resources' bytes and the channels'
+// events and cursors are replaced with the snapshot's.
 //
 // # Safety
 //

@@ -8,29 +8,29 @@
 //! registered names), the hierarchy and the disabled marker, the tick
 //! counter, the systems' progress (startup systems run or not), every
 //! command buffer's reserve of entity handles, so the next spawns after
-//! a load are the ones the saved engine would have made, and the bytes
-//! of the C resources (`ecs_resource_desc.savable`).
+//! a load are the ones the saved engine would have made, the bytes of
+//! the C resources (`ecs_resource_desc.savable`) and the events in flight
+//! on the C event channels with every reader's cursor (`c_state.rs`).
 //!
 //! Nothing is left out silently: a save refuses an engine in which a
-//! component not declared savable has values, an engine with a C
-//! resource not declared savable (its bytes may not be plain data), and
-//! an engine holding events that
-//! a reader system has not seen yet (`ecs_event_send`, `ecs_ctx_send_event`:
-//! a snapshot holds no events); a load refuses the same engines, so
-//! a loaded world never mixes with state it does not replace.
+//! component not declared savable has values and an engine with a C
+//! resource not declared savable (its bytes may not be plain data); a
+//! load refuses the same engines, and a snapshot whose resources or
+//! channels differ from the engine's, so a loaded world never mixes with
+//! state it does not replace.
 
 use std::any::TypeId;
 
-use std::sync::Arc;
-
 use ::ecs_engine::{ChildOf, Children, ComponentId, Disabled, Registry};
 use ecs_snapshot::{Format, SnapshotError, Snapshots};
-use serde::{Deserialize, Serialize};
 
 use crate::boundary::{arg, call, call_value, slice_arg};
 use crate::engine::{EngineState, ecs_engine};
-use crate::resource::ResourceStore;
 use crate::status::{ECS_ERR_INVALID_ARGUMENT, ECS_ERR_SNAPSHOT, Failure, ecs_status};
+
+mod c_state;
+
+use c_state::CState;
 
 /// The format of a snapshot: `ECS_SNAPSHOT_POSTCARD` or
 /// `ECS_SNAPSHOT_JSON`.
@@ -76,52 +76,6 @@ fn savable_resources(engine: &EngineState, function: &str) -> Result<(), Failure
              neither saved nor loaded",
             names.len(),
             names.join("`, `")
-        ),
-    ))
-}
-
-/// The C resources in a snapshot: each resource's name and bytes, in
-/// registration order (a registry resource only while a save or a load
-/// runs).
-#[derive(Debug, Serialize, Deserialize)]
-struct SavedResources(Vec<(String, Vec<u8>)>);
-
-/// Registers the C resources with `snapshots`: checked against `store`
-/// when loaded (the same names, order and sizes), and required when the
-/// engine has resources (a snapshot without them would leave the
-/// resources as they are beside a loaded world).
-fn register_resources(
-    snapshots: &mut Snapshots,
-    store: &Arc<ResourceStore>,
-    function: &str,
-) -> Result<(), Failure> {
-    let required = !store.names().is_empty();
-    let store = Arc::clone(store);
-    snapshots
-        .register_resource_checked::<SavedResources>("c_resources", required, move |saved| {
-            store.fits(&saved.0)
-        })
-        .map_err(|e| refused(function, e))?;
-    Ok(())
-}
-
-/// Refuses an engine holding events some reader system has not seen: a
-/// snapshot holds no events, and saving or loading would lose them.
-fn no_unread_events(engine: &EngineState, function: &str) -> Result<(), Failure> {
-    let unread = scheduler::RawEvents::unread(engine.registry());
-    if unread.is_empty() {
-        return Ok(());
-    }
-    let list: Vec<String> = unread
-        .iter()
-        .map(|(name, count)| format!("`{name}`: {count}"))
-        .collect();
-    Err(refused(
-        function,
-        format!(
-            "the engine holds events not yet read by every reader ({}): snapshots do not \
-             hold C events; save or load after a tick whose readers have read them",
-            list.join(", ")
         ),
     ))
 }
@@ -192,10 +146,11 @@ fn snapshots_for(
 /// `ecs_component_desc.savable` (under its name, as their bytes in the
 /// machine's byte order), the hierarchy (parents, children and their
 /// order), which entities are disabled, the tick counter, whether the
-/// startup systems have run, each system's reserve of entity handles, and
+/// startup systems have run, each system's reserve of entity handles,
 /// the bytes of every resource (all must be registered with
-/// `ecs_resource_desc.savable`). It holds nothing of the systems' C user
-/// data.
+/// `ecs_resource_desc.savable`) and the events in flight on every event
+/// channel, with each reader's cursor. It holds nothing of the systems' C
+/// user data.
 ///
 /// The schedule must be built (`ecs_engine_build`, or a tick): the
 /// snapshot holds the systems' progress. The engine is not changed.
@@ -208,8 +163,8 @@ fn snapshots_for(
 /// thread at the same time, or before the schedule is built; the build's
 /// status (`ECS_ERR_SCHEDULE`) after a failed build; `ECS_ERR_SNAPSHOT`
 /// when a component that is not savable has values (the message names it)
-/// or the engine has a resource not declared savable or events some
-/// reader system has not read yet (the messages name them). On failure
+/// or the engine has a resource not declared savable (the messages name
+/// them). On failure
 /// `*out_bytes` is NULL and `*out_len` 0 (when those pointers are not
 /// NULL) and nothing is allocated.
 ///
@@ -244,14 +199,13 @@ pub unsafe extern "C" fn ecs_engine_save(
         let mut engine = engine.lock(F)?;
         let format = self::format(format, F)?;
         savable_resources(&engine, F)?;
-        no_unread_events(&engine, F)?;
         let mut snapshots = snapshots_for(engine.registry(), F, |info| info.is_savable())?;
-        register_resources(&mut snapshots, &engine.resources, F)?;
+        CState::register(&mut snapshots, &engine, F)?;
         engine.built_only(F)?;
-        let copies = SavedResources(engine.resources.copies());
-        engine.registry_mut().insert_resource(copies);
+        let state = CState::of(&engine);
+        engine.registry_mut().insert_resource(state);
         let saved = snapshots.save_engine(engine.built_only(F)?, format);
-        engine.registry_mut().remove_resource::<SavedResources>();
+        engine.registry_mut().remove_resource::<CState>();
         let bytes = saved.map_err(|e| save_error(F, &e))?.into_boxed_slice();
         let len = bytes.len();
         let bytes = Box::into_raw(bytes).cast::<u8>();
@@ -319,10 +273,10 @@ pub unsafe extern "C" fn ecs_snapshot_free(bytes: *mut u8, len: usize) {
 /// when the bytes do not load into this engine (corrupt or truncated,
 /// saved in the other format or by another format version, a component
 /// missing here, not savable or of another size, other systems, other
-/// resources: names, order and sizes must be this engine's), or when the
-/// engine has a resource not declared savable or events some reader has
-/// not read; the message names what and where. The resources' bytes are
-/// replaced with the snapshot's.
+/// resources or event channels: names, order and sizes must be this
+/// engine's), or when the engine has a resource not declared savable; the
+/// message names what and where. The resources' bytes and the channels'
+/// events and cursors are replaced with the snapshot's.
 ///
 /// # Safety
 ///
@@ -345,19 +299,18 @@ pub unsafe extern "C" fn ecs_engine_load(
         let bytes = unsafe { slice_arg(bytes, len, F, "bytes") }?;
         let format = self::format(format, F)?;
         savable_resources(&engine, F)?;
-        no_unread_events(&engine, F)?;
         // Every run-time component by name, savable or not: an entry for
         // one that is not savable here is refused naming it.
         let mut snapshots = snapshots_for(engine.registry(), F, |_| true)?;
-        register_resources(&mut snapshots, &engine.resources, F)?;
+        CState::register(&mut snapshots, &engine, F)?;
         let built = engine.built_only(F)?;
         snapshots
             .load_engine(built, bytes, format)
             .map_err(|e| refused(F, format!("nothing was loaded: {e}")))?;
-        // Checked against the engine's resources before the load changed
-        // anything (`register_resources`).
-        if let Some(saved) = engine.registry_mut().remove_resource::<SavedResources>() {
-            engine.resources.restore(&saved.0);
+        // Checked against the engine's resources and channels before the
+        // load changed anything (`CState::register`).
+        if let Some(state) = engine.registry_mut().remove_resource::<CState>() {
+            state.restore(&mut engine, F)?;
         }
         // Events sent before the next tick count their window from the
         // loaded tick, not the one the engine had reached.

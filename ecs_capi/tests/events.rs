@@ -488,33 +488,103 @@ fn a_version_2_descriptor_declares_no_events() {
     assert_eq!(refused[0].0, ECS_ERR_UNDECLARED);
 }
 
-#[test]
-fn a_snapshot_refuses_events_a_reader_has_not_read() {
-    let engine = Engine::new(1);
-    let shared = Shared::new(channel(&engine, c"hit"));
+/// An engine with one channel `hit`, a reader of it, and a system that
+/// reads and sends on it (`echo`: each event it reads comes back + 100,
+/// a tick later), built.
+fn echo_engine() -> (Engine, Box<Shared>) {
+    let engine = Engine::new(2);
+    let shared = Box::new(Shared::new(channel(&engine, c"hit")));
     let mut read = spec("read", Some(reader), &shared);
     read.event_reads = vec![shared.hits];
     ok(read.add(&engine));
+    let mut echo = spec("echo", Some(echo), &shared);
+    echo.event_reads = vec![shared.hits];
+    echo.event_writes = vec![shared.hits];
+    ok(echo.add(&engine));
     ok(engine.build());
+    (engine, shared)
+}
+
+/// Sends back, + 100, every event below 100 it reads.
+unsafe extern "C" fn echo(ctx: *mut ecs_system_ctx, user: *mut c_void) {
+    // SAFETY: the test's `Shared`.
+    let shared = unsafe { shared(user) };
+    let mut values: Vec<u64> = Vec::new();
+    // SAFETY: the running context; `values` is a local.
+    shared.check(unsafe {
+        ecs_ctx_read_events(
+            ctx,
+            shared.hits,
+            Some(collect),
+            (&raw mut values).cast(),
+            ptr::null_mut(),
+        )
+    });
+    for value in values.into_iter().filter(|&v| v < 100).map(|v| v + 100) {
+        // SAFETY: the running context; `value` is a local of 8 bytes.
+        shared.check(unsafe { ecs_ctx_send_event(ctx, shared.hits, (&raw const value).cast(), 8) });
+    }
+}
+
+#[test]
+fn a_snapshot_holds_the_events_in_flight_and_every_readers_cursor() {
+    for format in [ECS_SNAPSHOT_POSTCARD, ECS_SNAPSHOT_JSON] {
+        let (engine, shared) = echo_engine();
+        ok(send(&engine, shared.hits, 4));
+        ok(engine.tick());
+        ok(send(&engine, shared.hits, 5));
+        // In flight: 104 (`echo` has not read its own send) and 5 (sent
+        // between ticks).
+        let bytes = engine.save(format).expect("events in flight are saved");
+        let before = stats(&engine, shared.hits);
+        run(&engine, &shared, 3);
+        let went_on = shared.seen();
+        // `echo` runs first (it sends), reads 104 and 5 and sends 105.
+        assert_eq!(went_on[..2], [(vec![4, 104], 0), (vec![5, 105], 0)]);
+
+        // The same engine, put back: the same three ticks again.
+        ok(engine.load(format, &bytes));
+        let counts = stats(&engine, shared.hits);
+        assert_eq!(
+            (counts.sent, counts.retained, counts.missed),
+            (before.sent, before.retained, before.missed)
+        );
+        shared.seen.lock().unwrap().clear();
+        run(&engine, &shared, 3);
+        assert_eq!(shared.seen(), went_on[1..], "format {format}");
+
+        // And a fresh engine built the same way.
+        let (fresh, fresh_shared) = echo_engine();
+        ok(fresh.load(format, &bytes));
+        run(&fresh, &fresh_shared, 3);
+        assert_eq!(fresh_shared.seen(), went_on[1..], "format {format}");
+        assert!(shared.refused.lock().unwrap().is_empty());
+    }
+}
+
+#[test]
+fn a_snapshot_with_other_event_channels_loads_nothing() {
+    let (engine, shared) = echo_engine();
     ok(send(&engine, shared.hits, 4));
-    let refused = engine.save(ECS_SNAPSHOT_POSTCARD).unwrap_err();
-    fails(refused, ECS_ERR_SNAPSHOT, "`hit`: 1");
-    ok(engine.tick());
-    let bytes = engine
-        .save(ECS_SNAPSHOT_POSTCARD)
-        .expect("read by every reader: saved");
-    ok(send(&engine, shared.hits, 5));
+    let bytes = engine.save(ECS_SNAPSHOT_POSTCARD).unwrap();
+    for (name, size) in [(c"miss", 8), (c"hit", 4)] {
+        let other = Engine::new(1);
+        try_channel(&other, name, size, 4).unwrap();
+        ok(other.build());
+        fails(
+            other.load(ECS_SNAPSHOT_POSTCARD, &bytes),
+            ECS_ERR_SNAPSHOT,
+            "the snapshot's event channels are `hit` (8-byte events)",
+        );
+        assert_eq!(other.ticks(), 0);
+    }
+    let none = Engine::new(1);
+    ok(none.build());
     fails(
-        engine.load(ECS_SNAPSHOT_POSTCARD, &bytes),
+        none.load(ECS_SNAPSHOT_POSTCARD, &bytes),
         ECS_ERR_SNAPSHOT,
-        "not yet read",
+        "this engine's none",
     );
-    ok(engine.tick());
-    ok(engine.load(ECS_SNAPSHOT_POSTCARD, &bytes));
-    // The channel is still there after the load and works as before.
-    ok(send(&engine, shared.hits, 6));
-    ok(engine.tick());
-    assert_eq!(shared.seen(), [(vec![4], 0), (vec![5], 0), (vec![6], 0)]);
 }
 
 /// A run condition that tries to read and send (refused), then lets the
@@ -547,8 +617,9 @@ unsafe extern "C" fn nested_reader(ctx: *mut ecs_system_ctx, user: *mut c_void) 
         values: Vec<u64>,
     }
     unsafe extern "C" fn inner(event: *const c_void, user: *mut c_void) {
-        // SAFETY: the `Nest` below; `event` holds 8 aligned bytes.
+        // SAFETY: the `Nest` below, alive across the read.
         let nest = unsafe { &mut *user.cast::<Nest<'_>>() };
+        // SAFETY: `event` holds 8 aligned bytes during the call.
         nest.values.push(unsafe { *event.cast::<u64>() });
         // SAFETY: the running context; a nested read on purpose.
         let status = unsafe {

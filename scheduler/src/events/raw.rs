@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use ecs_engine::{Access, Registry};
 use parking_lot::MappedRwLockReadGuard;
 
+use super::saved::{EventsState, EventsStateError};
 use super::{EventChannels, Events};
 use crate::access::EventKey;
 use crate::error::SystemError;
@@ -387,28 +388,56 @@ impl RawEvents {
         Ok((count, missed))
     }
 
-    /// The names of the channels holding events that some reader system
-    /// has not seen, with their counts (a file snapshot holds no events:
-    /// it refuses such a registry rather than lose them).
-    pub fn unread(registry: &Registry) -> Vec<(String, u64)> {
-        let Some(raw) = registry.resource::<RawEvents>() else {
-            return Vec::new();
-        };
-        raw.channels
-            .iter()
-            .filter_map(|channel| {
-                let events = &channel.events;
-                let cursors = events.cursors.lock();
-                let seen = events
-                    .readers
-                    .iter()
-                    .map(|&r| cursors.get(r).copied().unwrap_or(0))
-                    .min()
-                    .unwrap_or(events.sent);
-                let unread = events.sent - seen.max(events.start);
-                (unread > 0).then(|| (channel.name.clone(), unread))
-            })
-            .collect()
+    /// Channel `id`'s state as plain values: its retained events in their
+    /// chunks, sequence numbers, tick, readers and their cursors (what a
+    /// file snapshot saves); `None` when the registry has no channel `id`.
+    pub fn export(registry: &Registry, id: RawEventId) -> Option<EventsState<RawEvent>> {
+        Some(Self::events(registry, id)?.export_state())
+    }
+
+    /// `Err` unless `state` makes a consistent channel of events of
+    /// `layout`'s size (what [`import`](Self::import) checks first).
+    ///
+    /// # Errors
+    ///
+    /// [`EventsStateError`] naming what is inconsistent.
+    pub fn check_state(
+        layout: Layout,
+        state: &EventsState<RawEvent>,
+    ) -> Result<(), EventsStateError> {
+        let sizes = state.chunks.iter().flat_map(|c| &c.events);
+        if let Some(event) = sizes.into_iter().find(|e| e.len() != layout.size()) {
+            return Err(EventsStateError(format!(
+                "an event of {} bytes in a channel of {}-byte events",
+                event.len(),
+                layout.size()
+            )));
+        }
+        Events::from_state(state.clone()).map(drop)
+    }
+
+    /// Replaces channel `id`'s events, sequence numbers and cursors with
+    /// `state`, checked first ([`check_state`](Self::check_state)); the
+    /// channel keeps its name, layout and place in the aging list.
+    ///
+    /// # Errors
+    ///
+    /// [`EventsStateError`] when `state` is inconsistent or the registry
+    /// has no channel `id`; the channel is unchanged then.
+    pub fn import(
+        registry: &mut Registry,
+        id: RawEventId,
+        state: EventsState<RawEvent>,
+    ) -> Result<(), EventsStateError> {
+        let channel = registry
+            .resource_mut::<RawEvents>()
+            .and_then(|raw| raw.channels.get_mut(id.index()))
+            .ok_or_else(|| EventsStateError(format!("no event channel has id {}", id.index())))?;
+        Self::check_state(channel.layout, &state)?;
+        let mut events = Events::from_state(state)?;
+        events.listed = channel.events.listed;
+        channel.events = events;
+        Ok(())
     }
 
     /// The channel of `key` in `registry`, if it is a run-time one that

@@ -1,0 +1,202 @@
+//! What a C engine keeps beside its registry's components, in a snapshot:
+//! the bytes of its resources and the events in flight on its event
+//! channels (retained events, sequence numbers, each reader's cursor).
+//! While a save or a load runs they are one registry resource,
+//! [`CState`], saved under the name `c_state`.
+
+use std::alloc::Layout;
+use std::sync::Arc;
+
+use ecs_snapshot::Snapshots;
+use scheduler::{EventChunk, EventsState, RawEvent, RawEventId, RawEvents};
+use serde::{Deserialize, Serialize};
+
+use super::refused;
+use crate::engine::EngineState;
+use crate::resource::ResourceStore;
+use crate::status::Failure;
+
+/// The C resources and event channels of an engine, as plain values.
+#[derive(Debug, Serialize, Deserialize)]
+pub(super) struct CState {
+    /// Each resource's name and bytes, in registration order.
+    resources: Vec<(String, Vec<u8>)>,
+    /// Each event channel, in registration order.
+    events: Vec<SavedChannel>,
+}
+
+/// One event channel's state.
+#[derive(Debug, Serialize, Deserialize)]
+struct SavedChannel {
+    name: String,
+    size: usize,
+    chunks: Vec<SavedChunk>,
+    start: u64,
+    sent: u64,
+    tick_number: u64,
+    retention: u64,
+    readers: Vec<usize>,
+    cursors: Vec<u64>,
+    missed: u64,
+}
+
+/// Events sent together, with the sequence number of the first and the
+/// frame tick they were sent in.
+#[derive(Debug, Serialize, Deserialize)]
+struct SavedChunk {
+    start: u64,
+    tick: u64,
+    events: Vec<Vec<u8>>,
+}
+
+impl SavedChannel {
+    fn of(name: &str, layout: Layout, state: EventsState<RawEvent>) -> SavedChannel {
+        SavedChannel {
+            name: name.to_owned(),
+            size: layout.size(),
+            chunks: state
+                .chunks
+                .into_iter()
+                .map(|chunk| SavedChunk {
+                    start: chunk.start,
+                    tick: chunk.tick,
+                    events: chunk.events.iter().map(RawEvent::to_vec).collect(),
+                })
+                .collect(),
+            start: state.start,
+            sent: state.sent,
+            tick_number: state.tick_number,
+            retention: state.retention,
+            readers: state.readers,
+            cursors: state.cursors,
+            missed: state.missed,
+        }
+    }
+
+    fn state(&self) -> EventsState<RawEvent> {
+        EventsState {
+            chunks: self
+                .chunks
+                .iter()
+                .map(|chunk| EventChunk {
+                    start: chunk.start,
+                    tick: chunk.tick,
+                    events: chunk.events.iter().map(|e| RawEvent::new(e)).collect(),
+                })
+                .collect(),
+            start: self.start,
+            sent: self.sent,
+            tick_number: self.tick_number,
+            retention: self.retention,
+            readers: self.readers.clone(),
+            cursors: self.cursors.clone(),
+            listed: true,
+            missed: self.missed,
+        }
+    }
+}
+
+/// The engine's event channels: `(id, name, layout)`, in registration
+/// order.
+fn channels(engine: &EngineState) -> Vec<(RawEventId, String, Layout)> {
+    let registry = engine.registry();
+    (0..RawEvents::count(registry))
+        .filter_map(|index| {
+            let id = RawEventId::from_u32(u32::try_from(index).ok()?);
+            let (name, layout) = RawEvents::describe(registry, id)?;
+            Some((id, name.to_owned(), layout))
+        })
+        .collect()
+}
+
+impl CState {
+    /// A copy of `engine`'s resources and channels (its resources must all
+    /// be savable: see `ResourceStore::copies`).
+    pub(super) fn of(engine: &EngineState) -> CState {
+        let registry = engine.registry();
+        CState {
+            resources: engine.resources.copies(),
+            events: channels(engine)
+                .into_iter()
+                .filter_map(|(id, name, layout)| {
+                    Some(SavedChannel::of(
+                        &name,
+                        layout,
+                        RawEvents::export(registry, id)?,
+                    ))
+                })
+                .collect(),
+        }
+    }
+
+    /// Registers the C state with `snapshots`: checked when loaded against
+    /// `engine`'s resources and channels (the same names, order and sizes,
+    /// and consistent events), and required when the engine has either (a
+    /// snapshot without them would leave them as they are beside a loaded
+    /// world).
+    pub(super) fn register(
+        snapshots: &mut Snapshots,
+        engine: &EngineState,
+        function: &str,
+    ) -> Result<(), Failure> {
+        let store: Arc<ResourceStore> = Arc::clone(&engine.resources);
+        let ours: Vec<(String, Layout)> = channels(engine)
+            .into_iter()
+            .map(|(_, name, layout)| (name, layout))
+            .collect();
+        let required = !store.names().is_empty() || !ours.is_empty();
+        snapshots
+            .register_resource_checked::<CState>("c_state", required, move |saved| {
+                store.fits(&saved.resources)?;
+                saved.fits(&ours)
+            })
+            .map_err(|e| refused(function, e))?;
+        Ok(())
+    }
+
+    /// `Err` with the reason unless the saved channels are `ours` (names,
+    /// order, event sizes) and each one's events are consistent.
+    fn fits(&self, ours: &[(String, Layout)]) -> Result<(), String> {
+        let theirs: Vec<(&str, usize)> = self
+            .events
+            .iter()
+            .map(|c| (c.name.as_str(), c.size))
+            .collect();
+        let mine: Vec<(&str, usize)> = ours.iter().map(|(n, l)| (n.as_str(), l.size())).collect();
+        if theirs != mine {
+            let list = |l: &[(&str, usize)]| {
+                let items: Vec<String> = l
+                    .iter()
+                    .map(|(n, s)| format!("`{n}` ({s}-byte events)"))
+                    .collect();
+                if items.is_empty() {
+                    "none".to_owned()
+                } else {
+                    items.join(", ")
+                }
+            };
+            return Err(format!(
+                "the snapshot's event channels are {}, this engine's {}: register the same \
+                 channels, in the same order, with the same sizes",
+                list(&theirs),
+                list(&mine)
+            ));
+        }
+        for (channel, (_, layout)) in self.events.iter().zip(ours) {
+            RawEvents::check_state(*layout, &channel.state())
+                .map_err(|e| format!("event channel `{}`: {e}", channel.name))?;
+        }
+        Ok(())
+    }
+
+    /// Puts the resources' bytes and the channels' events back into
+    /// `engine` (checked when loaded by [`register`](Self::register)).
+    pub(super) fn restore(self, engine: &mut EngineState, function: &str) -> Result<(), Failure> {
+        engine.resources.restore(&self.resources);
+        for ((id, _, _), channel) in channels(engine).into_iter().zip(&self.events) {
+            RawEvents::import(engine.registry_mut(), id, channel.state())
+                .map_err(|e| refused(function, format!("event channel `{}`: {e}", channel.name)))?;
+        }
+        Ok(())
+    }
+}
