@@ -544,15 +544,7 @@ public:
     // Registers a resource `T` under `name` holding `initial`.
     template <class T>
     Resource<T> resource(const char* name, const T& initial = T{}) {
-        ecs_resource_desc desc{};
-        desc.struct_size = sizeof desc;
-        desc.name = name;
-        desc.size = sizeof(T);
-        desc.align = alignof(T);
-        desc.initial = &initial;
-        Resource<T> resource;
-        check(ecs_resource_register(raw_, &desc, &resource.id), "ecs_resource_register");
-        return resource;
+        return register_resource(name, initial, false);
     }
     // Registers a savable resource `T` under `name` holding `initial`:
     // `Engine::save` and `Engine::load` copy it by its bytes (every byte of
@@ -563,16 +555,7 @@ public:
     Resource<T> resource(const char* name, const T& initial, Savable) {
         static_assert(!std::is_pointer_v<T> && !std::is_member_pointer_v<T>,
                       "a savable resource is saved as bytes: a pointer means nothing when loaded");
-        ecs_resource_desc desc{};
-        desc.struct_size = sizeof desc;
-        desc.name = name;
-        desc.size = sizeof(T);
-        desc.align = alignof(T);
-        desc.initial = &initial;
-        desc.savable = true;
-        Resource<T> resource;
-        check(ecs_resource_register(raw_, &desc, &resource.id), "ecs_resource_register");
-        return resource;
+        return register_resource(name, initial, true);
     }
     // A copy of the resource's value (between ticks).
     template <class T>
@@ -886,6 +869,20 @@ private:
             verdict = added.condition(context);
         });
         return verdict;
+    }
+
+    template <class T>
+    Resource<T> register_resource(const char* name, const T& initial, bool savable) {
+        ecs_resource_desc desc{};
+        desc.struct_size = sizeof desc;
+        desc.name = name;
+        desc.size = sizeof(T);
+        desc.align = alignof(T);
+        desc.initial = &initial;
+        desc.savable = savable;
+        Resource<T> resource;
+        check(ecs_resource_register(raw_, &desc, &resource.id), "ecs_resource_register");
+        return resource;
     }
 
     static void trampoline(ecs_system_ctx* ctx, void* user_data) noexcept {

@@ -179,9 +179,24 @@ unsafe extern "C" fn reader_on(_: *const ecs_system_ctx, user: *mut c_void) -> b
     unsafe { shared(user) }.reader_on.load(Ordering::Relaxed)
 }
 
-fn spec(name: &str, run: ecs_system_fn, shared: &Shared) -> SystemSpec {
+/// What a test system declares on the `hit` channel.
+#[derive(Clone, Copy, PartialEq)]
+enum Declares {
+    Nothing,
+    Reads,
+    Sends,
+    Both,
+}
+
+fn spec(name: &str, run: ecs_system_fn, shared: &Shared, declares: Declares) -> SystemSpec {
     let mut spec = SystemSpec::new(name, run);
     spec.user_data = shared.user();
+    if matches!(declares, Declares::Reads | Declares::Both) {
+        spec.event_reads = vec![shared.hits];
+    }
+    if matches!(declares, Declares::Sends | Declares::Both) {
+        spec.event_writes = vec![shared.hits];
+    }
     spec
 }
 
@@ -198,16 +213,12 @@ fn run(engine: &Engine, shared: &Shared, ticks: u64) {
 fn reader_first(threads: u32, ticks: u64) -> Vec<(Vec<u64>, u64)> {
     let engine = Engine::new(threads);
     let shared = Shared::new(channel(&engine, c"hit"));
-    let mut read = spec("read", Some(reader), &shared);
-    read.event_reads = vec![shared.hits];
-    ok(read.add(&engine));
+    ok(spec("read", Some(reader), &shared, Declares::Reads).add(&engine));
     for (name, run) in [
         ("first", first_writer as unsafe extern "C" fn(_, _)),
         ("second", second_writer),
     ] {
-        let mut write = spec(name, Some(run), &shared);
-        write.event_writes = vec![shared.hits];
-        ok(write.add(&engine));
+        ok(spec(name, Some(run), &shared, Declares::Sends).add(&engine));
     }
     run(&engine, &shared, ticks);
     assert!(shared.refused.lock().unwrap().is_empty());
@@ -231,9 +242,7 @@ fn a_reader_sees_its_ticks_events_in_the_order_the_writers_were_added() {
 fn events_sent_between_ticks_are_read_once_by_the_next_tick() {
     let engine = Engine::new(2);
     let shared = Shared::new(channel(&engine, c"hit"));
-    let mut read = spec("read", Some(reader), &shared);
-    read.event_reads = vec![shared.hits];
-    ok(read.add(&engine));
+    ok(spec("read", Some(reader), &shared, Declares::Reads).add(&engine));
     ok(send(&engine, shared.hits, 7));
     ok(send(&engine, shared.hits, 8));
     run(&engine, &shared, 2);
@@ -248,11 +257,8 @@ fn events_sent_between_ticks_are_read_once_by_the_next_tick() {
 fn a_reader_that_did_not_run_reads_the_window_later_and_counts_the_rest_missed() {
     let engine = Engine::new(2);
     let shared = Shared::new(channel(&engine, c"hit"));
-    let mut write = spec("write", Some(second_writer), &shared);
-    write.event_writes = vec![shared.hits];
-    ok(write.add(&engine));
-    let mut read = spec("read", Some(reader), &shared);
-    read.event_reads = vec![shared.hits];
+    ok(spec("write", Some(second_writer), &shared, Declares::Sends).add(&engine));
+    let mut read = spec("read", Some(reader), &shared, Declares::Reads);
     read.run_if = Some(reader_on);
     read.run_if_user_data = shared.user();
     ok(read.add(&engine));
@@ -282,9 +288,7 @@ fn a_reader_that_did_not_run_reads_the_window_later_and_counts_the_rest_missed()
 fn a_second_read_in_one_run_hands_out_nothing_new() {
     let engine = Engine::new(1);
     let shared = Shared::new(channel(&engine, c"hit"));
-    let mut read = spec("read", Some(reads_twice), &shared);
-    read.event_reads = vec![shared.hits];
-    ok(read.add(&engine));
+    ok(spec("read", Some(reads_twice), &shared, Declares::Reads).add(&engine));
     ok(send(&engine, shared.hits, 3));
     run(&engine, &shared, 2);
     assert_eq!(
@@ -403,7 +407,7 @@ fn bad_event_calls_return_a_status_and_change_nothing() {
 
     // A system declaring another engine's channel is refused.
     let shared = Shared::new(hits);
-    let mut stranger = spec("stranger", Some(reader), &shared);
+    let mut stranger = spec("stranger", Some(reader), &shared, Declares::Nothing);
     stranger.event_reads = vec![foreign];
     fails(
         stranger.add(&engine),
@@ -411,9 +415,9 @@ fn bad_event_calls_return_a_status_and_change_nothing() {
         "no event channel",
     );
 
-    let bare = spec("undeclared", Some(undeclared), &shared);
+    let bare = spec("undeclared", Some(undeclared), &shared, Declares::Nothing);
     ok(bare.add(&engine));
-    let mut misuse = spec("misuses", Some(misuses), &shared);
+    let mut misuse = spec("misuses", Some(misuses), &shared, Declares::Nothing);
     misuse.event_writes = vec![hits];
     misuse.event_reads = vec![hits];
     ok(misuse.add(&engine));
@@ -447,9 +451,7 @@ fn bad_event_calls_return_a_status_and_change_nothing() {
 fn a_version_2_descriptor_declares_no_events() {
     let engine = Engine::new(1);
     let shared = Shared::new(channel(&engine, c"hit"));
-    let mut read = spec("read", Some(reader), &shared);
-    read.event_reads = vec![shared.hits];
-    let reads = read.event_reads.clone();
+    let reads = [shared.hits];
     let name = c"old";
     let desc = ecs_system_desc {
         struct_size: std::mem::offset_of!(ecs_system_desc, event_reads) as u32,
@@ -494,13 +496,8 @@ fn a_version_2_descriptor_declares_no_events() {
 fn echo_engine() -> (Engine, Box<Shared>) {
     let engine = Engine::new(2);
     let shared = Box::new(Shared::new(channel(&engine, c"hit")));
-    let mut read = spec("read", Some(reader), &shared);
-    read.event_reads = vec![shared.hits];
-    ok(read.add(&engine));
-    let mut echo = spec("echo", Some(echo), &shared);
-    echo.event_reads = vec![shared.hits];
-    echo.event_writes = vec![shared.hits];
-    ok(echo.add(&engine));
+    ok(spec("read", Some(reader), &shared, Declares::Reads).add(&engine));
+    ok(spec("echo", Some(echo), &shared, Declares::Both).add(&engine));
     ok(engine.build());
     (engine, shared)
 }
@@ -658,12 +655,8 @@ fn conditions_nested_reads_and_senders_do_not_read() {
     let engine = Engine::new(2);
     let shared = Shared::new(channel(&engine, c"hit"));
     // A sender that tries to read: refused, though it declared the channel.
-    let mut write_only = spec("write_only", Some(reader), &shared);
-    write_only.event_writes = vec![shared.hits];
-    ok(write_only.add(&engine));
-    let mut gated = spec("gated", Some(nested_reader), &shared);
-    gated.event_reads = vec![shared.hits];
-    gated.event_writes = vec![shared.hits];
+    ok(spec("write_only", Some(reader), &shared, Declares::Sends).add(&engine));
+    let mut gated = spec("gated", Some(nested_reader), &shared, Declares::Both);
     gated.run_if = Some(reading_condition);
     gated.run_if_user_data = shared.user();
     ok(gated.add(&engine));
@@ -705,9 +698,7 @@ fn an_event_sent_after_a_load_that_moved_the_clock_reaches_the_next_tick() {
     let make = || {
         let engine = Engine::new(1);
         let shared = Box::new(Shared::new(channel(&engine, c"hit")));
-        let mut read = spec("read", Some(reader), &shared);
-        read.event_reads = vec![shared.hits];
-        ok(read.add(&engine));
+        ok(spec("read", Some(reader), &shared, Declares::Reads).add(&engine));
         ok(engine.build());
         (engine, shared)
     };
