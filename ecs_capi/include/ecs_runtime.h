@@ -195,6 +195,13 @@ typedef struct ecs_event_desc {
   size_t size;
   // Alignment of an event in bytes: a power of two, at most 16.
   size_t align;
+  // `true` declares the events plain data that `ecs_engine_save` and
+  // `ecs_engine_load` copy by their bytes, with the promise of
+  // `ecs_component_desc.savable`: every byte initialised (padding
+  // included) and no pointer or handle whose meaning is lost when the
+  // bytes are loaded elsewhere. `false`: a save is refused while the
+  // channel holds events.
+  bool savable;
 } ecs_event_desc;
 
 // An event channel's id: tagged with its engine like an
@@ -265,8 +272,9 @@ typedef struct ecs_command_report {
   ecs_command_kind first_skip_kind;
   // Its target entity.
   ecs_entity first_skip_entity;
-  // The system that recorded it: its position in the order systems
-  // were added (0 for the first); in a system's own report, 0.
+  // The system that recorded it: its position among the tick systems
+  // in the order they were added (0 for the first; startup systems are
+  // not counted); in a system's own report, 0.
   size_t first_skip_system;
 } ecs_command_report;
 
@@ -1464,10 +1472,11 @@ ecs_status ecs_queue_close(const struct ecs_queue *queue);
 // Pointers are NULL or valid.
 ecs_status ecs_queue_len(const struct ecs_queue *queue, size_t *out);
 
-// Writes what the last tick's command buffers did, every system's
-// together (and the commands of the systems that run between waves), to
-// `*out`; all zero before the first tick. Threading: an engine call (one
-// thread at a time, not from a system).
+// Writes what the last tick's command buffers did, every tick system's
+// together, to `*out`; all zero before the first tick. Startup systems'
+// commands are in no report. A load (`ecs_engine_load`) keeps the report
+// of the last tick run before it. Threading: an engine call (one thread
+// at a time, not from a system).
 //
 // # Errors
 //
@@ -1482,14 +1491,15 @@ ecs_status ecs_queue_len(const struct ecs_queue *queue, size_t *out);
 ecs_status ecs_engine_command_report(const struct ecs_engine *engine,
                                      struct ecs_command_report *out);
 
-// Writes what the command buffer of the system named `name` did in the
-// last tick to `*out`; all zero for a system that records no commands,
-// did not run, or before the first tick.
+// Writes what the command buffer of the tick system named `name` did in
+// the last tick to `*out`; all zero for a system that records no
+// commands, did not run, or before the first tick.
 //
 // # Errors
 //
 // `ECS_ERR_NULL_POINTER` (engine, name, out); `ECS_ERR_INVALID_ARGUMENT`
-// when no system has the name (or it is not UTF-8), or `out->struct_size`
+// when no tick system has the name (a startup system has no report; or
+// the name is not UTF-8), or `out->struct_size`
 // is not set; `ECS_ERR_WRONG_STATE` while the engine is busy or before the
 // build.
 //

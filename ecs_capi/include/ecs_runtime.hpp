@@ -458,6 +458,13 @@ public:
         condition_ = std::move(condition);
         return *this;
     }
+    // The system joins the set `set` (see `Set` and `Engine::configure`):
+    // the set's ordering and condition apply to it, and other systems may
+    // order themselves before or after the set by its name.
+    System& in_set(std::string set) {
+        sets_.push_back(std::move(set));
+        return *this;
+    }
     // A startup system: runs once, before the first tick's systems.
     System& startup() {
         startup_ = true;
@@ -481,6 +488,36 @@ private:
     std::function<bool(const SystemContext&)> condition_;
     bool startup_ = false;
     std::vector<ecs_event_id> event_reads_, event_writes_;
+    std::vector<std::string> sets_;
+};
+
+// A system set to configure with `Engine::configure`: every member (a
+// system with `in_set(name)`) runs before / after what it names, and only
+// on ticks where its condition holds (evaluated once per tick for the
+// whole set; what it throws skips the set and is rethrown after the tick).
+class Set {
+public:
+    explicit Set(std::string name) : name_(std::move(name)) {}
+    Set& before(std::string other) {
+        before_.push_back(std::move(other));
+        return *this;
+    }
+    Set& after(std::string other) {
+        after_.push_back(std::move(other));
+        return *this;
+    }
+    // The condition's context declares nothing: read what it needs
+    // through its own captures.
+    Set& run_if(std::function<bool(const SystemContext&)> condition) {
+        condition_ = std::move(condition);
+        return *this;
+    }
+
+private:
+    friend class Engine;
+    std::string name_;
+    std::vector<std::string> before_, after_;
+    std::function<bool(const SystemContext&)> condition_;
 };
 
 // Owns an ecs_engine: a registry, a schedule and a pool of threads.
@@ -588,17 +625,20 @@ public:
     }
 
     // Registers an event channel of `T` under `name` (see
-    // ecs_event_register).
+    // ecs_event_register). `Engine::save` is refused while it holds events.
     template <class T>
     Event<T> event(const char* name) {
-        ecs_event_desc desc{};
-        desc.struct_size = sizeof desc;
-        desc.name = name;
-        desc.size = sizeof(T);
-        desc.align = alignof(T);
-        Event<T> channel;
-        check(ecs_event_register(raw_, &desc, &channel.id), "ecs_event_register");
-        return channel;
+        return register_event<T>(name, false);
+    }
+    // Registers a savable event channel of `T`: `Engine::save` and
+    // `Engine::load` copy its events in flight by their bytes (every byte
+    // initialised, padding included; no pointer; see
+    // ecs_event_desc.savable).
+    template <class T>
+    Event<T> event(const char* name, Savable) {
+        static_assert(!std::is_pointer_v<T> && !std::is_member_pointer_v<T>,
+                      "a savable event is saved as bytes: a pointer means nothing when loaded");
+        return register_event<T>(name, true);
     }
     // Sends `value` on `channel` between ticks: the next tick's readers
     // see it.
@@ -734,18 +774,39 @@ public:
         return out;
     }
 
+    // Configures a set (before `build`; see `Set`). Its condition is kept
+    // by the engine.
+    void configure(Set set) {
+        systems_.emplace_back(nullptr);
+        Added& added = systems_.back();
+        added.condition = std::move(set.condition_);
+        std::vector<const char*> before = c_strings(set.before_), after = c_strings(set.after_);
+        ecs_set_desc desc{};
+        desc.struct_size = sizeof desc;
+        desc.name = set.name_.c_str();
+        desc.before = before.data();
+        desc.before_len = before.size();
+        desc.after = after.data();
+        desc.after_len = after.size();
+        if (added.condition) {
+            desc.run_if = &Engine::condition_trampoline;
+            desc.run_if_user_data = &added;
+        }
+        ecs_status status = ecs_set_configure(raw_, &desc);
+        if (status != ECS_OK) {
+            systems_.pop_back();
+            check(status, "ecs_set_configure");
+        }
+    }
+
     // Adds a system (before `build`). Its body is kept by the engine.
     void add_system(System system) {
         systems_.emplace_back(std::move(system.body_));
         Added& added = systems_.back();
         added.condition = std::move(system.condition_);
-        std::vector<const char*> before, after;
-        for (const std::string& name : system.before_) {
-            before.push_back(name.c_str());
-        }
-        for (const std::string& name : system.after_) {
-            after.push_back(name.c_str());
-        }
+        std::vector<const char*> sets = c_strings(system.sets_);
+        std::vector<const char*> before = c_strings(system.before_);
+        std::vector<const char*> after = c_strings(system.after_);
         ecs_system_desc desc{};
         desc.struct_size = sizeof desc;
         desc.name = system.name_.c_str();
@@ -774,6 +835,8 @@ public:
         desc.event_reads_len = system.event_reads_.size();
         desc.event_writes = system.event_writes_.data();
         desc.event_writes_len = system.event_writes_.size();
+        desc.sets = sets.data();
+        desc.sets_len = sets.size();
         ecs_status status = ecs_system_add(raw_, &desc);
         if (status != ECS_OK) {
             systems_.pop_back();
@@ -871,6 +934,28 @@ private:
         return verdict;
     }
 
+    // The C strings of `names`, valid while `names` lives.
+    static std::vector<const char*> c_strings(const std::vector<std::string>& names) {
+        std::vector<const char*> out;
+        out.reserve(names.size());
+        for (const std::string& name : names) {
+            out.push_back(name.c_str());
+        }
+        return out;
+    }
+
+    template <class T>
+    Event<T> register_event(const char* name, bool savable) {
+        ecs_event_desc desc{};
+        desc.struct_size = sizeof desc;
+        desc.name = name;
+        desc.size = sizeof(T);
+        desc.align = alignof(T);
+        desc.savable = savable;
+        Event<T> channel;
+        check(ecs_event_register(raw_, &desc, &channel.id), "ecs_event_register");
+        return channel;
+    }
     template <class T>
     Resource<T> register_resource(const char* name, const T& initial, bool savable) {
         ecs_resource_desc desc{};

@@ -77,6 +77,9 @@ pub(crate) struct EngineState {
     pub(crate) tag: crate::tag::Tag,
     /// The resources registered from C, shared with the systems.
     pub(crate) resources: std::sync::Arc<crate::resource::ResourceStore>,
+    /// Per event channel, by index: registered `savable` (its events may
+    /// be saved by their bytes).
+    pub(crate) savable_events: Vec<bool>,
     stage: Stage,
 }
 
@@ -377,6 +380,7 @@ pub unsafe extern "C" fn ecs_engine_create(
             state: Mutex::new(EngineState {
                 tag,
                 resources: std::sync::Arc::default(),
+                savable_events: Vec::new(),
                 stage: Stage::Building {
                     builder,
                     names: HashSet::new(),

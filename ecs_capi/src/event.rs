@@ -46,6 +46,13 @@ pub struct ecs_event_desc {
     pub size: usize,
     /// Alignment of an event in bytes: a power of two, at most 16.
     pub align: usize,
+    /// `true` declares the events plain data that `ecs_engine_save` and
+    /// `ecs_engine_load` copy by their bytes, with the promise of
+    /// `ecs_component_desc.savable`: every byte initialised (padding
+    /// included) and no pointer or handle whose meaning is lost when the
+    /// bytes are loaded elsewhere. `false`: a save is refused while the
+    /// channel holds events.
+    pub savable: bool,
 }
 
 /// What one `ecs_ctx_read_events` call handed out.
@@ -222,12 +229,14 @@ pub unsafe extern "C" fn ecs_event_register(
                 format!("{F}: an engine holds at most {MAX_CHANNELS} event channels"),
             ));
         }
+        let savable = desc.savable;
         let id = RawEvents::register(registry, &name, layout).map_err(|error| match error {
             RawEventError::DuplicateName(_) => {
                 Failure::new(ECS_ERR_DUPLICATE_NAME, format!("{F}: {error}"))
             }
             other => Failure::invalid(F, other.to_string()),
         })?;
+        engine.savable_events.push(savable);
         // SAFETY: `out` is non-null, valid for writes by the caller's promise.
         unsafe { write_out(out, encode(tag, id), F, "out") }
     })

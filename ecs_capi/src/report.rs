@@ -62,8 +62,9 @@ pub struct ecs_command_report {
     pub first_skip_kind: ecs_command_kind,
     /// Its target entity.
     pub first_skip_entity: ecs_entity,
-    /// The system that recorded it: its position in the order systems
-    /// were added (0 for the first); in a system's own report, 0.
+    /// The system that recorded it: its position among the tick systems
+    /// in the order they were added (0 for the first; startup systems are
+    /// not counted); in a system's own report, 0.
     pub first_skip_system: usize,
 }
 
@@ -123,10 +124,11 @@ unsafe fn write_report(
     Ok(())
 }
 
-/// Writes what the last tick's command buffers did, every system's
-/// together (and the commands of the systems that run between waves), to
-/// `*out`; all zero before the first tick. Threading: an engine call (one
-/// thread at a time, not from a system).
+/// Writes what the last tick's command buffers did, every tick system's
+/// together, to `*out`; all zero before the first tick. Startup systems'
+/// commands are in no report. A load (`ecs_engine_load`) keeps the report
+/// of the last tick run before it. Threading: an engine call (one thread
+/// at a time, not from a system).
 ///
 /// # Errors
 ///
@@ -157,14 +159,15 @@ pub unsafe extern "C" fn ecs_engine_command_report(
     })
 }
 
-/// Writes what the command buffer of the system named `name` did in the
-/// last tick to `*out`; all zero for a system that records no commands,
-/// did not run, or before the first tick.
+/// Writes what the command buffer of the tick system named `name` did in
+/// the last tick to `*out`; all zero for a system that records no
+/// commands, did not run, or before the first tick.
 ///
 /// # Errors
 ///
 /// `ECS_ERR_NULL_POINTER` (engine, name, out); `ECS_ERR_INVALID_ARGUMENT`
-/// when no system has the name (or it is not UTF-8), or `out->struct_size`
+/// when no tick system has the name (a startup system has no report; or
+/// the name is not UTF-8), or `out->struct_size`
 /// is not set; `ECS_ERR_WRONG_STATE` while the engine is busy or before the
 /// build.
 ///
@@ -196,7 +199,12 @@ pub unsafe extern "C" fn ecs_system_command_report(
             .system_command_reports()
             .find(|&(_, system, _)| system == name)
             .map(|(_, _, report)| report)
-            .ok_or_else(|| Failure::invalid(F, format!("no system is named `{name}`")))?;
+            .ok_or_else(|| {
+                Failure::invalid(
+                    F,
+                    format!("no tick system is named `{name}` (startup systems have no report)"),
+                )
+            })?;
         // SAFETY: the caller's promise on `out`.
         unsafe { write_report(out, report, F) }
     })

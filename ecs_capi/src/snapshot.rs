@@ -202,7 +202,7 @@ pub unsafe extern "C" fn ecs_engine_save(
         let mut snapshots = snapshots_for(engine.registry(), F, |info| info.is_savable())?;
         CState::register(&mut snapshots, &engine, F)?;
         engine.built_only(F)?;
-        let state = CState::of(&engine);
+        let state = CState::of(&engine, F)?;
         engine.registry_mut().insert_resource(state);
         let saved = snapshots.save_engine(engine.built_only(F)?, format);
         engine.registry_mut().remove_resource::<CState>();
@@ -306,7 +306,7 @@ pub unsafe extern "C" fn ecs_engine_load(
         let built = engine.built_only(F)?;
         snapshots
             .load_engine(built, bytes, format)
-            .map_err(|e| refused(F, format!("nothing was loaded: {e}")))?;
+            .map_err(|e| refused(F, format!("nothing was loaded: {}", c_state::explain(&e))))?;
         // Checked against the engine's resources and channels before the
         // load changed anything (`CState::register`).
         if let Some(state) = engine.registry_mut().remove_resource::<CState>() {

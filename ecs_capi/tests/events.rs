@@ -14,18 +14,30 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use common::*;
 use ecs_capi::*;
 
-/// Registers an event channel, returning its id or the status.
+/// Registers a savable event channel, returning its id or the status.
 fn try_channel(
     engine: &Engine,
     name: &CStr,
     size: usize,
     align: usize,
 ) -> Result<ecs_event_id, ecs_status> {
+    try_channel_desc(engine, name, size, align, true)
+}
+
+/// Registers an event channel, savable or not.
+fn try_channel_desc(
+    engine: &Engine,
+    name: &CStr,
+    size: usize,
+    align: usize,
+    savable: bool,
+) -> Result<ecs_event_id, ecs_status> {
     let desc = ecs_event_desc {
         struct_size: size_of::<ecs_event_desc>() as u32,
         name: name.as_ptr(),
         size,
         align,
+        savable,
     };
     let mut id = 0;
     // SAFETY: a live engine; `desc`, its name and `id` are locals.
@@ -557,6 +569,43 @@ fn a_snapshot_holds_the_events_in_flight_and_every_readers_cursor() {
         assert_eq!(fresh_shared.seen(), went_on[1..], "format {format}");
         assert!(shared.refused.lock().unwrap().is_empty());
     }
+}
+
+#[test]
+fn a_channel_not_savable_refuses_a_save_while_it_holds_events() {
+    let engine = Engine::new(1);
+    let hits = try_channel_desc(&engine, c"hit", 8, 8, false).unwrap();
+    ok(engine.build());
+    let bytes = engine.save(ECS_SNAPSHOT_POSTCARD).expect("empty: saved");
+    ok(send(&engine, hits, 1));
+    fails(
+        engine.save(ECS_SNAPSHOT_POSTCARD).unwrap_err(),
+        ECS_ERR_SNAPSHOT,
+        "event channel `hit` holds 1 event(s) but is not savable",
+    );
+    // Loading the empty save drops the event, as a load drops the values
+    // of components a snapshot does not hold.
+    ok(engine.load(ECS_SNAPSHOT_POSTCARD, &bytes));
+    assert_eq!(stats(&engine, hits).retained, 0);
+}
+
+#[test]
+fn a_snapshot_whose_channels_have_other_readers_loads_nothing() {
+    let (engine, shared) = echo_engine();
+    ok(send(&engine, shared.hits, 4));
+    let bytes = engine.save(ECS_SNAPSHOT_POSTCARD).unwrap();
+    // The same systems, but `echo` only sends here: one reader less.
+    let other = Engine::new(2);
+    let other_shared = Shared::new(channel(&other, c"hit"));
+    ok(spec("read", Some(reader), &other_shared, Declares::Reads).add(&other));
+    ok(spec("echo", Some(echo), &other_shared, Declares::Sends).add(&other));
+    ok(other.build());
+    fails(
+        other.load(ECS_SNAPSHOT_POSTCARD, &bytes),
+        ECS_ERR_SNAPSHOT,
+        "event channel `hit`: the snapshot's reader systems are [0, 1], this engine's [0]",
+    );
+    assert_eq!(other.ticks(), 0);
 }
 
 #[test]

@@ -5,7 +5,9 @@
 
 #include "ecs_runtime.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -460,6 +462,50 @@ void test_events() {
     EXPECT(sneaky.stats(channel).sent == 0);
 }
 
+void test_sets() {
+    ecs::Engine engine(4);
+    std::vector<std::string> order;
+    std::mutex lock;
+    bool open = true;
+    int asked = 0;
+    auto record = [&](const char* name) {
+        return [&, name](ecs::SystemContext&) {
+            std::lock_guard<std::mutex> guard(lock);
+            order.push_back(name);
+        };
+    };
+    engine.add_system(ecs::System("a").in_set("physics").run(record("a")));
+    engine.add_system(ecs::System("b").in_set("physics").run(record("b")));
+    engine.add_system(ecs::System("input").run(record("input")));
+    engine.configure(ecs::Set("physics").after("input").run_if([&](const ecs::SystemContext&) {
+        ++asked;
+        return open;
+    }));
+    engine.tick();
+    EXPECT(order.size() == 3 && order[0] == "input");
+    EXPECT(asked == 1);
+    open = false;
+    engine.tick();
+    EXPECT(order.size() == 4 && order[3] == "input" && asked == 2);
+    EXPECT_ERROR(ECS_ERR_WRONG_STATE, engine.configure(ecs::Set("late")));
+
+    // A throwing set condition skips the set and comes back after the tick.
+    ecs::Engine throwing(2);
+    throwing.add_system(ecs::System("member").in_set("s").run(record("member")));
+    throwing.configure(ecs::Set("s").run_if([](const ecs::SystemContext&) -> bool {
+        throw std::runtime_error("no verdict");
+    }));
+    ++checks;
+    try {
+        throwing.tick();
+        fail(__FILE__, __LINE__, "the set condition's throw did not come back");
+    } catch (const std::runtime_error& e) {
+        EXPECT(std::string(e.what()) == "no verdict");
+    }
+    EXPECT(std::count(order.begin(), order.end(), "member") == 0);
+    EXPECT_ERROR(ECS_ERR_SCHEDULE, engine.configure(ecs::Set("loop").before("loop")));
+}
+
 void test_command_report() {
     ecs::Engine engine(2);
     const ecs::Entity gone = engine.spawn();
@@ -717,6 +763,7 @@ int main() {
         test_resources_conditions_and_startup();
         test_events();
         test_command_report();
+        test_sets();
         test_chunks();
         test_snapshot_round_trip(ECS_SNAPSHOT_POSTCARD);
         test_snapshot_round_trip(ECS_SNAPSHOT_JSON);

@@ -7,7 +7,7 @@
 use std::alloc::Layout;
 use std::sync::Arc;
 
-use ecs_snapshot::Snapshots;
+use ecs_snapshot::{SnapshotError, Snapshots};
 use scheduler::{EventChunk, EventsState, RawEvent, RawEventId, RawEvents};
 use serde::{Deserialize, Serialize};
 
@@ -96,6 +96,29 @@ impl SavedChannel {
     }
 }
 
+/// A load's refusal in C terms: the C state's own reasons without the
+/// snapshot crate's wrapping (its entry name is internal).
+pub(super) fn explain(error: &SnapshotError) -> String {
+    match error {
+        SnapshotError::Value { name, message, .. } if name == NAME => message.clone(),
+        SnapshotError::MissingResource { name } if name == NAME => "the snapshot holds no C \
+            resources or event channels (saved before C API 2.4?), and this engine has some"
+            .to_owned(),
+        other => other.to_string(),
+    }
+}
+
+/// The snapshot entry's name.
+const NAME: &str = "c_state";
+
+/// What a loaded channel must match: the engine's channel's name, layout
+/// and reader systems (sorted registration indices).
+struct Ours {
+    name: String,
+    layout: Layout,
+    readers: Vec<usize>,
+}
+
 /// The engine's event channels: `(id, name, layout)`, in registration
 /// order.
 fn channels(engine: &EngineState) -> Vec<(RawEventId, String, Layout)> {
@@ -111,10 +134,30 @@ fn channels(engine: &EngineState) -> Vec<(RawEventId, String, Layout)> {
 
 impl CState {
     /// A copy of `engine`'s resources and channels (its resources must all
-    /// be savable: see `ResourceStore::copies`).
-    pub(super) fn of(engine: &EngineState) -> CState {
+    /// be savable: see `ResourceStore::copies`), or a refusal naming a
+    /// channel not registered savable that holds events.
+    pub(super) fn of(engine: &EngineState, function: &str) -> Result<CState, Failure> {
         let registry = engine.registry();
-        CState {
+        for (id, name, _) in channels(engine) {
+            let held = RawEvents::events(registry, id).map_or(0, |events| events.len());
+            if held > 0
+                && !engine
+                    .savable_events
+                    .get(id.index())
+                    .copied()
+                    .unwrap_or(false)
+            {
+                return Err(refused(
+                    function,
+                    format!(
+                        "event channel `{name}` holds {held} event(s) but is not savable (it was \
+                         registered without `savable` in ecs_event_desc): register it savable, \
+                         or save when it holds none"
+                    ),
+                ));
+            }
+        }
+        Ok(CState {
             resources: engine.resources.copies(),
             events: channels(engine)
                 .into_iter()
@@ -126,7 +169,7 @@ impl CState {
                     ))
                 })
                 .collect(),
-        }
+        })
     }
 
     /// Registers the C state with `snapshots`: checked when loaded against
@@ -140,13 +183,24 @@ impl CState {
         function: &str,
     ) -> Result<(), Failure> {
         let store: Arc<ResourceStore> = Arc::clone(&engine.resources);
-        let ours: Vec<(String, Layout)> = channels(engine)
+        let registry = engine.registry();
+        let ours: Vec<Ours> = channels(engine)
             .into_iter()
-            .map(|(_, name, layout)| (name, layout))
+            .map(|(id, name, layout)| {
+                let mut readers = RawEvents::readers(registry, id)
+                    .unwrap_or_default()
+                    .to_vec();
+                readers.sort_unstable();
+                Ours {
+                    name,
+                    layout,
+                    readers,
+                }
+            })
             .collect();
         let required = !store.names().is_empty() || !ours.is_empty();
         snapshots
-            .register_resource_checked::<CState>("c_state", required, move |saved| {
+            .register_resource_checked::<CState>(NAME, required, move |saved| {
                 store.fits(&saved.resources)?;
                 saved.fits(&ours)
             })
@@ -155,14 +209,18 @@ impl CState {
     }
 
     /// `Err` with the reason unless the saved channels are `ours` (names,
-    /// order, event sizes) and each one's events are consistent.
-    fn fits(&self, ours: &[(String, Layout)]) -> Result<(), String> {
+    /// order, event sizes, reader systems) and each one's events are
+    /// consistent.
+    fn fits(&self, ours: &[Ours]) -> Result<(), String> {
         let theirs: Vec<(&str, usize)> = self
             .events
             .iter()
             .map(|c| (c.name.as_str(), c.size))
             .collect();
-        let mine: Vec<(&str, usize)> = ours.iter().map(|(n, l)| (n.as_str(), l.size())).collect();
+        let mine: Vec<(&str, usize)> = ours
+            .iter()
+            .map(|o| (o.name.as_str(), o.layout.size()))
+            .collect();
         if theirs != mine {
             let list = |l: &[(&str, usize)]| {
                 let items: Vec<String> = l
@@ -182,8 +240,18 @@ impl CState {
                 list(&mine)
             ));
         }
-        for (channel, (_, layout)) in self.events.iter().zip(ours) {
-            RawEvents::check_state(*layout, &channel.state())
+        for (channel, ours) in self.events.iter().zip(ours) {
+            let mut readers = channel.readers.clone();
+            readers.sort_unstable();
+            if readers != ours.readers {
+                return Err(format!(
+                    "event channel `{}`: the snapshot's reader systems are {:?}, this engine's \
+                     {:?} (by the order systems were added): build the engine with the same \
+                     systems reading the same channels",
+                    channel.name, readers, ours.readers
+                ));
+            }
+            RawEvents::check_state(ours.layout, &channel.state())
                 .map_err(|e| format!("event channel `{}`: {e}", channel.name))?;
         }
         Ok(())

@@ -388,6 +388,12 @@ impl RawEvents {
         Ok((count, missed))
     }
 
+    /// The reader systems of channel `id` (registration indices), as the
+    /// schedule registered them at its build.
+    pub fn readers(registry: &Registry, id: RawEventId) -> Option<&[usize]> {
+        Some(&Self::events(registry, id)?.readers)
+    }
+
     /// Channel `id`'s state as plain values: its retained events in their
     /// chunks, sequence numbers, tick, readers and their cursors (what a
     /// file snapshot saves); `None` when the registry has no channel `id`.

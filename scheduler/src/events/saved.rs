@@ -87,20 +87,33 @@ impl<T> Events<T> {
     /// # Errors
     ///
     /// [`EventsStateError`] when the chunks do not run without a gap from
-    /// `start` to `sent`, a chunk is empty, a cursor is past `sent`, or
-    /// the retention is under 2.
+    /// `start` to `sent`, a chunk is empty, a cursor is past `sent`, the
+    /// sequence numbers start after their end or pass 2^63, or the
+    /// retention is under 2.
     pub fn from_state(state: EventsState<T>) -> Result<Events<T>, EventsStateError> {
         let fail = |m: String| Err(EventsStateError(m));
         if state.retention < 2 {
             return fail(format!("retention {} (at least 2)", state.retention));
         }
+        // Far from wrapping: a channel sends fewer than 2^63 events.
+        if state.sent > u64::MAX / 2 || state.start > state.sent {
+            return fail(format!(
+                "sequence numbers {}..{} (start after the end, or past 2^63)",
+                state.start, state.sent
+            ));
+        }
         let mut end = state.start;
         for (k, chunk) in state.chunks.iter().enumerate() {
-            if chunk.start != end || chunk.events.is_empty() {
+            if chunk.start != end
+                || chunk.events.is_empty()
+                || chunk.events.len() as u64 > state.sent - end
+            {
                 return fail(format!(
-                    "chunk {k} starts at {} with {} events, expected a start at {end} and at least one",
+                    "chunk {k} starts at {} with {} events, expected a start at {end}, at least \
+                     one event and none past {}",
                     chunk.start,
-                    chunk.events.len()
+                    chunk.events.len(),
+                    state.sent
                 ));
             }
             end += chunk.events.len() as u64;
