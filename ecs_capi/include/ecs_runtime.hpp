@@ -356,6 +356,29 @@ public:
         check(status, "ecs_view_each_chunk");
     }
 
+    // As `each_chunk`, but the pieces of the chunks (at most
+    // ECS_PAR_CHUNK_ROWS rows each) go to the engine's worker threads
+    // several at once, in no fixed order (see ecs_view_par_each_chunk): `f`
+    // is called from several threads at once and may write only its own
+    // rows. The first exception `f` throws stops the calls not yet begun
+    // and is rethrown here.
+    template <class... T, class F>
+    void par_each_chunk(F&& f, Component<T>... components) {
+        const ecs_component_id ids[] = {components.id...};
+        struct Walk {
+            F* f;
+            detail::Failure failure;
+        } walk{&f, {}};
+        auto visit = [](const ecs_view_chunk* chunk, void* data) {
+            auto& w = *static_cast<Walk*>(data);
+            w.failure.guard(
+                [&] { call_chunk<T...>(*w.f, chunk, std::index_sequence_for<T...>{}); });
+        };
+        ecs_status status = ecs_view_par_each_chunk(raw_, ids, sizeof...(T), visit, &walk);
+        walk.failure.rethrow();
+        check(status, "ecs_view_par_each_chunk");
+    }
+
     // The system's command buffer (it must have declared commands).
     Commands commands() {
         ecs_commands* raw = nullptr;

@@ -58,10 +58,10 @@ pub use component::{
     ecs_component_desc, ecs_component_id, ecs_component_lookup, ecs_component_register, ecs_drop_fn,
 };
 pub use context::{
-    ecs_chunk_fn, ecs_commands, ecs_commands_despawn, ecs_commands_insert, ecs_commands_remove,
-    ecs_commands_spawn, ecs_ctx_commands, ecs_ctx_get, ecs_ctx_is_alive, ecs_ctx_tick, ecs_each_fn,
-    ecs_system_ctx, ecs_tick, ecs_view_chunk, ecs_view_desc, ecs_view_each, ecs_view_each_chunk,
-    ecs_view_each_filtered,
+    ECS_PAR_CHUNK_ROWS, ecs_chunk_fn, ecs_commands, ecs_commands_despawn, ecs_commands_insert,
+    ecs_commands_remove, ecs_commands_spawn, ecs_ctx_commands, ecs_ctx_get, ecs_ctx_is_alive,
+    ecs_ctx_tick, ecs_each_fn, ecs_system_ctx, ecs_tick, ecs_view_chunk, ecs_view_desc,
+    ecs_view_each, ecs_view_each_chunk, ecs_view_each_filtered, ecs_view_par_each_chunk,
 };
 pub use engine::{
     ECS_ENTITY_NULL, ECS_THREADS_MAX, ecs_engine, ecs_engine_build, ecs_engine_create,
@@ -124,7 +124,8 @@ pub const ECS_API_VERSION_MAJOR: u32 = 2;
 /// `event_writes` and `ECS_ERR_UNKNOWN_EVENT`; resources in snapshots,
 /// `ecs_resource_desc.savable`; the command report,
 /// `ecs_engine_command_report` and `ecs_system_command_report`; sets,
-/// `ecs_system_desc.sets` and `ecs_set_configure`).
+/// `ecs_system_desc.sets` and `ecs_set_configure`; parallel chunk walks,
+/// `ecs_view_par_each_chunk`).
 pub const ECS_API_VERSION_MINOR: u32 = 4;
 
 /// The version of the linked library: `(major << 16) | minor`. A program

@@ -506,6 +506,52 @@ void test_sets() {
     EXPECT_ERROR(ECS_ERR_SCHEDULE, engine.configure(ecs::Set("loop").before("loop")));
 }
 
+void test_par_each_chunk() {
+    std::uint64_t sums[2] = {0, 0};
+    for (std::uint32_t threads : {1u, 4u}) {
+        ecs::Engine engine(threads);
+        auto position = engine.component<Position>("Position");
+        auto velocity = engine.component<Velocity>("Velocity");
+        const std::size_t n = 2 * ECS_PAR_CHUNK_ROWS + 5;
+        for (std::size_t i = 0; i < n; ++i) {
+            engine.spawn(position.with({static_cast<float>(i), 0.0f}), velocity.with({1.0f, 2.0f}));
+        }
+        std::atomic<std::size_t> rows{0};
+        engine.add_system(ecs::System("move").reads(velocity).writes(position).run(
+            [&](ecs::SystemContext& ctx) {
+                ctx.par_each_chunk(
+                    [&](std::size_t len, const ecs::Entity*, Position* p, const Velocity* v) {
+                        for (std::size_t i = 0; i < len; ++i) {
+                            p[i].x += v[i].x;
+                            p[i].y += v[i].y;
+                        }
+                        rows += len;
+                    },
+                    position, velocity);
+            }));
+        engine.run(2);
+        EXPECT(rows == 2 * n);
+        sums[threads == 1 ? 0 : 1] = engine.checksum({position.id, velocity.id});
+    }
+    EXPECT(sums[0] == sums[1]);
+
+    // A throw inside stops the walk and comes back after the tick.
+    ecs::Engine engine(2);
+    auto position = engine.component<Position>("Position");
+    engine.spawn(position.with({1.0f, 1.0f}));
+    engine.add_system(ecs::System("bad").writes(position).run([&](ecs::SystemContext& ctx) {
+        ctx.par_each_chunk([](std::size_t, const ecs::Entity*, Position*) { throw std::runtime_error("piece"); },
+                           position);
+    }));
+    ++checks;
+    try {
+        engine.tick();
+        fail(__FILE__, __LINE__, "the piece's throw did not come back");
+    } catch (const std::runtime_error& e) {
+        EXPECT(std::string(e.what()) == "piece");
+    }
+}
+
 void test_command_report() {
     ecs::Engine engine(2);
     const ecs::Entity gone = engine.spawn();
@@ -764,6 +810,7 @@ int main() {
         test_events();
         test_command_report();
         test_sets();
+        test_par_each_chunk();
         test_chunks();
         test_snapshot_round_trip(ECS_SNAPSHOT_POSTCARD);
         test_snapshot_round_trip(ECS_SNAPSHOT_JSON);

@@ -211,6 +211,13 @@ impl<'w> RawView<'w> {
         self.terms.len()
     }
 
+    /// Per term (in the order the view was made with): the bytes from one
+    /// value of its column to the next in a chunk (the component's
+    /// [`ComponentInfo::stride`](crate::ComponentInfo::stride)).
+    pub fn strides(&self) -> &[usize] {
+        &self.strides
+    }
+
     /// Calls `f` with every chunk (see [`RawChunk`]), in the driving pool's
     /// dense order. Each entity with all the view's components is in
     /// exactly one chunk. Allocates nothing.
