@@ -748,6 +748,26 @@ ecs_status ecs_view_par_each_chunk(struct ecs_system_ctx *ctx,
                                    ecs_chunk_fn each,
                                    void *user_data);
 
+// Marks the running system as failed, with `message` (copied; NULL for
+// none): when its callback returns, the system's commands and the events
+// it sent are dropped, the events it read are handed out again the next
+// time it runs, and the tick fails with `ECS_ERR_SYSTEM_FAILED` naming the
+// system and the message after the wave ends (the other systems of the
+// wave finish and keep their effects; later waves do not run), as for a
+// Rust system that returns an error. A second call keeps the first
+// message. Not from a run condition.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (ctx); `ECS_ERR_INVALID_ARGUMENT` for a message
+// that is not UTF-8; `ECS_ERR_WRONG_STATE` from a run condition.
+//
+// # Safety
+//
+// `ctx` is NULL or the context passed to the running callback; `message`
+// NULL or NUL-terminated.
+ecs_status ecs_ctx_fail(struct ecs_system_ctx *ctx, const char *message);
+
 // Writes the running system's command buffer to `*out`; valid while the
 // system runs. Its commands are applied after the system's wave, in the
 // order systems were added.

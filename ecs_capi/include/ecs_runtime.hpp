@@ -379,6 +379,14 @@ public:
         check(status, "ecs_view_par_each_chunk");
     }
 
+    // Fails the system, as a Rust system returning an error does (see
+    // ecs_ctx_fail): when its body returns, its commands and sent events
+    // are dropped, its reads are handed out again next time, and the tick
+    // throws `Error` (ECS_ERR_SYSTEM_FAILED) naming it and `message`. (A
+    // body that throws instead keeps its commands and events: the
+    // exception is rethrown after the tick.)
+    void fail(const char* message) { check(ecs_ctx_fail(raw_, message), "ecs_ctx_fail"); }
+
     // The system's command buffer (it must have declared commands).
     Commands commands() {
         ecs_commands* raw = nullptr;

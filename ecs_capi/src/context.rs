@@ -36,6 +36,8 @@ pub struct ecs_system_ctx {
     pub(crate) reading: Cell<bool>,
     /// `true` for a run condition's context: it sends and reads no events.
     pub(crate) condition: bool,
+    /// The message of `ecs_ctx_fail`, when the system failed.
+    failed: RefCell<Option<String>>,
 }
 
 /// A running system's command buffer, from `ecs_ctx_commands`: valid
@@ -64,12 +66,25 @@ impl ecs_system_ctx {
             sent: RefCell::new(Vec::new()),
             reading: Cell::new(false),
             condition,
+            failed: RefCell::new(None),
         }
     }
 
     /// The engine's id tag, to decode ids.
     pub(crate) fn tag(&self) -> Tag {
         self.tag
+    }
+
+    /// How the system's run ends: its failure (`ecs_ctx_fail`), or its
+    /// events handed to their channels.
+    pub(crate) fn finish(&self) -> Result<(), scheduler::SystemError> {
+        if let Some(message) = self.failed.take() {
+            return Err(scheduler::SystemError::Failed {
+                system: self.system_name(),
+                message,
+            });
+        }
+        self.finish_events()
     }
 
     /// The resources the running system declared (`None`: none).
@@ -539,6 +554,50 @@ unsafe fn open_view<'c>(
         .map(|&id| decode(ctx.tag, id, function))
         .collect::<Result<Vec<ComponentId>, Failure>>()?;
     ctx.context().raw_view(&ids).map_err(Failure::from)
+}
+
+/// Marks the running system as failed, with `message` (copied; NULL for
+/// none): when its callback returns, the system's commands and the events
+/// it sent are dropped, the events it read are handed out again the next
+/// time it runs, and the tick fails with `ECS_ERR_SYSTEM_FAILED` naming the
+/// system and the message after the wave ends (the other systems of the
+/// wave finish and keep their effects; later waves do not run), as for a
+/// Rust system that returns an error. A second call keeps the first
+/// message. Not from a run condition.
+///
+/// # Errors
+///
+/// `ECS_ERR_NULL_POINTER` (ctx); `ECS_ERR_INVALID_ARGUMENT` for a message
+/// that is not UTF-8; `ECS_ERR_WRONG_STATE` from a run condition.
+///
+/// # Safety
+///
+/// `ctx` is NULL or the context passed to the running callback; `message`
+/// NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ecs_ctx_fail(
+    ctx: *mut ecs_system_ctx,
+    message: *const std::ffi::c_char,
+) -> ecs_status {
+    const F: &str = "ecs_ctx_fail";
+    call(F, || {
+        // SAFETY: the caller's promise on `ctx`.
+        let ctx = unsafe { arg(ctx, F, "ctx") }?;
+        if ctx.condition {
+            return Err(Failure::new(
+                crate::status::ECS_ERR_WRONG_STATE,
+                format!("{F}: a run condition cannot fail its system (return false to skip it)"),
+            ));
+        }
+        let message = if message.is_null() {
+            "failed (ecs_ctx_fail)".to_owned()
+        } else {
+            // SAFETY: non-null and NUL-terminated by the caller's promise.
+            unsafe { crate::boundary::string_arg(message, F, "message") }?
+        };
+        ctx.failed.borrow_mut().get_or_insert(message);
+        Ok(())
+    })
 }
 
 /// Writes the running system's command buffer to `*out`; valid while the

@@ -59,9 +59,10 @@ pub use component::{
 };
 pub use context::{
     ECS_PAR_CHUNK_ROWS, ecs_chunk_fn, ecs_commands, ecs_commands_despawn, ecs_commands_insert,
-    ecs_commands_remove, ecs_commands_spawn, ecs_ctx_commands, ecs_ctx_get, ecs_ctx_is_alive,
-    ecs_ctx_tick, ecs_each_fn, ecs_system_ctx, ecs_tick, ecs_view_chunk, ecs_view_desc,
-    ecs_view_each, ecs_view_each_chunk, ecs_view_each_filtered, ecs_view_par_each_chunk,
+    ecs_commands_remove, ecs_commands_spawn, ecs_ctx_commands, ecs_ctx_fail, ecs_ctx_get,
+    ecs_ctx_is_alive, ecs_ctx_tick, ecs_each_fn, ecs_system_ctx, ecs_tick, ecs_view_chunk,
+    ecs_view_desc, ecs_view_each, ecs_view_each_chunk, ecs_view_each_filtered,
+    ecs_view_par_each_chunk,
 };
 pub use engine::{
     ECS_ENTITY_NULL, ECS_THREADS_MAX, ecs_engine, ecs_engine_build, ecs_engine_create,

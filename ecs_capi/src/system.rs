@@ -355,7 +355,7 @@ pub unsafe extern "C" fn ecs_system_add(
             // SAFETY: the C caller promised `run` is sound with
             // `user_data` on any thread; `ctx` lives across the call.
             foreign(|| unsafe { run(&mut ctx, user_data.get()) });
-            ctx.finish_events()
+            ctx.finish()
         });
         engine.add_system(F, &name, |builder| {
             if startup {

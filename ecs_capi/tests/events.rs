@@ -764,3 +764,57 @@ fn an_event_sent_after_a_load_that_moved_the_clock_reaches_the_next_tick() {
     let counts = stats(&engine, shared.hits);
     assert_eq!((counts.retained, counts.missed), (1, 0));
 }
+
+/// Reads, sends 77, records a spawn, and fails while `fail` is set.
+unsafe extern "C" fn failing(ctx: *mut ecs_system_ctx, user: *mut c_void) {
+    // SAFETY: the test's `Shared`; the running context.
+    unsafe {
+        let shared = shared(user);
+        let mut values: Vec<u64> = Vec::new();
+        shared.check(ecs_ctx_read_events(
+            ctx,
+            shared.hits,
+            Some(collect),
+            (&raw mut values).cast(),
+            ptr::null_mut(),
+        ));
+        shared.seen.lock().unwrap().push((values, 0));
+        let value = 77u64;
+        shared.check(ecs_ctx_send_event(
+            ctx,
+            shared.hits,
+            (&raw const value).cast(),
+            8,
+        ));
+        let mut commands = ptr::null_mut();
+        shared.check(ecs_ctx_commands(ctx, &mut commands));
+        let mut e = 0;
+        shared.check(ecs_commands_spawn(commands, &mut e));
+        if shared.reader_on.load(Ordering::Relaxed) {
+            shared.check(ecs_ctx_fail(ctx, c"out of ammo".as_ptr()));
+            shared.check(ecs_ctx_fail(ctx, ptr::null()));
+        }
+    }
+}
+
+#[test]
+fn a_system_that_fails_drops_its_sends_and_commands_and_reads_again() {
+    let engine = Engine::new(2);
+    let shared = Shared::new(channel(&engine, c"hit"));
+    let mut spec = spec("gunner", Some(failing), &shared, Declares::Both);
+    spec.commands = true;
+    ok(spec.add(&engine));
+    ok(send(&engine, shared.hits, 5));
+    let entities = engine.count();
+    fails(engine.tick(), ECS_ERR_SYSTEM_FAILED, "gunner");
+    assert!(last_error().contains("out of ammo"), "{}", last_error());
+    assert_eq!(engine.count(), entities, "the spawn was dropped");
+    assert_eq!(stats(&engine, shared.hits).sent, 1, "the 77 was dropped");
+    // Not failing now: it reads 5 again, and its send and spawn land.
+    shared.reader_on.store(false, Ordering::Relaxed);
+    ok(engine.tick());
+    assert_eq!(shared.seen(), [(vec![5], 0), (vec![5], 0)]);
+    assert_eq!(engine.count(), entities + 1);
+    assert_eq!(stats(&engine, shared.hits).sent, 2);
+    assert!(shared.refused.lock().unwrap().is_empty());
+}

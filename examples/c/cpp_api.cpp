@@ -552,6 +552,24 @@ void test_par_each_chunk() {
     }
 }
 
+void test_fail() {
+    ecs::Engine engine(2);
+    const std::size_t before = engine.entity_count();
+    engine.add_system(ecs::System("quitter").commands().run([&](ecs::SystemContext& ctx) {
+        (void)ctx.commands().spawn();
+        ctx.fail("gave up");
+    }));
+    ++checks;
+    try {
+        engine.tick();
+        fail(__FILE__, __LINE__, "a failed system's tick did not throw");
+    } catch (const ecs::Error& e) {
+        EXPECT(e.status() == ECS_ERR_SYSTEM_FAILED);
+        EXPECT(std::string(e.what()).find("gave up") != std::string::npos);
+    }
+    EXPECT(engine.entity_count() == before);  // its spawn was dropped
+}
+
 void test_command_report() {
     ecs::Engine engine(2);
     const ecs::Entity gone = engine.spawn();
@@ -811,6 +829,7 @@ int main() {
         test_command_report();
         test_sets();
         test_par_each_chunk();
+        test_fail();
         test_chunks();
         test_snapshot_round_trip(ECS_SNAPSHOT_POSTCARD);
         test_snapshot_round_trip(ECS_SNAPSHOT_JSON);
