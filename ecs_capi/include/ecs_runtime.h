@@ -35,16 +35,16 @@
 // `ecs_view_par_each_chunk`).
 #define ECS_API_VERSION_MINOR 4
 
+// The most worker threads an engine's pool may have
+// (`ecs_engine_desc.threads`): 1024.
+#define ECS_THREADS_MAX 1024
+
 // Rows in one piece of `ecs_view_par_each_chunk`: a chunk longer than
 // this is cut into pieces of this many rows, so that a pass over one long
 // chunk (the usual case: pools filled together) still spreads over the
 // threads. 4,096 rows of two 8-byte components is 64 KiB, a piece that
 // pays for its hand-off many times over and fits a core's L2.
 #define ECS_PAR_CHUNK_ROWS 4096
-
-// The most worker threads an engine's pool may have
-// (`ecs_engine_desc.threads`): 1024.
-#define ECS_THREADS_MAX 1024
 
 // The number of kinds: the length of the arrays of `ecs_command_report`.
 #define ECS_COMMAND_KINDS 10
@@ -723,31 +723,6 @@ ecs_status ecs_view_each_chunk(struct ecs_system_ctx *ctx,
                                ecs_chunk_fn each,
                                void *user_data);
 
-// As `ecs_view_each_chunk`, but the chunks (cut into pieces of at most
-// `ECS_PAR_CHUNK_ROWS` rows) are handed to the engine's worker threads,
-// several at once, in no fixed order; the call returns when every piece
-// is done. `each` must be safe to call from several threads at once with
-// `user_data`: each call may write only its own piece's rows of the
-// components the system declared written, and anything else it writes
-// (a sum, a count) needs its own synchronisation (an atomic, a lock, or
-// a slot per piece). The rows each call gets, and so the results of such
-// a walk, are the same on any thread count. On a one-thread engine the
-// pieces run one after the other on the calling thread.
-//
-// # Errors
-//
-// As `ecs_view_each`.
-//
-// # Safety
-//
-// As `ecs_view_each`, and `each` is sound to call concurrently from any
-// thread with `user_data`.
-ecs_status ecs_view_par_each_chunk(struct ecs_system_ctx *ctx,
-                                   const ecs_component_id *ids,
-                                   size_t ids_len,
-                                   ecs_chunk_fn each,
-                                   void *user_data);
-
 // Marks the running system as failed, with `message` (copied; NULL for
 // none): when its callback returns, the system's commands and the events
 // it sent are dropped, the events it read are handed out again the next
@@ -1416,6 +1391,31 @@ ecs_status ecs_commands_disable_recursive(struct ecs_commands *commands, ecs_ent
 //
 // As `ecs_commands_set_parent`.
 ecs_status ecs_commands_enable_recursive(struct ecs_commands *commands, ecs_entity entity);
+
+// As `ecs_view_each_chunk`, but the chunks (cut into pieces of at most
+// `ECS_PAR_CHUNK_ROWS` rows) are handed to the engine's worker threads,
+// several at once, in no fixed order; the call returns when every piece
+// is done. `each` must be safe to call from several threads at once with
+// `user_data`: each call may write only its own piece's rows of the
+// components the system declared written, and anything else it writes
+// (a sum, a count) needs its own synchronisation (an atomic, a lock, or
+// a slot per piece). The rows each call gets, and so the results of such
+// a walk, are the same on any thread count. On a one-thread engine the
+// pieces run one after the other on the calling thread.
+//
+// # Errors
+//
+// As `ecs_view_each`.
+//
+// # Safety
+//
+// As `ecs_view_each`, and `each` is sound to call concurrently from any
+// thread with `user_data`.
+ecs_status ecs_view_par_each_chunk(struct ecs_system_ctx *ctx,
+                                   const ecs_component_id *ids,
+                                   size_t ids_len,
+                                   ecs_chunk_fn each,
+                                   void *user_data);
 
 // Creates a queue and writes its first handle to `*out`.
 //

@@ -44,6 +44,7 @@ mod engine;
 mod entity;
 mod event;
 mod hierarchy;
+mod par_walk;
 mod queue;
 mod report;
 mod resource;
@@ -58,11 +59,10 @@ pub use component::{
     ecs_component_desc, ecs_component_id, ecs_component_lookup, ecs_component_register, ecs_drop_fn,
 };
 pub use context::{
-    ECS_PAR_CHUNK_ROWS, ecs_chunk_fn, ecs_commands, ecs_commands_despawn, ecs_commands_insert,
-    ecs_commands_remove, ecs_commands_spawn, ecs_ctx_commands, ecs_ctx_fail, ecs_ctx_get,
-    ecs_ctx_is_alive, ecs_ctx_tick, ecs_each_fn, ecs_system_ctx, ecs_tick, ecs_view_chunk,
-    ecs_view_desc, ecs_view_each, ecs_view_each_chunk, ecs_view_each_filtered,
-    ecs_view_par_each_chunk,
+    ecs_chunk_fn, ecs_commands, ecs_commands_despawn, ecs_commands_insert, ecs_commands_remove,
+    ecs_commands_spawn, ecs_ctx_commands, ecs_ctx_fail, ecs_ctx_get, ecs_ctx_is_alive,
+    ecs_ctx_tick, ecs_each_fn, ecs_system_ctx, ecs_tick, ecs_view_chunk, ecs_view_desc,
+    ecs_view_each, ecs_view_each_chunk, ecs_view_each_filtered,
 };
 pub use engine::{
     ECS_ENTITY_NULL, ECS_THREADS_MAX, ecs_engine, ecs_engine_build, ecs_engine_create,
@@ -85,6 +85,7 @@ pub use hierarchy::{
     ecs_disable_recursive, ecs_enable, ecs_enable_recursive, ecs_is_disabled, ecs_parent,
     ecs_remove_parent, ecs_set_parent,
 };
+pub use par_walk::{ECS_PAR_CHUNK_ROWS, ecs_view_par_each_chunk};
 pub use queue::{
     ecs_queue, ecs_queue_clone, ecs_queue_close, ecs_queue_create, ecs_queue_desc,
     ecs_queue_destroy, ecs_queue_len, ecs_queue_pop_timeout, ecs_queue_push, ecs_queue_try_pop,

@@ -1,0 +1,101 @@
+//! Parallel chunk walks from C: `ecs_view_par_each_chunk`, the chunks of
+//! a running system's view cut into pieces and run on the engine's worker
+//! threads.
+
+use std::ffi::c_void;
+
+use crate::boundary::{call, foreign};
+use crate::component::ecs_component_id;
+use crate::context::{ecs_chunk_fn, ecs_system_ctx, ecs_view_chunk, open_view};
+use crate::engine::ecs_entity;
+use crate::status::{Failure, ecs_status};
+
+/// Rows in one piece of `ecs_view_par_each_chunk`: a chunk longer than
+/// this is cut into pieces of this many rows, so that a pass over one long
+/// chunk (the usual case: pools filled together) still spreads over the
+/// threads. 4,096 rows of two 8-byte components is 64 KiB, a piece that
+/// pays for its hand-off many times over and fits a core's L2.
+pub const ECS_PAR_CHUNK_ROWS: usize = 4096;
+
+/// As `ecs_view_each_chunk`, but the chunks (cut into pieces of at most
+/// `ECS_PAR_CHUNK_ROWS` rows) are handed to the engine's worker threads,
+/// several at once, in no fixed order; the call returns when every piece
+/// is done. `each` must be safe to call from several threads at once with
+/// `user_data`: each call may write only its own piece's rows of the
+/// components the system declared written, and anything else it writes
+/// (a sum, a count) needs its own synchronisation (an atomic, a lock, or
+/// a slot per piece). The rows each call gets, and so the results of such
+/// a walk, are the same on any thread count. On a one-thread engine the
+/// pieces run one after the other on the calling thread.
+///
+/// # Errors
+///
+/// As `ecs_view_each`.
+///
+/// # Safety
+///
+/// As `ecs_view_each`, and `each` is sound to call concurrently from any
+/// thread with `user_data`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ecs_view_par_each_chunk(
+    ctx: *mut ecs_system_ctx,
+    ids: *const ecs_component_id,
+    ids_len: usize,
+    each: ecs_chunk_fn,
+    user_data: *mut c_void,
+) -> ecs_status {
+    const F: &str = "ecs_view_par_each_chunk";
+    call(F, || {
+        let each = each.ok_or_else(|| Failure::null(F, "each"))?;
+        // SAFETY: the caller's promise on `ctx` and `ids`.
+        let mut view = unsafe { open_view(ctx, ids, ids_len, F) }?;
+        let strides = view.strides().to_vec();
+        let mut pieces: Vec<Piece> = Vec::new();
+        view.each_chunk(|chunk| {
+            let entities = ::ecs_engine::Entity::slice_as_bits(chunk.entities());
+            for first in (0..chunk.len()).step_by(ECS_PAR_CHUNK_ROWS) {
+                let len = ECS_PAR_CHUNK_ROWS.min(chunk.len() - first);
+                pieces.push(Piece {
+                    len,
+                    entities: entities[first..].as_ptr(),
+                    columns: chunk
+                        .columns()
+                        .iter()
+                        .zip(&strides)
+                        .map(|(&base, &stride)| base.wrapping_add(first * stride).cast())
+                        .collect(),
+                });
+            }
+        });
+        let user_data = crate::SendPtr(user_data);
+        ::ecs_engine::par_for_each(pieces.iter(), |piece| {
+            let c = ecs_view_chunk {
+                len: piece.len,
+                entities: piece.entities,
+                columns: piece.columns.as_ptr(),
+            };
+            // SAFETY: the C caller's promise on `each` (callable from any
+            // thread at once); the piece's rows lie in the view's columns,
+            // locked while `view` lives (until this function returns), and
+            // no two pieces share a row.
+            foreign(|| unsafe { each(&c, user_data.get()) });
+        });
+        drop(view);
+        Ok(())
+    })
+}
+
+/// One piece of a parallel chunk walk: `len` rows from `entities` and
+/// from each column pointer.
+struct Piece {
+    len: usize,
+    entities: *const ecs_entity,
+    columns: Vec<*mut c_void>,
+}
+
+// SAFETY: a piece points into the entity array and columns of a raw view
+// that stays alive and locked until every piece is done
+// (`ecs_view_par_each_chunk` drops it after `par_for_each` returns); the
+// pieces' rows are disjoint, and what a callback does with them is the C
+// caller's promise (only its own rows, from any thread).
+unsafe impl Sync for Piece {}
