@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use ecs_engine::{
     Component, Disabled, Entity, EntityAllocator, HierarchyState, PoolTicks, PoolTicksError,
-    Registry, ResourceTicks, SparseSet,
+    Registry, SparseSet,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -17,10 +17,13 @@ use crate::document::{
 use crate::engine::states::{self, StateCodec};
 use crate::{EntryKind, SnapshotError};
 
+mod resource;
 mod runtime;
 mod stage;
 mod wire;
 
+use resource::TypedResource;
+pub(crate) use resource::{ResourceCodec, StagedResource};
 pub(crate) use wire::Wire;
 
 /// The two formats, both written through serde.
@@ -206,112 +209,6 @@ impl<T: Component, S: Serialize + DeserializeOwned + 'static> ComponentCodec for
         ticks: PoolTicks,
     ) -> Result<(), PoolTicksError> {
         registry.import_pool_ticks::<T>(ticks)
-    }
-}
-
-/// A resource loaded and waiting for the swap.
-pub(crate) type StagedResource = Box<dyn FnOnce(&mut Registry)>;
-
-/// A registered resource type.
-pub(crate) trait ResourceCodec: Send + Sync {
-    fn name(&self) -> &str;
-    fn rust_type(&self) -> TypeId;
-    fn type_name(&self) -> &'static str;
-    fn save_json(&self, registry: &Registry) -> Option<Result<serde_json::Value, String>>;
-    fn save_postcard(&self, registry: &Registry) -> Option<Result<crate::document::Bytes, String>>;
-    fn load_json(&self, value: &serde_json::Value) -> Result<StagedResource, DecodeError>;
-    fn load_postcard(&self, value: &crate::document::Bytes) -> Result<StagedResource, DecodeError>;
-    fn remove(&self, registry: &mut Registry);
-    /// The resource's change ticks, when the registry has it.
-    fn ticks(&self, registry: &Registry) -> Option<ResourceTicks>;
-    /// Sets the change ticks of the resource the load just inserted.
-    fn set_ticks(&self, registry: &mut Registry, ticks: ResourceTicks);
-    /// `true` when a snapshot without the resource is refused
-    /// ([`Snapshots::register_resource_checked`]).
-    fn required(&self) -> bool {
-        false
-    }
-}
-
-/// What a loaded value of `S` must pass before anything changes
-/// ([`Snapshots::register_resource_checked`]).
-type ResourceCheck<S> = Box<dyn Fn(&S) -> Result<(), String> + Send + Sync>;
-
-/// A resource type `R` stored as `S`, converted by two functions; maybe
-/// checked when loaded, maybe required in every snapshot loaded.
-struct TypedResource<R, S> {
-    name: String,
-    to: fn(&R) -> S,
-    from: fn(S) -> R,
-    check: Option<ResourceCheck<S>>,
-    required: bool,
-}
-
-impl<R, S> TypedResource<R, S>
-where
-    R: Send + Sync + 'static,
-    S: Serialize + DeserializeOwned + 'static,
-{
-    fn save<C: Codec>(&self, registry: &Registry) -> Option<Result<C::Value, String>> {
-        let value = registry.resource::<R>()?;
-        // Stored as itself: encoded in place, `to` never called.
-        let encoded = match (value as &dyn Any).downcast_ref::<S>() {
-            Some(same) => C::encode(same),
-            None => C::encode(&(self.to)(value)),
-        };
-        Some(encoded.and_then(|v| C::check::<S>(&v).map(|()| v)))
-    }
-
-    fn load<C: Codec>(&self, value: &C::Value) -> Result<StagedResource, DecodeError> {
-        let decoded = C::decode::<S>(value)?;
-        if let Some(check) = &self.check {
-            check(&decoded)?;
-        }
-        let value = (self.from)(decoded);
-        Ok(Box::new(move |registry: &mut Registry| {
-            registry.insert_resource(value);
-        }))
-    }
-}
-
-impl<R, S> ResourceCodec for TypedResource<R, S>
-where
-    R: Send + Sync + 'static,
-    S: Serialize + DeserializeOwned + 'static,
-{
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn rust_type(&self) -> TypeId {
-        TypeId::of::<R>()
-    }
-    fn type_name(&self) -> &'static str {
-        type_name::<R>()
-    }
-    fn save_json(&self, registry: &Registry) -> Option<Result<serde_json::Value, String>> {
-        self.save::<JsonCodec>(registry)
-    }
-    fn save_postcard(&self, registry: &Registry) -> Option<Result<crate::document::Bytes, String>> {
-        self.save::<PostcardCodec>(registry)
-    }
-    fn load_json(&self, value: &serde_json::Value) -> Result<StagedResource, DecodeError> {
-        self.load::<JsonCodec>(value)
-    }
-    fn load_postcard(&self, value: &crate::document::Bytes) -> Result<StagedResource, DecodeError> {
-        self.load::<PostcardCodec>(value)
-    }
-    fn remove(&self, registry: &mut Registry) {
-        registry.remove_resource::<R>();
-    }
-    fn ticks(&self, registry: &Registry) -> Option<ResourceTicks> {
-        registry.resource_ticks::<R>()
-    }
-    fn set_ticks(&self, registry: &mut Registry, ticks: ResourceTicks) {
-        // The resource was inserted by the load just before.
-        let _ = registry.set_resource_ticks::<R>(ticks);
-    }
-    fn required(&self) -> bool {
-        self.required
     }
 }
 
