@@ -32,7 +32,7 @@
 // `ecs_resource_desc.savable`; the command report,
 // `ecs_engine_command_report` and `ecs_system_command_report`; sets,
 // `ecs_system_desc.sets` and `ecs_set_configure`; parallel chunk walks,
-// `ecs_view_par_each_chunk`).
+// `ecs_view_par_each_chunk`; failing systems, `ecs_ctx_fail`).
 #define ECS_API_VERSION_MINOR 4
 
 // The most worker threads an engine's pool may have
@@ -513,8 +513,9 @@ typedef struct ecs_system_desc {
 // no system has.
 #define ECS_ERR_SCHEDULE 8
 
-// A tick failed: a system failed inside the runtime (a Rust system
-// panicked, or a registry error). The engine stays usable.
+// A tick failed: a system failed (a C system called `ecs_ctx_fail`, a
+// Rust system returned an error or panicked, or a registry error). The
+// engine stays usable.
 #define ECS_ERR_SYSTEM_FAILED 9
 
 // A Rust panic inside the call, caught at the C boundary.
@@ -729,13 +730,17 @@ ecs_status ecs_view_each_chunk(struct ecs_system_ctx *ctx,
 // time it runs, and the tick fails with `ECS_ERR_SYSTEM_FAILED` naming the
 // system and the message after the wave ends (the other systems of the
 // wave finish and keep their effects; later waves do not run), as for a
-// Rust system that returns an error. A second call keeps the first
-// message. Not from a run condition.
+// Rust system that returns an error. Writes the system made directly
+// (through views, `ecs_ctx_get`, resources) are kept. A second call keeps
+// the first message; an empty message, or bytes that are not UTF-8, still
+// fail the system (with a default message, or the bytes read lossily).
+// Not from a run condition. A failing startup system stops the startup
+// systems after it: they never run (as in Rust).
 //
 // # Errors
 //
-// `ECS_ERR_NULL_POINTER` (ctx); `ECS_ERR_INVALID_ARGUMENT` for a message
-// that is not UTF-8; `ECS_ERR_WRONG_STATE` from a run condition.
+// `ECS_ERR_NULL_POINTER` (ctx); `ECS_ERR_WRONG_STATE` from a run
+// condition or from another thread than the system's.
 //
 // # Safety
 //
@@ -1393,15 +1398,23 @@ ecs_status ecs_commands_disable_recursive(struct ecs_commands *commands, ecs_ent
 ecs_status ecs_commands_enable_recursive(struct ecs_commands *commands, ecs_entity entity);
 
 // As `ecs_view_each_chunk`, but the chunks (cut into pieces of at most
-// `ECS_PAR_CHUNK_ROWS` rows) are handed to the engine's worker threads,
-// several at once, in no fixed order; the call returns when every piece
-// is done. `each` must be safe to call from several threads at once with
-// `user_data`: each call may write only its own piece's rows of the
-// components the system declared written, and anything else it writes
-// (a sum, a count) needs its own synchronisation (an atomic, a lock, or
-// a slot per piece). The rows each call gets, and so the results of such
-// a walk, are the same on any thread count. On a one-thread engine the
-// pieces run one after the other on the calling thread.
+// `ECS_PAR_CHUNK_ROWS` rows; short chunks that follow each other are
+// grouped into tasks of about that many rows) are handed to the engine's
+// worker threads, several at once, in no fixed order; the call returns
+// when every piece is done. `each` must be safe to call from several
+// threads at once with `user_data`: each call may write only its own
+// piece's rows of the components the system declared written, and
+// anything else it writes (a sum, a count) needs its own synchronisation
+// (an atomic or a lock; the pieces carry no index). Inside `each`, use
+// neither the system's `ctx` nor its command buffer: they belong to the
+// thread running the system (`ECS_ERR_WRONG_STATE` from other threads).
+// The rows each call gets, and so the results of such a walk, are the
+// same on any thread count. The pieces run one after the other on the
+// calling thread when the engine has one thread, when the tick runs on
+// the thread that called `ecs_engine_tick` (the engine does so for cheap
+// ticks), or when the view makes a single task. A worker waiting for the
+// last pieces may meanwhile run another system's body on its thread:
+// state kept in C thread-locals across the call is not safe.
 //
 // # Errors
 //

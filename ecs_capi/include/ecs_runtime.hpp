@@ -178,6 +178,15 @@ private:
     std::exception_ptr error_;
 };
 
+// `T` in a parameter that takes no part in deducing `T` (C++20's
+// `std::type_identity_t`): `engine.set(score, 0)` converts the 0.
+template <class T>
+struct SameType {
+    using type = T;
+};
+template <class T>
+using Same = typename SameType<T>::type;
+
 template <class... T, std::size_t... I>
 void call_each(const std::function<void(Entity, T&...)>& f, Entity e, void* const* c,
                std::index_sequence<I...>) {
@@ -260,8 +269,8 @@ public:
     }
 
     // Sends `value` on `channel` (declared with `System::sends`): readers
-    // see it when this system's wave ends, even if the system throws later
-    // (a C system cannot fail: its sends are always delivered).
+    // see it when this system's wave ends, even if the body throws later
+    // (only `fail` drops a system's sends).
     template <class T>
     void send(Event<T> channel, const T& value) {
         check(ecs_ctx_send_event(raw_, channel.id, &value, sizeof(T)), "ecs_ctx_send_event");
@@ -277,7 +286,7 @@ public:
     template <class T, class F>
     ecs_events_read read(Event<T> channel, F&& f) {
         struct Walk {
-            F* f;
+            std::remove_reference_t<F>* f;
             detail::Failure failure;
         } walk{&f, {}};
         auto visit = [](const void* event, void* data) {
@@ -343,7 +352,7 @@ public:
     void each_chunk(F&& f, Component<T>... components) {
         const ecs_component_id ids[] = {components.id...};
         struct Walk {
-            F* f;
+            std::remove_reference_t<F>* f;
             detail::Failure failure;
         } walk{&f, {}};
         auto visit = [](const ecs_view_chunk* chunk, void* data) {
@@ -360,13 +369,15 @@ public:
     // ECS_PAR_CHUNK_ROWS rows each) go to the engine's worker threads
     // several at once, in no fixed order (see ecs_view_par_each_chunk): `f`
     // is called from several threads at once and may write only its own
-    // rows. The first exception `f` throws stops the calls not yet begun
-    // and is rethrown here.
+    // rows, and must not use `ctx` (or its commands): they belong to the
+    // system's thread (ECS_ERR_WRONG_STATE elsewhere). `f` is called as
+    // `f(len, entities, T*...)`, like `each_chunk`'s. The first exception
+    // `f` throws stops the calls not yet begun and is rethrown here.
     template <class... T, class F>
     void par_each_chunk(F&& f, Component<T>... components) {
         const ecs_component_id ids[] = {components.id...};
         struct Walk {
-            F* f;
+            std::remove_reference_t<F>* f;
             detail::Failure failure;
         } walk{&f, {}};
         auto visit = [](const ecs_view_chunk* chunk, void* data) {
@@ -384,7 +395,9 @@ public:
     // are dropped, its reads are handed out again next time, and the tick
     // throws `Error` (ECS_ERR_SYSTEM_FAILED) naming it and `message`. (A
     // body that throws instead keeps its commands and events: the
-    // exception is rethrown after the tick.)
+    // exception is rethrown after the tick; a body that calls `fail` and
+    // then throws loses its effects, and the tick rethrows its exception.)
+    // Like every call on `ctx`, only on the system's own thread.
     void fail(const char* message) { check(ecs_ctx_fail(raw_, message), "ecs_ctx_fail"); }
 
     // The system's command buffer (it must have declared commands).
@@ -634,7 +647,7 @@ public:
     }
     // Overwrites the resource's value (between ticks).
     template <class T>
-    void set(Resource<T> resource, const T& value) {
+    void set(Resource<T> resource, const detail::Same<T>& value) {
         check(ecs_resource_set(raw_, resource.id, &value, sizeof(T)), "ecs_resource_set");
     }
 
@@ -902,13 +915,16 @@ public:
     // Saves the engine between ticks (see ecs_engine_save): the entities,
     // the values of the components registered with `ecs::savable`, the
     // hierarchy, the disabled entities, the tick counter and the systems'
-    // progress, as `format` (ECS_SNAPSHOT_POSTCARD or ECS_SNAPSHOT_JSON);
-    // nothing of what the systems' callables capture, and no resources.
+    // progress, the resources and the events in flight (of the resources
+    // and channels registered with `ecs::savable`), as `format`
+    // (ECS_SNAPSHOT_POSTCARD or ECS_SNAPSHOT_JSON); nothing of what the
+    // systems' callables capture.
     // The bytes belong to the caller and outlive the engine; the library's
     // buffer is freed (ecs_snapshot_free) before this returns, also when
     // the copy throws. The engine is not changed. Throws `Error`:
-    // ECS_ERR_SNAPSHOT when a component that is not savable has values
-    // (the message names it) or the engine has resources,
+    // ECS_ERR_SNAPSHOT when a component or an event channel that is not
+    // savable has values (the message names it) or a resource is not
+    // savable,
     // ECS_ERR_WRONG_STATE before `build` (or during a tick),
     // ECS_ERR_INVALID_ARGUMENT for an unknown format.
     std::vector<std::uint8_t> save(ecs_snapshot_format format) const {
@@ -931,8 +947,8 @@ public:
     // `ecs::savable` under the same name and size. The bytes are only
     // read; the systems' callables keep what they captured. Throws
     // `Error` (ECS_ERR_SNAPSHOT for bytes that do not load here: corrupt,
-    // cut, another format, other components or systems, or an engine with
-    // resources; ECS_ERR_WRONG_STATE before `build`; ECS_ERR_NULL_POINTER
+    // cut, another format, other components, systems, resources or
+    // channels, or a resource not savable; ECS_ERR_WRONG_STATE before `build`; ECS_ERR_NULL_POINTER
     // for a null `bytes` with a `len` above 0), and then the engine is
     // exactly as before and usable.
     void load(ecs_snapshot_format format, const std::uint8_t* bytes, std::size_t len) {
@@ -976,26 +992,26 @@ private:
     }
 
     template <class T>
-    Event<T> register_event(const char* name, bool savable) {
+    Event<T> register_event(const char* name, bool plain) {
         ecs_event_desc desc{};
         desc.struct_size = sizeof desc;
         desc.name = name;
         desc.size = sizeof(T);
         desc.align = alignof(T);
-        desc.savable = savable;
+        desc.savable = plain;
         Event<T> channel;
         check(ecs_event_register(raw_, &desc, &channel.id), "ecs_event_register");
         return channel;
     }
     template <class T>
-    Resource<T> register_resource(const char* name, const T& initial, bool savable) {
+    Resource<T> register_resource(const char* name, const T& initial, bool plain) {
         ecs_resource_desc desc{};
         desc.struct_size = sizeof desc;
         desc.name = name;
         desc.size = sizeof(T);
         desc.align = alignof(T);
         desc.initial = &initial;
-        desc.savable = savable;
+        desc.savable = plain;
         Resource<T> resource;
         check(ecs_resource_register(raw_, &desc, &resource.id), "ecs_resource_register");
         return resource;

@@ -5,6 +5,7 @@ use std::cell::{Cell, RefCell};
 use std::ffi::c_void;
 use std::ptr::NonNull;
 use std::sync::Arc;
+use std::thread::ThreadId;
 
 use ::ecs_engine::{ComponentId, RawComponent, RawView};
 use scheduler::SystemContext;
@@ -38,6 +39,9 @@ pub struct ecs_system_ctx {
     pub(crate) condition: bool,
     /// The message of `ecs_ctx_fail`, when the system failed.
     failed: RefCell<Option<String>>,
+    /// The thread running the callback: the only one that may use the
+    /// context (its cells are not shared).
+    owner: ThreadId,
 }
 
 /// A running system's command buffer, from `ecs_ctx_commands`: valid
@@ -46,6 +50,8 @@ pub struct ecs_system_ctx {
 pub struct ecs_commands {
     context: NonNull<SystemContext<'static>>,
     tag: Tag,
+    /// As `ecs_system_ctx::owner`.
+    owner: ThreadId,
 }
 
 impl ecs_system_ctx {
@@ -58,15 +64,21 @@ impl ecs_system_ctx {
         condition: bool,
     ) -> Self {
         let context = NonNull::from(context).cast::<SystemContext<'static>>();
+        let owner = std::thread::current().id();
         ecs_system_ctx {
             context,
             tag,
-            commands: ecs_commands { context, tag },
+            commands: ecs_commands {
+                context,
+                tag,
+                owner,
+            },
             resources,
             sent: RefCell::new(Vec::new()),
             reading: Cell::new(false),
             condition,
             failed: RefCell::new(None),
+            owner,
         }
     }
 
@@ -112,6 +124,54 @@ impl ecs_commands {
     }
 }
 
+/// `ECS_ERR_WRONG_STATE` unless the calling thread is `owner`, the one
+/// running the system's callback.
+fn check_owner(owner: ThreadId, function: &str) -> Result<(), Failure> {
+    if std::thread::current().id() == owner {
+        return Ok(());
+    }
+    Err(Failure::new(
+        crate::status::ECS_ERR_WRONG_STATE,
+        format!(
+            "{function}: a system's context and command buffer are used only on the thread \
+             that runs its callback (not from ecs_view_par_each_chunk's pieces on other threads)"
+        ),
+    ))
+}
+
+/// The running system's context `ctx`, checked: not NULL, and used on the
+/// thread that runs the system.
+///
+/// # Safety
+///
+/// `ctx` is NULL or the context passed to a running callback.
+pub(crate) unsafe fn ctx_arg<'a>(
+    ctx: *const ecs_system_ctx,
+    function: &str,
+) -> Result<&'a ecs_system_ctx, Failure> {
+    // SAFETY: the caller's promise.
+    let ctx: &ecs_system_ctx = unsafe { arg(ctx, function, "ctx") }?;
+    check_owner(ctx.owner, function)?;
+    Ok(ctx)
+}
+
+/// A running system's command buffer `commands`, checked as
+/// [`ctx_arg`] checks a context.
+///
+/// # Safety
+///
+/// `commands` is NULL or a buffer from `ecs_ctx_commands` whose system is
+/// running.
+pub(crate) unsafe fn commands_arg<'a>(
+    commands: *const ecs_commands,
+    function: &str,
+) -> Result<&'a ecs_commands, Failure> {
+    // SAFETY: the caller's promise.
+    let commands: &ecs_commands = unsafe { arg(commands, function, "commands") }?;
+    check_owner(commands.owner, function)?;
+    Ok(commands)
+}
+
 /// The tick being run.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
@@ -142,7 +202,7 @@ pub unsafe extern "C" fn ecs_ctx_tick(
     const F: &str = "ecs_ctx_tick";
     call(F, || {
         // SAFETY: the caller's promise on both pointers.
-        let ctx = unsafe { arg(ctx, F, "ctx") }?;
+        let ctx = unsafe { ctx_arg(ctx, F) }?;
         let tick = ctx.context().tick();
         let tick = ecs_tick {
             number: tick.number,
@@ -196,7 +256,7 @@ pub unsafe extern "C" fn ecs_ctx_get(
     const F: &str = "ecs_ctx_get";
     call(F, || {
         // SAFETY: the caller's promise on both pointers.
-        let ctx = unsafe { arg(ctx, F, "ctx") }?;
+        let ctx = unsafe { ctx_arg(ctx, F) }?;
         if out.is_null() {
             return Err(Failure::null(F, "out"));
         }
@@ -324,7 +384,7 @@ pub unsafe extern "C" fn ecs_view_each_filtered(
     call(F, || {
         let each = each.ok_or_else(|| Failure::null(F, "each"))?;
         // SAFETY: the caller's promise on `ctx` and `desc`.
-        let (ctx, desc) = unsafe { (arg(ctx, F, "ctx")?, arg(desc, F, "desc")?) };
+        let (ctx, desc) = unsafe { (ctx_arg(ctx, F)?, arg(desc, F, "desc")?) };
         check_struct_size(desc.struct_size, VIEW_DESC_V1, F, "ecs_view_desc")?;
         let decoded = |ptr, len, what| {
             // SAFETY: the caller's promise on the lists of `desc`.
@@ -450,7 +510,7 @@ pub(crate) unsafe fn open_view<'c>(
 ) -> Result<RawView<'c>, Failure> {
     // SAFETY: the caller's promise on `ctx`; the context outlives the
     // callback, during which alone the view is used.
-    let ctx: &'c ecs_system_ctx = unsafe { arg(ctx, function, "ctx") }?;
+    let ctx: &'c ecs_system_ctx = unsafe { ctx_arg(ctx, function) }?;
     // SAFETY: the caller's promise on `ids`.
     let ids = unsafe { slice_arg(ids, ids_len, function, "ids") }?;
     if ids.is_empty() {
@@ -472,13 +532,17 @@ pub(crate) unsafe fn open_view<'c>(
 /// time it runs, and the tick fails with `ECS_ERR_SYSTEM_FAILED` naming the
 /// system and the message after the wave ends (the other systems of the
 /// wave finish and keep their effects; later waves do not run), as for a
-/// Rust system that returns an error. A second call keeps the first
-/// message. Not from a run condition.
+/// Rust system that returns an error. Writes the system made directly
+/// (through views, `ecs_ctx_get`, resources) are kept. A second call keeps
+/// the first message; an empty message, or bytes that are not UTF-8, still
+/// fail the system (with a default message, or the bytes read lossily).
+/// Not from a run condition. A failing startup system stops the startup
+/// systems after it: they never run (as in Rust).
 ///
 /// # Errors
 ///
-/// `ECS_ERR_NULL_POINTER` (ctx); `ECS_ERR_INVALID_ARGUMENT` for a message
-/// that is not UTF-8; `ECS_ERR_WRONG_STATE` from a run condition.
+/// `ECS_ERR_NULL_POINTER` (ctx); `ECS_ERR_WRONG_STATE` from a run
+/// condition or from another thread than the system's.
 ///
 /// # Safety
 ///
@@ -492,18 +556,27 @@ pub unsafe extern "C" fn ecs_ctx_fail(
     const F: &str = "ecs_ctx_fail";
     call(F, || {
         // SAFETY: the caller's promise on `ctx`.
-        let ctx = unsafe { arg(ctx, F, "ctx") }?;
+        let ctx = unsafe { ctx_arg(ctx, F) }?;
         if ctx.condition {
             return Err(Failure::new(
                 crate::status::ECS_ERR_WRONG_STATE,
                 format!("{F}: a run condition cannot fail its system (return false to skip it)"),
             ));
         }
+        // Whatever the message, the system fails: an empty one, or bytes
+        // that are not UTF-8, are no reason to keep its effects.
         let message = if message.is_null() {
-            "failed (ecs_ctx_fail)".to_owned()
+            String::new()
         } else {
             // SAFETY: non-null and NUL-terminated by the caller's promise.
-            unsafe { crate::boundary::string_arg(message, F, "message") }?
+            unsafe { std::ffi::CStr::from_ptr(message) }
+                .to_string_lossy()
+                .into_owned()
+        };
+        let message = if message.is_empty() {
+            "failed (ecs_ctx_fail)".to_owned()
+        } else {
+            message
         };
         ctx.failed.borrow_mut().get_or_insert(message);
         Ok(())
@@ -531,7 +604,7 @@ pub unsafe extern "C" fn ecs_ctx_commands(
     const F: &str = "ecs_ctx_commands";
     call(F, || {
         // SAFETY: the caller's promise on both pointers.
-        let ctx = unsafe { arg(ctx, F, "ctx") }?;
+        let ctx = unsafe { ctx_arg(ctx, F) }?;
         if out.is_null() {
             return Err(Failure::null(F, "out"));
         }
@@ -568,7 +641,7 @@ pub unsafe extern "C" fn ecs_commands_spawn(
     const F: &str = "ecs_commands_spawn";
     call(F, || {
         // SAFETY: the caller's promise on both pointers.
-        let commands = unsafe { arg(commands, F, "commands") }?;
+        let commands = unsafe { commands_arg(commands, F) }?;
         if out.is_null() {
             return Err(Failure::null(F, "out"));
         }
@@ -600,7 +673,7 @@ pub unsafe extern "C" fn ecs_commands_despawn(
     const F: &str = "ecs_commands_despawn";
     call(F, || {
         // SAFETY: the caller's promise on `commands`.
-        let commands = unsafe { arg(commands, F, "commands") }?;
+        let commands = unsafe { commands_arg(commands, F) }?;
         let target = self::entity(entity, F)?;
         commands
             .context()
@@ -639,7 +712,7 @@ pub unsafe extern "C" fn ecs_commands_insert(
     const F: &str = "ecs_commands_insert";
     call(F, || {
         // SAFETY: the caller's promise on `commands`.
-        let commands = unsafe { arg(commands, F, "commands") }?;
+        let commands = unsafe { commands_arg(commands, F) }?;
         let target = self::entity(entity, F)?;
         let context = commands.context();
         let component = decode(commands.tag, id, F)?;
@@ -695,7 +768,7 @@ pub unsafe extern "C" fn ecs_commands_remove(
     const F: &str = "ecs_commands_remove";
     call(F, || {
         // SAFETY: the caller's promise on `commands`.
-        let commands = unsafe { arg(commands, F, "commands") }?;
+        let commands = unsafe { commands_arg(commands, F) }?;
         let target = self::entity(entity, F)?;
         let context = commands.context();
         let component = decode(commands.tag, id, F)?;

@@ -385,7 +385,7 @@ pub unsafe extern "C" fn ecs_ctx_send_event(
     const F: &str = "ecs_ctx_send_event";
     call(F, || {
         // SAFETY: the caller's promise on `ctx`.
-        let ctx = unsafe { arg(ctx, F, "ctx") }?;
+        let ctx = unsafe { crate::context::ctx_arg(ctx, F) }?;
         let raw = decode(ctx.tag(), id, F)?;
         ctx.check_events_allowed(F)?;
         // SAFETY: `value` is valid for `size` reads by the caller's promise
@@ -429,7 +429,7 @@ pub unsafe extern "C" fn ecs_ctx_read_events(
     const F: &str = "ecs_ctx_read_events";
     call(F, || {
         // SAFETY: the caller's promise on `ctx`.
-        let ctx = unsafe { arg(ctx, F, "ctx") }?;
+        let ctx = unsafe { crate::context::ctx_arg(ctx, F) }?;
         let each = each.ok_or_else(|| Failure::null(F, "each"))?;
         let raw = decode(ctx.tag(), id, F)?;
         ctx.check_events_allowed(F)?;

@@ -396,7 +396,7 @@ unsafe fn record(
 ) -> ecs_status {
     call(function, || {
         // SAFETY: the caller's promise on `commands`.
-        let commands = unsafe { arg(commands, function, "commands") }?;
+        let commands = unsafe { crate::context::commands_arg(commands, function) }?;
         let target = self::entity(entity, function)?;
         let what = what(function)?;
         let mut buffer = commands.context().commands().map_err(Failure::from)?;

@@ -127,7 +127,7 @@ pub const ECS_API_VERSION_MAJOR: u32 = 2;
 /// `ecs_resource_desc.savable`; the command report,
 /// `ecs_engine_command_report` and `ecs_system_command_report`; sets,
 /// `ecs_system_desc.sets` and `ecs_set_configure`; parallel chunk walks,
-/// `ecs_view_par_each_chunk`).
+/// `ecs_view_par_each_chunk`; failing systems, `ecs_ctx_fail`).
 pub const ECS_API_VERSION_MINOR: u32 = 4;
 
 /// The version of the linked library: `(major << 16) | minor`. A program

@@ -607,7 +607,7 @@ pub unsafe extern "C" fn ecs_ctx_resource_read(
     const F: &str = "ecs_ctx_resource_read";
     call(F, || {
         // SAFETY: the caller's promise on `ctx`.
-        let ctx = unsafe { arg(ctx, F, "ctx") }?;
+        let ctx = unsafe { crate::context::ctx_arg(ctx, F) }?;
         if out.is_null() {
             return Err(Failure::null(F, "out"));
         }
@@ -641,7 +641,7 @@ pub unsafe extern "C" fn ecs_ctx_resource_write(
     const F: &str = "ecs_ctx_resource_write";
     call(F, || {
         // SAFETY: the caller's promise on `ctx`.
-        let ctx = unsafe { arg(ctx, F, "ctx") }?;
+        let ctx = unsafe { crate::context::ctx_arg(ctx, F) }?;
         if out.is_null() {
             return Err(Failure::null(F, "out"));
         }

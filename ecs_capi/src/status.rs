@@ -33,8 +33,9 @@ pub const ECS_ERR_UNDECLARED: ecs_status = 7;
 /// The schedule could not be built: a cycle, or a `before`/`after` name that
 /// no system has.
 pub const ECS_ERR_SCHEDULE: ecs_status = 8;
-/// A tick failed: a system failed inside the runtime (a Rust system
-/// panicked, or a registry error). The engine stays usable.
+/// A tick failed: a system failed (a C system called `ecs_ctx_fail`, a
+/// Rust system returned an error or panicked, or a registry error). The
+/// engine stays usable.
 pub const ECS_ERR_SYSTEM_FAILED: ecs_status = 9;
 /// A Rust panic inside the call, caught at the C boundary.
 pub const ECS_ERR_PANIC: ecs_status = 10;

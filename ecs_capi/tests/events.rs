@@ -818,3 +818,32 @@ fn a_system_that_fails_drops_its_sends_and_commands_and_reads_again() {
     assert_eq!(stats(&engine, shared.hits).sent, 2);
     assert!(shared.refused.lock().unwrap().is_empty());
 }
+
+/// Fails with an empty message, then with bytes that are not UTF-8.
+unsafe extern "C" fn fails_quietly(ctx: *mut ecs_system_ctx, user: *mut c_void) {
+    // SAFETY: the test's `Shared`; the running context.
+    unsafe {
+        let shared = shared(user);
+        let message: &CStr = if shared.reader_on.load(Ordering::Relaxed) {
+            c""
+        } else {
+            c"caf\xe9"
+        };
+        shared.check(ecs_ctx_fail(ctx, message.as_ptr()));
+    }
+}
+
+#[test]
+fn an_empty_or_garbled_fail_message_still_fails_the_system() {
+    let engine = Engine::new(1);
+    let shared = Shared::new(channel(&engine, c"hit"));
+    ok(spec("quiet", Some(fails_quietly), &shared, Declares::Nothing).add(&engine));
+    fails(
+        engine.tick(),
+        ECS_ERR_SYSTEM_FAILED,
+        "failed (ecs_ctx_fail)",
+    );
+    shared.reader_on.store(false, Ordering::Relaxed);
+    fails(engine.tick(), ECS_ERR_SYSTEM_FAILED, "caf\u{fffd}");
+    assert!(shared.refused.lock().unwrap().is_empty());
+}

@@ -143,3 +143,48 @@ fn a_parallel_walk_refuses_what_the_serial_one_refuses() {
         [ECS_ERR_UNDECLARED, ECS_ERR_NULL_POINTER]
     );
 }
+
+/// Hands its context and command buffer to another thread, which tries them.
+unsafe extern "C" fn lends_its_context(ctx: *mut ecs_system_ctx, user: *mut c_void) {
+    // SAFETY: the test's statuses.
+    let statuses = unsafe { &*user.cast::<Mutex<Vec<ecs_status>>>() };
+    let mut commands = ptr::null_mut();
+    // SAFETY: the running context, on its own thread.
+    ok(unsafe { ecs_ctx_commands(ctx, &mut commands) });
+    let (ctx, commands) = (ctx as usize, commands as usize);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            let mut tick = ecs_tick::default();
+            let mut e = 0;
+            // SAFETY: pointers the system is still running with (the
+            // scope ends before the callback returns); another thread on
+            // purpose.
+            let got = unsafe {
+                [
+                    ecs_ctx_tick(ctx as *const ecs_system_ctx, &mut tick),
+                    ecs_commands_spawn(commands as *mut ecs_commands, &mut e),
+                    ecs_ctx_fail(ctx as *mut ecs_system_ctx, ptr::null()),
+                ]
+            };
+            statuses.lock().unwrap().extend(got);
+        });
+    });
+}
+
+#[test]
+fn a_context_is_refused_on_another_thread() {
+    let engine = Engine::new(2);
+    let statuses: Mutex<Vec<ecs_status>> = Mutex::new(Vec::new());
+    let mut spec = SystemSpec::new("lender", Some(lends_its_context));
+    spec.user_data = (&raw const statuses).cast_mut().cast();
+    spec.commands = true;
+    ok(spec.add(&engine));
+    let entities = engine.count();
+    ok(engine.tick());
+    assert_eq!(*statuses.lock().unwrap(), [ECS_ERR_WRONG_STATE; 3]);
+    assert_eq!(
+        engine.count(),
+        entities,
+        "the spawn from another thread was refused"
+    );
+}

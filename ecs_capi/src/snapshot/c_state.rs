@@ -117,6 +117,7 @@ struct Ours {
     name: String,
     layout: Layout,
     readers: Vec<usize>,
+    savable: bool,
 }
 
 /// The engine's event channels: `(id, name, layout)`, in registration
@@ -195,6 +196,11 @@ impl CState {
                     name,
                     layout,
                     readers,
+                    savable: engine
+                        .savable_events
+                        .get(id.index())
+                        .copied()
+                        .unwrap_or(false),
                 }
             })
             .collect();
@@ -249,6 +255,14 @@ impl CState {
                      {:?} (by the order systems were added): build the engine with the same \
                      systems reading the same channels",
                     channel.name, readers, ours.readers
+                ));
+            }
+            let held: usize = channel.chunks.iter().map(|c| c.events.len()).sum();
+            if held > 0 && !ours.savable {
+                return Err(format!(
+                    "event channel `{}` is not savable in this engine (registered without \
+                     `savable`), and the snapshot holds {held} of its events",
+                    channel.name
                 ));
             }
             RawEvents::check_state(ours.layout, &channel.state())
