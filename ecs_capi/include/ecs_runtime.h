@@ -1412,7 +1412,12 @@ ecs_status ecs_commands_enable_recursive(struct ecs_commands *commands, ecs_enti
 // same on any thread count. The pieces run one after the other on the
 // calling thread when the engine has one thread, when the tick runs on
 // the thread that called `ecs_engine_tick` (the engine does so for cheap
-// ticks), or when the view makes a single task. A worker waiting for the
+// ticks), or when the view makes a single task. The walk first lists its
+// pieces (about 40 bytes each): over a view whose pools hold their
+// entities in different orders (thousands of one-row chunks) that list
+// costs more than it saves, and `ecs_view_each_chunk` is faster (200,000
+// one-row chunks: about 9 ms serial against 24 to 39 ms here, on 1 to 4
+// threads of a 2-core machine). A worker waiting for the
 // last pieces may meanwhile run another system's body on its thread:
 // state kept in C thread-locals across the call is not safe.
 //
