@@ -350,19 +350,7 @@ public:
     // components lie side by side: `entities[i]` owns row `i` of every column.
     template <class... T, class F>
     void each_chunk(F&& f, Component<T>... components) {
-        const ecs_component_id ids[] = {components.id...};
-        struct Walk {
-            std::remove_reference_t<F>* f;
-            detail::Failure failure;
-        } walk{&f, {}};
-        auto visit = [](const ecs_view_chunk* chunk, void* data) {
-            auto& w = *static_cast<Walk*>(data);
-            w.failure.guard(
-                [&] { call_chunk<T...>(*w.f, chunk, std::index_sequence_for<T...>{}); });
-        };
-        ecs_status status = ecs_view_each_chunk(raw_, ids, sizeof...(T), visit, &walk);
-        walk.failure.rethrow();
-        check(status, "ecs_view_each_chunk");
+        chunks_of<T...>(f, ecs_view_each_chunk, "ecs_view_each_chunk", components...);
     }
 
     // As `each_chunk`, but the pieces of the chunks (at most
@@ -375,19 +363,7 @@ public:
     // `f` throws stops the calls not yet begun and is rethrown here.
     template <class... T, class F>
     void par_each_chunk(F&& f, Component<T>... components) {
-        const ecs_component_id ids[] = {components.id...};
-        struct Walk {
-            std::remove_reference_t<F>* f;
-            detail::Failure failure;
-        } walk{&f, {}};
-        auto visit = [](const ecs_view_chunk* chunk, void* data) {
-            auto& w = *static_cast<Walk*>(data);
-            w.failure.guard(
-                [&] { call_chunk<T...>(*w.f, chunk, std::index_sequence_for<T...>{}); });
-        };
-        ecs_status status = ecs_view_par_each_chunk(raw_, ids, sizeof...(T), visit, &walk);
-        walk.failure.rethrow();
-        check(status, "ecs_view_par_each_chunk");
+        chunks_of<T...>(f, ecs_view_par_each_chunk, "ecs_view_par_each_chunk", components...);
     }
 
     // Fails the system, as a Rust system returning an error does (see
@@ -414,6 +390,28 @@ private:
     template <class... T, class F, std::size_t... I>
     static void call_chunk(F& f, const ecs_view_chunk* chunk, std::index_sequence<I...>) {
         f(chunk->len, chunk->entities, static_cast<T*>(chunk->columns[I])...);
+    }
+
+    // A chunk walk `walk` (ecs_view_each_chunk or its parallel twin) of `f`
+    // over `components`: what `f` throws stops the walk and is rethrown.
+    template <class... T, class F>
+    void chunks_of(F& f,
+                   ecs_status (*walk)(ecs_system_ctx*, const ecs_component_id*, std::size_t,
+                                      ecs_chunk_fn, void*),
+                   const char* call, Component<T>... components) {
+        const ecs_component_id ids[] = {components.id...};
+        struct Walk {
+            F* f;
+            detail::Failure failure;
+        } state{&f, {}};
+        auto visit = [](const ecs_view_chunk* chunk, void* data) {
+            auto& w = *static_cast<Walk*>(data);
+            w.failure.guard(
+                [&] { call_chunk<T...>(*w.f, chunk, std::index_sequence_for<T...>{}); });
+        };
+        ecs_status status = walk(raw_, ids, sizeof...(T), visit, &state);
+        state.failure.rethrow();
+        check(status, call);
     }
 
     template <class... T, class F, class Run>
