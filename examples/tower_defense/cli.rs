@@ -1,6 +1,6 @@
 //! The tower-defense example's command line: its options, their bounds,
 //! and the checks clap's derive cannot make (a thread count listed twice
-//! in `--check-threads`). Shared with `tests/tower_defense.rs`.
+//! in `--check-threads`). Shared with `tests/integration/tower_defense.rs`.
 
 use clap::error::ErrorKind;
 use clap::{CommandFactory, Parser};

@@ -2,7 +2,7 @@
 //! cloned from prototypes walk a serpentine path in waves, towers shoot
 //! homing projectiles at them, the gold of the kills buys more towers.
 //! Shared by the example (`examples/tower_defense/main.rs`) and its test
-//! (`tests/tower_defense.rs`).
+//! (`tests/integration/tower_defense.rs`).
 
 mod combat;
 mod components;
