@@ -11,6 +11,10 @@
 //!   dropped;
 //! - *no-op*: it was valid but had nothing to do (removing a component or a
 //!   resource that is not there).
+//!
+//! The commands of a system that failed are not applied at all: the
+//! schedule counts them as *discarded* in that system's report and the
+//! tick's ([`ApplyReport::discarded`]), apart from the three outcomes.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -270,6 +274,8 @@ pub struct ApplyReport {
     first_skip: Option<SkippedCommand>,
     /// The next ones, up to [`ApplyReport::KEPT_SKIPS`] in all.
     more_skips: Vec<SkippedCommand>,
+    /// Commands dropped unapplied with a failed system's buffer.
+    discarded: usize,
 }
 
 impl ApplyReport {
@@ -342,6 +348,7 @@ impl ApplyReport {
             self.skipped[i] += other.skipped[i];
             self.noops[i] += other.noops[i];
         }
+        self.discarded += other.discarded;
         for skip in other.skips() {
             self.keep_skip(SkippedCommand {
                 buffer,
@@ -497,6 +504,34 @@ impl ApplyReport {
     /// ```
     pub fn commands(&self) -> usize {
         self.total_applied() + self.total_skipped() + self.total_noops()
+    }
+
+    /// Commands dropped unapplied because the system that recorded them
+    /// failed (returned an error or panicked): its whole buffer, whatever
+    /// the kinds. Not part of [`commands`](Self::commands), which counts
+    /// the commands that were applied. The schedule sets it in the failed
+    /// system's report and adds it to the tick's; a buffer applied by
+    /// hand discards nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use command_buffer::ApplyReport;
+    ///
+    /// let mut failed = ApplyReport::default();
+    /// failed.discard(3);
+    /// let mut tick = ApplyReport::default();
+    /// tick.merge(&failed, 0);
+    /// assert_eq!((tick.discarded(), tick.commands()), (3, 0));
+    /// ```
+    pub fn discarded(&self) -> usize {
+        self.discarded
+    }
+
+    /// Counts `commands` more as [`discarded`](Self::discarded): what the
+    /// schedule records for a failed system's buffer as it drops it.
+    pub fn discard(&mut self, commands: usize) {
+        self.discarded += commands;
     }
 
     /// The first skipped command (the one strict mode would have stopped

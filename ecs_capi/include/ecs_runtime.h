@@ -33,7 +33,7 @@
 // `ecs_engine_command_report` and `ecs_system_command_report`; sets,
 // `ecs_system_desc.sets` and `ecs_set_configure`; parallel chunk walks,
 // `ecs_view_par_each_chunk`; failing systems, `ecs_ctx_fail`).
-#define ECS_API_VERSION_MINOR 4
+#define ECS_API_VERSION_MINOR 5
 
 // The most worker threads an engine's pool may have
 // (`ecs_engine_desc.threads`): 1024.
@@ -73,6 +73,15 @@ typedef struct ecs_engine ecs_engine;
 // handles (from `ecs_queue_clone`) share one queue; each is destroyed
 // once. Opaque to C.
 typedef struct ecs_queue ecs_queue;
+
+// A saved engine, in memory: made empty by `ecs_state_create`, filled by
+// `ecs_engine_save_state`, read by `ecs_engine_restore_state`, freed by
+// `ecs_state_destroy`. Opaque to C. It belongs to no engine: a state
+// saved from one engine restores into any engine built the same way
+// (the same components, resources, event channels and systems,
+// registered in the same order). One call at a time may use a state
+// (several restores from one state at once are fine: they only read it).
+typedef struct ecs_state ecs_state;
 
 // A running system's context: passed to its callback, valid only during
 // that call, and only on the thread that runs it. Opaque to C.
@@ -121,9 +130,10 @@ typedef struct ecs_component_desc {
 
 // A component type's id, from `ecs_component_register`: valid only in the
 // engine that registered it. An id from any other engine of the process,
-// live or destroyed, is refused with `ECS_ERR_UNKNOWN_COMPONENT`: the
-// high 48 bits are the engine's tag, never reused, and the low 16 the
-// component's index.
+// live or destroyed, is refused with `ECS_ERR_UNKNOWN_COMPONENT`, and so
+// is a resource or event channel id: the top 2 bits say what the id
+// names, the next 46 are the engine's tag, never reused, and the low 16
+// the component's index.
 typedef uint64_t ecs_component_id;
 
 // The tick being run.
@@ -213,8 +223,9 @@ typedef struct ecs_event_desc {
 } ecs_event_desc;
 
 // An event channel's id: tagged with its engine like an
-// `ecs_component_id` (an id from another engine is refused), in a
-// namespace of its own.
+// `ecs_component_id` (an id from another engine is refused), and marked
+// as an event channel id: a component or resource id passed as one is
+// refused.
 typedef uint64_t ecs_event_id;
 
 // A channel's counts, from `ecs_event_get_stats`.
@@ -284,6 +295,10 @@ typedef struct ecs_command_report {
   // in the order they were added (0 for the first; startup systems are
   // not counted); in a system's own report, 0.
   size_t first_skip_system;
+  // Commands dropped unapplied because the system that recorded them
+  // failed (`ecs_ctx_fail`, a Rust system's error or panic): its whole
+  // buffer. Not part of `commands`.
+  uint64_t discarded;
 } ecs_command_report;
 
 // A resource to register.
@@ -308,8 +323,8 @@ typedef struct ecs_resource_desc {
 } ecs_resource_desc;
 
 // A resource's id: tagged with its engine like an `ecs_component_id`
-// (an id from another engine is refused), but a different namespace:
-// a resource id is not a component id.
+// (an id from another engine is refused), and marked as a resource id:
+// a component or event channel id passed as one is refused.
 typedef uint64_t ecs_resource_id;
 
 // A run condition: called once per tick before its system would run,
@@ -1552,7 +1567,8 @@ ecs_status ecs_queue_len(const struct ecs_queue *queue, size_t *out);
 // # Errors
 //
 // `ECS_ERR_NULL_POINTER` (engine, out); `ECS_ERR_INVALID_ARGUMENT` when
-// `out->struct_size` is not set to `sizeof(ecs_command_report)`;
+// `out->struct_size` is not set (`sizeof(ecs_command_report)`; an older
+// header's smaller struct gets the fields it has);
 // `ECS_ERR_WRONG_STATE` while the engine is busy.
 //
 // # Safety
@@ -1805,6 +1821,89 @@ ecs_status ecs_engine_load(struct ecs_engine *engine,
                            ecs_snapshot_format format,
                            const uint8_t *bytes,
                            size_t len);
+
+// Makes an empty state and writes it to `*out`: it holds nothing until
+// `ecs_engine_save_state`. Free it with `ecs_state_destroy`.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (out).
+//
+// # Safety
+//
+// `out` is NULL or valid for writes.
+ecs_status ecs_state_create(struct ecs_state **out);
+
+// Frees a state from `ecs_state_create` and everything it holds. NULL is
+// a no-op. Any thread may call it; the engines it was saved from or
+// restored into need not be alive.
+//
+// # Safety
+//
+// `state` is NULL or a state from `ecs_state_create` not destroyed yet,
+// used by no other call; it is invalid afterwards.
+void ecs_state_destroy(struct ecs_state *state);
+
+// Saves `engine` between ticks into `state`, replacing what it held
+// (and reusing its memory where the component types match, so a
+// rollback loop that saves every tick allocates little once warm). The
+// engine is not changed.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (engine, state); `ECS_ERR_WRONG_STATE` during a
+// tick (from a system), from another thread at the same time, or before
+// the schedule is built (the state holds the systems' progress); the
+// build's status (`ECS_ERR_SCHEDULE`) after a failed build;
+// `ECS_ERR_SNAPSHOT` when a component is registered with a destructor,
+// with values or not (its values cannot be copied as bytes: the message
+// names it). On failure `state` holds what it held before.
+//
+// # Safety
+//
+// `engine` is NULL or a live engine; `state` is NULL or a live state
+// from `ecs_state_create`, used by no other call. Threading: as every
+// engine call, one thread at a time, between ticks.
+ecs_status ecs_engine_save_state(const struct ecs_engine *engine, struct ecs_state *state);
+
+// Makes `engine` what it was when `state` was saved (from it or from
+// another engine built the same way): its entities with the same
+// handles, component values, hierarchy, disabled marks, change ticks,
+// resources, events in flight and readers' cursors, systems' progress,
+// command reserves and tick counter, so the next ticks run as they ran
+// after the save. Call it between ticks. `state` is not changed: restore
+// from it as often as needed.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (engine, state); `ECS_ERR_WRONG_STATE` for an
+// empty state (never saved into), during a tick, from another thread at
+// the same time, or before the schedule is built; the build's status
+// after a failed build; `ECS_ERR_SNAPSHOT` when the state is of an
+// engine built another way (other systems, component types, resources
+// or event channels: the message says which). Every check is made before
+// anything changes: on failure the engine is unchanged.
+//
+// # Safety
+//
+// `engine` is NULL or a live engine; `state` is NULL or a live state
+// from `ecs_state_create`, not being saved into by another call.
+// Threading: as every engine call, one thread at a time, between ticks.
+ecs_status ecs_engine_restore_state(const struct ecs_engine *engine, const struct ecs_state *state);
+
+// Writes the number of ticks the engine had run when `state` was saved
+// to `*out` (`ecs_engine_ticks` at the save).
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (state, out); `ECS_ERR_WRONG_STATE` for an
+// empty state.
+//
+// # Safety
+//
+// `state` is NULL or a live state not being saved into by another call;
+// `out` is NULL or valid for writes.
+ecs_status ecs_state_ticks(const struct ecs_state *state, uint64_t *out);
 
 // The name of `status` (`"ECS_ERR_STALE_ENTITY"`), in static storage;
 // `"ECS_ERR_UNKNOWN_STATUS"` for a code this library does not define.

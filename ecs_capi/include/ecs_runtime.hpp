@@ -562,6 +562,34 @@ private:
     std::function<bool(const SystemContext&)> condition_;
 };
 
+// Owns an ecs_state: a whole engine saved in memory by
+// `Engine::save_state`, restored by `Engine::restore_state` (see
+// ecs_engine_save_state), for rollback. Empty until the first save.
+class State {
+public:
+    State() { check(ecs_state_create(&raw_), "ecs_state_create"); }
+    ~State() { ecs_state_destroy(raw_); }
+    State(const State&) = delete;
+    State& operator=(const State&) = delete;
+    State(State&& other) noexcept : raw_(std::exchange(other.raw_, nullptr)) {}
+    State& operator=(State&& other) noexcept {
+        std::swap(raw_, other.raw_);
+        return *this;
+    }
+    // The engine's tick count at the save; throws `Error`
+    // (ECS_ERR_WRONG_STATE) for an empty state.
+    std::uint64_t ticks() const {
+        std::uint64_t ticks = 0;
+        check(ecs_state_ticks(raw_, &ticks), "ecs_state_ticks");
+        return ticks;
+    }
+    // The C state, for calls this layer does not wrap.
+    ecs_state* raw() const noexcept { return raw_; }
+
+private:
+    ecs_state* raw_ = nullptr;
+};
+
 // Owns an ecs_engine: a registry, a schedule and a pool of threads.
 class Engine {
 public:
@@ -955,6 +983,25 @@ public:
     // As `load(format, bytes.data(), bytes.size())`.
     void load(ecs_snapshot_format format, const std::vector<std::uint8_t>& bytes) {
         load(format, bytes.data(), bytes.size());
+    }
+
+    // Saves the whole engine into `state` between ticks, replacing what
+    // it held (see ecs_engine_save_state): every component value, every
+    // resource and event in flight, whether savable or not, as they are
+    // in memory; nothing of what the systems' callables capture. Throws
+    // `Error` (ECS_ERR_SNAPSHOT naming a component registered with a
+    // destructor, ECS_ERR_WRONG_STATE before `build`), and then `state`
+    // holds what it held before.
+    void save_state(State& state) const {
+        check(ecs_engine_save_state(raw_, state.raw()), "ecs_engine_save_state");
+    }
+    // Makes the engine what it was when `state` was saved, from this
+    // engine or one built the same way (see ecs_engine_restore_state).
+    // Throws `Error` (ECS_ERR_SNAPSHOT for a state of an engine built
+    // another way, ECS_ERR_WRONG_STATE for an empty state or before
+    // `build`), and then the engine is exactly as before.
+    void restore_state(const State& state) {
+        check(ecs_engine_restore_state(raw_, state.raw()), "ecs_engine_restore_state");
     }
 
     // The C engine, for calls this layer does not wrap.

@@ -9,14 +9,15 @@ use ::ecs_engine::{ComponentDescriptor, ComponentId, Registry};
 use crate::boundary::{arg, call, check_struct_size, foreign, string_arg, write_out};
 use crate::engine::EngineState;
 use crate::status::{ECS_ERR_LIMIT, ECS_ERR_UNKNOWN_COMPONENT, Failure, ecs_status};
-use crate::tag::Tag;
+use crate::tag::{IdKind, MAX_INDEXES, Tag, decode_id, encode_id};
 use crate::{SendPtr, ecs_engine};
 
 /// A component type's id, from `ecs_component_register`: valid only in the
 /// engine that registered it. An id from any other engine of the process,
-/// live or destroyed, is refused with `ECS_ERR_UNKNOWN_COMPONENT`: the
-/// high 48 bits are the engine's tag, never reused, and the low 16 the
-/// component's index.
+/// live or destroyed, is refused with `ECS_ERR_UNKNOWN_COMPONENT`, and so
+/// is a resource or event channel id: the top 2 bits say what the id
+/// names, the next 46 are the engine's tag, never reused, and the low 16
+/// the component's index.
 pub type ecs_component_id = u64;
 
 /// A component destructor: called once for every value the engine drops
@@ -95,48 +96,41 @@ unsafe fn read_desc(
     })
 }
 
-/// Component indexes an engine can hand out: the low 16 bits of an id.
-const INDEX_BITS: u32 = 16;
-
-/// The C id of `component` in the engine tagged `tag`: the tag in the high
-/// 48 bits, the registry's index in the low 16, so an id from another
-/// engine is refused instead of naming another component here.
+/// The C id of `component` in the engine tagged `tag` (`tag.rs`), so an
+/// id from another engine, or a resource or event id, is refused instead
+/// of naming another component here.
 pub(crate) fn encode(
     tag: Tag,
     component: ComponentId,
     function: &str,
 ) -> Result<ecs_component_id, Failure> {
-    let index = component.to_u32();
-    if index >= 1 << INDEX_BITS {
+    let index = component.to_u32() as usize;
+    if index >= MAX_INDEXES {
         return Err(Failure::new(
             ECS_ERR_LIMIT,
-            format!(
-                "{function}: an engine holds at most {} component types",
-                1u32 << INDEX_BITS
-            ),
+            format!("{function}: an engine holds at most {MAX_INDEXES} component types"),
         ));
     }
-    Ok(tag << INDEX_BITS | ecs_component_id::from(index))
+    Ok(encode_id(IdKind::Component, tag, index))
 }
 
 /// The component `id` names in the engine tagged `tag`, or
-/// `ECS_ERR_UNKNOWN_COMPONENT` for an id of another engine.
+/// `ECS_ERR_UNKNOWN_COMPONENT` for an id of another engine or kind.
 pub(crate) fn decode(
     tag: Tag,
     id: ecs_component_id,
     function: &str,
 ) -> Result<ComponentId, Failure> {
-    if id >> INDEX_BITS != tag {
-        return Err(unknown(id, function));
-    }
-    // The low 16 bits: the cast cannot truncate.
-    Ok(ComponentId::from_u32((id & ((1 << INDEX_BITS) - 1)) as u32))
+    let index =
+        decode_id(IdKind::Component, tag, id).map_err(|note| unknown(id, function, &note))?;
+    // Below MAX_INDEXES: the cast cannot truncate.
+    Ok(ComponentId::from_u32(index as u32))
 }
 
-fn unknown(id: ecs_component_id, function: &str) -> Failure {
+fn unknown(id: ecs_component_id, function: &str, note: &str) -> Failure {
     Failure::new(
         ECS_ERR_UNKNOWN_COMPONENT,
-        format!("{function}: no component with id {id:#x} is registered in this engine"),
+        format!("{function}: no component with id {id:#x} is registered in this engine{note}"),
     )
 }
 
@@ -149,7 +143,7 @@ pub(crate) fn known_id(
     let component = decode(engine.tag, id, function)?;
     match engine.registry().component_info(component) {
         Some(info) if info.is_runtime() => Ok(component),
-        _ => Err(unknown(id, function)),
+        _ => Err(unknown(id, function, "")),
     }
 }
 
@@ -277,13 +271,10 @@ pub unsafe extern "C" fn ecs_component_register(
                 })
             };
         }
-        if engine.registry().component_types() >= 1 << INDEX_BITS {
+        if engine.registry().component_types() >= MAX_INDEXES {
             return Err(Failure::new(
                 ECS_ERR_LIMIT,
-                format!(
-                    "{F}: an engine holds at most {} component types",
-                    1u32 << INDEX_BITS
-                ),
+                format!("{F}: an engine holds at most {MAX_INDEXES} component types"),
             ));
         }
         let id = engine

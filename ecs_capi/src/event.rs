@@ -20,18 +20,16 @@ use crate::engine::ecs_engine;
 use crate::status::{
     ECS_ERR_DUPLICATE_NAME, ECS_ERR_LIMIT, ECS_ERR_UNKNOWN_EVENT, Failure, ecs_status,
 };
-use crate::tag::Tag;
+use crate::tag::{IdKind, MAX_INDEXES, Tag, decode_id, encode_id};
 
 /// An event channel's id: tagged with its engine like an
-/// `ecs_component_id` (an id from another engine is refused), in a
-/// namespace of its own.
+/// `ecs_component_id` (an id from another engine is refused), and marked
+/// as an event channel id: a component or resource id passed as one is
+/// refused.
 pub type ecs_event_id = u64;
 
-/// Bits of an event id that hold the channel's index.
-const INDEX_BITS: u32 = 16;
-
 /// The most event channels an engine holds: 65,536.
-const MAX_CHANNELS: usize = 1 << INDEX_BITS;
+const MAX_CHANNELS: usize = MAX_INDEXES;
 
 /// An event channel to register.
 #[repr(C)]
@@ -88,22 +86,21 @@ pub type ecs_event_fn = Option<unsafe extern "C" fn(event: *const c_void, user_d
 
 /// The id C sees for channel `id` of the engine tagged `tag`.
 fn encode(tag: Tag, id: RawEventId) -> ecs_event_id {
-    tag << INDEX_BITS | id.index() as u64
+    encode_id(IdKind::Event, tag, id.index())
 }
 
 /// The channel of `id`, when its tag is `tag` (whether the engine has it
 /// is checked where it is used).
 pub(crate) fn decode(tag: Tag, id: ecs_event_id, function: &str) -> Result<RawEventId, Failure> {
-    if id >> INDEX_BITS != tag {
-        return Err(unknown(id, function));
-    }
-    Ok(RawEventId::from_u32((id & ((1 << INDEX_BITS) - 1)) as u32))
+    let index = decode_id(IdKind::Event, tag, id).map_err(|note| unknown(id, function, &note))?;
+    // Below MAX_INDEXES: the cast cannot truncate.
+    Ok(RawEventId::from_u32(index as u32))
 }
 
-fn unknown(id: ecs_event_id, function: &str) -> Failure {
+fn unknown(id: ecs_event_id, function: &str, note: &str) -> Failure {
     Failure::new(
         ECS_ERR_UNKNOWN_EVENT,
-        format!("{function}: no event channel with id {id:#x} is registered in this engine"),
+        format!("{function}: no event channel with id {id:#x} is registered in this engine{note}"),
     )
 }
 
@@ -115,7 +112,8 @@ pub(crate) fn known(
     function: &str,
 ) -> Result<(RawEventId, String, Layout), Failure> {
     let raw = decode(tag, id, function)?;
-    let (name, layout) = RawEvents::describe(registry, raw).ok_or_else(|| unknown(id, function))?;
+    let (name, layout) =
+        RawEvents::describe(registry, raw).ok_or_else(|| unknown(id, function, ""))?;
     Ok((raw, name.to_owned(), layout))
 }
 
@@ -345,7 +343,7 @@ pub unsafe extern "C" fn ecs_event_get_stats(
             return Err(Failure::null(F, "out"));
         }
         let (raw, _, _) = known(engine.registry(), engine.tag, id, F)?;
-        let events = RawEvents::events(engine.registry(), raw).ok_or_else(|| unknown(id, F))?;
+        let events = RawEvents::events(engine.registry(), raw).ok_or_else(|| unknown(id, F, ""))?;
         let stats = ecs_event_stats {
             sent: events.sent(),
             retained: events.len() as u64,
@@ -558,6 +556,6 @@ fn event_failure(
                 format!("{function}: {error} (add it to `ecs_system_desc.{field}`)"),
             )
         }
-        _ => unknown(id, function),
+        _ => unknown(id, function, ""),
     }
 }

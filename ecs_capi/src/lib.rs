@@ -26,6 +26,9 @@
 //! - Snapshots: `ecs_engine_save` / `ecs_engine_load` write a whole
 //!   engine to bytes and read it back (crate `ecs_snapshot`), with the
 //!   values of the components and resources registered `savable`.
+//! - In-memory states: `ecs_engine_save_state` / `ecs_engine_restore_state`
+//!   copy a whole engine into an `ecs_state` and back, for rollback
+//!   (`state.rs`).
 //! - Versioning: `ecs_api_version` and `ECS_API_VERSION_*`; every
 //!   descriptor struct starts with its `struct_size`, so later versions can
 //!   add fields without breaking older callers.
@@ -50,6 +53,7 @@ mod report;
 mod resource;
 mod set;
 mod snapshot;
+mod state;
 mod status;
 mod system;
 mod tag;
@@ -106,6 +110,10 @@ pub use snapshot::{
     ECS_SNAPSHOT_JSON, ECS_SNAPSHOT_POSTCARD, ecs_engine_load, ecs_engine_save,
     ecs_snapshot_format, ecs_snapshot_free,
 };
+pub use state::{
+    ecs_engine_restore_state, ecs_engine_save_state, ecs_state, ecs_state_create,
+    ecs_state_destroy, ecs_state_ticks,
+};
 pub use status::*;
 pub use system::{
     ECS_SPAWN_RESERVE_MAX, ecs_condition_fn, ecs_system_add, ecs_system_desc, ecs_system_fn,
@@ -128,7 +136,7 @@ pub const ECS_API_VERSION_MAJOR: u32 = 2;
 /// `ecs_engine_command_report` and `ecs_system_command_report`; sets,
 /// `ecs_system_desc.sets` and `ecs_set_configure`; parallel chunk walks,
 /// `ecs_view_par_each_chunk`; failing systems, `ecs_ctx_fail`).
-pub const ECS_API_VERSION_MINOR: u32 = 4;
+pub const ECS_API_VERSION_MINOR: u32 = 5;
 
 /// The version of the linked library: `(major << 16) | minor`. A program
 /// built against major version M should check `ecs_api_version() >> 16 == M`.

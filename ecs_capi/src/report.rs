@@ -66,7 +66,15 @@ pub struct ecs_command_report {
     /// in the order they were added (0 for the first; startup systems are
     /// not counted); in a system's own report, 0.
     pub first_skip_system: usize,
+    // Version 2 (API 2.5): written only when `struct_size` covers it.
+    /// Commands dropped unapplied because the system that recorded them
+    /// failed (`ecs_ctx_fail`, a Rust system's error or panic): its whole
+    /// buffer. Not part of `commands`.
+    pub discarded: u64,
 }
+
+/// The version 1 struct: every field up to `first_skip_system`.
+const REPORT_V1: usize = std::mem::offset_of!(ecs_command_report, discarded);
 
 /// `report` in the C struct (`struct_size` kept as the caller's).
 fn counts(report: &ApplyReport, struct_size: u32) -> ecs_command_report {
@@ -93,6 +101,7 @@ fn counts(report: &ApplyReport, struct_size: u32) -> ecs_command_report {
         }),
         first_skip_entity: first.map_or(0, |skip| skip.entity.to_bits()),
         first_skip_system: first.map_or(0, |skip| skip.buffer),
+        discarded: report.discarded() as u64,
     }
 }
 
@@ -100,8 +109,8 @@ fn counts(report: &ApplyReport, struct_size: u32) -> ecs_command_report {
 ///
 /// # Safety
 ///
-/// `out` is NULL or valid for reads of its `struct_size` and writes of a
-/// whole `ecs_command_report`.
+/// `out` is NULL or valid for reads of its `struct_size` and writes of
+/// that many bytes (at most a whole `ecs_command_report`).
 unsafe fn write_report(
     out: *mut ecs_command_report,
     report: &ApplyReport,
@@ -113,14 +122,17 @@ unsafe fn write_report(
     // SAFETY: non-null and valid for reads of the first field, by the
     // caller's promise.
     let struct_size = unsafe { out.cast::<u32>().read() };
-    check_struct_size(
-        struct_size,
-        size_of::<ecs_command_report>(),
-        function,
-        "ecs_command_report",
-    )?;
-    // SAFETY: valid for writes of a whole struct (its `struct_size` says so).
-    unsafe { out.write(counts(report, struct_size)) };
+    check_struct_size(struct_size, REPORT_V1, function, "ecs_command_report")?;
+    let counts = counts(report, struct_size);
+    // The fields the caller's struct has: an older caller's smaller struct
+    // gets the version 1 fields only.
+    let covered = (struct_size as usize).min(size_of::<ecs_command_report>());
+    // SAFETY: `out` is valid for writes of `struct_size` bytes (the
+    // caller's promise), `covered` at most that and at most the local's
+    // size; the two do not overlap.
+    unsafe {
+        std::ptr::copy_nonoverlapping((&raw const counts).cast::<u8>(), out.cast::<u8>(), covered);
+    }
     Ok(())
 }
 
@@ -133,7 +145,8 @@ unsafe fn write_report(
 /// # Errors
 ///
 /// `ECS_ERR_NULL_POINTER` (engine, out); `ECS_ERR_INVALID_ARGUMENT` when
-/// `out->struct_size` is not set to `sizeof(ecs_command_report)`;
+/// `out->struct_size` is not set (`sizeof(ecs_command_report)`; an older
+/// header's smaller struct gets the fields it has);
 /// `ECS_ERR_WRONG_STATE` while the engine is busy.
 ///
 /// # Safety

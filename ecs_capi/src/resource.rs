@@ -11,6 +11,7 @@
 
 use std::alloc::Layout;
 use std::ffi::{c_char, c_void};
+use std::mem::MaybeUninit;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
@@ -24,18 +25,15 @@ use crate::status::{
     ECS_ERR_DUPLICATE_NAME, ECS_ERR_LIMIT, ECS_ERR_UNDECLARED, ECS_ERR_UNKNOWN_RESOURCE, Failure,
     ecs_status,
 };
-use crate::tag::Tag;
+use crate::tag::{IdKind, MAX_INDEXES, Tag, decode_id, encode_id};
 
 /// A resource's id: tagged with its engine like an `ecs_component_id`
-/// (an id from another engine is refused), but a different namespace:
-/// a resource id is not a component id.
+/// (an id from another engine is refused), and marked as a resource id:
+/// a component or event channel id passed as one is refused.
 pub type ecs_resource_id = u64;
 
-/// Bits of a resource id that hold the resource's index.
-const INDEX_BITS: u32 = 16;
-
 /// The most resources an engine holds: 65,536.
-const MAX_RESOURCES: usize = 1 << INDEX_BITS;
+const MAX_RESOURCES: usize = MAX_INDEXES;
 
 /// A resource to register.
 #[repr(C)]
@@ -146,12 +144,17 @@ impl std::fmt::Debug for ResourceStore {
 impl ResourceStore {
     /// The index in `id`, when `id` is one of this engine's resources.
     fn index(&self, tag: Tag, id: ecs_resource_id, function: &str) -> Result<usize, Failure> {
-        let index = (id & ((1 << INDEX_BITS) - 1)) as usize;
-        if id >> INDEX_BITS != tag || index >= self.slots.read().len() {
-            return Err(Failure::new(
+        let unknown = |note: &str| {
+            Failure::new(
                 ECS_ERR_UNKNOWN_RESOURCE,
-                format!("{function}: no resource with id {id:#x} is registered in this engine"),
-            ));
+                format!(
+                    "{function}: no resource with id {id:#x} is registered in this engine{note}"
+                ),
+            )
+        };
+        let index = decode_id(IdKind::Resource, tag, id).map_err(|note| unknown(&note))?;
+        if index >= self.slots.read().len() {
+            return Err(unknown(""));
         }
         Ok(index)
     }
@@ -225,15 +228,23 @@ impl ResourceStore {
             .collect()
     }
 
-    /// `Err` with the reason unless `saved` holds exactly this store's
-    /// resources (the same names, in the same order, with their sizes).
-    pub(crate) fn fits(&self, saved: &[(String, Vec<u8>)]) -> Result<(), String> {
+    /// `Err` with the reason unless `saved` (names and byte counts) holds
+    /// exactly this store's resources (the same names, in the same order,
+    /// with their sizes); `what` names the copy ("snapshot", "state").
+    pub(crate) fn fits<'a, B: 'a>(
+        &self,
+        saved: impl IntoIterator<Item = &'a (String, Vec<B>)>,
+        what: &str,
+    ) -> Result<(), String> {
         let slots = self.slots.read();
         let ours: Vec<(&str, usize)> = slots
             .iter()
             .map(|s| (s.name.as_str(), s.layout.size()))
             .collect();
-        let theirs: Vec<(&str, usize)> = saved.iter().map(|(n, b)| (n.as_str(), b.len())).collect();
+        let theirs: Vec<(&str, usize)> = saved
+            .into_iter()
+            .map(|(n, b)| (n.as_str(), b.len()))
+            .collect();
         if ours == theirs {
             return Ok(());
         }
@@ -249,11 +260,58 @@ impl ResourceStore {
             }
         };
         Err(format!(
-            "the snapshot's C resources are {}, this engine's {}: register the same \
+            "the {what}'s C resources are {}, this engine's {}: register the same \
              resources, in the same order, with the same sizes",
             describe(&theirs),
             describe(&ours)
         ))
+    }
+
+    /// Every resource's bytes copied into `into` (reusing its memory), as
+    /// they are: initialised or not, since an in-memory state only copies
+    /// them back ([`restore_raw`](Self::restore_raw)), so no resource needs
+    /// to be savable. Between ticks only (the caller holds the engine's
+    /// lock).
+    pub(crate) fn raw_copies_into(&self, into: &mut Vec<(String, Vec<MaybeUninit<u8>>)>) {
+        let slots = self.slots.read();
+        into.truncate(slots.len());
+        for (index, slot) in slots.iter().enumerate() {
+            let size = slot.layout.size();
+            if index == into.len() {
+                into.push((String::new(), Vec::new()));
+            }
+            let (name, bytes) = &mut into[index];
+            name.clone_from(&slot.name);
+            bytes.clear();
+            bytes.reserve_exact(size);
+            // SAFETY: the block holds `size` bytes and `bytes` has room for
+            // them; copying bytes that may be uninitialised into
+            // `MaybeUninit<u8>` reads none of them as values. No tick runs
+            // while the engine's lock is held, so no system writes them now.
+            unsafe {
+                std::ptr::copy_nonoverlapping(slot.bytes.as_ptr(), bytes.as_mut_ptr().cast(), size);
+                bytes.set_len(size);
+            }
+        }
+    }
+
+    /// Copies `saved` (from [`raw_copies_into`](Self::raw_copies_into),
+    /// checked by [`fits`](Self::fits)) back into the resources. Between
+    /// ticks only.
+    pub(crate) fn restore_raw(&self, saved: &[(String, Vec<MaybeUninit<u8>>)]) {
+        let slots = self.slots.read();
+        for (slot, (_, bytes)) in slots.iter().zip(saved) {
+            // SAFETY: `bytes` is `size` bytes (checked by `fits`), copied
+            // as they are into the slot's own block, which no system
+            // touches while the engine's lock is held.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    bytes.as_ptr().cast::<u8>(),
+                    slot.bytes.as_ptr(),
+                    bytes.len(),
+                );
+            }
+        }
     }
 
     /// Copies `saved` (checked by [`fits`](Self::fits)) into the
@@ -500,11 +558,11 @@ pub unsafe extern "C" fn ecs_resource_register(
             .register_runtime(ComponentDescriptor::new(key_name, Layout::new::<()>()))
             .map_err(|error| Failure::registry(F, &error))?;
         let mut slots = store.slots.write();
-        let index = slots.len() as u64;
+        let index = slots.len();
         slots.push(slot);
         drop(slots);
         // SAFETY: `out` is non-null, valid for writes by the caller's promise.
-        unsafe { write_out(out, tag << INDEX_BITS | index, F, "out") }
+        unsafe { write_out(out, encode_id(IdKind::Resource, tag, index), F, "out") }
     })
 }
 

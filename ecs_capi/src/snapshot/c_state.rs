@@ -207,7 +207,7 @@ impl CState {
         let required = !store.names().is_empty() || !ours.is_empty();
         snapshots
             .register_resource_checked::<CState>(NAME, required, move |saved| {
-                store.fits(&saved.resources)?;
+                store.fits(&saved.resources, "snapshot")?;
                 saved.fits(&ours)
             })
             .map_err(|e| refused(function, e))?;

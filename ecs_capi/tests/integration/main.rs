@@ -16,6 +16,7 @@ mod report;
 mod resources;
 mod sets;
 mod snapshots;
+mod states;
 mod world;
 
 /// Every `.rs` file and folder beside this one is declared above, so that

@@ -170,3 +170,62 @@ fn bad_report_calls_return_a_status() {
     let status = unsafe { ecs_system_command_report(engine.raw(), ptr::null(), &mut unset) };
     fails(status, ECS_ERR_NULL_POINTER, "name");
 }
+
+/// Spawns twice and despawns the gone entity, then fails.
+unsafe extern "C" fn spawner_that_fails(ctx: *mut ecs_system_ctx, user: *mut c_void) {
+    // SAFETY: the same promises as `spawner`; the message is a C string.
+    unsafe {
+        spawner(ctx, user);
+        ecs_ctx_fail(ctx, c"no room".as_ptr());
+    }
+}
+
+/// A failed system's commands are dropped and counted as `discarded`,
+/// apart from `commands`; a caller of the version 1 struct (API 2.4 and
+/// before, without the field) gets its fields and nothing written past
+/// them.
+#[test]
+fn a_failed_systems_commands_are_counted_as_discarded() {
+    let engine = Engine::new(2);
+    let marker = engine.register::<u32>(c"Marker");
+    let gone = engine.spawn();
+    ok(engine.despawn(gone));
+    let alive = engine.spawn();
+    let targets = Targets {
+        gone,
+        alive,
+        marker,
+    };
+    let user = (&raw const targets).cast_mut().cast();
+    for (name, run) in [
+        ("spawner", spawner_that_fails as unsafe extern "C" fn(_, _)),
+        ("remover", remover),
+    ] {
+        let mut spec = SystemSpec::new(name, Some(run));
+        spec.user_data = user;
+        spec.commands = true;
+        ok(spec.add(&engine));
+    }
+    fails(engine.tick(), ECS_ERR_SYSTEM_FAILED, "no room");
+    let tick = report(&engine, None).unwrap();
+    assert_eq!((tick.discarded, tick.commands), (3, 2));
+    assert_eq!(tick.applied[SPAWN], 0);
+    let spawner = report(&engine, Some(c"spawner")).unwrap();
+    assert_eq!((spawner.discarded, spawner.commands), (3, 0));
+    let remover = report(&engine, Some(c"remover")).unwrap();
+    assert_eq!((remover.discarded, remover.commands), (0, 2));
+    assert_eq!(engine.count(), 1, "no spawn landed");
+
+    // SAFETY: an all-zero report is a valid value.
+    let mut old: ecs_command_report = unsafe { std::mem::zeroed() };
+    let v1 = std::mem::offset_of!(ecs_command_report, discarded);
+    old.struct_size = v1 as u32;
+    old.discarded = 99;
+    // SAFETY: a live engine; `old` is a local, larger than it says.
+    ok(unsafe { ecs_engine_command_report(engine.raw(), &mut old) });
+    assert_eq!((old.commands, old.discarded), (2, 99));
+    old.struct_size = v1 as u32 - 1;
+    // SAFETY: as above.
+    let status = unsafe { ecs_engine_command_report(engine.raw(), &mut old) };
+    fails(status, ECS_ERR_INVALID_ARGUMENT, "struct_size");
+}

@@ -294,10 +294,14 @@ pub(crate) fn run_waves(
                     between.tick_report.merge(&slot.report, slot.id.0);
                 }
                 Some(failure) => {
-                    // A recorded payload that panics in `Drop` as the failed
-                    // system's commands are discarded neither hides the
-                    // system's own failure nor escapes the tick: the buffer
-                    // is empty either way, and the panic is logged.
+                    // The failed system's commands are dropped, and counted
+                    // as discarded in its report and the tick's. A recorded
+                    // payload that panics in `Drop` meanwhile neither hides
+                    // the system's own failure nor escapes the tick: the
+                    // buffer is empty either way, and the panic is logged.
+                    slot.report = ApplyReport::default();
+                    slot.report.discard(slot.buffer.len());
+                    between.tick_report.merge(&slot.report, slot.id.0);
                     if let Err(panic) = catch_unwind(AssertUnwindSafe(|| slot.buffer.clear())) {
                         tracing::error!(
                             system = %slot.name,

@@ -150,3 +150,37 @@ fn strict_for_the_schedule_with_a_lenient_exception() {
         "{error:?}"
     );
 }
+
+/// Records three spawns, then fails: nothing of it may land.
+fn spawns_then_fails(mut commands: Commands) -> Result<(), String> {
+    for _ in 0..3 {
+        commands.spawn((Other,));
+    }
+    Err("out of room".to_owned())
+}
+
+#[test]
+fn a_failed_systems_commands_are_counted_as_discarded() {
+    let (mut registry, doomed) = world(1);
+    let mut builder = Schedule::builder();
+    builder.add(spawns_then_fails);
+    builder.add(despawn_again);
+    let mut schedule = builder.build(&mut registry).unwrap();
+    for number in 0..2 {
+        let error = schedule.run(&mut registry, tick(number)).unwrap_err();
+        assert!(matches!(error, RunError::System { .. }), "{error}");
+        // Per tick, not summed over ticks.
+        let total = schedule.command_report();
+        assert_eq!(total.discarded(), 3, "tick {number}");
+        assert_eq!(total.applied(CommandKind::Spawn), 1, "the other system's");
+        assert_eq!(total.commands(), 2 - number as usize, "tick {number}");
+        let by_system: Vec<(usize, usize)> = schedule
+            .system_command_reports()
+            .map(|(_, _, report)| (report.discarded(), report.applied(CommandKind::Spawn)))
+            .collect();
+        assert_eq!(by_system, [(3, 0), (0, 1)], "tick {number}");
+    }
+    // Only the other system's spawns landed.
+    assert!(!registry.is_alive(doomed[0]));
+    assert_eq!(registry.count::<Other>(), 2);
+}

@@ -388,3 +388,47 @@ fn an_empty_or_garbled_fail_message_still_fails_the_system() {
     fails(engine.tick(), ECS_ERR_SYSTEM_FAILED, "caf\u{fffd}");
     assert!(shared.refused.lock().unwrap().is_empty());
 }
+
+/// Ids carry their kind: a resource or component id passed to an event
+/// call is refused, and a channel id passed to a resource or component
+/// call, each message saying what the id is. (The three kinds once shared
+/// one encoding: a send with the resource id below went to channel 0.)
+#[test]
+fn an_id_of_another_kind_is_refused_naming_its_kind() {
+    let engine = Engine::new(1);
+    let hits = channel(&engine, c"hit");
+    let counter = engine.resource(c"counter", &7u64);
+    let speed = engine.register::<u64>(c"Speed");
+    fails(
+        send(&engine, counter, 1),
+        ECS_ERR_UNKNOWN_EVENT,
+        "is a resource id, not an event channel id",
+    );
+    fails(
+        send(&engine, speed, 1),
+        ECS_ERR_UNKNOWN_EVENT,
+        "is a component id, not an event channel id",
+    );
+    fails(
+        engine.try_resource_get::<u64>(hits).unwrap_err(),
+        ECS_ERR_UNKNOWN_RESOURCE,
+        "is an event channel id, not a resource id",
+    );
+    let e = engine.spawn();
+    fails(
+        engine.try_insert(e, counter, 1u64),
+        ECS_ERR_UNKNOWN_COMPONENT,
+        "is a resource id, not a component id",
+    );
+    fails(
+        engine.try_insert(e, hits, 1u64),
+        ECS_ERR_UNKNOWN_COMPONENT,
+        "is an event channel id, not a component id",
+    );
+    assert_eq!(stats(&engine, hits).sent, 0);
+    assert_eq!(engine.resource_get::<u64>(counter), 7);
+    assert_eq!(engine.has(e, speed), Ok(false));
+    engine.insert(e, speed, 3u64);
+    ok(send(&engine, hits, 1));
+    assert_eq!(stats(&engine, hits).sent, 1);
+}

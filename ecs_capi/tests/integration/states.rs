@@ -1,0 +1,358 @@
+//! In-memory states from C (`ecs_state_create`, `ecs_engine_save_state`,
+//! `ecs_engine_restore_state`, `ecs_state_ticks`, `ecs_state_destroy`),
+//! called as a C program would: an engine restored to a save runs the
+//! same ticks again (components, resources and events in flight, none of
+//! them declared savable), a state restores into a second engine built
+//! the same way, and every refusal has its status and message and leaves
+//! the engine and the state as they were.
+
+use crate::common;
+
+use std::ffi::c_void;
+use std::ptr;
+
+use common::*;
+use ecs_capi::*;
+
+/// One engine's ids, the systems' user data.
+struct Ids {
+    position: ecs_component_id,
+    velocity: ecs_component_id,
+    counter: ecs_resource_id,
+    sum: ecs_resource_id,
+    ticked: ecs_event_id,
+}
+
+/// Adds 1 to the counter, sends the new count on `ticked` and spawns an
+/// entity at (count, 0) moving (1, 0.5).
+unsafe extern "C" fn step(ctx: *mut ecs_system_ctx, user: *mut c_void) {
+    // SAFETY: `user` is the engine's `Ids`; every pointer is valid for its call.
+    unsafe {
+        let ids = &*user.cast::<Ids>();
+        let mut counter: *mut c_void = ptr::null_mut();
+        ok(ecs_ctx_resource_write(ctx, ids.counter, &mut counter));
+        let count = &mut *counter.cast::<u64>();
+        *count += 1;
+        ok(ecs_ctx_send_event(
+            ctx,
+            ids.ticked,
+            (&raw const *count).cast(),
+            8,
+        ));
+        let mut commands = ptr::null_mut();
+        ok(ecs_ctx_commands(ctx, &mut commands));
+        let mut e = 0;
+        ok(ecs_commands_spawn(commands, &mut e));
+        let p = Vec2 {
+            x: *count as f32,
+            y: 0.0,
+        };
+        let v = Vec2 { x: 1.0, y: 0.5 };
+        ok(ecs_commands_insert(
+            commands,
+            e,
+            ids.position,
+            (&raw const p).cast(),
+        ));
+        ok(ecs_commands_insert(
+            commands,
+            e,
+            ids.velocity,
+            (&raw const v).cast(),
+        ));
+    }
+}
+
+/// Moves every entity with a velocity by it.
+unsafe extern "C" fn movement(ctx: *mut ecs_system_ctx, user: *mut c_void) {
+    unsafe extern "C" fn each(_: ecs_entity, components: *const *mut c_void, _: *mut c_void) {
+        // SAFETY: one valid pointer per term (Position, Velocity), valid
+        // during the call.
+        unsafe {
+            let p = &mut *(*components).cast::<Vec2>();
+            let v = &*(*components.add(1)).cast::<Vec2>();
+            p.x += v.x;
+            p.y += v.y;
+        }
+    }
+    // SAFETY: `user` is the engine's `Ids`.
+    let ids = unsafe { &*user.cast::<Ids>() };
+    let terms = [ids.position, ids.velocity];
+    // SAFETY: the running system's context; `terms` lives across the call.
+    ok(unsafe { ecs_view_each(ctx, terms.as_ptr(), 2, Some(each), ptr::null_mut()) });
+}
+
+/// Adds every event read on `ticked` to the sum, times the order it came
+/// in (so a lost, doubled or reordered event changes the sum).
+unsafe extern "C" fn total(ctx: *mut ecs_system_ctx, user: *mut c_void) {
+    unsafe extern "C" fn add(event: *const c_void, user: *mut c_void) {
+        // SAFETY: an 8-byte event; `user` is the `(sum, order)` pair below.
+        unsafe {
+            let (sum, order) = &mut *user.cast::<(u64, u64)>();
+            *order += 1;
+            *sum = sum
+                .wrapping_mul(31)
+                .wrapping_add(event.cast::<u64>().read_unaligned());
+        }
+    }
+    // SAFETY: `user` is the engine's `Ids`; every pointer is valid for its call.
+    unsafe {
+        let ids = &*user.cast::<Ids>();
+        let mut sum: *mut c_void = ptr::null_mut();
+        ok(ecs_ctx_resource_write(ctx, ids.sum, &mut sum));
+        let mut acc = (sum.cast::<u64>().read(), 0u64);
+        let mut read = ecs_events_read::default();
+        ok(ecs_ctx_read_events(
+            ctx,
+            ids.ticked,
+            Some(add),
+            (&raw mut acc).cast(),
+            &mut read,
+        ));
+        sum.cast::<u64>().write(acc.0);
+    }
+}
+
+fn try_channel(engine: &Engine, name: &std::ffi::CStr) -> Result<ecs_event_id, ecs_status> {
+    let desc = ecs_event_desc {
+        struct_size: size_of::<ecs_event_desc>() as u32,
+        name: name.as_ptr(),
+        size: 8,
+        align: 8,
+        savable: false,
+    };
+    let mut id = 0;
+    // SAFETY: a live engine; `desc`, its name and `id` are locals.
+    let status = unsafe { ecs_event_register(engine.raw(), &desc, &mut id) };
+    if status == ECS_OK {
+        Ok(id)
+    } else {
+        Err(status)
+    }
+}
+
+/// An engine with the three systems, built; `ids` must outlive it.
+fn game(ids: &mut Box<Ids>) -> Engine {
+    let engine = Engine::new(2);
+    ids.position = engine.register::<Vec2>(c"Position");
+    ids.velocity = engine.register::<Vec2>(c"Velocity");
+    ids.counter = engine.resource(c"counter", &0u64);
+    ids.sum = engine.resource(c"sum", &0u64);
+    ids.ticked = try_channel(&engine, c"ticked").unwrap();
+    let user: *mut c_void = (&raw mut **ids).cast();
+    let mut spec = SystemSpec::new("step", Some(step));
+    spec.user_data = user;
+    spec.resource_writes = vec![ids.counter];
+    spec.event_writes = vec![ids.ticked];
+    spec.commands = true;
+    ok(spec.add(&engine));
+    let mut spec = SystemSpec::new("movement", Some(movement));
+    spec.user_data = user;
+    spec.reads = vec![ids.velocity];
+    spec.writes = vec![ids.position];
+    ok(spec.add(&engine));
+    let mut spec = SystemSpec::new("total", Some(total));
+    spec.user_data = user;
+    spec.resource_writes = vec![ids.sum];
+    spec.event_reads = vec![ids.ticked];
+    ok(spec.add(&engine));
+    ok(engine.build());
+    engine
+}
+
+fn new_ids() -> Box<Ids> {
+    Box::new(Ids {
+        position: 0,
+        velocity: 0,
+        counter: 0,
+        sum: 0,
+        ticked: 0,
+    })
+}
+
+/// What a tick left: (ticks, entities, checksum, counter, sum).
+type Seen = (u64, usize, u64, u64, u64);
+
+fn seen(engine: &Engine, ids: &Ids) -> Seen {
+    (
+        engine.ticks(),
+        engine.count(),
+        engine.checksum(&[ids.position, ids.velocity]).unwrap(),
+        engine.resource_get::<u64>(ids.counter),
+        engine.resource_get::<u64>(ids.sum),
+    )
+}
+
+/// Runs `ticks` ticks, recording what each left.
+fn play(engine: &Engine, ids: &Ids, ticks: u32) -> Vec<Seen> {
+    (0..ticks)
+        .map(|_| {
+            ok(engine.tick());
+            seen(engine, ids)
+        })
+        .collect()
+}
+
+/// An empty state, destroyed when dropped.
+struct State(*mut ecs_state);
+
+impl State {
+    fn new() -> State {
+        let mut raw = ptr::null_mut();
+        // SAFETY: `raw` is a local.
+        ok(unsafe { ecs_state_create(&mut raw) });
+        State(raw)
+    }
+
+    fn save(&self, engine: &Engine) -> ecs_status {
+        // SAFETY: a live engine and a live state, used by this call only.
+        unsafe { ecs_engine_save_state(engine.raw(), self.0) }
+    }
+
+    fn restore(&self, engine: &Engine) -> ecs_status {
+        // SAFETY: as above.
+        unsafe { ecs_engine_restore_state(engine.raw(), self.0) }
+    }
+
+    fn ticks(&self) -> Result<u64, ecs_status> {
+        let mut ticks = 0;
+        // SAFETY: a live state; `ticks` is a local.
+        let status = unsafe { ecs_state_ticks(self.0, &mut ticks) };
+        if status == ECS_OK {
+            Ok(ticks)
+        } else {
+            Err(status)
+        }
+    }
+}
+
+impl Drop for State {
+    fn drop(&mut self) {
+        // SAFETY: made by `new`, destroyed once.
+        unsafe { ecs_state_destroy(self.0) };
+    }
+}
+
+fn send(engine: &Engine, ids: &Ids, value: u64) {
+    // SAFETY: a live engine; `value` is a local of 8 bytes.
+    ok(unsafe { ecs_event_send(engine.raw(), ids.ticked, (&raw const value).cast(), 8) });
+}
+
+#[test]
+fn a_restored_engine_runs_the_ticks_after_the_save_again() {
+    let mut ids = new_ids();
+    let engine = game(&mut ids);
+    play(&engine, &ids, 3);
+    // An event in flight at the save: read by the first tick after it.
+    send(&engine, &ids, 1_000);
+    let state = State::new();
+    ok(state.save(&engine));
+    assert_eq!(state.ticks(), Ok(3));
+    let before = seen(&engine, &ids);
+    let first = play(&engine, &ids, 5);
+    ok(state.restore(&engine));
+    assert_eq!(seen(&engine, &ids), before);
+    let again = play(&engine, &ids, 5);
+    assert_eq!(again, first);
+    assert_eq!(first[0].3, 4, "the counter went on from the save");
+    // The same state again, then saved into once more (reusing its
+    // memory) at a later tick.
+    ok(state.restore(&engine));
+    assert_eq!(play(&engine, &ids, 5), first);
+    ok(state.save(&engine));
+    assert_eq!(state.ticks(), Ok(8));
+    let later = play(&engine, &ids, 2);
+    ok(state.restore(&engine));
+    assert_eq!(play(&engine, &ids, 2), later);
+}
+
+#[test]
+fn a_state_restores_into_a_second_engine_built_the_same_way() {
+    let mut ids = new_ids();
+    let engine = game(&mut ids);
+    play(&engine, &ids, 4);
+    send(&engine, &ids, 7);
+    let state = State::new();
+    ok(state.save(&engine));
+    let first = play(&engine, &ids, 6);
+    drop(engine);
+    let mut other_ids = new_ids();
+    let other = game(&mut other_ids);
+    play(&other, &other_ids, 9);
+    ok(state.restore(&other));
+    assert_eq!(play(&other, &other_ids, 6), first);
+}
+
+/// Does nothing, but a component with it has a destructor: its values are
+/// not plain bytes.
+unsafe extern "C" fn no_op(_: *mut c_void, _: *mut c_void) {}
+
+#[test]
+fn refusals_leave_the_engine_and_the_state_as_they_were() {
+    let state = State::new();
+    let mut ids = new_ids();
+    let engine = game(&mut ids);
+    fails(
+        state.restore(&engine),
+        ECS_ERR_WRONG_STATE,
+        "the state is empty",
+    );
+    assert_eq!(state.ticks(), Err(ECS_ERR_WRONG_STATE));
+    play(&engine, &ids, 2);
+    ok(state.save(&engine));
+
+    // Before the build.
+    let unbuilt = Engine::new(1);
+    fails(state.save(&unbuilt), ECS_ERR_WRONG_STATE, "not built");
+    fails(state.restore(&unbuilt), ECS_ERR_WRONG_STATE, "not built");
+    assert_eq!(state.ticks(), Ok(2));
+
+    // Null pointers.
+    // SAFETY: NULL is allowed for every pointer.
+    unsafe {
+        fails(
+            ecs_engine_save_state(engine.raw(), ptr::null_mut()),
+            ECS_ERR_NULL_POINTER,
+            "state",
+        );
+        fails(
+            ecs_engine_restore_state(ptr::null(), state.0),
+            ECS_ERR_NULL_POINTER,
+            "engine",
+        );
+        fails(
+            ecs_state_ticks(state.0, ptr::null_mut()),
+            ECS_ERR_NULL_POINTER,
+            "out",
+        );
+        ecs_state_destroy(ptr::null_mut());
+    }
+
+    // An engine with one more resource, or other channels: refused,
+    // unchanged.
+    let mut more_ids = new_ids();
+    let more = game(&mut more_ids);
+    more.resource(c"extra", &5u32);
+    play(&more, &more_ids, 1);
+    let kept = seen(&more, &more_ids);
+    fails(state.restore(&more), ECS_ERR_SNAPSHOT, "`extra` (4 bytes)");
+    assert_eq!(seen(&more, &more_ids), kept);
+    let mut other_ids = new_ids();
+    let other = game(&mut other_ids);
+    try_channel(&other, c"shots").unwrap();
+    fails(state.restore(&other), ECS_ERR_SNAPSHOT, "event channels");
+
+    // A component with a destructor (values or not): the save is refused
+    // and the state keeps the last save, whole.
+    let mut desc = component_desc::<u32>(c"Handle");
+    desc.drop = Some(no_op);
+    engine.register_desc(&desc).unwrap();
+    play(&engine, &ids, 1);
+    fails(state.save(&engine), ECS_ERR_SNAPSHOT, "`Handle`");
+    assert_eq!(state.ticks(), Ok(2));
+    let mut fresh_ids = new_ids();
+    let fresh = game(&mut fresh_ids);
+    ok(state.restore(&fresh));
+    assert_eq!(fresh.ticks(), 2);
+    assert_eq!(fresh.resource_get::<u64>(fresh_ids.counter), 2);
+}
