@@ -565,7 +565,7 @@ proptest! {
     #[test]
     fn matches_model(
         start in prop_oneof![Just(0u32), Just(u32::MAX - 40), any::<u32>()],
-        ops in prop::collection::vec(op(), 1..if cfg!(miri) { 40 } else { 300 }),
+        ops in prop::collection::vec(op(), 1..if cfg!(miri) { 24 } else { 300 }),
     ) {
         let mut registry = Registry::new();
         registry.set_change_tick_for_tests(ChangeTick::new(start));

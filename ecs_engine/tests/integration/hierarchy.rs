@@ -265,7 +265,7 @@ proptest! {
     })]
 
     #[test]
-    fn hierarchy_matches_model(ops in prop::collection::vec(op(), 1..if cfg!(miri) { 30 } else { 120 })) {
+    fn hierarchy_matches_model(ops in prop::collection::vec(op(), 1..if cfg!(miri) { 20 } else { 120 })) {
         let mut registry = Registry::new();
         let mut model = Model::default();
         for _ in 0..6 {

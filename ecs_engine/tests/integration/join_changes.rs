@@ -177,7 +177,7 @@ proptest! {
     })]
 
     #[test]
-    fn joins_match_the_model_after_any_changes(ops in prop::collection::vec(op(), 0..if cfg!(miri) { 40 } else { 200 })) {
+    fn joins_match_the_model_after_any_changes(ops in prop::collection::vec(op(), 0..if cfg!(miri) { 24 } else { 200 })) {
         run(&ops);
     }
 }
@@ -187,7 +187,7 @@ proptest! {
 #[test]
 fn long_runs_of_small_changes_stay_exact() {
     let mut ops = Vec::new();
-    let rounds = if cfg!(miri) { 3 } else { 200 };
+    let rounds = if cfg!(miri) { 2 } else { 200 };
     for round in 0..rounds {
         for k in 0..if cfg!(miri) { 12 } else { 40 } {
             ops.push(Op::Despawn(round * 7919 + k * 104_729));
