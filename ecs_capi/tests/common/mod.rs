@@ -151,6 +151,32 @@ impl Engine {
             .unwrap_or_else(|status| panic!("{status}: {}", last_error()))
     }
 
+    /// Registers an event channel (`ecs_event_register`), savable or not,
+    /// returning its id or the status.
+    pub fn try_event_channel(
+        &self,
+        name: &CStr,
+        size: usize,
+        align: usize,
+        savable: bool,
+    ) -> Result<ecs_event_id, ecs_status> {
+        let desc = ecs_event_desc {
+            struct_size: size_of::<ecs_event_desc>() as u32,
+            name: name.as_ptr(),
+            size,
+            align,
+            savable,
+        };
+        let mut id = 0;
+        // SAFETY: see `Engine`; `desc`, its name and `id` are locals.
+        let status = unsafe { ecs_event_register(self.raw, &desc, &mut id) };
+        if status == ECS_OK {
+            Ok(id)
+        } else {
+            Err(status)
+        }
+    }
+
     /// Resource `id`'s value, read as `T` with `ecs_resource_get`.
     pub fn try_resource_get<T: Copy + Default>(
         &self,
@@ -534,4 +560,36 @@ impl Drop for Queue {
         // SAFETY: see `Queue`: live until here, destroyed once.
         unsafe { ecs_queue_destroy(self.raw) };
     }
+}
+
+/// The ids the [`movement`] system walks: its user data.
+#[derive(Debug, Clone, Copy)]
+pub struct MoveIds {
+    pub position: ecs_component_id,
+    pub velocity: ecs_component_id,
+}
+
+/// A system that moves every entity with a `Vec2` position and velocity
+/// by its velocity; its user data is a [`MoveIds`] that outlives the
+/// engine's ticks (declare the position written, the velocity read).
+///
+/// # Safety
+///
+/// `ctx` is the running system's context and `user` a live `MoveIds`.
+pub unsafe extern "C" fn movement(ctx: *mut ecs_system_ctx, user: *mut c_void) {
+    unsafe extern "C" fn each(_: ecs_entity, components: *const *mut c_void, _: *mut c_void) {
+        // SAFETY: one valid pointer per term (Position, Velocity), valid
+        // during the call.
+        unsafe {
+            let p = &mut *(*components).cast::<Vec2>();
+            let v = &*(*components.add(1)).cast::<Vec2>();
+            p.x += v.x;
+            p.y += v.y;
+        }
+    }
+    // SAFETY: the caller's promise on `user`.
+    let ids = unsafe { &*user.cast::<MoveIds>() };
+    let terms = [ids.position, ids.velocity];
+    // SAFETY: the running system's context; `terms` lives across the call.
+    ok(unsafe { ecs_view_each(ctx, terms.as_ptr(), 2, Some(each), ptr::null_mut()) });
 }

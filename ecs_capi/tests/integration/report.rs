@@ -85,29 +85,35 @@ const SPAWN: usize = ECS_COMMAND_SPAWN as usize;
 const DESPAWN: usize = ECS_COMMAND_DESPAWN as usize;
 const REMOVE: usize = ECS_COMMAND_REMOVE_BY_ID as usize;
 
+/// An engine with a `Marker` component, a despawned and a live entity,
+/// and two recording systems: `spawner` (as given), then `remover`. The
+/// targets are the systems' user data: keep them while the engine lives.
+fn recording_engine(threads: u32, spawner: ecs_system_fn) -> (Engine, Box<Targets>) {
+    let engine = Engine::new(threads);
+    let marker = engine.register::<u32>(c"Marker");
+    let gone = engine.spawn();
+    ok(engine.despawn(gone));
+    let alive = engine.spawn();
+    let targets = Box::new(Targets {
+        gone,
+        alive,
+        marker,
+    });
+    let user = (&raw const *targets).cast_mut().cast();
+    for (name, run) in [("spawner", spawner), ("remover", Some(remover))] {
+        let mut spec = SystemSpec::new(name, run);
+        spec.user_data = user;
+        spec.commands = true;
+        ok(spec.add(&engine));
+    }
+    (engine, targets)
+}
+
 #[test]
 fn the_report_counts_each_kind_for_the_tick_and_each_system() {
     for threads in [1, 4] {
-        let engine = Engine::new(threads);
-        let marker = engine.register::<u32>(c"Marker");
-        let gone = engine.spawn();
-        ok(engine.despawn(gone));
-        let alive = engine.spawn();
-        let targets = Targets {
-            gone,
-            alive,
-            marker,
-        };
-        let user = (&raw const targets).cast_mut().cast();
-        for (name, run) in [
-            ("spawner", spawner as unsafe extern "C" fn(_, _)),
-            ("remover", remover),
-        ] {
-            let mut spec = SystemSpec::new(name, Some(run));
-            spec.user_data = user;
-            spec.commands = true;
-            ok(spec.add(&engine));
-        }
+        let (engine, targets) = recording_engine(threads, Some(spawner));
+        let gone = targets.gone;
         // Before the first tick: all zero.
         let before = report(&engine, None).unwrap();
         assert_eq!((before.commands, before.has_skip), (0, false));
@@ -186,26 +192,7 @@ unsafe extern "C" fn spawner_that_fails(ctx: *mut ecs_system_ctx, user: *mut c_v
 /// them.
 #[test]
 fn a_failed_systems_commands_are_counted_as_discarded() {
-    let engine = Engine::new(2);
-    let marker = engine.register::<u32>(c"Marker");
-    let gone = engine.spawn();
-    ok(engine.despawn(gone));
-    let alive = engine.spawn();
-    let targets = Targets {
-        gone,
-        alive,
-        marker,
-    };
-    let user = (&raw const targets).cast_mut().cast();
-    for (name, run) in [
-        ("spawner", spawner_that_fails as unsafe extern "C" fn(_, _)),
-        ("remover", remover),
-    ] {
-        let mut spec = SystemSpec::new(name, Some(run));
-        spec.user_data = user;
-        spec.commands = true;
-        ok(spec.add(&engine));
-    }
+    let (engine, _targets) = recording_engine(2, Some(spawner_that_fails));
     fails(engine.tick(), ECS_ERR_SYSTEM_FAILED, "no room");
     let tick = report(&engine, None).unwrap();
     assert_eq!((tick.discarded, tick.commands), (3, 2));

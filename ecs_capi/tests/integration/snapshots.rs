@@ -18,37 +18,12 @@ use ecs_capi::*;
 
 const FORMATS: [ecs_snapshot_format; 2] = [ECS_SNAPSHOT_POSTCARD, ECS_SNAPSHOT_JSON];
 
-/// One engine's component ids, the systems' user data.
-struct Ids {
-    position: ecs_component_id,
-    velocity: ecs_component_id,
-}
-
-/// Moves every entity with a velocity by it.
-unsafe extern "C" fn movement(ctx: *mut ecs_system_ctx, user: *mut c_void) {
-    unsafe extern "C" fn each(_: ecs_entity, components: *const *mut c_void, _: *mut c_void) {
-        // SAFETY: one valid pointer per id (Position, then Velocity), valid
-        // during the call.
-        unsafe {
-            let p = &mut *(*components).cast::<Vec2>();
-            let v = &*(*components.add(1)).cast::<Vec2>();
-            p.x += v.x;
-            p.y += v.y;
-        }
-    }
-    // SAFETY: `user` is the engine's `Ids`, alive across its ticks.
-    let ids = unsafe { &*user.cast::<Ids>() };
-    let terms = [ids.position, ids.velocity];
-    // SAFETY: `ctx` is the running system's context; `terms` lives across the call.
-    ok(unsafe { ecs_view_each(ctx, terms.as_ptr(), 2, Some(each), ptr::null_mut()) });
-}
-
 /// Spawns one entity per tick at (tick, 0) moving (1, 0.5), through its
 /// commands (so its reserve of handles matters for the next spawns).
 unsafe extern "C" fn spawner(ctx: *mut ecs_system_ctx, user: *mut c_void) {
-    // SAFETY: `user` is the engine's `Ids`; every pointer is valid for its call.
+    // SAFETY: `user` is the engine's `MoveIds`; every pointer is valid for its call.
     unsafe {
-        let ids = &*user.cast::<Ids>();
+        let ids = &*user.cast::<MoveIds>();
         let mut commands = ptr::null_mut();
         ok(ecs_ctx_commands(ctx, &mut commands));
         let mut tick = ecs_tick::default();
@@ -76,7 +51,7 @@ unsafe extern "C" fn spawner(ctx: *mut ecs_system_ctx, user: *mut c_void) {
 }
 
 /// Adds the two systems to `engine`, with `ids` as their user data.
-fn add_systems(engine: &Engine, ids: &mut Ids) {
+fn add_systems(engine: &Engine, ids: &mut MoveIds) {
     let user: *mut c_void = (&raw mut *ids).cast();
     let mut spec = SystemSpec::new("movement", Some(movement));
     spec.user_data = user;
@@ -136,7 +111,7 @@ fn register_savable(engine: &Engine) -> (ecs_component_id, ecs_component_id) {
 /// queue), and three ticks of the two systems.
 struct Source {
     engine: Engine,
-    ids: Box<Ids>,
+    ids: Box<MoveIds>,
     /// `[root, child, disabled]`.
     e: [ecs_entity; 3],
 }
@@ -152,7 +127,7 @@ fn source() -> Source {
     let marker = engine
         .register_desc(&savable_desc::<()>(c"Marker"))
         .unwrap();
-    let mut ids = Box::new(Ids { position, velocity });
+    let mut ids = Box::new(MoveIds { position, velocity });
     add_systems(&engine, &mut ids);
     let root = engine.spawn();
     let gone = engine.spawn();
@@ -176,7 +151,7 @@ fn source() -> Source {
 
 /// A fresh engine built as the source: the same components (registered
 /// in another order, after another one, so the ids differ) and systems.
-fn fresh() -> (Engine, Box<Ids>) {
+fn fresh() -> (Engine, Box<MoveIds>) {
     let engine = Engine::new(3);
     engine.register_desc(&savable_desc::<u8>(c"Extra")).unwrap();
     engine
@@ -188,7 +163,7 @@ fn fresh() -> (Engine, Box<Ids>) {
     let position = engine
         .register_desc(&savable_desc::<Vec2>(c"Position"))
         .unwrap();
-    let mut ids = Box::new(Ids { position, velocity });
+    let mut ids = Box::new(MoveIds { position, velocity });
     add_systems(&engine, &mut ids);
     ok(engine.build());
     (engine, ids)
@@ -334,7 +309,7 @@ fn a_load_that_does_not_fit_the_engine_changes_nothing() {
         engine
             .register_desc(&savable_desc::<()>(c"Marker"))
             .unwrap();
-        let mut ids = Box::new(Ids { position, velocity });
+        let mut ids = Box::new(MoveIds { position, velocity });
         add_systems(&engine, &mut ids);
         let e = engine.spawn();
         engine.insert(e, velocity, Vec2 { x: 4.0, y: 4.0 });
@@ -411,7 +386,7 @@ fn a_load_that_does_not_fit_the_engine_changes_nothing() {
     // Other systems: one missing.
     let engine = Engine::new(1);
     let (position, velocity) = register_savable(&engine);
-    let mut ids = Ids { position, velocity };
+    let mut ids = MoveIds { position, velocity };
     let mut spec = SystemSpec::new("movement", Some(movement));
     spec.user_data = (&raw mut ids).cast();
     spec.reads = vec![velocity];
@@ -488,7 +463,7 @@ fn null_pointers_and_an_unbuilt_schedule_are_refused() {
         "ecs_engine_build",
     );
     assert_eq!(engine.get::<Vec2>(e, position), Vec2 { x: 1.0, y: 2.0 });
-    let mut ids = Box::new(Ids { position, velocity });
+    let mut ids = Box::new(MoveIds { position, velocity });
     add_systems(&engine, &mut ids);
     ok(engine.build());
     ok(engine.load(ECS_SNAPSHOT_POSTCARD, &bytes));

@@ -16,8 +16,8 @@ use ecs_capi::*;
 
 /// One engine's ids, the systems' user data.
 struct Ids {
-    position: ecs_component_id,
-    velocity: ecs_component_id,
+    /// The movement system's (`common::movement`).
+    moves: MoveIds,
     counter: ecs_resource_id,
     sum: ecs_resource_id,
     ticked: ecs_event_id,
@@ -51,35 +51,16 @@ unsafe extern "C" fn step(ctx: *mut ecs_system_ctx, user: *mut c_void) {
         ok(ecs_commands_insert(
             commands,
             e,
-            ids.position,
+            ids.moves.position,
             (&raw const p).cast(),
         ));
         ok(ecs_commands_insert(
             commands,
             e,
-            ids.velocity,
+            ids.moves.velocity,
             (&raw const v).cast(),
         ));
     }
-}
-
-/// Moves every entity with a velocity by it.
-unsafe extern "C" fn movement(ctx: *mut ecs_system_ctx, user: *mut c_void) {
-    unsafe extern "C" fn each(_: ecs_entity, components: *const *mut c_void, _: *mut c_void) {
-        // SAFETY: one valid pointer per term (Position, Velocity), valid
-        // during the call.
-        unsafe {
-            let p = &mut *(*components).cast::<Vec2>();
-            let v = &*(*components.add(1)).cast::<Vec2>();
-            p.x += v.x;
-            p.y += v.y;
-        }
-    }
-    // SAFETY: `user` is the engine's `Ids`.
-    let ids = unsafe { &*user.cast::<Ids>() };
-    let terms = [ids.position, ids.velocity];
-    // SAFETY: the running system's context; `terms` lives across the call.
-    ok(unsafe { ecs_view_each(ctx, terms.as_ptr(), 2, Some(each), ptr::null_mut()) });
 }
 
 /// Adds every event read on `ticked` to the sum, times the order it came
@@ -113,33 +94,20 @@ unsafe extern "C" fn total(ctx: *mut ecs_system_ctx, user: *mut c_void) {
     }
 }
 
-fn try_channel(engine: &Engine, name: &std::ffi::CStr) -> Result<ecs_event_id, ecs_status> {
-    let desc = ecs_event_desc {
-        struct_size: size_of::<ecs_event_desc>() as u32,
-        name: name.as_ptr(),
-        size: 8,
-        align: 8,
-        savable: false,
-    };
-    let mut id = 0;
-    // SAFETY: a live engine; `desc`, its name and `id` are locals.
-    let status = unsafe { ecs_event_register(engine.raw(), &desc, &mut id) };
-    if status == ECS_OK {
-        Ok(id)
-    } else {
-        Err(status)
-    }
-}
-
 /// An engine with the three systems, built; `ids` must outlive it.
 fn game(ids: &mut Box<Ids>) -> Engine {
     let engine = Engine::new(2);
-    ids.position = engine.register::<Vec2>(c"Position");
-    ids.velocity = engine.register::<Vec2>(c"Velocity");
+    ids.moves = MoveIds {
+        position: engine.register::<Vec2>(c"Position"),
+        velocity: engine.register::<Vec2>(c"Velocity"),
+    };
     ids.counter = engine.resource(c"counter", &0u64);
     ids.sum = engine.resource(c"sum", &0u64);
-    ids.ticked = try_channel(&engine, c"ticked").unwrap();
-    let user: *mut c_void = (&raw mut **ids).cast();
+    ids.ticked = engine.try_event_channel(c"ticked", 8, 8, false).unwrap();
+    let base: *mut Ids = &raw mut **ids;
+    let user: *mut c_void = base.cast();
+    // SAFETY: `base` points to the live `Ids`; no reference is made.
+    let moves: *mut c_void = unsafe { &raw mut (*base).moves }.cast();
     let mut spec = SystemSpec::new("step", Some(step));
     spec.user_data = user;
     spec.resource_writes = vec![ids.counter];
@@ -147,9 +115,9 @@ fn game(ids: &mut Box<Ids>) -> Engine {
     spec.commands = true;
     ok(spec.add(&engine));
     let mut spec = SystemSpec::new("movement", Some(movement));
-    spec.user_data = user;
-    spec.reads = vec![ids.velocity];
-    spec.writes = vec![ids.position];
+    spec.user_data = moves;
+    spec.reads = vec![ids.moves.velocity];
+    spec.writes = vec![ids.moves.position];
     ok(spec.add(&engine));
     let mut spec = SystemSpec::new("total", Some(total));
     spec.user_data = user;
@@ -162,8 +130,10 @@ fn game(ids: &mut Box<Ids>) -> Engine {
 
 fn new_ids() -> Box<Ids> {
     Box::new(Ids {
-        position: 0,
-        velocity: 0,
+        moves: MoveIds {
+            position: 0,
+            velocity: 0,
+        },
         counter: 0,
         sum: 0,
         ticked: 0,
@@ -177,7 +147,9 @@ fn seen(engine: &Engine, ids: &Ids) -> Seen {
     (
         engine.ticks(),
         engine.count(),
-        engine.checksum(&[ids.position, ids.velocity]).unwrap(),
+        engine
+            .checksum(&[ids.moves.position, ids.moves.velocity])
+            .unwrap(),
         engine.resource_get::<u64>(ids.counter),
         engine.resource_get::<u64>(ids.sum),
     )
@@ -339,7 +311,7 @@ fn refusals_leave_the_engine_and_the_state_as_they_were() {
     assert_eq!(seen(&more, &more_ids), kept);
     let mut other_ids = new_ids();
     let other = game(&mut other_ids);
-    try_channel(&other, c"shots").unwrap();
+    other.try_event_channel(c"shots", 8, 8, false).unwrap();
     fails(state.restore(&other), ECS_ERR_SNAPSHOT, "event channels");
 
     // A component with a destructor (values or not): the save is refused

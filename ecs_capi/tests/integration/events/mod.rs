@@ -21,32 +21,7 @@ fn try_channel(
     size: usize,
     align: usize,
 ) -> Result<ecs_event_id, ecs_status> {
-    try_channel_desc(engine, name, size, align, true)
-}
-
-/// Registers an event channel, savable or not.
-fn try_channel_desc(
-    engine: &Engine,
-    name: &CStr,
-    size: usize,
-    align: usize,
-    savable: bool,
-) -> Result<ecs_event_id, ecs_status> {
-    let desc = ecs_event_desc {
-        struct_size: size_of::<ecs_event_desc>() as u32,
-        name: name.as_ptr(),
-        size,
-        align,
-        savable,
-    };
-    let mut id = 0;
-    // SAFETY: a live engine; `desc`, its name and `id` are locals.
-    let status = unsafe { ecs_event_register(engine.raw(), &desc, &mut id) };
-    if status == ECS_OK {
-        Ok(id)
-    } else {
-        Err(status)
-    }
+    engine.try_event_channel(name, size, align, true)
 }
 
 /// A channel of `u64` events named `name`, which must register.

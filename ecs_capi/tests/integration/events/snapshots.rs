@@ -75,7 +75,7 @@ fn a_snapshot_holds_the_events_in_flight_and_every_readers_cursor() {
 #[test]
 fn a_channel_not_savable_refuses_a_save_while_it_holds_events() {
     let engine = Engine::new(1);
-    let hits = try_channel_desc(&engine, c"hit", 8, 8, false).unwrap();
+    let hits = engine.try_event_channel(c"hit", 8, 8, false).unwrap();
     ok(engine.build());
     let bytes = engine.save(ECS_SNAPSHOT_POSTCARD).expect("empty: saved");
     ok(send(&engine, hits, 1));
