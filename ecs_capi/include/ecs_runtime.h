@@ -4,7 +4,8 @@
  * Every fallible call returns an ecs_status (ECS_OK or an ECS_ERR_* code);
  * ecs_last_error_message() describes the last failure on the calling
  * thread. Pointers documented as valid "until the next structural change"
- * must not be kept across spawn, despawn, insert, remove or a tick. */
+ * must not be kept across spawn, despawn, insert, remove, a tick, a load
+ * (ecs_engine_load) or a restore (ecs_engine_restore_state). */
 
 #ifndef ECS_RUNTIME_H
 #define ECS_RUNTIME_H
@@ -79,8 +80,7 @@ typedef struct ecs_queue ecs_queue;
 // `ecs_state_destroy`. Opaque to C. It belongs to no engine: a state
 // saved from one engine restores into any engine built the same way
 // (the same components, resources, event channels and systems,
-// registered in the same order). One call at a time may use a state
-// (several restores from one state at once are fine: they only read it).
+// registered in the same order). One call at a time may use a state.
 typedef struct ecs_state ecs_state;
 
 // A running system's context: passed to its callback, valid only during
@@ -994,7 +994,8 @@ ecs_status ecs_insert(struct ecs_engine *engine,
 
 // Writes a pointer to `entity`'s component `id` to `*out`. It is valid
 // until the next structural change of this engine (spawn, despawn,
-// insert, remove, tick) and may be written through.
+// insert, remove, tick, `ecs_engine_load`, `ecs_engine_restore_state`)
+// and may be written through.
 //
 // # Errors
 //
@@ -1573,8 +1574,9 @@ ecs_status ecs_queue_len(const struct ecs_queue *queue, size_t *out);
 //
 // # Safety
 //
-// `engine` is NULL or a live engine; `out` NULL or valid for reads and
-// writes of an `ecs_command_report`.
+// `engine` is NULL or a live engine; `out` NULL or valid for reads of
+// its `struct_size` and writes of that many bytes (at most a whole
+// `ecs_command_report`).
 ecs_status ecs_engine_command_report(const struct ecs_engine *engine,
                                      struct ecs_command_report *out);
 
@@ -1593,7 +1595,8 @@ ecs_status ecs_engine_command_report(const struct ecs_engine *engine,
 // # Safety
 //
 // `engine` is NULL or a live engine; `name` NULL or NUL-terminated; `out`
-// NULL or valid for reads and writes of an `ecs_command_report`.
+// NULL or valid for reads of its `struct_size` and writes of that many
+// bytes (at most a whole `ecs_command_report`).
 ecs_status ecs_system_command_report(const struct ecs_engine *engine,
                                      const char *name,
                                      struct ecs_command_report *out);
@@ -1872,7 +1875,11 @@ ecs_status ecs_engine_save_state(const struct ecs_engine *engine, struct ecs_sta
 // resources, events in flight and readers' cursors, systems' progress,
 // command reserves and tick counter, so the next ticks run as they ran
 // after the save. Call it between ticks. `state` is not changed: restore
-// from it as often as needed.
+// from it as often as needed. A restore is a structural change: pointers
+// from `ecs_get` (and from a view) are invalid afterwards. A state saved
+// before the first tick of an engine with startup systems restores only
+// into an engine whose startup systems have not run yet (they run once,
+// and are gone afterwards): save after the first tick to roll back to it.
 //
 // # Errors
 //
@@ -1880,9 +1887,10 @@ ecs_status ecs_engine_save_state(const struct ecs_engine *engine, struct ecs_sta
 // empty state (never saved into), during a tick, from another thread at
 // the same time, or before the schedule is built; the build's status
 // after a failed build; `ECS_ERR_SNAPSHOT` when the state is of an
-// engine built another way (other systems, component types, resources
-// or event channels: the message says which). Every check is made before
-// anything changes: on failure the engine is unchanged.
+// engine built another way (other systems or their commands, component
+// types, resources or event channels: the message says which), or
+// saved before startup systems that have run here since. Every check is
+// made before anything changes: on failure the engine is unchanged.
 //
 // # Safety
 //

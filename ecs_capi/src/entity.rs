@@ -154,7 +154,8 @@ pub unsafe extern "C" fn ecs_insert(
 
 /// Writes a pointer to `entity`'s component `id` to `*out`. It is valid
 /// until the next structural change of this engine (spawn, despawn,
-/// insert, remove, tick) and may be written through.
+/// insert, remove, tick, `ecs_engine_load`, `ecs_engine_restore_state`)
+/// and may be written through.
 ///
 /// # Errors
 ///

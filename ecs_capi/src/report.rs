@@ -125,8 +125,12 @@ unsafe fn write_report(
     check_struct_size(struct_size, REPORT_V1, function, "ecs_command_report")?;
     let counts = counts(report, struct_size);
     // The fields the caller's struct has: an older caller's smaller struct
-    // gets the version 1 fields only.
-    let covered = (struct_size as usize).min(size_of::<ecs_command_report>());
+    // gets the version 1 fields only (never part of a field).
+    let covered = if struct_size as usize >= size_of::<ecs_command_report>() {
+        size_of::<ecs_command_report>()
+    } else {
+        REPORT_V1
+    };
     // SAFETY: `out` is valid for writes of `struct_size` bytes (the
     // caller's promise), `covered` at most that and at most the local's
     // size; the two do not overlap.
@@ -151,8 +155,9 @@ unsafe fn write_report(
 ///
 /// # Safety
 ///
-/// `engine` is NULL or a live engine; `out` NULL or valid for reads and
-/// writes of an `ecs_command_report`.
+/// `engine` is NULL or a live engine; `out` NULL or valid for reads of
+/// its `struct_size` and writes of that many bytes (at most a whole
+/// `ecs_command_report`).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ecs_engine_command_report(
     engine: *const ecs_engine,
@@ -187,7 +192,8 @@ pub unsafe extern "C" fn ecs_engine_command_report(
 /// # Safety
 ///
 /// `engine` is NULL or a live engine; `name` NULL or NUL-terminated; `out`
-/// NULL or valid for reads and writes of an `ecs_command_report`.
+/// NULL or valid for reads of its `struct_size` and writes of that many
+/// bytes (at most a whole `ecs_command_report`).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ecs_system_command_report(
     engine: *const ecs_engine,

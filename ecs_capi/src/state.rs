@@ -16,7 +16,7 @@
 use std::alloc::Layout;
 use std::mem::MaybeUninit;
 
-use ::ecs_engine::Registry;
+use ::ecs_engine::{ComponentId, Registry};
 use scheduler::{RawEventId, RawEvents};
 
 use crate::boundary::{arg, call, write_out};
@@ -28,8 +28,7 @@ use crate::status::{ECS_ERR_SNAPSHOT, ECS_ERR_WRONG_STATE, Failure, ecs_status};
 /// `ecs_state_destroy`. Opaque to C. It belongs to no engine: a state
 /// saved from one engine restores into any engine built the same way
 /// (the same components, resources, event channels and systems,
-/// registered in the same order). One call at a time may use a state
-/// (several restores from one state at once are fine: they only read it).
+/// registered in the same order). One call at a time may use a state.
 #[derive(Debug, Default)]
 pub struct ecs_state {
     /// The facade's engine state; `None` until the first save.
@@ -38,6 +37,59 @@ pub struct ecs_state {
     resources: Vec<(String, Vec<MaybeUninit<u8>>)>,
     /// The event channels' names and layouts, in registration order.
     channels: Vec<(String, Layout)>,
+    /// The run-time components' names and layouts, in registration order.
+    components: Vec<(String, Layout)>,
+}
+
+/// The registry's run-time components (those registered from C, and the
+/// resources' scheduling keys): names and layouts, in registration order.
+/// The Rust types a C engine holds (the hierarchy, the disabled marker)
+/// are registered when first used, so they may differ between engines
+/// built the same way: the registry's restore handles them.
+fn components(registry: &Registry) -> Vec<(String, Layout)> {
+    (0..registry.component_types())
+        .filter_map(|index| {
+            let id = ComponentId::from_u32(u32::try_from(index).ok()?);
+            let info = registry.component_info(id)?;
+            info.is_runtime()
+                .then(|| (info.name().to_owned(), info.layout()))
+        })
+        .collect()
+}
+
+/// `Err` naming both lists unless `ours` and `theirs` (the state's) are
+/// the same, for `what` ("components", "event channels").
+fn same_list(
+    what: &str,
+    theirs: &[(String, Layout)],
+    ours: &[(String, Layout)],
+) -> Result<(), String> {
+    if theirs == ours {
+        return Ok(());
+    }
+    let names = |list: &[(String, Layout)]| {
+        let names: Vec<String> = list
+            .iter()
+            .map(|(name, layout)| {
+                format!(
+                    "`{name}` ({} bytes, aligned to {})",
+                    layout.size(),
+                    layout.align()
+                )
+            })
+            .collect();
+        if names.is_empty() {
+            "none".to_owned()
+        } else {
+            names.join(", ")
+        }
+    };
+    Err(format!(
+        "the state's {what} are {}, this engine's {}: register the same {what}, in the \
+         same order, with the same sizes and alignments",
+        names(theirs),
+        names(ours)
+    ))
 }
 
 /// The registry's event channels: names and layouts, in order.
@@ -132,6 +184,20 @@ pub unsafe extern "C" fn ecs_engine_save_state(
         // promise): a unique reference for this call.
         let state = unsafe { state.as_mut() }.ok_or_else(|| Failure::null(F, "state"))?;
         let mut engine = engine.lock(F)?;
+        let registry = engine.registry();
+        if let Some(name) = (0..registry.component_types()).find_map(|index| {
+            let info = registry.component_info(ComponentId::from_u32(index as u32))?;
+            (info.is_runtime() && info.drop_fn().is_some()).then(|| info.name().to_owned())
+        }) {
+            return Err(refused(
+                F,
+                format!(
+                    "component `{name}` was registered with a destructor \
+                     (ecs_component_desc.drop): its values are not plain bytes, so an engine \
+                     with it cannot be saved in memory"
+                ),
+            ));
+        }
         let built = engine.built_only(F)?;
         let saved = match &mut state.engine {
             Some(saved) => built.save_state_into(saved),
@@ -140,6 +206,7 @@ pub unsafe extern "C" fn ecs_engine_save_state(
         saved.map_err(|e| refused(F, format!("the engine was not saved: {e}")))?;
         engine.resources.raw_copies_into(&mut state.resources);
         state.channels = channels(engine.registry());
+        state.components = components(engine.registry());
         Ok(())
     })
 }
@@ -150,7 +217,11 @@ pub unsafe extern "C" fn ecs_engine_save_state(
 /// resources, events in flight and readers' cursors, systems' progress,
 /// command reserves and tick counter, so the next ticks run as they ran
 /// after the save. Call it between ticks. `state` is not changed: restore
-/// from it as often as needed.
+/// from it as often as needed. A restore is a structural change: pointers
+/// from `ecs_get` (and from a view) are invalid afterwards. A state saved
+/// before the first tick of an engine with startup systems restores only
+/// into an engine whose startup systems have not run yet (they run once,
+/// and are gone afterwards): save after the first tick to roll back to it.
 ///
 /// # Errors
 ///
@@ -158,9 +229,10 @@ pub unsafe extern "C" fn ecs_engine_save_state(
 /// empty state (never saved into), during a tick, from another thread at
 /// the same time, or before the schedule is built; the build's status
 /// after a failed build; `ECS_ERR_SNAPSHOT` when the state is of an
-/// engine built another way (other systems, component types, resources
-/// or event channels: the message says which). Every check is made before
-/// anything changes: on failure the engine is unchanged.
+/// engine built another way (other systems or their commands, component
+/// types, resources or event channels: the message says which), or
+/// saved before startup systems that have run here since. Every check is
+/// made before anything changes: on failure the engine is unchanged.
 ///
 /// # Safety
 ///
@@ -190,29 +262,19 @@ pub unsafe extern "C" fn ecs_engine_restore_state(
             .resources
             .fits(&state.resources, "state")
             .map_err(|why| refused(F, why))?;
-        let ours = channels(engine.registry());
-        if ours != state.channels {
-            let names = |list: &[(String, Layout)]| {
-                let names: Vec<String> = list
-                    .iter()
-                    .map(|(name, layout)| format!("`{name}` ({} bytes)", layout.size()))
-                    .collect();
-                if names.is_empty() {
-                    "none".to_owned()
-                } else {
-                    names.join(", ")
-                }
-            };
-            return Err(refused(
-                F,
-                format!(
-                    "the state's event channels are {}, this engine's {}: register the same \
-                     channels, in the same order, with the same sizes",
-                    names(&state.channels),
-                    names(&ours)
-                ),
-            ));
-        }
+        same_list(
+            "components",
+            &state.components,
+            &components(engine.registry()),
+        )
+        .and_then(|()| {
+            same_list(
+                "event channels",
+                &state.channels,
+                &channels(engine.registry()),
+            )
+        })
+        .map_err(|why| refused(F, why))?;
         engine
             .built_only(F)?
             .restore_state(saved)

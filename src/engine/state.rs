@@ -180,12 +180,14 @@ impl Engine {
     /// # Errors
     ///
     /// [`EngineStateError::Systems`] when the state's systems are not this
-    /// schedule's; [`EngineStateError::Registry`] when its component
-    /// types differ; both checked before anything changes.
-    /// [`EngineStateError::Reserves`] is not expected for a state of an
-    /// engine built the same way.
+    /// schedule's; [`EngineStateError::Reserves`] when its command
+    /// buffers' reserves do not fit this schedule (a system of the same
+    /// name without commands); [`EngineStateError::Registry`] when its
+    /// component types differ; all checked before anything changes.
     pub fn restore_state(&mut self, state: &EngineState) -> Result<(), EngineStateError> {
         state.systems.check(&self.schedule)?;
+        self.schedule
+            .check_command_reserves(state.registry.entities(), &state.reserves)?;
         self.registry.restore_state(&state.registry)?;
         self.schedule
             .restore_command_reserves(&mut self.registry, state.reserves.clone())?;

@@ -211,6 +211,11 @@ fn a_failed_systems_commands_are_counted_as_discarded() {
     // SAFETY: a live engine; `old` is a local, larger than it says.
     ok(unsafe { ecs_engine_command_report(engine.raw(), &mut old) });
     assert_eq!((old.commands, old.discarded), (2, 99));
+    // Between the versions: the version 1 fields, never part of one.
+    old.struct_size = v1 as u32 + 4;
+    // SAFETY: as above.
+    ok(unsafe { ecs_engine_command_report(engine.raw(), &mut old) });
+    assert_eq!((old.commands, old.discarded), (2, 99));
     old.struct_size = v1 as u32 - 1;
     // SAFETY: as above.
     let status = unsafe { ecs_engine_command_report(engine.raw(), &mut old) };

@@ -328,3 +328,72 @@ fn refusals_leave_the_engine_and_the_state_as_they_were() {
     assert_eq!(fresh.ticks(), 2);
     assert_eq!(fresh.resource_get::<u64>(fresh_ids.counter), 2);
 }
+
+unsafe extern "C" fn idle(_: *mut ecs_system_ctx, _: *mut c_void) {}
+
+/// An engine with the components `(name, bytes)` in that order, an
+/// entity holding each (value 7), and one system `s` (with commands and a
+/// reserve of 4 handles when `commands`), built and run once.
+fn small(components: &[(&std::ffi::CStr, usize)], commands: bool) -> Engine {
+    let engine = Engine::new(1);
+    for &(name, size) in components {
+        let desc = ecs_component_desc {
+            size,
+            align: size,
+            ..component_desc::<u8>(name)
+        };
+        let id = engine.register_desc(&desc).unwrap();
+        let e = engine.spawn();
+        let value = [7u8; 8];
+        // SAFETY: a live engine; `value` holds at least `size` bytes.
+        ok(unsafe { ecs_insert(engine.raw(), e, id, value.as_ptr().cast()) });
+    }
+    let mut spec = SystemSpec::new("s", Some(idle));
+    spec.commands = commands;
+    spec.spawn_reserve = if commands { 4 } else { 0 };
+    ok(spec.add(&engine));
+    ok(engine.tick());
+    engine
+}
+
+/// The registry and the schedule would take a state whose component
+/// types or command buffers differ (emptying, adding or replacing what
+/// the engine has): the C layer compares them first, and nothing changes.
+#[test]
+fn a_state_of_other_components_or_command_buffers_is_refused_and_changes_nothing() {
+    let saved = small(&[(c"P", 4)], true);
+    let state = State::new();
+    ok(state.save(&saved));
+    let others = [
+        (small(&[(c"P", 4), (c"Extra", 8)], true), "`Extra` (8 bytes"),
+        (
+            small(&[], true),
+            "components are `P` (4 bytes, aligned to 4), this engine's none",
+        ),
+        (small(&[(c"P", 8)], true), "`P` (8 bytes, aligned to 8)"),
+        (small(&[(c"P", 4)], false), "command"),
+    ];
+    for (engine, words) in others {
+        let before = (engine.count(), engine.ticks(), engine.lookup(c"Extra").ok());
+        fails(state.restore(&engine), ECS_ERR_SNAPSHOT, words);
+        let after = (engine.count(), engine.ticks(), engine.lookup(c"Extra").ok());
+        assert_eq!(after, before, "{words}");
+    }
+    let same = small(&[(c"P", 4)], true);
+    ok(state.restore(&same));
+}
+
+#[test]
+fn a_save_refused_for_a_destructor_says_so_in_c_terms() {
+    let engine = small(&[(c"P", 4)], false);
+    let mut desc = component_desc::<u32>(c"Handle");
+    desc.drop = Some(no_op);
+    engine.register_desc(&desc).unwrap();
+    let state = State::new();
+    fails(
+        state.save(&engine),
+        ECS_ERR_SNAPSHOT,
+        "component `Handle` was registered with a destructor (ecs_component_desc.drop)",
+    );
+    assert!(!last_error().contains("Registry::"), "{}", last_error());
+}

@@ -98,6 +98,13 @@ impl RegistryState {
         self.allocator.len()
     }
 
+    /// The saved entity allocator: the handles alive, free and reserved
+    /// at the save (what a restore puts back), for checks made before a
+    /// restore changes anything.
+    pub fn entities(&self) -> &EntityAllocator {
+        &self.allocator
+    }
+
     /// `true` when no entity was saved.
     pub fn is_empty(&self) -> bool {
         self.allocator.is_empty()
