@@ -106,6 +106,26 @@ impl<'w> RegistryCell<'w> {
             })
     }
 
+    /// As [`get_raw`](Self::get_raw), found under a short write lock, and
+    /// marked changed when `id`'s changes are tracked: for a caller that
+    /// writes the value (holding the declared write access).
+    ///
+    /// # Errors
+    ///
+    /// As [`get_raw`](Self::get_raw), and [`EcsError::BorrowConflict`]
+    /// when the pool is borrowed by a view.
+    pub fn get_raw_mut(&self, entity: Entity, id: ComponentId) -> Result<NonNull<u8>, EcsError> {
+        if !self.registry.is_alive(entity) {
+            return Err(EcsError::NoSuchEntity { entity });
+        }
+        let locked = self.registry.lock_blob(id, Access::Write)?;
+        // SAFETY: `locked` holds the pool's write lock.
+        unsafe { locked.pool().get_marked(entity) }.ok_or_else(|| EcsError::MissingComponent {
+            entity,
+            component: locked.info().name_cow(),
+        })
+    }
+
     /// What the registry knows of component `id` (layout, destructor,
     /// name); `None` for an unknown id.
     pub fn component_info(&self, id: ComponentId) -> Option<&'w ComponentInfo> {

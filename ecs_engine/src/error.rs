@@ -104,6 +104,15 @@ pub enum EcsError {
         /// The component named twice.
         component: Cow<'static, str>,
     },
+    /// A change filter named a run-time component that keeps no change
+    /// ticks.
+    #[error(
+        "component `{component}` keeps no change ticks: track its changes (`track_changes_raw`) before filtering on them"
+    )]
+    Untracked {
+        /// The component.
+        component: Cow<'static, str>,
+    },
     /// A raw view was asked for with no component.
     #[error("a raw view needs at least one component")]
     NoTerms,

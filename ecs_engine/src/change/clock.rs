@@ -3,28 +3,15 @@
 //! `Registry` methods that start tracking a type.
 
 use super::ticks::{CHECK_INTERVAL, ChangeTick, ChangeTicks};
-use crate::storage::pools::Pools;
-use crate::{Component, Entity, Registry, RegistryCell, SparseSet};
+use crate::{Component, ComponentId, EcsError, Entity, Registry, RegistryCell, SparseSet};
 
-/// Copies the registry's tick into one tracked pool, clamping its old
-/// ticks when `check` is set.
-pub(crate) type UpdatePool = fn(&mut Pools, u32, bool);
-
-pub(crate) fn update_pool<T: Component>(pools: &mut Pools, now: u32, check: bool) {
-    if let Some(c) = pools.get_mut::<T>().and_then(|p| p.changes.as_deref_mut()) {
-        c.now = now;
-        if check {
-            c.clamp();
-        }
-    }
-}
-
-/// The registry's change clock and the tracked types.
+/// The registry's change clock and the tracked pools (typed and
+/// run-time), which every advance tells the new tick.
 #[derive(Debug, Default)]
 pub(crate) struct ChangeClock {
     pub(crate) now: u32,
     pub(crate) last_check: u32,
-    pub(crate) tracked: Vec<UpdatePool>,
+    pub(crate) tracked: Vec<ComponentId>,
 }
 
 impl Registry {
@@ -52,8 +39,8 @@ impl Registry {
         if check {
             self.change.last_check = now;
         }
-        for update in &self.change.tracked {
-            update(&mut self.pools, now, check);
+        for &id in &self.change.tracked {
+            self.pools.erased_at_mut(id).advance(now, check);
         }
         if check {
             self.resources.clamp(now);
@@ -79,8 +66,38 @@ impl Registry {
         let pool = self.pools.get_or_create::<T>();
         if pool.changes.is_none() {
             pool.changes = Some(Box::new(ChangeTicks::new(pool.len(), now)));
-            self.change.tracked.push(update_pool::<T>);
+            let id = self.pools.id_of::<T>().expect("created just above");
+            self.change.tracked.push(id);
         }
+    }
+
+    /// Starts tracking changes of run-time component `id`, as
+    /// [`track_changes`](Self::track_changes) does for a type: its pool
+    /// keeps an added and a changed tick per value, filled with the
+    /// current tick, and a log of removals, which raw views filter on
+    /// ([`RawView::added_since`](crate::RawView::added_since),
+    /// [`RawView::changed_since`](crate::RawView::changed_since)) and
+    /// [`removed_raw`](Self::removed_raw) reads. Does nothing when `id` is
+    /// tracked already.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::UnknownComponent`] or [`EcsError::TypedComponent`].
+    pub fn track_changes_raw(&mut self, id: ComponentId) -> Result<(), EcsError> {
+        let now = self.change.now;
+        let (pool, _) = self.pools.blob_mut(id)?;
+        if pool.start_tracking(now) {
+            self.change.tracked.push(id);
+        }
+        Ok(())
+    }
+
+    /// `true` when run-time component `id`'s changes are tracked (`false`
+    /// for an unknown id or a typed component).
+    pub fn is_tracking_changes_raw(&self, id: ComponentId) -> bool {
+        self.pools
+            .blob(id)
+            .is_ok_and(|(pool, _)| pool.is_tracking())
     }
 
     /// `true` when `T`'s changes are tracked.

@@ -6,7 +6,11 @@ use std::ops::{Deref, Range};
 
 use parking_lot::MappedRwLockReadGuard;
 
-use crate::{Component, EcsError, Entity, Registry, RegistryCell, SparseSet};
+use crate::change::ticks::RemovedLog;
+use crate::storage::blob_pool::BlobPool;
+use crate::{
+    Component, ComponentId, ComponentInfo, EcsError, Entity, Registry, RegistryCell, SparseSet,
+};
 
 impl Registry {
     /// The entities that lost a `T` (removed, replaced by a despawn, or a
@@ -30,6 +34,79 @@ impl RegistryCell<'_> {
         let guard = self.locked().read::<T>()?;
         Ok(Removed::read(guard.map(PoolRef::Locked), cursor))
     }
+}
+
+impl Registry {
+    /// The entities that lost run-time component `id` (removed, replaced
+    /// by a despawn, or a clear) since `cursor` last read, oldest first,
+    /// each passed to `f`; advances `cursor` and returns the number of
+    /// removals the bounded log dropped before this reader read them.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::UnknownComponent`] / [`EcsError::TypedComponent`] for an
+    /// id that is not a run-time component here, [`EcsError::Untracked`]
+    /// when it keeps no change ticks
+    /// ([`track_changes_raw`](Self::track_changes_raw)).
+    pub fn removed_raw(
+        &self,
+        id: ComponentId,
+        cursor: &mut RemovedCursor,
+        f: impl FnMut(Entity),
+    ) -> Result<u64, EcsError> {
+        let (pool, info) = self.pools.blob(id)?;
+        read_raw(pool, info, cursor, f)
+    }
+}
+
+impl RegistryCell<'_> {
+    /// [`Registry::removed_raw`] through `id`'s read lock.
+    ///
+    /// # Errors
+    ///
+    /// As [`Registry::removed_raw`], and [`EcsError::BorrowConflict`] when
+    /// the pool is write-locked.
+    pub fn removed_raw(
+        &self,
+        id: ComponentId,
+        cursor: &mut RemovedCursor,
+        f: impl FnMut(Entity),
+    ) -> Result<u64, EcsError> {
+        let locked = self.locked().lock_blob(id, crate::Access::Read)?;
+        read_raw(locked.pool(), locked.info(), cursor, f)
+    }
+}
+
+fn read_raw(
+    pool: &BlobPool,
+    info: &ComponentInfo,
+    cursor: &mut RemovedCursor,
+    f: impl FnMut(Entity),
+) -> Result<u64, EcsError> {
+    let log = pool
+        .changes()
+        .map(|c| &c.removed)
+        .ok_or_else(|| EcsError::Untracked {
+            component: info.name_cow(),
+        })?;
+    let (range, missed) = read_log(log, cursor);
+    let (from, to) = (range.start - log.first, range.end - log.first);
+    log.entries
+        .range(from as usize..to as usize)
+        .copied()
+        .for_each(f);
+    Ok(missed)
+}
+
+/// The numbers of the removals of `log` that `cursor` has not read, and
+/// how many of those the log dropped; advances `cursor` to the log's end.
+fn read_log(log: &RemovedLog, cursor: &mut RemovedCursor) -> (Range<u64>, u64) {
+    let (first, end) = (log.first, log.end());
+    // A cursor past the end (one from another registry) reads nothing.
+    let from = cursor.next.clamp(first, end);
+    let missed = first.saturating_sub(cursor.next);
+    cursor.next = end;
+    (from..end, missed)
 }
 
 /// Where a reader of a removal log is: the number of the next removal it
@@ -122,14 +199,10 @@ impl<'w, T> Removed<'w, T> {
                 missed: 0,
             };
         };
-        let (first, end) = (log.first, log.end());
-        // A cursor past the end (one from another registry) reads nothing.
-        let from = cursor.next.clamp(first, end);
-        let missed = first.saturating_sub(cursor.next);
-        cursor.next = end;
+        let (range, missed) = read_log(log, cursor);
         Removed {
             pool,
-            range: from..end,
+            range,
             missed,
         }
     }

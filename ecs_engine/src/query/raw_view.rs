@@ -23,10 +23,11 @@
 use std::fmt;
 
 use super::traits::{Driver, same_run, whole_run_start};
+use crate::change::ticks;
 use crate::disabled::{self, Disabled, DisabledBorrow};
 use crate::storage::locked::Locked;
 use crate::storage::pools::LockedBlob;
-use crate::{Access, ComponentId, EcsError, Entity, SparseSet};
+use crate::{Access, ChangeTick, ComponentId, EcsError, Entity, SparseSet};
 
 /// The pools of a list of run-time components, locked for as long as the
 /// view lives, joined on the entities that have all of them.
@@ -86,6 +87,7 @@ use crate::{Access, ComponentId, EcsError, Entity, SparseSet};
 /// assert_eq!(sum, 6.0);
 /// ```
 pub struct RawView<'w> {
+    pools: Locked<'w>,
     terms: Vec<LockedBlob<'w>>,
     /// The term whose pool drives the walk (the smallest).
     driver: usize,
@@ -93,14 +95,34 @@ pub struct RawView<'w> {
     starts: Vec<usize>,
     /// Per term: the current chunk's first value.
     columns: Vec<*mut u8>,
-    /// Per term: the current entity's value (for `each`).
+    /// Per term, then per optional term: the current entity's value (for
+    /// `each`; null for an optional term the entity lacks).
     row: Vec<*mut u8>,
     /// Per term: bytes from one value to the next.
     strides: Vec<usize>,
+    /// Per term: the changed ticks a visit marks (a tracked write term),
+    /// or null.
+    marks: Vec<*mut u32>,
+    /// The change tick a mark stores.
+    now: u32,
     /// The entities to skip.
     disabled: DisabledBorrow<'w>,
-    /// Per term: the base of a chunk cut around disabled entities.
+    /// Per term: the base of a chunk cut around skipped entities.
     shifted: Vec<*mut u8>,
+    /// The change filters, each on one term.
+    filters: Vec<TickFilter>,
+    /// The optional terms, with the changed ticks a visit marks.
+    optional: Vec<(LockedBlob<'w>, *mut u32)>,
+}
+
+/// An [`added_since`](RawView::added_since) or
+/// [`changed_since`](RawView::changed_since) filter: visit an entity only
+/// when `ticks[position]` of term `term` is newer than `since`.
+#[derive(Debug, Clone, Copy)]
+struct TickFilter {
+    term: usize,
+    ticks: *const u32,
+    since: u32,
 }
 
 impl fmt::Debug for RawView<'_> {
@@ -194,19 +216,29 @@ impl<'w> RawView<'w> {
             .min_by_key(|&k| locked[k].pool().len())
             .expect("at least one term");
         let n = locked.len();
+        let marks = terms
+            .iter()
+            .zip(&locked)
+            .map(|(&(_, access), term)| write_marks(term, access))
+            .collect();
         Ok(RawView {
+            pools,
             strides: locked.iter().map(|t| t.info().stride()).collect(),
             terms: locked,
             driver,
             starts: vec![0; n],
             columns: vec![std::ptr::null_mut(); n],
             row: vec![std::ptr::null_mut(); n],
+            marks,
+            now: pools.change_tick().get(),
             disabled: pools.read_unwritten::<Disabled>()?,
             shifted: vec![std::ptr::null_mut(); n],
+            filters: Vec::new(),
+            optional: Vec::new(),
         })
     }
 
-    /// Number of terms.
+    /// Number of terms (the joined ones; optional terms not counted).
     pub fn terms(&self) -> usize {
         self.terms.len()
     }
@@ -218,9 +250,94 @@ impl<'w> RawView<'w> {
         &self.strides
     }
 
+    /// Adds an optional term: [`each`](Self::each) hands out, after the
+    /// pointers of the joined terms, one pointer per optional term (in
+    /// the order added) to the visited entity's value, or null when it
+    /// has none. Optional terms do not change which entities are visited,
+    /// and [`each_chunk`](Self::each_chunk) does not hand them out. Locks
+    /// the pool as a term does (a write lock for [`Access::Write`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Registry::raw_view`](crate::Registry::raw_view) for the id
+    /// (unknown, typed, already a term of the view, joined or optional),
+    /// and [`EcsError::BorrowConflict`] when the pool is borrowed in a
+    /// conflicting way.
+    pub fn optional(&mut self, id: ComponentId, access: Access) -> Result<(), EcsError> {
+        let info = self
+            .pools
+            .component_info(id)
+            .ok_or(EcsError::UnknownComponent { id })?;
+        let named = |term: &LockedBlob<'_>| std::ptr::eq(term.info(), info);
+        if self.terms.iter().chain(self.optional.iter().map(|(t, _)| t)).any(named) {
+            return Err(EcsError::DuplicateTerm {
+                component: info.name_cow(),
+            });
+        }
+        let term = self.pools.lock_blob(id, access)?;
+        let marks = write_marks(&term, access);
+        self.optional.push((term, marks));
+        self.row.push(std::ptr::null_mut());
+        Ok(())
+    }
+
+    /// Visits only the entities whose value of term `term` (its position
+    /// in the list the view was made with) was added after change tick
+    /// `since` (as [`Added`](crate::Added) does for a typed component).
+    /// Filters add up: an entity is visited when it passes every one.
+    ///
+    /// # Errors
+    ///
+    /// [`EcsError::Untracked`] when the term's component keeps no change
+    /// ticks ([`Registry::track_changes_raw`](crate::Registry::track_changes_raw)).
+    ///
+    /// # Panics
+    ///
+    /// When `term` is not below [`terms`](Self::terms).
+    pub fn added_since(&mut self, term: usize, since: ChangeTick) -> Result<(), EcsError> {
+        self.filter(term, since, |(added, _)| added)
+    }
+
+    /// As [`added_since`](Self::added_since), for a value added or written
+    /// after `since` (as [`Changed`](crate::Changed)).
+    ///
+    /// # Errors
+    ///
+    /// As [`added_since`](Self::added_since).
+    ///
+    /// # Panics
+    ///
+    /// As [`added_since`](Self::added_since).
+    pub fn changed_since(&mut self, term: usize, since: ChangeTick) -> Result<(), EcsError> {
+        self.filter(term, since, |(_, changed)| changed)
+    }
+
+    fn filter(
+        &mut self,
+        term: usize,
+        since: ChangeTick,
+        pick: fn((*const u32, *const u32)) -> *const u32,
+    ) -> Result<(), EcsError> {
+        let locked = &self.terms[term];
+        let ticks = locked
+            .pool()
+            .tick_ptrs()
+            .ok_or_else(|| EcsError::Untracked {
+                component: locked.info().name_cow(),
+            })?;
+        self.filters.push(TickFilter {
+            term,
+            ticks: pick(ticks),
+            since: since.get(),
+        });
+        Ok(())
+    }
+
     /// Calls `f` with every chunk (see [`RawChunk`]), in the driving pool's
-    /// dense order. Each entity with all the view's components is in
-    /// exactly one chunk. Allocates nothing.
+    /// dense order. Each entity the view visits (with all the view's
+    /// components, enabled, passing the filters) is in exactly one chunk.
+    /// Marks every value of a tracked write term in a chunk changed.
+    /// Allocates nothing.
     pub fn each_chunk(&mut self, mut f: impl FnMut(RawChunk<'_>)) {
         let RawView {
             terms,
@@ -228,28 +345,42 @@ impl<'w> RawView<'w> {
             starts,
             columns,
             strides,
+            marks,
+            now,
             disabled,
             shifted,
+            filters,
             ..
         } = self;
         let disabled = disabled::cursor(disabled);
-        walk(terms, *driver, starts, columns, |entities, columns| {
-            enabled_runs(
-                disabled,
-                entities,
-                columns,
-                strides,
-                shifted,
-                |entities, columns| {
-                    f(RawChunk { entities, columns });
-                },
-            );
+        let now = *now;
+        walk(terms, *driver, starts, columns, |entities, columns, starts| {
+            let keep = |i: usize| visits(disabled, filters, starts, now, entities[i], i);
+            let plain = disabled.is_none() && filters.is_empty();
+            kept_runs(plain, entities, columns, strides, shifted, keep, |run, columns, at| {
+                for (&mark, &start) in marks.iter().zip(starts.iter()) {
+                    if mark.is_null() {
+                        continue;
+                    }
+                    for i in at..at + run.len() {
+                        // SAFETY: `start + i` is the dense position of a
+                        // value of this run in the term's pool.
+                        unsafe { ticks::mark(mark, start + i, now) };
+                    }
+                }
+                f(RawChunk {
+                    entities: run,
+                    columns,
+                });
+            });
         });
     }
 
-    /// Calls `f` with every entity that has all the view's components and
-    /// one pointer per term (in term order) to its value. Allocates
-    /// nothing.
+    /// Calls `f` with every entity the view visits (it has all the view's
+    /// components, is enabled, and passes the filters) and one pointer
+    /// per term (in term order), then one per optional term (null where
+    /// the entity has none), to its values. Marks the visited entity's
+    /// values of tracked write terms changed. Allocates nothing.
     pub fn each(&mut self, mut f: impl FnMut(Entity, &[*mut u8])) {
         let RawView {
             terms,
@@ -258,24 +389,50 @@ impl<'w> RawView<'w> {
             columns,
             row,
             strides,
+            marks,
+            now,
             disabled,
+            filters,
+            optional,
             ..
         } = self;
         let disabled = disabled::cursor(disabled);
-        walk(terms, *driver, starts, columns, |entities, columns| {
+        let (now, n, driver) = (*now, terms.len(), *driver);
+        walk(terms, driver, starts, columns, |entities, columns, starts| {
             for (i, &entity) in entities.iter().enumerate() {
-                if disabled.is_some_and(|d| d.contains(entity)) {
+                if !visits(disabled, filters, starts, now, entity, i) {
                     continue;
                 }
-                for ((value, &base), &stride) in row.iter_mut().zip(columns).zip(strides.iter()) {
+                for (((value, &base), &stride), (&mark, &start)) in row
+                    .iter_mut()
+                    .zip(columns)
+                    .zip(strides.iter())
+                    .zip(marks.iter().zip(starts.iter()))
+                {
                     *value = base.wrapping_add(i * stride);
+                    // SAFETY: `start + i` is the dense position of the
+                    // entity's value in the term's pool.
+                    unsafe { ticks::mark(mark, start + i, now) };
+                }
+                for (value, (term, mark)) in row[n..].iter_mut().zip(optional.iter()) {
+                    let pool = term.pool();
+                    *value = match pool.dense_index_hinted(entity, starts[driver] + i) {
+                        Some(at) => {
+                            // SAFETY: `at` is the dense position of the
+                            // entity's value in the pool.
+                            unsafe { ticks::mark(*mark, at, now) };
+                            pool.ptr_at(at)
+                        }
+                        None => std::ptr::null_mut(),
+                    };
                 }
                 f(entity, row);
             }
         });
     }
 
-    /// Number of entities the view visits (walks the driving pool).
+    /// Number of entities the view visits (walks the driving pool). Marks
+    /// as [`each_chunk`](Self::each_chunk) does.
     pub fn count(&mut self) -> usize {
         let mut count = 0;
         self.each_chunk(|chunk| count += chunk.len());
@@ -283,36 +440,65 @@ impl<'w> RawView<'w> {
     }
 }
 
-/// Calls `f` with each maximal run of `entities` (a chunk with per-term
-/// bases `columns`) that holds no disabled entity, its bases moved to the
-/// run's first value (in `shifted`). With nothing disabled, `f` gets the
-/// chunk as it is.
-fn enabled_runs(
+/// The changed ticks a tracked term's visits mark: only for a write.
+fn write_marks(term: &LockedBlob<'_>, access: Access) -> *mut u32 {
+    match access {
+        Access::Write => term.pool().marks().0,
+        Access::Read => std::ptr::null_mut(),
+    }
+}
+
+/// `true` when the view visits `entity`, row `i` of a chunk whose terms
+/// start at `starts`: enabled and passing every filter.
+#[inline]
+fn visits(
     disabled: Option<&SparseSet<Disabled>>,
+    filters: &[TickFilter],
+    starts: &[usize],
+    now: u32,
+    entity: Entity,
+    i: usize,
+) -> bool {
+    !disabled.is_some_and(|d| d.contains(entity))
+        && filters.iter().all(|filter| {
+            // SAFETY: `starts[term] + i` is the dense position of the
+            // entity's value in the filtered term's pool, whose tick
+            // buffer is that long and not resized while the view lives.
+            let tick = unsafe { *filter.ticks.add(starts[filter.term] + i) };
+            ticks::newer(tick, filter.since, now)
+        })
+}
+
+/// Calls `f` with each maximal run of `entities` (a chunk with per-term
+/// bases `columns`) whose rows `keep` accepts, its bases moved to the
+/// run's first value (in `shifted`), and the run's first row. When
+/// `plain` (nothing to skip), `f` gets the chunk as it is.
+fn kept_runs(
+    plain: bool,
     entities: &[Entity],
     columns: &[*mut u8],
     strides: &[usize],
     shifted: &mut [*mut u8],
-    mut f: impl FnMut(&[Entity], &[*mut u8]),
+    keep: impl Fn(usize) -> bool,
+    mut f: impl FnMut(&[Entity], &[*mut u8], usize),
 ) {
-    let Some(disabled) = disabled else {
-        f(entities, columns);
+    if plain {
+        f(entities, columns, 0);
         return;
-    };
+    }
     let mut i = 0;
     while i < entities.len() {
-        if disabled.contains(entities[i]) {
+        if !keep(i) {
             i += 1;
             continue;
         }
-        let end = entities[i..]
-            .iter()
-            .position(|&e| disabled.contains(e))
-            .map_or(entities.len(), |n| i + n);
+        let end = (i + 1..entities.len())
+            .find(|&j| !keep(j))
+            .unwrap_or(entities.len());
         for ((base, &column), &stride) in shifted.iter_mut().zip(columns).zip(strides) {
             *base = column.wrapping_add(i * stride);
         }
-        f(&entities[i..end], shifted);
+        f(&entities[i..end], shifted, i);
         i = end;
     }
 }
@@ -324,7 +510,7 @@ fn walk(
     driver: usize,
     starts: &mut [usize],
     columns: &mut [*mut u8],
-    mut f: impl FnMut(&[Entity], &[*mut u8]),
+    mut f: impl FnMut(&[Entity], &[*mut u8], &[usize]),
 ) {
     let dense = terms[driver].pool().entities();
     let n = dense.len();
@@ -352,7 +538,7 @@ fn walk(
         for (k, term) in terms.iter().enumerate() {
             columns[k] = term.pool().ptr_at(starts[k]);
         }
-        f(dense, columns);
+        f(dense, columns, starts);
         return;
     }
     let mut i = 0;
@@ -396,7 +582,7 @@ fn walk(
         for (k, term) in terms.iter().enumerate() {
             columns[k] = term.pool().ptr_at(starts[k]);
         }
-        f(&dense[i..end], columns);
+        f(&dense[i..end], columns, starts);
         i = end;
     }
 }

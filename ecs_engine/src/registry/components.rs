@@ -409,7 +409,8 @@ impl Registry {
     }
 
     /// As [`get_raw`](Self::get_raw), with a pointer that may be written
-    /// through (until the registry next changes).
+    /// through (until the registry next changes); marks the value changed
+    /// when `id`'s changes are tracked.
     ///
     /// # Errors
     ///
@@ -421,7 +422,9 @@ impl Registry {
     ) -> Result<NonNull<u8>, EcsError> {
         self.check_alive(entity)?;
         let (pool, info) = self.pools.blob_mut(id)?;
-        pool.get(entity).ok_or_else(|| EcsError::MissingComponent {
+        pool.refresh_raw();
+        // SAFETY: the registry is borrowed exclusively, so is the pool.
+        unsafe { pool.get_marked(entity) }.ok_or_else(|| EcsError::MissingComponent {
             entity,
             component: info.name_cow(),
         })

@@ -22,6 +22,7 @@
 use std::alloc::{self, Layout};
 use std::ptr::{self, NonNull};
 
+use crate::change::ticks::{self, ChangeTicks};
 use crate::panic::FirstPanic;
 use crate::storage::lookup::{RunInfo, SparseIndex};
 use crate::{DropFn, Entity, SparseSet};
@@ -186,6 +187,17 @@ pub(crate) struct BlobPool {
     drop: Option<DropFn>,
     /// Identity, revision and run cache, for raw views (as in `SparseSet`).
     runs: RunInfo,
+    /// The added and changed ticks and the removal log, once tracked
+    /// (`Registry::track_changes_raw`); kept by the same hooks as a typed
+    /// pool's (`change/ticks.rs`). The block stamps and `written` marks
+    /// are kept but unread: a blob pool is always copied whole.
+    changes: Option<Box<ChangeTicks>>,
+    /// The changed ticks' buffer, taken through `&mut` by
+    /// [`refresh_raw`](Self::refresh_raw) (whenever the registry is
+    /// borrowed exclusively, as a typed pool's `RawParts`), so that a raw
+    /// view's write terms mark through it under a shared borrow; null
+    /// when untracked.
+    raw_changed: *mut u32,
 }
 
 // SAFETY: the pool owns its column like a `Vec<u8>` owns its buffer; the
@@ -194,7 +206,9 @@ pub(crate) struct BlobPool {
 // between threads, and the destructor is `Send + Sync`.
 unsafe impl Send for BlobPool {}
 // SAFETY: as above; `&BlobPool` gives no interior mutability of its own
-// (writes through the column's raw pointers are governed by the pool's lock).
+// (writes through the column's and the changed ticks' raw pointers are
+// governed by the pool's lock; `raw_changed` points into the pool's own
+// tick buffer, like the column pointer).
 unsafe impl Sync for BlobPool {}
 
 impl std::fmt::Debug for BlobPool {
@@ -214,6 +228,87 @@ impl BlobPool {
             column: Column::new(item),
             drop,
             runs: RunInfo::default(),
+            changes: None,
+            raw_changed: ptr::null_mut(),
+        }
+    }
+
+    /// Starts keeping change ticks, every value stamped `now`; `false`
+    /// (nothing done) when the pool keeps them already.
+    pub(crate) fn start_tracking(&mut self, now: u32) -> bool {
+        if self.changes.is_some() {
+            return false;
+        }
+        self.changes = Some(Box::new(ChangeTicks::new(self.dense.len(), now)));
+        true
+    }
+
+    /// `true` when the pool keeps change ticks.
+    #[inline]
+    pub(crate) fn is_tracking(&self) -> bool {
+        self.changes.is_some()
+    }
+
+    /// The change ticks, when tracked.
+    #[inline]
+    pub(crate) fn changes(&self) -> Option<&ChangeTicks> {
+        self.changes.as_deref()
+    }
+
+    /// Takes the changed ticks' buffer pointer through `&mut`, for
+    /// [`marks`](Self::marks).
+    pub(crate) fn refresh_raw(&mut self) {
+        self.raw_changed = match &mut self.changes {
+            Some(c) => c.changed.as_mut_ptr(),
+            None => ptr::null_mut(),
+        };
+    }
+
+    /// What a write term marks: the changed ticks (null when untracked),
+    /// written only under the pool's write lock (or by the one thread
+    /// that holds the declared write access), and the tick to store.
+    ///
+    /// # Panics
+    ///
+    /// When the buffer moved since the last [`refresh_raw`](Self::refresh_raw)
+    /// (a broken invariant: the refresh runs whenever the registry is
+    /// borrowed exclusively, and structure cannot change meanwhile).
+    pub(crate) fn marks(&self) -> (*mut u32, u32) {
+        match &self.changes {
+            Some(c) => {
+                assert!(
+                    ptr::eq(self.raw_changed, c.changed.as_ptr()),
+                    "a pool's buffers moved while a view held them"
+                );
+                (self.raw_changed, c.now)
+            }
+            None => (ptr::null_mut(), 0),
+        }
+    }
+
+    /// The added and changed ticks' buffers (dense order), for filters;
+    /// `None` when untracked. Read through these pointers only (a write
+    /// term may mark the changed ticks meanwhile, through its own).
+    pub(crate) fn tick_ptrs(&self) -> Option<(*const u32, *const u32)> {
+        let c = self.changes.as_deref()?;
+        Some((c.added.as_ptr(), self.marks().0.cast_const()))
+    }
+
+    /// The change ticks, mutable, when tracked.
+    #[inline]
+    pub(crate) fn changes_mut(&mut self) -> Option<&mut ChangeTicks> {
+        self.changes.as_deref_mut()
+    }
+
+    /// Empties the pool without logging removals (the tick arrays
+    /// emptied, the removal log kept): a restore to a state saved before
+    /// the pool had any value.
+    pub(crate) fn reset(&mut self) {
+        let changes = self.changes.take();
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.clear()));
+        self.changes = crate::storage::erased::emptied(changes);
+        if let Err(payload) = result {
+            std::panic::resume_unwind(payload);
         }
     }
 
@@ -237,6 +332,7 @@ impl BlobPool {
         let size = self.column.item.size();
         crate::sort::apply_order(order, |a, b| {
             self.dense.swap(a, b);
+            ticks::ticks_swapped(&mut self.changes, a, b);
             // SAFETY: `a != b` (a cycle step never swaps a position with
             // itself) and both are below `len`, so the two values are live,
             // in the column's allocation, and `size` bytes apart at least
@@ -284,6 +380,22 @@ impl BlobPool {
         NonNull::new(self.ptr_at(i))
     }
 
+    /// The address of `entity`'s value, marked changed when tracked.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds the pool's write lock (nobody else reads or
+    /// writes its ticks meanwhile).
+    #[inline]
+    pub(crate) unsafe fn get_marked(&self, entity: Entity) -> Option<NonNull<u8>> {
+        let i = self.dense_index_hinted(entity, usize::MAX)?;
+        let (ticks, now) = self.marks();
+        // SAFETY: `i` is a dense position, inside the tick buffer; the
+        // caller's write lock keeps everyone else off it.
+        unsafe { ticks::mark(ticks, i, now) };
+        NonNull::new(self.ptr_at(i))
+    }
+
     /// Calls the destructor on the value at `value`.
     ///
     /// # Safety
@@ -326,6 +438,7 @@ impl BlobPool {
                 dst: self.column.at(i),
                 len: size,
             };
+            ticks::ticks_marked(&mut self.changes, i);
             // SAFETY: position `i < len` holds a live value, replaced next.
             unsafe { self.drop_value(self.column.at(i)) };
             return Ok(());
@@ -342,6 +455,7 @@ impl BlobPool {
         unsafe { ptr::copy_nonoverlapping(src, self.column.at(len), size) };
         self.sparse.set(entity.index(), len);
         self.dense.push(entity);
+        ticks::ticks_pushed(&mut self.changes);
         self.runs.changed(len, len + 1);
         Ok(())
     }
@@ -360,6 +474,8 @@ impl BlobPool {
             column: self.column.copy_prefix(self.dense.len())?,
             drop: None,
             runs: RunInfo::default(),
+            changes: self.changes.clone(),
+            raw_changed: ptr::null_mut(),
         })
     }
 
@@ -412,6 +528,7 @@ impl BlobPool {
         self.runs.changed(i, last);
         self.sparse.clear_slot(entity.index());
         self.dense.swap_remove(i);
+        ticks::ticks_swap_removed(&mut self.changes, i, entity);
         if let Some(&moved) = self.dense.get(i) {
             self.sparse.set(moved.index(), i);
         }
@@ -435,6 +552,7 @@ impl BlobPool {
     pub(crate) fn clear(&mut self) {
         let len = self.dense.len();
         self.runs.changed_all();
+        ticks::ticks_cleared(&mut self.changes, &self.dense);
         for entity in self.dense.drain(..) {
             self.sparse.clear_slot(entity.index());
         }
@@ -453,6 +571,7 @@ impl BlobPool {
         self.sparse.heap_bytes()
             + self.dense.capacity() * std::mem::size_of::<Entity>()
             + self.column.heap_bytes()
+            + ticks::ticks_heap_bytes(&self.changes)
     }
 }
 

@@ -5,6 +5,7 @@
 
 use std::any::Any;
 
+use crate::change::ticks::ChangeTicks;
 use crate::storage::blob_pool::BlobPool;
 use crate::{Component, Entity, SparseSet};
 
@@ -52,6 +53,20 @@ pub(crate) trait ErasedPool: Any + Send + Sync {
     /// advance (a restore, a load): see [`ChangeTicks::clock_moved`](crate::change::ticks::ChangeTicks::clock_moved);
     /// nothing for a pool that keeps no ticks (the default).
     fn clock_moved(&mut self, _now: u32) {}
+    /// The registry's change clock advanced to `now`: a tracked pool
+    /// stores it as the tick of its next marks, and clamps its old ticks
+    /// when `check` is set; nothing for a pool that keeps no ticks.
+    fn advance(&mut self, now: u32, check: bool);
+}
+
+/// [`ErasedPool::advance`] on a pool's ticks.
+fn advance_ticks(changes: Option<&mut ChangeTicks>, now: u32, check: bool) {
+    if let Some(c) = changes {
+        c.now = now;
+        if check {
+            c.clamp();
+        }
+    }
 }
 
 impl<T: Component> ErasedPool for SparseSet<T> {
@@ -99,19 +114,27 @@ impl<T: Component> ErasedPool for SparseSet<T> {
             c.clock_moved(now);
         }
     }
+    fn advance(&mut self, now: u32, check: bool) {
+        advance_ticks(self.changes.as_deref_mut(), now, check);
+    }
     fn reset(&mut self) {
         let changes = self.changes.take();
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.clear()));
-        self.changes = changes.map(|mut c| {
-            c.added.clear();
-            c.changed.clear();
-            c.stamps.fit(0, c.now);
-            c
-        });
+        self.changes = emptied(changes);
         if let Err(payload) = result {
             std::panic::resume_unwind(payload);
         }
     }
+}
+
+/// A reset pool's ticks: the arrays emptied, the removal log kept.
+pub(crate) fn emptied(changes: Option<Box<ChangeTicks>>) -> Option<Box<ChangeTicks>> {
+    changes.map(|mut c| {
+        c.added.clear();
+        c.changed.clear();
+        c.stamps.fit(0, c.now);
+        c
+    })
 }
 
 impl ErasedPool for BlobPool {
@@ -140,7 +163,10 @@ impl ErasedPool for BlobPool {
         BlobPool::apply_order(self, order)
     }
     fn is_tracking(&self) -> bool {
-        false
+        BlobPool::is_tracking(self)
+    }
+    fn refresh_raw(&mut self) {
+        BlobPool::refresh_raw(self)
     }
     fn stamp(&self) -> (u64, u64) {
         let (_, runs) = self.lookup_parts();
@@ -150,6 +176,14 @@ impl ErasedPool for BlobPool {
         None
     }
     fn reset(&mut self) {
-        BlobPool::clear(self)
+        BlobPool::reset(self)
+    }
+    fn clock_moved(&mut self, now: u32) {
+        if let Some(c) = self.changes_mut() {
+            c.clock_moved(now);
+        }
+    }
+    fn advance(&mut self, now: u32, check: bool) {
+        advance_ticks(self.changes_mut(), now, check);
     }
 }

@@ -21,9 +21,8 @@ use parking_lot::{Mutex, RwLock};
 
 use super::blob_pool::BlobPool;
 use super::pools::{ErasedPool, PoolSlot, Pools, as_blob, fast_slot, typed_mut};
-use crate::change::clock::{UpdatePool, update_pool};
 use crate::{
-    ChildOf, Children, Component, ComponentInfo, Disabled, Entity, EntityMap, MapEntities,
+    ChildOf, Children, Component, ComponentId, ComponentInfo, Disabled, Entity, EntityMap, MapEntities,
     SparseSet, StateError,
 };
 
@@ -46,8 +45,6 @@ pub(crate) struct PoolCopy {
     pub(super) changed_undo: Option<ChangedUndo>,
     /// Puts back into the mirror what `changed_undo` replaced.
     pub(super) put_back: Option<PutBack>,
-    /// The clock's update of the pool's change ticks, for a typed pool.
-    update: Option<UpdatePool>,
     /// Gives the second entity a copy of the first one's value (both
     /// alive, the second without one); `false` when the first has none.
     clone_value: fn(&mut dyn ErasedPool, Entity, Entity) -> bool,
@@ -215,7 +212,6 @@ impl PoolCopy {
             changed: None,
             changed_undo: None,
             put_back: None,
-            update: Some(update_pool::<T>),
             clone_value: clone_typed_value::<T>,
             clone_into: Some(clone_typed_into::<T>),
         }
@@ -250,7 +246,6 @@ impl PoolCopy {
             changed: None,
             changed_undo: None,
             put_back: None,
-            update: None,
             clone_value: clone_blob_value,
             clone_into: None,
         }
@@ -470,7 +465,7 @@ impl Pools {
     /// Makes every pool equal to its copy in `saved`: pools of the table
     /// that `saved` lacks (registered after the save) are emptied without
     /// logging removals, and pools `saved` has beyond the table are
-    /// registered. `tracked` gets the clock's update of every pool that
+    /// registered. `tracked` gets the id of every pool that
     /// starts tracking changes here; `now` is the restored change tick.
     ///
     /// # Errors
@@ -482,7 +477,7 @@ impl Pools {
         &mut self,
         saved: &[SavedPool],
         times: RestoreTimes,
-        tracked: &mut Vec<UpdatePool>,
+        tracked: &mut Vec<ComponentId>,
     ) -> Result<(), StateError> {
         let RestoreTimes {
             now,
@@ -490,7 +485,7 @@ impl Pools {
             since,
         } = times;
         self.check_types(saved)?;
-        for (slot, copy) in self.slots.iter_mut().zip(saved) {
+        for (k, (slot, copy)) in self.slots.iter_mut().zip(saved).enumerate() {
             let pool = slot.cell.get_mut();
             let was_tracking = pool.is_tracking();
             let mut synced = copy.synced.lock();
@@ -503,7 +498,9 @@ impl Pools {
             pool.clock_moved(now);
             *synced = Some(PoolSync::of(&**pool));
             if pool.is_tracking() && !was_tracking {
-                tracked.extend(copy.copy.update);
+                tracked.push(ComponentId::from_u32(
+                    u32::try_from(k).expect("fewer than 2^32 component types"),
+                ));
             }
             slot.copy = Some(copy.copy);
         }
@@ -572,8 +569,8 @@ impl Pools {
 
     /// Registers a slot for the type of `copy` (absent from the table),
     /// holding a copy of its pool, read at the restored clock `now`.
-    fn adopt(&mut self, copy: &SavedPool, tracked: &mut Vec<UpdatePool>, now: u32) {
-        let id = crate::ComponentId::from_u32(
+    fn adopt(&mut self, copy: &SavedPool, tracked: &mut Vec<ComponentId>, now: u32) {
+        let id = ComponentId::from_u32(
             u32::try_from(self.slots.len()).expect("fewer than 2^32 component types"),
         );
         let mut pool = (copy.copy.copy)(&*copy.pool);
@@ -581,7 +578,7 @@ impl Pools {
         pool.clock_moved(now);
         *copy.synced.lock() = Some(PoolSync::of(&*pool));
         if pool.is_tracking() {
-            tracked.extend(copy.copy.update);
+            tracked.push(id);
         }
         match copy.info.type_id() {
             Some(type_id) => {

@@ -399,6 +399,15 @@ impl Pools {
         self.slots.len()
     }
 
+    /// The pool of `id`, type-erased.
+    ///
+    /// # Panics
+    ///
+    /// When `id` is not registered.
+    pub(crate) fn erased_at_mut(&mut self, id: ComponentId) -> &mut dyn ErasedPool {
+        &mut **self.slots[id.index()].cell.get_mut()
+    }
+
     /// Every pool, type-erased, in [`ComponentId`] order.
     pub(crate) fn erased_mut(&mut self) -> impl Iterator<Item = &mut dyn ErasedPool> {
         self.slots.iter_mut().map(|slot| &mut **slot.cell.get_mut())

@@ -21,6 +21,7 @@ mod registry;
 mod required;
 mod runtime;
 mod runtime_bytes;
+mod runtime_changes;
 mod sort_pools;
 mod spawn_batch;
 mod state;
