@@ -152,46 +152,6 @@ typedef struct ecs_tick {
 // entity (handles are not tagged per engine, unlike component ids).
 typedef uint64_t ecs_entity;
 
-// Called once per entity of a view: the entity and one pointer per id (in
-// the order given), valid during the call.
-typedef void (*ecs_each_fn)(ecs_entity entity, void *const *components, void *user_data);
-
-// The terms of a filtered view (`ecs_view_each_filtered`).
-typedef struct ecs_view_desc {
-  // `sizeof(ecs_view_desc)`.
-  uint32_t struct_size;
-  // The components the callback gets a pointer to, in this order (at
-  // least one), as for `ecs_view_each`.
-  const ecs_component_id *ids;
-  // Number of ids in `ids`.
-  size_t ids_len;
-  // Components an entity must also have to be visited (no pointer is
-  // given for them); may be NULL when `with_len` is 0.
-  const ecs_component_id *with;
-  // Number of ids in `with`.
-  size_t with_len;
-  // Components an entity must not have to be visited; may be NULL when
-  // `without_len` is 0.
-  const ecs_component_id *without;
-  // Number of ids in `without`.
-  size_t without_len;
-} ecs_view_desc;
-
-// A run of a view's entities whose components lie side by side: row `i`
-// is `entities[i]`, and `columns[k]` points at `len` consecutive values of
-// the view's `k`-th id (stride: that component's size).
-typedef struct ecs_view_chunk {
-  // Rows in the chunk, at least 1.
-  size_t len;
-  // `len` entity handles.
-  const ecs_entity *entities;
-  // One column pointer per id of the view.
-  void *const *columns;
-} ecs_view_chunk;
-
-// Called once per chunk of a view; the chunk is valid during the call.
-typedef void (*ecs_chunk_fn)(const struct ecs_view_chunk *chunk, void *user_data);
-
 // Settings of a new engine.
 typedef struct ecs_engine_desc {
   // `sizeof(ecs_engine_desc)`: lets later versions add fields.
@@ -254,6 +214,21 @@ typedef struct ecs_events_read {
   // before it ran. Counted at its first read in a run.
   uint64_t missed;
 } ecs_events_read;
+
+// A run of a view's entities whose components lie side by side: row `i`
+// is `entities[i]`, and `columns[k]` points at `len` consecutive values of
+// the view's `k`-th id (stride: that component's size).
+typedef struct ecs_view_chunk {
+  // Rows in the chunk, at least 1.
+  size_t len;
+  // `len` entity handles.
+  const ecs_entity *entities;
+  // One column pointer per id of the view.
+  void *const *columns;
+} ecs_view_chunk;
+
+// Called once per chunk of a view; the chunk is valid during the call.
+typedef void (*ecs_chunk_fn)(const struct ecs_view_chunk *chunk, void *user_data);
 
 // A queue to create.
 typedef struct ecs_queue_desc {
@@ -456,6 +431,31 @@ typedef struct ecs_system_desc {
   // Number of names in `sets`.
   size_t sets_len;
 } ecs_system_desc;
+
+// Called once per entity of a view: the entity and one pointer per id (in
+// the order given), valid during the call.
+typedef void (*ecs_each_fn)(ecs_entity entity, void *const *components, void *user_data);
+
+// The terms of a filtered view (`ecs_view_each_filtered`).
+typedef struct ecs_view_desc {
+  // `sizeof(ecs_view_desc)`.
+  uint32_t struct_size;
+  // The components the callback gets a pointer to, in this order (at
+  // least one), as for `ecs_view_each`.
+  const ecs_component_id *ids;
+  // Number of ids in `ids`.
+  size_t ids_len;
+  // Components an entity must also have to be visited (no pointer is
+  // given for them); may be NULL when `with_len` is 0.
+  const ecs_component_id *with;
+  // Number of ids in `with`.
+  size_t with_len;
+  // Components an entity must not have to be visited; may be NULL when
+  // `without_len` is 0.
+  const ecs_component_id *without;
+  // Number of ids in `without`.
+  size_t without_len;
+} ecs_view_desc;
 
 // The null entity (`UINT64_MAX`): never alive.
 #define ECS_ENTITY_NULL UINT64_MAX
@@ -666,78 +666,6 @@ ecs_status ecs_ctx_get(struct ecs_system_ctx *ctx,
                        ecs_entity entity,
                        ecs_component_id id,
                        void **out);
-
-// Visits every entity that has all components `ids` (each declared by the
-// system; a declared write is writable), calling `each` once per entity,
-// on the calling thread, one call after the other. The component with the
-// fewest values drives the order: its values' storage order, which depends
-// only on the sequence of inserts and removals, so the same world gives
-// the same order on every run and thread count.
-//
-// # Errors
-//
-// `ECS_ERR_NULL_POINTER`; `ECS_ERR_INVALID_ARGUMENT` for no ids or an id
-// given twice; `ECS_ERR_UNKNOWN_COMPONENT` for an id of another engine;
-// `ECS_ERR_UNDECLARED` for an id the system did not declare;
-// `ECS_ERR_BORROW_CONFLICT` when a written component is already in use
-// by this system (a view or `ecs_ctx_get` nested inside another view).
-//
-// # Safety
-//
-// `ctx` is NULL or the context passed to the running callback; `ids` is
-// valid for `ids_len` reads; `each` is sound to call with `user_data`.
-ecs_status ecs_view_each(struct ecs_system_ctx *ctx,
-                         const ecs_component_id *ids,
-                         size_t ids_len,
-                         ecs_each_fn each,
-                         void *user_data);
-
-// As `ecs_view_each` over `desc->ids`, visiting only the entities that
-// also have every component of `desc->with` and none of
-// `desc->without`, in the same order as `ecs_view_each` (the filters only
-// skip entities). As in Rust's `With<T>` and `Without<T>`, a filter reads
-// its component's membership: each id of `with` and `without` must be
-// declared by the system (read or write), so filtered systems are ordered
-// against systems that write those components. Each `without` term costs
-// one lookup per visited entity.
-//
-// # Errors
-//
-// `ECS_ERR_NULL_POINTER` (ctx, desc, each, a list with a non-zero
-// length); `ECS_ERR_INVALID_ARGUMENT` for a small `struct_size`, no
-// `ids`, or an id named twice (in one list or two);
-// `ECS_ERR_UNKNOWN_COMPONENT`, `ECS_ERR_UNDECLARED` and
-// `ECS_ERR_BORROW_CONFLICT` as for `ecs_view_each`, for the ids of every
-// list. Nothing is visited on failure.
-//
-// # Safety
-//
-// `ctx` is NULL or the context passed to the running callback; `desc` is
-// NULL or valid, its lists valid for their lengths; `each` is sound to
-// call with `user_data`.
-ecs_status ecs_view_each_filtered(struct ecs_system_ctx *ctx,
-                                  const struct ecs_view_desc *desc,
-                                  ecs_each_fn each,
-                                  void *user_data);
-
-// As `ecs_view_each`, but one call per chunk of entities whose
-// components lie side by side: the fast way to write a loop over many
-// entities in C (one indirect call per chunk instead of per entity).
-// Chunks come in the order of `ecs_view_each`, one after the other on
-// the calling thread.
-//
-// # Errors
-//
-// As `ecs_view_each`.
-//
-// # Safety
-//
-// As `ecs_view_each`.
-ecs_status ecs_view_each_chunk(struct ecs_system_ctx *ctx,
-                               const ecs_component_id *ids,
-                               size_t ids_len,
-                               ecs_chunk_fn each,
-                               void *user_data);
 
 // Marks the running system as failed, with `message` (copied; NULL for
 // none): when its callback returns, the system's commands and the events
@@ -1942,6 +1870,78 @@ const char *ecs_status_name(ecs_status status);
 // Pointers are NULL or valid as described; `run` is sound to call from
 // any thread with `user_data`.
 ecs_status ecs_system_add(struct ecs_engine *engine, const struct ecs_system_desc *desc);
+
+// Visits every entity that has all components `ids` (each declared by the
+// system; a declared write is writable), calling `each` once per entity,
+// on the calling thread, one call after the other. The component with the
+// fewest values drives the order: its values' storage order, which depends
+// only on the sequence of inserts and removals, so the same world gives
+// the same order on every run and thread count.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER`; `ECS_ERR_INVALID_ARGUMENT` for no ids or an id
+// given twice; `ECS_ERR_UNKNOWN_COMPONENT` for an id of another engine;
+// `ECS_ERR_UNDECLARED` for an id the system did not declare;
+// `ECS_ERR_BORROW_CONFLICT` when a written component is already in use
+// by this system (a view or `ecs_ctx_get` nested inside another view).
+//
+// # Safety
+//
+// `ctx` is NULL or the context passed to the running callback; `ids` is
+// valid for `ids_len` reads; `each` is sound to call with `user_data`.
+ecs_status ecs_view_each(struct ecs_system_ctx *ctx,
+                         const ecs_component_id *ids,
+                         size_t ids_len,
+                         ecs_each_fn each,
+                         void *user_data);
+
+// As `ecs_view_each` over `desc->ids`, visiting only the entities that
+// also have every component of `desc->with` and none of
+// `desc->without`, in the same order as `ecs_view_each` (the filters only
+// skip entities). As in Rust's `With<T>` and `Without<T>`, a filter reads
+// its component's membership: each id of `with` and `without` must be
+// declared by the system (read or write), so filtered systems are ordered
+// against systems that write those components. Each `without` term costs
+// one lookup per visited entity.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (ctx, desc, each, a list with a non-zero
+// length); `ECS_ERR_INVALID_ARGUMENT` for a small `struct_size`, no
+// `ids`, or an id named twice (in one list or two);
+// `ECS_ERR_UNKNOWN_COMPONENT`, `ECS_ERR_UNDECLARED` and
+// `ECS_ERR_BORROW_CONFLICT` as for `ecs_view_each`, for the ids of every
+// list. Nothing is visited on failure.
+//
+// # Safety
+//
+// `ctx` is NULL or the context passed to the running callback; `desc` is
+// NULL or valid, its lists valid for their lengths; `each` is sound to
+// call with `user_data`.
+ecs_status ecs_view_each_filtered(struct ecs_system_ctx *ctx,
+                                  const struct ecs_view_desc *desc,
+                                  ecs_each_fn each,
+                                  void *user_data);
+
+// As `ecs_view_each`, but one call per chunk of entities whose
+// components lie side by side: the fast way to write a loop over many
+// entities in C (one indirect call per chunk instead of per entity).
+// Chunks come in the order of `ecs_view_each`, one after the other on
+// the calling thread.
+//
+// # Errors
+//
+// As `ecs_view_each`.
+//
+// # Safety
+//
+// As `ecs_view_each`.
+ecs_status ecs_view_each_chunk(struct ecs_system_ctx *ctx,
+                               const ecs_component_id *ids,
+                               size_t ids_len,
+                               ecs_chunk_fn each,
+                               void *user_data);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -57,16 +57,16 @@ mod state;
 mod status;
 mod system;
 mod tag;
+mod view;
 
 pub use boundary::ecs_last_error_message;
 pub use component::{
     ecs_component_desc, ecs_component_id, ecs_component_lookup, ecs_component_register, ecs_drop_fn,
 };
 pub use context::{
-    ecs_chunk_fn, ecs_commands, ecs_commands_despawn, ecs_commands_insert, ecs_commands_remove,
+    ecs_commands, ecs_commands_despawn, ecs_commands_insert, ecs_commands_remove,
     ecs_commands_spawn, ecs_ctx_commands, ecs_ctx_fail, ecs_ctx_get, ecs_ctx_is_alive,
-    ecs_ctx_tick, ecs_each_fn, ecs_system_ctx, ecs_tick, ecs_view_chunk, ecs_view_desc,
-    ecs_view_each, ecs_view_each_chunk, ecs_view_each_filtered,
+    ecs_ctx_tick, ecs_system_ctx, ecs_tick,
 };
 pub use engine::{
     ECS_ENTITY_NULL, ECS_THREADS_MAX, ecs_engine, ecs_engine_build, ecs_engine_create,
@@ -117,6 +117,10 @@ pub use state::{
 pub use status::*;
 pub use system::{
     ECS_SPAWN_RESERVE_MAX, ecs_condition_fn, ecs_system_add, ecs_system_desc, ecs_system_fn,
+};
+pub use view::{
+    ecs_chunk_fn, ecs_each_fn, ecs_view_chunk, ecs_view_desc, ecs_view_each, ecs_view_each_chunk,
+    ecs_view_each_filtered,
 };
 
 /// The API's major version: changes only with incompatible changes

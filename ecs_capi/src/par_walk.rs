@@ -6,9 +6,10 @@ use std::ffi::c_void;
 
 use crate::boundary::{call, foreign};
 use crate::component::ecs_component_id;
-use crate::context::{ecs_chunk_fn, ecs_system_ctx, ecs_view_chunk, open_view};
+use crate::context::ecs_system_ctx;
 use crate::engine::ecs_entity;
 use crate::status::{Failure, ecs_status};
+use crate::view::{ecs_chunk_fn, ecs_view_chunk, open_view};
 
 /// Rows in one piece of `ecs_view_par_each_chunk`: a chunk longer than
 /// this is cut into pieces of this many rows, so that a pass over one long

@@ -269,7 +269,12 @@ impl<'w> RawView<'w> {
             .component_info(id)
             .ok_or(EcsError::UnknownComponent { id })?;
         let named = |term: &LockedBlob<'_>| std::ptr::eq(term.info(), info);
-        if self.terms.iter().chain(self.optional.iter().map(|(t, _)| t)).any(named) {
+        if self
+            .terms
+            .iter()
+            .chain(self.optional.iter().map(|(t, _)| t))
+            .any(named)
+        {
             return Err(EcsError::DuplicateTerm {
                 component: info.name_cow(),
             });
@@ -354,26 +359,40 @@ impl<'w> RawView<'w> {
         } = self;
         let disabled = disabled::cursor(disabled);
         let now = *now;
-        walk(terms, *driver, starts, columns, |entities, columns, starts| {
-            let keep = |i: usize| visits(disabled, filters, starts, now, entities[i], i);
-            let plain = disabled.is_none() && filters.is_empty();
-            kept_runs(plain, entities, columns, strides, shifted, keep, |run, columns, at| {
-                for (&mark, &start) in marks.iter().zip(starts.iter()) {
-                    if mark.is_null() {
-                        continue;
-                    }
-                    for i in at..at + run.len() {
-                        // SAFETY: `start + i` is the dense position of a
-                        // value of this run in the term's pool.
-                        unsafe { ticks::mark(mark, start + i, now) };
-                    }
-                }
-                f(RawChunk {
-                    entities: run,
+        walk(
+            terms,
+            *driver,
+            starts,
+            columns,
+            |entities, columns, starts| {
+                let keep = |i: usize| visits(disabled, filters, starts, now, entities[i], i);
+                let plain = disabled.is_none() && filters.is_empty();
+                kept_runs(
+                    plain,
+                    entities,
                     columns,
-                });
-            });
-        });
+                    strides,
+                    shifted,
+                    keep,
+                    |run, columns, at| {
+                        for (&mark, &start) in marks.iter().zip(starts.iter()) {
+                            if mark.is_null() {
+                                continue;
+                            }
+                            for i in at..at + run.len() {
+                                // SAFETY: `start + i` is the dense position of a
+                                // value of this run in the term's pool.
+                                unsafe { ticks::mark(mark, start + i, now) };
+                            }
+                        }
+                        f(RawChunk {
+                            entities: run,
+                            columns,
+                        });
+                    },
+                );
+            },
+        );
     }
 
     /// Calls `f` with every entity the view visits (it has all the view's
@@ -398,37 +417,43 @@ impl<'w> RawView<'w> {
         } = self;
         let disabled = disabled::cursor(disabled);
         let (now, n, driver) = (*now, terms.len(), *driver);
-        walk(terms, driver, starts, columns, |entities, columns, starts| {
-            for (i, &entity) in entities.iter().enumerate() {
-                if !visits(disabled, filters, starts, now, entity, i) {
-                    continue;
+        walk(
+            terms,
+            driver,
+            starts,
+            columns,
+            |entities, columns, starts| {
+                for (i, &entity) in entities.iter().enumerate() {
+                    if !visits(disabled, filters, starts, now, entity, i) {
+                        continue;
+                    }
+                    for (((value, &base), &stride), (&mark, &start)) in row
+                        .iter_mut()
+                        .zip(columns)
+                        .zip(strides.iter())
+                        .zip(marks.iter().zip(starts.iter()))
+                    {
+                        *value = base.wrapping_add(i * stride);
+                        // SAFETY: `start + i` is the dense position of the
+                        // entity's value in the term's pool.
+                        unsafe { ticks::mark(mark, start + i, now) };
+                    }
+                    for (value, (term, mark)) in row[n..].iter_mut().zip(optional.iter()) {
+                        let pool = term.pool();
+                        *value = match pool.dense_index_hinted(entity, starts[driver] + i) {
+                            Some(at) => {
+                                // SAFETY: `at` is the dense position of the
+                                // entity's value in the pool.
+                                unsafe { ticks::mark(*mark, at, now) };
+                                pool.ptr_at(at)
+                            }
+                            None => std::ptr::null_mut(),
+                        };
+                    }
+                    f(entity, row);
                 }
-                for (((value, &base), &stride), (&mark, &start)) in row
-                    .iter_mut()
-                    .zip(columns)
-                    .zip(strides.iter())
-                    .zip(marks.iter().zip(starts.iter()))
-                {
-                    *value = base.wrapping_add(i * stride);
-                    // SAFETY: `start + i` is the dense position of the
-                    // entity's value in the term's pool.
-                    unsafe { ticks::mark(mark, start + i, now) };
-                }
-                for (value, (term, mark)) in row[n..].iter_mut().zip(optional.iter()) {
-                    let pool = term.pool();
-                    *value = match pool.dense_index_hinted(entity, starts[driver] + i) {
-                        Some(at) => {
-                            // SAFETY: `at` is the dense position of the
-                            // entity's value in the pool.
-                            unsafe { ticks::mark(*mark, at, now) };
-                            pool.ptr_at(at)
-                        }
-                        None => std::ptr::null_mut(),
-                    };
-                }
-                f(entity, row);
-            }
-        });
+            },
+        );
     }
 
     /// Number of entities the view visits (walks the driving pool). Marks

@@ -22,8 +22,8 @@ use parking_lot::{Mutex, RwLock};
 use super::blob_pool::BlobPool;
 use super::pools::{ErasedPool, PoolSlot, Pools, as_blob, fast_slot, typed_mut};
 use crate::{
-    ChildOf, Children, Component, ComponentId, ComponentInfo, Disabled, Entity, EntityMap, MapEntities,
-    SparseSet, StateError,
+    ChildOf, Children, Component, ComponentId, ComponentInfo, Disabled, Entity, EntityMap,
+    MapEntities, SparseSet, StateError,
 };
 
 /// How to copy one slot's pool.

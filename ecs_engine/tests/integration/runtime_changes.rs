@@ -7,8 +7,7 @@ use std::alloc::Layout;
 use std::collections::HashMap;
 
 use ecs_engine::{
-    Access, ChangeTick, ComponentDescriptor, ComponentId, EcsError, Entity, Registry,
-    RemovedCursor,
+    Access, ChangeTick, ComponentDescriptor, ComponentId, EcsError, Entity, Registry, RemovedCursor,
 };
 use proptest::prelude::*;
 
@@ -58,7 +57,10 @@ fn added_and_changed_filters_see_inserts_writes_and_replacements() {
     put(&mut registry, a, hp, 10); // replaced: changed, not added
     // SAFETY: the pointer is to b's u32, written while the registry is borrowed.
     unsafe { *registry.get_raw_mut(b, hp).unwrap().cast::<u32>().as_ptr() = 20 };
-    assert_eq!(visited(&mut registry, hp, |v| v.added_since(0, since)), vec![c]);
+    assert_eq!(
+        visited(&mut registry, hp, |v| v.added_since(0, since)),
+        vec![c]
+    );
     assert_eq!(
         visited(&mut registry, hp, |v| v.changed_since(0, since)),
         vec![a, b, c]
@@ -90,14 +92,21 @@ fn write_terms_mark_what_they_visit_and_read_terms_do_not() {
     registry.advance_change_tick();
     // Chunks: only the tagged entities (a join with `tag`) are visited and marked.
     let mut view = registry
-        .raw_view(&[(pos, Access::Write), (vel, Access::Read), (tag, Access::Read)])
+        .raw_view(&[
+            (pos, Access::Write),
+            (vel, Access::Read),
+            (tag, Access::Read),
+        ])
         .unwrap();
     let mut rows = 0;
     view.each_chunk(|chunk| rows += chunk.len());
     drop(view);
     assert_eq!(rows, 3);
     let tagged: Vec<Entity> = entities.iter().copied().step_by(2).collect();
-    assert_eq!(visited(&mut registry, pos, |v| v.changed_since(0, since)), tagged);
+    assert_eq!(
+        visited(&mut registry, pos, |v| v.changed_since(0, since)),
+        tagged
+    );
     assert!(visited(&mut registry, vel, |v| v.changed_since(0, since)).is_empty());
     // Per entity, with a filter: only the entities passing it are marked.
     let since = registry.change_tick();
@@ -221,13 +230,22 @@ fn a_state_keeps_the_ticks_and_the_log() {
     put(&mut registry, a, hp, 3);
     registry.remove_by_id(b, hp).unwrap();
     registry.restore_state(&state).unwrap();
-    assert_eq!(visited(&mut registry, hp, |v| v.added_since(0, since)), vec![b]);
-    assert_eq!(visited(&mut registry, hp, |v| v.changed_since(0, since)), vec![b]);
+    assert_eq!(
+        visited(&mut registry, hp, |v| v.added_since(0, since)),
+        vec![b]
+    );
+    assert_eq!(
+        visited(&mut registry, hp, |v| v.changed_since(0, since)),
+        vec![b]
+    );
     // The clock still advances the restored pool: a new write is newer.
     let now = registry.change_tick();
     registry.advance_change_tick();
     put(&mut registry, a, hp, 4);
-    assert_eq!(visited(&mut registry, hp, |v| v.changed_since(0, now)), vec![a]);
+    assert_eq!(
+        visited(&mut registry, hp, |v| v.changed_since(0, now)),
+        vec![a]
+    );
 }
 
 #[derive(Debug, Clone)]
