@@ -33,8 +33,12 @@
 // `ecs_resource_desc.savable`; the command report,
 // `ecs_engine_command_report` and `ecs_system_command_report`; sets,
 // `ecs_system_desc.sets` and `ecs_set_configure`; parallel chunk walks,
-// `ecs_view_par_each_chunk`; failing systems, `ecs_ctx_fail`).
-#define ECS_API_VERSION_MINOR 5
+// `ecs_view_par_each_chunk`; failing systems, `ecs_ctx_fail`; 5:
+// in-memory states, `ecs_state_create`, `ecs_engine_save_state`, ...,
+// ids that carry their kind, `ecs_command_report.discarded`; 6: change
+// detection, `ecs_component_desc.track_changes`, the `optional`, `added`
+// and `changed` lists of `ecs_view_desc`, `ecs_ctx_removed`).
+#define ECS_API_VERSION_MINOR 6
 
 // The most worker threads an engine's pool may have
 // (`ecs_engine_desc.threads`): 1024.
@@ -126,6 +130,15 @@ typedef struct ecs_component_desc {
   // `false` (or an older struct): the component is not savable, and a
   // save of an engine where it has values is refused.
   bool savable;
+  // `true` keeps change ticks for the component: when each value was
+  // added and last written (an insert, a replacement, a visit by a view
+  // that declares it written, `ecs_ctx_get` of a written id), and a log
+  // of the entities that lost it, for the `added` and `changed` lists
+  // of `ecs_view_desc` and for `ecs_ctx_removed`. Costs 8 bytes per
+  // value and one store per written value a view visits. `false` (or an
+  // older struct): those lists and `ecs_ctx_removed` refuse the id with
+  // `ECS_ERR_INVALID_ARGUMENT`.
+  bool track_changes;
 } ecs_component_desc;
 
 // A component type's id, from `ecs_component_register`: valid only in the
@@ -239,6 +252,11 @@ typedef struct ecs_queue_desc {
   // Most events held at once; 0 for no limit.
   size_t capacity;
 } ecs_queue_desc;
+
+// Called once per removal by `ecs_ctx_removed`, oldest first, with the
+// entity that lost the component (its handle may be stale by now: a
+// despawned entity's is).
+typedef void (*ecs_removed_fn)(ecs_entity entity, void *user_data);
 
 // A kind of command: an index into the arrays of `ecs_command_report`.
 typedef uint32_t ecs_command_kind;
@@ -455,6 +473,27 @@ typedef struct ecs_view_desc {
   const ecs_component_id *without;
   // Number of ids in `without`.
   size_t without_len;
+  // Components the callback gets a pointer to after those of `ids` (in
+  // this order), NULL where the visited entity has none: they do not
+  // choose the entities (as Rust's `Option<&T>`). Written only when
+  // declared written. May be NULL when `optional_len` is 0.
+  const ecs_component_id *optional;
+  // Number of ids in `optional`.
+  size_t optional_len;
+  // Components whose value must have been added since the system last
+  // ran (every value, on its first run) for an entity to be visited,
+  // as Rust's `Added<T>`: each an id of `ids` or `with`, or one more
+  // component the entity must have. Each must track changes
+  // (`ecs_component_desc.track_changes`). May be NULL when `added_len`
+  // is 0.
+  const ecs_component_id *added;
+  // Number of ids in `added`.
+  size_t added_len;
+  // As `added`, for a value added or written since the system last ran
+  // (Rust's `Changed<T>`).
+  const ecs_component_id *changed;
+  // Number of ids in `changed`.
+  size_t changed_len;
 } ecs_view_desc;
 
 // The null entity (`UINT64_MAX`): never alive.
@@ -649,7 +688,8 @@ bool ecs_ctx_is_alive(const struct ecs_system_ctx *ctx, ecs_entity entity);
 
 // Writes a pointer to `entity`'s component `id` to `*out`: valid until the
 // system returns; it may be written through only when the system declared
-// `id` as written.
+// `id` as written, and then the value counts as changed (for a component
+// that tracks changes).
 //
 // # Errors
 //
@@ -1487,6 +1527,38 @@ ecs_status ecs_queue_close(const struct ecs_queue *queue);
 // Pointers are NULL or valid.
 ecs_status ecs_queue_len(const struct ecs_queue *queue, size_t *out);
 
+// Calls `each` with every entity that lost component `id` (removed
+// directly or by a command, or despawned while holding it) since this
+// system last called `ecs_ctx_removed` for `id` (since the component was
+// registered, on the first call), oldest first, on the calling thread; an
+// entity appears once per removal. Each system reads with its own
+// cursor, saved with the engine's in-memory states. The log keeps the
+// last 65,536 removals of each component: removals dropped before this
+// system read them are counted in `*missed` (NULL: not wanted), never
+// lost silently. The component must track changes
+// (`ecs_component_desc.track_changes`) and be declared by the system
+// (read or write), which orders the system after the systems that write
+// it.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (ctx, each); `ECS_ERR_UNKNOWN_COMPONENT`;
+// `ECS_ERR_UNDECLARED`; `ECS_ERR_INVALID_ARGUMENT` for a component that
+// does not track changes; `ECS_ERR_BORROW_CONFLICT` inside a view that
+// writes `id`; `ECS_ERR_WRONG_STATE` in a run condition (it keeps no
+// cursor) or from another thread than the system's. On failure `each`
+// is not called and the cursor does not move.
+//
+// # Safety
+//
+// `ctx` is NULL or the context passed to the running callback; `each` is
+// sound to call with `user_data`; `missed` is NULL or valid for writes.
+ecs_status ecs_ctx_removed(struct ecs_system_ctx *ctx,
+                           ecs_component_id id,
+                           ecs_removed_fn each,
+                           void *user_data,
+                           uint64_t *missed);
+
 // Writes what the last tick's command buffers did, every tick system's
 // together, to `*out`; all zero before the first tick. Startup systems'
 // commands are in no report. A load (`ecs_engine_load`) keeps the report
@@ -1898,18 +1970,28 @@ ecs_status ecs_view_each(struct ecs_system_ctx *ctx,
 
 // As `ecs_view_each` over `desc->ids`, visiting only the entities that
 // also have every component of `desc->with` and none of
-// `desc->without`, in the same order as `ecs_view_each` (the filters only
-// skip entities). As in Rust's `With<T>` and `Without<T>`, a filter reads
-// its component's membership: each id of `with` and `without` must be
-// declared by the system (read or write), so filtered systems are ordered
-// against systems that write those components. Each `without` term costs
-// one lookup per visited entity.
+// `desc->without`, and whose components of `desc->added` and
+// `desc->changed` were added or changed since the system last ran, in
+// the same order as `ecs_view_each` (the filters only skip entities).
+// The callback gets a pointer per id of `ids`, then one per id of
+// `optional` (NULL where the entity has none). As in Rust's `With<T>`
+// and `Without<T>`, a filter reads its component's membership: each id
+// of every list must be declared by the system (read or write), so
+// filtered systems are ordered against systems that write those
+// components. Each `without` and `optional` term costs one lookup per
+// entity, each `added` and `changed` term one tick comparison.
+// A visited entity's values of components declared written (in `ids`,
+// `with`, `optional`) count as changed for every later `changed` filter.
 //
 // # Errors
 //
 // `ECS_ERR_NULL_POINTER` (ctx, desc, each, a list with a non-zero
 // length); `ECS_ERR_INVALID_ARGUMENT` for a small `struct_size`, no
-// `ids`, or an id named twice (in one list or two);
+// `ids`, an id named twice in `ids`, `with`, `without` and `optional`,
+// an id of `added` or `changed` also in `without` or `optional`, or a
+// component of `added` or `changed` that does not track changes;
+// `ECS_ERR_WRONG_STATE` for an `added` or `changed` list in a run
+// condition (it keeps no last run);
 // `ECS_ERR_UNKNOWN_COMPONENT`, `ECS_ERR_UNDECLARED` and
 // `ECS_ERR_BORROW_CONFLICT` as for `ecs_view_each`, for the ids of every
 // list. Nothing is visited on failure.
@@ -1917,8 +1999,9 @@ ecs_status ecs_view_each(struct ecs_system_ctx *ctx,
 // # Safety
 //
 // `ctx` is NULL or the context passed to the running callback; `desc` is
-// NULL or valid, its lists valid for their lengths; `each` is sound to
-// call with `user_data`.
+// NULL or valid for `desc->struct_size` bytes (or a whole
+// `ecs_view_desc`, whichever is smaller), its lists valid for their
+// lengths; `each` is sound to call with `user_data`.
 ecs_status ecs_view_each_filtered(struct ecs_system_ctx *ctx,
                                   const struct ecs_view_desc *desc,
                                   ecs_each_fn each,

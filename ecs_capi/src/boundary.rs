@@ -234,6 +234,49 @@ pub(crate) fn check_struct_size(
     Ok(())
 }
 
+/// A descriptor struct every field of which is valid as zero bytes (NULL
+/// pointers, `None` callbacks, 0, `false`), so that a caller's older,
+/// shorter version can be read into it with the rest zeroed.
+///
+/// # Safety
+///
+/// Every field is valid as all-zero bytes, and the struct begins with its
+/// `u32` `struct_size`.
+pub(crate) unsafe trait Versioned: Copy {
+    /// The struct's name in C.
+    const NAME: &'static str;
+    /// Bytes of its first version (the least a caller's `struct_size` may
+    /// say).
+    const V1: usize;
+}
+
+/// The caller's descriptor: its first `struct_size` bytes (at least
+/// version 1, at most this library's struct), the fields it does not
+/// cover zero.
+///
+/// # Safety
+///
+/// `desc` is non-null and valid for reads of `desc->struct_size` bytes or
+/// of a whole `T`, whichever is smaller.
+pub(crate) unsafe fn read_versioned<T: Versioned>(
+    desc: *const T,
+    function: &str,
+) -> Result<T, Failure> {
+    // SAFETY: the first field of every version, valid by the caller's promise.
+    let struct_size = unsafe { desc.cast::<u32>().read() };
+    check_struct_size(struct_size, T::V1, function, T::NAME)?;
+    let covered = (struct_size as usize).min(std::mem::size_of::<T>());
+    let mut copy = std::mem::MaybeUninit::<T>::zeroed();
+    // SAFETY: `covered` bytes are readable (the caller's promise) and fit
+    // in `copy`; every field is valid as zero bytes (`Versioned`), so the
+    // bytes not copied leave a valid value, and the copied ones are the
+    // caller's fields (a `bool` read as C's `bool`, 0 or 1).
+    Ok(unsafe {
+        std::ptr::copy_nonoverlapping(desc.cast::<u8>(), copy.as_mut_ptr().cast::<u8>(), covered);
+        copy.assume_init()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,7 @@ use std::ffi::{c_char, c_void};
 
 use ::ecs_engine::{ComponentDescriptor, ComponentId, Registry};
 
-use crate::boundary::{arg, call, check_struct_size, foreign, string_arg, write_out};
+use crate::boundary::{Versioned, arg, call, foreign, read_versioned, string_arg, write_out};
 use crate::engine::EngineState;
 use crate::status::{ECS_ERR_LIMIT, ECS_ERR_UNKNOWN_COMPONENT, Failure, ecs_status};
 use crate::tag::{IdKind, MAX_INDEXES, Tag, decode_id, encode_id};
@@ -58,42 +58,24 @@ pub struct ecs_component_desc {
     /// `false` (or an older struct): the component is not savable, and a
     /// save of an engine where it has values is refused.
     pub savable: bool,
+    // Version 3 (API 2.6): read only when `struct_size` covers it.
+    /// `true` keeps change ticks for the component: when each value was
+    /// added and last written (an insert, a replacement, a visit by a view
+    /// that declares it written, `ecs_ctx_get` of a written id), and a log
+    /// of the entities that lost it, for the `added` and `changed` lists
+    /// of `ecs_view_desc` and for `ecs_ctx_removed`. Costs 8 bytes per
+    /// value and one store per written value a view visits. `false` (or an
+    /// older struct): those lists and `ecs_ctx_removed` refuse the id with
+    /// `ECS_ERR_INVALID_ARGUMENT`.
+    pub track_changes: bool,
 }
 
-/// The version 1 struct: every field up to `drop_user_data`.
-const COMPONENT_DESC_V1: usize = std::mem::offset_of!(ecs_component_desc, savable);
-
-/// The caller's descriptor: its first `struct_size` bytes (at least
-/// version 1, at most this library's struct), `savable` false when the
-/// caller's struct does not cover it.
-///
-/// # Safety
-///
-/// `desc` is non-null and valid for reads of `desc->struct_size` bytes or
-/// of a whole `ecs_component_desc`, whichever is smaller.
-unsafe fn read_desc(
-    desc: *const ecs_component_desc,
-    function: &str,
-) -> Result<ecs_component_desc, Failure> {
-    // SAFETY: the first field of every version, valid by the caller's promise.
-    let struct_size = unsafe { desc.cast::<u32>().read() };
-    check_struct_size(
-        struct_size,
-        COMPONENT_DESC_V1,
-        function,
-        "ecs_component_desc",
-    )?;
-    let covered = (struct_size as usize).min(std::mem::size_of::<ecs_component_desc>());
-    let mut copy = std::mem::MaybeUninit::<ecs_component_desc>::zeroed();
-    // SAFETY: `covered` bytes are readable (the caller's promise) and fit
-    // in `copy`; every field is valid as zero bytes (NULL pointers, a
-    // `None` destructor, 0, `false`), so the bytes not copied leave a
-    // valid value, and the copied ones are the caller's fields. A `bool`
-    // the caller covers is read as C's `bool`, 0 or 1.
-    Ok(unsafe {
-        std::ptr::copy_nonoverlapping(desc.cast::<u8>(), copy.as_mut_ptr().cast::<u8>(), covered);
-        copy.assume_init()
-    })
+// The version 1 struct: every field up to `drop_user_data`.
+// SAFETY: every field is valid as zero bytes (NULL pointers, `None`
+// callbacks, 0, `false`); the struct begins with `struct_size`.
+unsafe impl Versioned for ecs_component_desc {
+    const NAME: &'static str = "ecs_component_desc";
+    const V1: usize = std::mem::offset_of!(ecs_component_desc, savable);
 }
 
 /// The C id of `component` in the engine tagged `tag` (`tag.rs`), so an
@@ -227,7 +209,7 @@ pub unsafe extern "C" fn ecs_component_register(
         }
         // SAFETY: non-null, and valid for `struct_size` bytes by the
         // caller's promise.
-        let desc = unsafe { read_desc(desc, F) }?;
+        let desc = unsafe { read_versioned(desc, F) }?;
         // SAFETY: NULL or a NUL-terminated string, by the caller's promise.
         let name = unsafe { string_arg(desc.name, F, "desc->name") }?;
         let layout = component_layout(&name, desc.size, desc.align, F)?;
@@ -277,10 +259,15 @@ pub unsafe extern "C" fn ecs_component_register(
                 format!("{F}: an engine holds at most {MAX_INDEXES} component types"),
             ));
         }
-        let id = engine
-            .registry_mut()
+        let registry = engine.registry_mut();
+        let id = registry
             .register_runtime(descriptor)
             .map_err(|e| Failure::registry(F, &e))?;
+        if desc.track_changes {
+            registry
+                .track_changes_raw(id)
+                .expect("a run-time component registered just above");
+        }
         let id = encode(engine.tag, id, F)?;
         // SAFETY: `out` is non-null and valid for writes.
         unsafe { write_out(out, id, F, "out") }

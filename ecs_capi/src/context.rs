@@ -7,8 +7,8 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 use std::thread::ThreadId;
 
-use ::ecs_engine::RawComponent;
-use scheduler::SystemContext;
+use ::ecs_engine::{ChangeTick, ComponentId, RawComponent, RemovedCursor};
+use scheduler::{LastRun, Local, LocalState, SystemContext, SystemParam};
 
 use crate::boundary::{arg, call, call_value, write_out};
 use crate::component::{decode, ecs_component_id};
@@ -42,6 +42,13 @@ pub struct ecs_system_ctx {
     /// The thread running the callback: the only one that may use the
     /// context (its cells are not shared).
     owner: ThreadId,
+    /// The change tick of the system's last run, what `added` and
+    /// `changed` compare with; `None` in a run condition (which keeps no
+    /// last run).
+    since: Option<ChangeTick>,
+    /// The system's removal cursors, one child state per component index
+    /// (`track`), borrowed for the run; `None` in a run condition.
+    cursors: Option<NonNull<LocalState>>,
 }
 
 /// A running system's command buffer, from `ecs_ctx_commands`: valid
@@ -79,7 +86,54 @@ impl ecs_system_ctx {
             condition,
             failed: RefCell::new(None),
             owner,
+            since: None,
+            cursors: None,
         }
+    }
+
+    /// Gives a system's context its change detection from `locals`, the
+    /// system's state (which must outlive the context): starts its
+    /// [`LastRun`] at this run's change tick, and lends it the removal
+    /// cursors.
+    pub(crate) fn track(
+        &mut self,
+        context: &SystemContext<'_>,
+        locals: &mut LocalState,
+    ) -> Result<(), scheduler::SystemError> {
+        let [last_run, cursors] = locals.children(2) else {
+            unreachable!("two children asked for")
+        };
+        let mut last_run = Local::<LastRun>::fetch_local(context, last_run)?;
+        self.since = Some(last_run.start(context.change_tick()));
+        self.cursors = Some(NonNull::from(cursors));
+        Ok(())
+    }
+
+    /// The `since` of `added` and `changed` lists, or `ECS_ERR_WRONG_STATE`
+    /// in a run condition.
+    pub(crate) fn since(&self, function: &str) -> Result<ChangeTick, Failure> {
+        self.since.ok_or_else(|| in_condition(function))
+    }
+
+    /// Reads removals of component `id` through the system's cursor for
+    /// it, each passed to `f`; the number the log dropped unread.
+    pub(crate) fn read_removed(
+        &self,
+        id: ComponentId,
+        function: &str,
+        f: impl FnMut(::ecs_engine::Entity),
+    ) -> Result<u64, Failure> {
+        let cursors = self.cursors.ok_or_else(|| in_condition(function))?;
+        let index = id.to_u32() as usize;
+        // SAFETY: `cursors` points at the running system's state, which
+        // outlives this context (`track`); the context is used on its
+        // owner thread only, and this borrow ends before any C code runs.
+        let state = unsafe { &mut *cursors.as_ptr() };
+        let slot = &mut state.children(index + 1)[index];
+        let mut cursor = Local::<RemovedCursor>::fetch_local(self.context(), slot)?;
+        self.context()
+            .removed_raw(id, &mut cursor, f)
+            .map_err(Failure::from)
     }
 
     /// The engine's id tag, to decode ids.
@@ -122,6 +176,18 @@ impl ecs_commands {
         // SAFETY: as in `ecs_system_ctx::context`.
         unsafe { self.context.as_ref() }
     }
+}
+
+/// `ECS_ERR_WRONG_STATE` for what only a system (not a run condition) may
+/// do.
+fn in_condition(function: &str) -> Failure {
+    Failure::new(
+        crate::status::ECS_ERR_WRONG_STATE,
+        format!(
+            "{function}: change detection (`added`, `changed`, removals) is for systems: a run \
+             condition keeps no last run"
+        ),
+    )
 }
 
 /// `ECS_ERR_WRONG_STATE` unless the calling thread is `owner`, the one
@@ -233,7 +299,8 @@ pub unsafe extern "C" fn ecs_ctx_is_alive(ctx: *const ecs_system_ctx, entity: ec
 
 /// Writes a pointer to `entity`'s component `id` to `*out`: valid until the
 /// system returns; it may be written through only when the system declared
-/// `id` as written.
+/// `id` as written, and then the value counts as changed (for a component
+/// that tracks changes).
 ///
 /// # Errors
 ///
@@ -261,10 +328,13 @@ pub unsafe extern "C" fn ecs_ctx_get(
             return Err(Failure::null(F, "out"));
         }
         let target = self::entity(entity, F)?;
-        let value = ctx
-            .context()
-            .get_raw(target, decode(ctx.tag, id, F)?)
-            .map_err(Failure::from)?;
+        let id = decode(ctx.tag, id, F)?;
+        let context = ctx.context();
+        let value = match context.declared(id) {
+            Some(::ecs_engine::Access::Write) => context.get_raw_mut(target, id),
+            _ => context.get_raw(target, id),
+        }
+        .map_err(Failure::from)?;
         // SAFETY: `out` is checked for NULL there and valid for writes by the caller's promise.
         unsafe { write_out(out, value.as_ptr().cast(), F, "out") }
     })

@@ -49,6 +49,7 @@ mod event;
 mod hierarchy;
 mod par_walk;
 mod queue;
+mod removed;
 mod report;
 mod resource;
 mod set;
@@ -95,6 +96,7 @@ pub use queue::{
     ecs_queue_destroy, ecs_queue_len, ecs_queue_pop_timeout, ecs_queue_push, ecs_queue_try_pop,
     ecs_queue_try_push,
 };
+pub use removed::{ecs_ctx_removed, ecs_removed_fn};
 pub use report::{
     ECS_COMMAND_CUSTOM, ECS_COMMAND_DESPAWN, ECS_COMMAND_INSERT, ECS_COMMAND_INSERT_BUNDLE,
     ECS_COMMAND_INSERT_RAW, ECS_COMMAND_INSERT_RESOURCE, ECS_COMMAND_KINDS, ECS_COMMAND_REMOVE,
@@ -139,8 +141,12 @@ pub const ECS_API_VERSION_MAJOR: u32 = 2;
 /// `ecs_resource_desc.savable`; the command report,
 /// `ecs_engine_command_report` and `ecs_system_command_report`; sets,
 /// `ecs_system_desc.sets` and `ecs_set_configure`; parallel chunk walks,
-/// `ecs_view_par_each_chunk`; failing systems, `ecs_ctx_fail`).
-pub const ECS_API_VERSION_MINOR: u32 = 5;
+/// `ecs_view_par_each_chunk`; failing systems, `ecs_ctx_fail`; 5:
+/// in-memory states, `ecs_state_create`, `ecs_engine_save_state`, ...,
+/// ids that carry their kind, `ecs_command_report.discarded`; 6: change
+/// detection, `ecs_component_desc.track_changes`, the `optional`, `added`
+/// and `changed` lists of `ecs_view_desc`, `ecs_ctx_removed`).
+pub const ECS_API_VERSION_MINOR: u32 = 6;
 
 /// The version of the linked library: `(major << 16) | minor`. A program
 /// built against major version M should check `ecs_api_version() >> 16 == M`.

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use ::ecs_engine::{Access, ComponentDescriptor, ComponentId};
 use parking_lot::RwLock;
 
-use crate::boundary::{arg, call, check_struct_size, string_arg, write_out};
+use crate::boundary::{Versioned, arg, call, read_versioned, string_arg, write_out};
 use crate::context::ecs_system_ctx;
 use crate::engine::ecs_engine;
 use crate::status::{
@@ -59,8 +59,13 @@ pub struct ecs_resource_desc {
     pub savable: bool,
 }
 
-/// The version 1 struct: every field up to `initial`.
-const RESOURCE_DESC_V1: usize = std::mem::offset_of!(ecs_resource_desc, savable);
+// The version 1 struct: every field up to `initial`.
+// SAFETY: every field is valid as zero bytes (NULL pointers, `None`
+// callbacks, 0, `false`); the struct begins with `struct_size`.
+unsafe impl Versioned for ecs_resource_desc {
+    const NAME: &'static str = "ecs_resource_desc";
+    const V1: usize = std::mem::offset_of!(ecs_resource_desc, savable);
+}
 
 /// One resource's bytes.
 struct Slot {
@@ -423,32 +428,6 @@ unsafe fn copy_between_ticks(
     Ok(())
 }
 
-/// The caller's descriptor: its first `struct_size` bytes (at least
-/// version 1, at most this library's struct), `savable` false when the
-/// struct does not cover it.
-///
-/// # Safety
-///
-/// `desc` is non-null and valid for reads of `desc->struct_size` bytes or
-/// of a whole `ecs_resource_desc`, whichever is smaller.
-unsafe fn read_desc(
-    desc: *const ecs_resource_desc,
-    function: &str,
-) -> Result<ecs_resource_desc, Failure> {
-    // SAFETY: the first field of every version, valid by the caller's promise.
-    let struct_size = unsafe { desc.cast::<u32>().read() };
-    check_struct_size(struct_size, RESOURCE_DESC_V1, function, "ecs_resource_desc")?;
-    let covered = (struct_size as usize).min(size_of::<ecs_resource_desc>());
-    let mut copy = std::mem::MaybeUninit::<ecs_resource_desc>::zeroed();
-    // SAFETY: `covered` bytes are readable (the caller's promise) and fit
-    // in `copy`; every field is valid as zero bytes (NULL pointers, 0,
-    // `false`), so the bytes not copied leave a valid value.
-    Ok(unsafe {
-        std::ptr::copy_nonoverlapping(desc.cast::<u8>(), copy.as_mut_ptr().cast::<u8>(), covered);
-        copy.assume_init()
-    })
-}
-
 /// Registers a resource: a zeroed or `desc->initial` value of `desc->size`
 /// bytes aligned to `desc->align`, owned by the engine until it is
 /// destroyed (resources cannot be removed), and writes its id to `*out`.
@@ -491,7 +470,7 @@ pub unsafe extern "C" fn ecs_resource_register(
             return Err(Failure::null(F, "desc"));
         }
         // SAFETY: non-null, and valid for its `struct_size` by the caller's promise.
-        let desc = unsafe { read_desc(desc, F) }?;
+        let desc = unsafe { read_versioned(desc, F) }?;
         if out.is_null() {
             return Err(Failure::null(F, "out"));
         }

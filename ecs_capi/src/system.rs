@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use ::ecs_engine::Access;
 use command_buffer::ReservePolicy;
-use scheduler::{Condition, System, SystemAccess, SystemContext, SystemError};
+use scheduler::{Condition, LocalState, System, SystemAccess, SystemContext, SystemError};
 
 use crate::SendPtr;
-use crate::boundary::{arg, call, check_struct_size, foreign, slice_arg, string_arg};
+use crate::boundary::{Versioned, arg, call, foreign, read_versioned, slice_arg, string_arg};
 use crate::component::{component_name, ecs_component_id, known_id};
 use crate::context::ecs_system_ctx;
 use crate::engine::ecs_engine;
@@ -133,34 +133,12 @@ pub type ecs_condition_fn =
 /// `ecs_system_add` with `ECS_ERR_INVALID_ARGUMENT`.
 pub const ECS_SPAWN_RESERVE_MAX: usize = 1 << 20;
 
-/// The version 1 struct: every field up to `spawn_reserve`.
-const SYSTEM_DESC_V1: usize = std::mem::offset_of!(ecs_system_desc, resource_reads);
-
-/// The caller's descriptor: its first `struct_size` bytes (at least
-/// version 1, at most this library's struct), the fields it does not
-/// cover zero (no resources, no condition, not startup).
-///
-/// # Safety
-///
-/// `desc` is non-null and valid for reads of `desc->struct_size` bytes or
-/// of a whole `ecs_system_desc`, whichever is smaller.
-unsafe fn read_desc(
-    desc: *const ecs_system_desc,
-    function: &str,
-) -> Result<ecs_system_desc, Failure> {
-    // SAFETY: the first field of every version, valid by the caller's promise.
-    let struct_size = unsafe { desc.cast::<u32>().read() };
-    check_struct_size(struct_size, SYSTEM_DESC_V1, function, "ecs_system_desc")?;
-    let covered = (struct_size as usize).min(std::mem::size_of::<ecs_system_desc>());
-    let mut copy = std::mem::MaybeUninit::<ecs_system_desc>::zeroed();
-    // SAFETY: `covered` bytes are readable (the caller's promise) and fit
-    // in `copy`; every field of the struct is valid as zero bytes (NULL
-    // pointers, `None` callbacks, 0, `false`), so the bytes not copied
-    // leave a valid value, and the copied ones are the caller's fields.
-    Ok(unsafe {
-        std::ptr::copy_nonoverlapping(desc.cast::<u8>(), copy.as_mut_ptr().cast::<u8>(), covered);
-        copy.assume_init()
-    })
+// The version 1 struct: every field up to `spawn_reserve`.
+// SAFETY: every field is valid as zero bytes (NULL pointers, `None`
+// callbacks, 0, `false`); the struct begins with `struct_size`.
+unsafe impl Versioned for ecs_system_desc {
+    const NAME: &'static str = "ecs_system_desc";
+    const V1: usize = std::mem::offset_of!(ecs_system_desc, resource_reads);
 }
 
 /// Adds a C system. Systems are ordered like Rust systems: `before` /
@@ -201,7 +179,7 @@ pub unsafe extern "C" fn ecs_system_add(
             return Err(Failure::null(F, "desc"));
         }
         // SAFETY: non-null, and valid for its `struct_size` by the caller's promise.
-        let desc = unsafe { read_desc(desc, F) }?;
+        let desc = unsafe { read_versioned(desc, F) }?;
         // SAFETY: NULL or a NUL-terminated string, by the caller's promise.
         let name = unsafe { string_arg(desc.name, F, "desc->name") }?;
         let run = desc.run.ok_or_else(|| Failure::null(F, "desc->run"))?;
@@ -350,8 +328,9 @@ pub unsafe extern "C" fn ecs_system_add(
             resources: resources.clone(),
         });
         let startup = desc.startup;
-        let system = CSystem::new(name.clone(), access, move |context| {
+        let system = CSystem::new(name.clone(), access, move |context, locals| {
             let mut ctx = ecs_system_ctx::new(context, tag, resources.clone(), false);
+            ctx.track(context, locals)?;
             // SAFETY: the C caller promised `run` is sound with
             // `user_data` on any thread; `ctx` lives across the call.
             foreign(|| unsafe { run(&mut ctx, user_data.get()) });
@@ -388,28 +367,37 @@ pub unsafe extern "C" fn ecs_system_add(
 }
 
 /// A C system, as the scheduler's [`System`]: its body and user data are
-/// the C program's, so it keeps no state of its own that a snapshot could
-/// hold. Its [`state`](System::state) is `()`: `ecs_engine_save` saves the
-/// engine with no value for it (the closure's captures, the C function
-/// pointer and user data, are not state: the loading engine has its own).
+/// the C program's; what it keeps from run to run is the runtime's own,
+/// its [`locals`](System::locals): the change tick of its last run (the
+/// `since` of its `added` and `changed` view lists) and a removal cursor
+/// per component it read removals of (`ecs_ctx_removed`), saved with the
+/// engine's states. Its [`state`](System::state) is `()`: the closure's
+/// captures, the C function pointer and user data, are not state (the
+/// loading engine has its own).
 struct CSystem<F> {
     name: String,
     access: SystemAccess,
     run: F,
+    locals: LocalState,
 }
 
 impl<F> CSystem<F>
 where
-    F: FnMut(&SystemContext<'_>) -> Result<(), SystemError> + Send + 'static,
+    F: FnMut(&SystemContext<'_>, &mut LocalState) -> Result<(), SystemError> + Send + 'static,
 {
     fn new(name: String, access: SystemAccess, run: F) -> Self {
-        CSystem { name, access, run }
+        CSystem {
+            name,
+            access,
+            run,
+            locals: LocalState::default(),
+        }
     }
 }
 
 impl<F> System for CSystem<F>
 where
-    F: FnMut(&SystemContext<'_>) -> Result<(), SystemError> + Send + 'static,
+    F: FnMut(&SystemContext<'_>, &mut LocalState) -> Result<(), SystemError> + Send + 'static,
 {
     fn default_name(&self) -> Cow<'static, str> {
         Cow::Owned(self.name.clone())
@@ -420,11 +408,19 @@ where
     }
 
     fn run(&mut self, ctx: &SystemContext<'_>) -> Result<(), SystemError> {
-        (self.run)(ctx)
+        (self.run)(ctx, &mut self.locals)
     }
 
     fn state(&self) -> &dyn Any {
         &()
+    }
+
+    fn locals(&self) -> Option<&LocalState> {
+        Some(&self.locals)
+    }
+
+    fn locals_mut(&mut self) -> Option<&mut LocalState> {
+        Some(&mut self.locals)
     }
 }
 

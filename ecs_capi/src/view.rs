@@ -6,7 +6,7 @@ use std::ffi::c_void;
 
 use ::ecs_engine::{ComponentId, RawView};
 
-use crate::boundary::{arg, call, check_struct_size, foreign, slice_arg};
+use crate::boundary::{Versioned, call, foreign, read_versioned, slice_arg};
 use crate::component::{decode, ecs_component_id};
 use crate::context::{ctx_arg, ecs_system_ctx};
 use crate::engine::ecs_entity;
@@ -88,24 +88,63 @@ pub struct ecs_view_desc {
     pub without: *const ecs_component_id,
     /// Number of ids in `without`.
     pub without_len: usize,
+    // Version 2 (API 2.6): read only when `struct_size` covers it (an
+    // older caller's smaller struct has none of these).
+    /// Components the callback gets a pointer to after those of `ids` (in
+    /// this order), NULL where the visited entity has none: they do not
+    /// choose the entities (as Rust's `Option<&T>`). Written only when
+    /// declared written. May be NULL when `optional_len` is 0.
+    pub optional: *const ecs_component_id,
+    /// Number of ids in `optional`.
+    pub optional_len: usize,
+    /// Components whose value must have been added since the system last
+    /// ran (every value, on its first run) for an entity to be visited,
+    /// as Rust's `Added<T>`: each an id of `ids` or `with`, or one more
+    /// component the entity must have. Each must track changes
+    /// (`ecs_component_desc.track_changes`). May be NULL when `added_len`
+    /// is 0.
+    pub added: *const ecs_component_id,
+    /// Number of ids in `added`.
+    pub added_len: usize,
+    /// As `added`, for a value added or written since the system last ran
+    /// (Rust's `Changed<T>`).
+    pub changed: *const ecs_component_id,
+    /// Number of ids in `changed`.
+    pub changed_len: usize,
 }
 
-const VIEW_DESC_V1: usize = std::mem::size_of::<ecs_view_desc>();
+// The version 1 struct: every field up to `without_len`.
+// SAFETY: every field is valid as zero bytes (NULL pointers, 0); the
+// struct begins with `struct_size`.
+unsafe impl Versioned for ecs_view_desc {
+    const NAME: &'static str = "ecs_view_desc";
+    const V1: usize = std::mem::offset_of!(ecs_view_desc, optional);
+}
 
 /// As `ecs_view_each` over `desc->ids`, visiting only the entities that
 /// also have every component of `desc->with` and none of
-/// `desc->without`, in the same order as `ecs_view_each` (the filters only
-/// skip entities). As in Rust's `With<T>` and `Without<T>`, a filter reads
-/// its component's membership: each id of `with` and `without` must be
-/// declared by the system (read or write), so filtered systems are ordered
-/// against systems that write those components. Each `without` term costs
-/// one lookup per visited entity.
+/// `desc->without`, and whose components of `desc->added` and
+/// `desc->changed` were added or changed since the system last ran, in
+/// the same order as `ecs_view_each` (the filters only skip entities).
+/// The callback gets a pointer per id of `ids`, then one per id of
+/// `optional` (NULL where the entity has none). As in Rust's `With<T>`
+/// and `Without<T>`, a filter reads its component's membership: each id
+/// of every list must be declared by the system (read or write), so
+/// filtered systems are ordered against systems that write those
+/// components. Each `without` and `optional` term costs one lookup per
+/// entity, each `added` and `changed` term one tick comparison.
+/// A visited entity's values of components declared written (in `ids`,
+/// `with`, `optional`) count as changed for every later `changed` filter.
 ///
 /// # Errors
 ///
 /// `ECS_ERR_NULL_POINTER` (ctx, desc, each, a list with a non-zero
 /// length); `ECS_ERR_INVALID_ARGUMENT` for a small `struct_size`, no
-/// `ids`, or an id named twice (in one list or two);
+/// `ids`, an id named twice in `ids`, `with`, `without` and `optional`,
+/// an id of `added` or `changed` also in `without` or `optional`, or a
+/// component of `added` or `changed` that does not track changes;
+/// `ECS_ERR_WRONG_STATE` for an `added` or `changed` list in a run
+/// condition (it keeps no last run);
 /// `ECS_ERR_UNKNOWN_COMPONENT`, `ECS_ERR_UNDECLARED` and
 /// `ECS_ERR_BORROW_CONFLICT` as for `ecs_view_each`, for the ids of every
 /// list. Nothing is visited on failure.
@@ -113,8 +152,9 @@ const VIEW_DESC_V1: usize = std::mem::size_of::<ecs_view_desc>();
 /// # Safety
 ///
 /// `ctx` is NULL or the context passed to the running callback; `desc` is
-/// NULL or valid, its lists valid for their lengths; `each` is sound to
-/// call with `user_data`.
+/// NULL or valid for `desc->struct_size` bytes (or a whole
+/// `ecs_view_desc`, whichever is smaller), its lists valid for their
+/// lengths; `each` is sound to call with `user_data`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ecs_view_each_filtered(
     ctx: *mut ecs_system_ctx,
@@ -125,9 +165,13 @@ pub unsafe extern "C" fn ecs_view_each_filtered(
     const F: &str = "ecs_view_each_filtered";
     call(F, || {
         let each = each.ok_or_else(|| Failure::null(F, "each"))?;
-        // SAFETY: the caller's promise on `ctx` and `desc`.
-        let (ctx, desc) = unsafe { (ctx_arg(ctx, F)?, arg(desc, F, "desc")?) };
-        check_struct_size(desc.struct_size, VIEW_DESC_V1, F, "ecs_view_desc")?;
+        // SAFETY: the caller's promise on `ctx`.
+        let ctx = unsafe { ctx_arg(ctx, F) }?;
+        if desc.is_null() {
+            return Err(Failure::null(F, "desc"));
+        }
+        // SAFETY: non-null, valid for `struct_size` bytes by the caller's promise.
+        let desc = unsafe { read_versioned(desc, F) }?;
         let decoded = |ptr, len, what| {
             // SAFETY: the caller's promise on the lists of `desc`.
             let ids = unsafe { slice_arg(ptr, len, F, what) }?;
@@ -138,42 +182,82 @@ pub unsafe extern "C" fn ecs_view_each_filtered(
         let ids = decoded(desc.ids, desc.ids_len, "desc->ids")?;
         let with = decoded(desc.with, desc.with_len, "desc->with")?;
         let without = decoded(desc.without, desc.without_len, "desc->without")?;
+        let optional = decoded(desc.optional, desc.optional_len, "desc->optional")?;
+        let added = decoded(desc.added, desc.added_len, "desc->added")?;
+        let changed = decoded(desc.changed, desc.changed_len, "desc->changed")?;
         if ids.is_empty() {
             return Err(Failure::invalid(F, "a view needs at least one id in `ids`"));
         }
         let context = ctx.context();
-        let mut all = ids.clone();
-        all.extend(&with);
-        for (k, id) in all.iter().chain(&without).enumerate() {
-            if all.iter().chain(&without).take(k).any(|other| other == id) {
-                let name = context
-                    .component_info(*id)
-                    .map_or_else(|| format!("#{}", id.to_u32()), |i| i.name().to_owned());
+        let name = |id: ComponentId| {
+            context
+                .component_info(id)
+                .map_or_else(|| format!("#{}", id.to_u32()), |i| i.name().to_owned())
+        };
+        let named: Vec<ComponentId> = [&ids, &with, &without, &optional]
+            .into_iter()
+            .flatten()
+            .copied()
+            .collect();
+        for (k, id) in named.iter().enumerate() {
+            if named[..k].contains(id) {
                 return Err(Failure::invalid(
                     F,
-                    format!("component `{name}` is named twice in the view's lists"),
+                    format!(
+                        "component `{}` is named twice in the view's lists",
+                        name(*id)
+                    ),
                 ));
             }
         }
-        // Each `without` id: declared, known, not write-locked by this
-        // system (a lock taken and released at once).
-        for &id in &without {
-            drop(context.raw_view(&[id]).map_err(Failure::from)?);
+        // The joined terms: `ids`, `with`, then each `added` or `changed`
+        // component not among them.
+        let mut all = ids.clone();
+        all.extend(&with);
+        for &id in added.iter().chain(&changed) {
+            if without.contains(&id) || optional.contains(&id) {
+                return Err(Failure::invalid(
+                    F,
+                    format!(
+                        "component `{}` is in `added` or `changed` and in `without` or \
+                         `optional`: a filtered change needs the component",
+                        name(id)
+                    ),
+                ));
+            }
+            if !all.contains(&id) {
+                all.push(id);
+            }
         }
-        let mut view = context.raw_view(&all).map_err(Failure::from)?;
-        let excluded = |entity| {
-            without
-                .iter()
-                .any(|&id| context.get_raw(entity, id).is_ok())
+        let since = if added.is_empty() && changed.is_empty() {
+            None
+        } else {
+            Some(ctx.since(F)?)
         };
+        let mut view = context
+            .raw_view_with(&all, &optional, &without)
+            .map_err(Failure::from)?;
+        let term = |id| all.iter().position(|&t| t == id).expect("joined above");
+        if let Some(since) = since {
+            for &id in &added {
+                view.added_since(term(id), since)
+                    .map_err(|e| Failure::registry(F, &e))?;
+            }
+            for &id in &changed {
+                view.changed_since(term(id), since)
+                    .map_err(|e| Failure::registry(F, &e))?;
+            }
+        }
+        // The callback's pointers: those of `ids`, then of `optional`.
+        let (first, joined) = (ids.len(), all.len());
+        let mut given = vec![std::ptr::null_mut::<u8>(); first + optional.len()];
         foreign(|| {
             view.each(|entity, components| {
-                if !excluded(entity) {
-                    // SAFETY: the C caller's promise on `each`; the
-                    // pointers (the first `ids_len` are the callback's) are
-                    // valid during the call.
-                    unsafe { each(entity.to_bits(), components.as_ptr().cast(), user_data) }
-                }
+                given[..first].copy_from_slice(&components[..first]);
+                given[first..].copy_from_slice(&components[joined..]);
+                // SAFETY: the C caller's promise on `each`; the pointers
+                // are valid during the call.
+                unsafe { each(entity.to_bits(), given.as_ptr().cast(), user_data) }
             });
         });
         Ok(())

@@ -375,6 +375,31 @@ pub fn component_desc<T>(name: &CStr) -> ecs_component_desc {
         drop: None,
         drop_user_data: ptr::null_mut(),
         savable: false,
+        track_changes: false,
+    }
+}
+
+/// A view descriptor over `ids` with `with` and `without`, and no
+/// optional, added or changed lists. The lists must outlive its use.
+pub fn view_desc(
+    ids: &[ecs_component_id],
+    with: &[ecs_component_id],
+    without: &[ecs_component_id],
+) -> ecs_view_desc {
+    ecs_view_desc {
+        struct_size: size_of::<ecs_view_desc>() as u32,
+        ids: ids.as_ptr(),
+        ids_len: ids.len(),
+        with: with.as_ptr(),
+        with_len: with.len(),
+        without: without.as_ptr(),
+        without_len: without.len(),
+        optional: ptr::null(),
+        optional_len: 0,
+        added: ptr::null(),
+        added_len: 0,
+        changed: ptr::null(),
+        changed_len: 0,
     }
 }
 
@@ -592,4 +617,44 @@ pub unsafe extern "C" fn movement(ctx: *mut ecs_system_ctx, user: *mut c_void) {
     let terms = [ids.position, ids.velocity];
     // SAFETY: the running system's context; `terms` lives across the call.
     ok(unsafe { ecs_view_each(ctx, terms.as_ptr(), 2, Some(each), ptr::null_mut()) });
+}
+
+/// An empty state, destroyed when dropped.
+pub struct State(pub *mut ecs_state);
+
+impl State {
+    pub fn new() -> State {
+        let mut raw = ptr::null_mut();
+        // SAFETY: `raw` is a local.
+        ok(unsafe { ecs_state_create(&mut raw) });
+        State(raw)
+    }
+
+    pub fn save(&self, engine: &Engine) -> ecs_status {
+        // SAFETY: a live engine and a live state, used by this call only.
+        unsafe { ecs_engine_save_state(engine.raw(), self.0) }
+    }
+
+    pub fn restore(&self, engine: &Engine) -> ecs_status {
+        // SAFETY: as above.
+        unsafe { ecs_engine_restore_state(engine.raw(), self.0) }
+    }
+
+    pub fn ticks(&self) -> Result<u64, ecs_status> {
+        let mut ticks = 0;
+        // SAFETY: a live state; `ticks` is a local.
+        let status = unsafe { ecs_state_ticks(self.0, &mut ticks) };
+        if status == ECS_OK {
+            Ok(ticks)
+        } else {
+            Err(status)
+        }
+    }
+}
+
+impl Drop for State {
+    fn drop(&mut self) {
+        // SAFETY: made by `new`, destroyed once.
+        unsafe { ecs_state_destroy(self.0) };
+    }
 }

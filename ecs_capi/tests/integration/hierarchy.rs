@@ -416,23 +416,6 @@ unsafe extern "C" fn add_value(e: ecs_entity, components: *const *mut c_void, us
     }
 }
 
-/// A view descriptor over `ids` with `with` and `without`.
-fn view_desc(
-    ids: &[ecs_component_id],
-    with: &[ecs_component_id],
-    without: &[ecs_component_id],
-) -> ecs_view_desc {
-    ecs_view_desc {
-        struct_size: size_of::<ecs_view_desc>() as u32,
-        ids: ids.as_ptr(),
-        ids_len: ids.len(),
-        with: with.as_ptr(),
-        with_len: with.len(),
-        without: without.as_ptr(),
-        without_len: without.len(),
-    }
-}
-
 unsafe extern "C" fn filtered_views(ctx: *mut ecs_system_ctx, user: *mut c_void) {
     // SAFETY: `user` is the test's `Filtered`; `ctx` the running one's;
     // every descriptor points at locals that live across the call.

@@ -4,6 +4,7 @@
 //! `tests/integration/layout.rs` fails when one is missing). Run one topic with
 //! `cargo test -p ecs_capi --test integration -- <module>::`.
 
+mod changes;
 #[path = "../common/mod.rs"]
 mod common;
 mod errors;

@@ -165,46 +165,6 @@ fn play(engine: &Engine, ids: &Ids, ticks: u32) -> Vec<Seen> {
         .collect()
 }
 
-/// An empty state, destroyed when dropped.
-struct State(*mut ecs_state);
-
-impl State {
-    fn new() -> State {
-        let mut raw = ptr::null_mut();
-        // SAFETY: `raw` is a local.
-        ok(unsafe { ecs_state_create(&mut raw) });
-        State(raw)
-    }
-
-    fn save(&self, engine: &Engine) -> ecs_status {
-        // SAFETY: a live engine and a live state, used by this call only.
-        unsafe { ecs_engine_save_state(engine.raw(), self.0) }
-    }
-
-    fn restore(&self, engine: &Engine) -> ecs_status {
-        // SAFETY: as above.
-        unsafe { ecs_engine_restore_state(engine.raw(), self.0) }
-    }
-
-    fn ticks(&self) -> Result<u64, ecs_status> {
-        let mut ticks = 0;
-        // SAFETY: a live state; `ticks` is a local.
-        let status = unsafe { ecs_state_ticks(self.0, &mut ticks) };
-        if status == ECS_OK {
-            Ok(ticks)
-        } else {
-            Err(status)
-        }
-    }
-}
-
-impl Drop for State {
-    fn drop(&mut self) {
-        // SAFETY: made by `new`, destroyed once.
-        unsafe { ecs_state_destroy(self.0) };
-    }
-}
-
 fn send(engine: &Engine, ids: &Ids, value: u64) {
     // SAFETY: a live engine; `value` is a local of 8 bytes.
     ok(unsafe { ecs_event_send(engine.raw(), ids.ticked, (&raw const value).cast(), 8) });

@@ -113,6 +113,8 @@ pub struct RawView<'w> {
     filters: Vec<TickFilter>,
     /// The optional terms, with the changed ticks a visit marks.
     optional: Vec<(LockedBlob<'w>, *mut u32)>,
+    /// The components a visited entity must not have.
+    without: Vec<LockedBlob<'w>>,
 }
 
 /// An [`added_since`](RawView::added_since) or
@@ -235,6 +237,7 @@ impl<'w> RawView<'w> {
             shifted: vec![std::ptr::null_mut(); n],
             filters: Vec::new(),
             optional: Vec::new(),
+            without: Vec::new(),
         })
     }
 
@@ -264,25 +267,45 @@ impl<'w> RawView<'w> {
     /// and [`EcsError::BorrowConflict`] when the pool is borrowed in a
     /// conflicting way.
     pub fn optional(&mut self, id: ComponentId, access: Access) -> Result<(), EcsError> {
+        let term = self.new_term(id, access)?;
+        let marks = write_marks(&term, access);
+        self.optional.push((term, marks));
+        self.row.push(std::ptr::null_mut());
+        Ok(())
+    }
+
+    /// Locks the pool of `id`, a component the view does not name yet.
+    fn new_term(&self, id: ComponentId, access: Access) -> Result<LockedBlob<'w>, EcsError> {
         let info = self
             .pools
             .component_info(id)
             .ok_or(EcsError::UnknownComponent { id })?;
         let named = |term: &LockedBlob<'_>| std::ptr::eq(term.info(), info);
+        let optional = self.optional.iter().map(|(t, _)| t);
         if self
             .terms
             .iter()
-            .chain(self.optional.iter().map(|(t, _)| t))
+            .chain(optional)
+            .chain(&self.without)
             .any(named)
         {
             return Err(EcsError::DuplicateTerm {
                 component: info.name_cow(),
             });
         }
-        let term = self.pools.lock_blob(id, access)?;
-        let marks = write_marks(&term, access);
-        self.optional.push((term, marks));
-        self.row.push(std::ptr::null_mut());
+        self.pools.lock_blob(id, access)
+    }
+
+    /// Visits only the entities that have no value of component `id` (as
+    /// [`Without`](crate::Without) does for a typed component); read-locks
+    /// its pool.
+    ///
+    /// # Errors
+    ///
+    /// As [`optional`](Self::optional).
+    pub fn without(&mut self, id: ComponentId) -> Result<(), EcsError> {
+        let term = self.new_term(id, Access::Read)?;
+        self.without.push(term);
         Ok(())
     }
 
@@ -355,6 +378,7 @@ impl<'w> RawView<'w> {
             disabled,
             shifted,
             filters,
+            without,
             ..
         } = self;
         let disabled = disabled::cursor(disabled);
@@ -365,8 +389,9 @@ impl<'w> RawView<'w> {
             starts,
             columns,
             |entities, columns, starts| {
-                let keep = |i: usize| visits(disabled, filters, starts, now, entities[i], i);
-                let plain = disabled.is_none() && filters.is_empty();
+                let keep =
+                    |i: usize| visits(disabled, without, filters, starts, now, entities[i], i);
+                let plain = disabled.is_none() && without.is_empty() && filters.is_empty();
                 kept_runs(
                     plain,
                     entities,
@@ -413,6 +438,7 @@ impl<'w> RawView<'w> {
             disabled,
             filters,
             optional,
+            without,
             ..
         } = self;
         let disabled = disabled::cursor(disabled);
@@ -424,7 +450,7 @@ impl<'w> RawView<'w> {
             columns,
             |entities, columns, starts| {
                 for (i, &entity) in entities.iter().enumerate() {
-                    if !visits(disabled, filters, starts, now, entity, i) {
+                    if !visits(disabled, without, filters, starts, now, entity, i) {
                         continue;
                     }
                     for (((value, &base), &stride), (&mark, &start)) in row
@@ -474,10 +500,12 @@ fn write_marks(term: &LockedBlob<'_>, access: Access) -> *mut u32 {
 }
 
 /// `true` when the view visits `entity`, row `i` of a chunk whose terms
-/// start at `starts`: enabled and passing every filter.
+/// start at `starts`: enabled, without any component of `without`, and
+/// passing every filter.
 #[inline]
 fn visits(
     disabled: Option<&SparseSet<Disabled>>,
+    without: &[LockedBlob<'_>],
     filters: &[TickFilter],
     starts: &[usize],
     now: u32,
@@ -485,6 +513,7 @@ fn visits(
     i: usize,
 ) -> bool {
     !disabled.is_some_and(|d| d.contains(entity))
+        && !without.iter().any(|term| term.pool().contains(entity))
         && filters.iter().all(|filter| {
             // SAFETY: `starts[term] + i` is the dense position of the
             // entity's value in the filtered term's pool, whose tick

@@ -272,7 +272,11 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 64 }))]
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 4 } else { 64 },
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     /// Every `since` the run passed through sees exactly the entities the
     /// model says were added or changed after it, and the removal log

@@ -8,7 +8,7 @@ use std::ptr::NonNull;
 use command_buffer::CommandBuffer;
 use ecs_engine::{
     Access, ChangeTick, ComponentAccess, ComponentId, ComponentInfo, Entity, QueryData,
-    QueryFilter, RawView, RegistryCell, View,
+    QueryFilter, RawView, RegistryCell, RemovedCursor, View,
 };
 use parking_lot::{MappedRwLockReadGuard, MappedRwLockWriteGuard};
 
@@ -358,16 +358,47 @@ impl<'a> SystemContext<'a> {
     /// assert_eq!(unsafe { *registry.get_raw(e, pos).unwrap().cast::<f32>().as_ptr() }, 3.0);
     /// ```
     pub fn raw_view(&self, ids: &[ComponentId]) -> Result<RawView<'_>, SystemError> {
-        let mut terms = Vec::with_capacity(ids.len());
-        for &id in ids {
-            match self.access.component_access(id) {
-                Some(access) => terms.push((id, access)),
-                None => return Err(self.undeclared_runtime(id, Access::Read)),
-            }
-        }
-        self.cell
+        self.raw_view_with(ids, &[], &[])
+    }
+
+    /// [`raw_view`](Self::raw_view) over `ids`, with the [optional
+    /// terms](RawView::optional) `optional` (read or written as
+    /// declared), whose pointers [`RawView::each`] hands out after those
+    /// of `ids`, visiting only the entities with no component of
+    /// `without` ([`RawView::without`]). Every id must be declared (a
+    /// filter reads membership).
+    ///
+    /// # Errors
+    ///
+    /// As [`raw_view`](Self::raw_view), for the ids of every list.
+    pub fn raw_view_with(
+        &self,
+        ids: &[ComponentId],
+        optional: &[ComponentId],
+        without: &[ComponentId],
+    ) -> Result<RawView<'_>, SystemError> {
+        let declared = |id| {
+            self.access
+                .component_access(id)
+                .ok_or_else(|| self.undeclared_runtime(id, Access::Read))
+        };
+        let terms = ids
+            .iter()
+            .map(|&id| Ok((id, declared(id)?)))
+            .collect::<Result<Vec<_>, SystemError>>()?;
+        let mut view = self
+            .cell
             .raw_view(&terms)
-            .map_err(|e| self.registry_error(e))
+            .map_err(|e| self.registry_error(e))?;
+        for &id in optional {
+            view.optional(id, declared(id)?)
+                .map_err(|e| self.registry_error(e))?;
+        }
+        for &id in without {
+            declared(id)?;
+            view.without(id).map_err(|e| self.registry_error(e))?;
+        }
+        Ok(view)
     }
 
     /// A pointer to `entity`'s value of run-time component `id`, aligned to
@@ -387,6 +418,51 @@ impl<'a> SystemContext<'a> {
         }
         self.cell
             .get_raw(entity, id)
+            .map_err(|e| self.registry_error(e))
+    }
+
+    /// The access the running system declared for component `id` (a
+    /// write covers reads); `None` when it declared none.
+    pub fn declared(&self, id: ComponentId) -> Option<Access> {
+        self.access.component_access(id)
+    }
+
+    /// [`get_raw`](Self::get_raw) for a write: needs `id` declared for
+    /// writing, and marks the value changed when `id` is tracked.
+    ///
+    /// # Errors
+    ///
+    /// As [`get_raw`](Self::get_raw) ([`SystemError::Undeclared`] for an
+    /// id not declared for writing).
+    pub fn get_raw_mut(&self, entity: Entity, id: ComponentId) -> Result<NonNull<u8>, SystemError> {
+        if !self.access.allows_component(id, Access::Write) {
+            return Err(self.undeclared_runtime(id, Access::Write));
+        }
+        self.cell
+            .get_raw_mut(entity, id)
+            .map_err(|e| self.registry_error(e))
+    }
+
+    /// The entities that lost run-time component `id` since `cursor` last
+    /// read ([`RegistryCell::removed_raw`]), each passed to `f`; returns
+    /// the number the bounded log dropped unread. Needs `id` declared
+    /// (read or write).
+    ///
+    /// # Errors
+    ///
+    /// [`SystemError::Undeclared`]; [`SystemError::Registry`] as
+    /// [`RegistryCell::removed_raw`].
+    pub fn removed_raw(
+        &self,
+        id: ComponentId,
+        cursor: &mut RemovedCursor,
+        f: impl FnMut(Entity),
+    ) -> Result<u64, SystemError> {
+        if !self.access.allows_component(id, Access::Read) {
+            return Err(self.undeclared_runtime(id, Access::Read));
+        }
+        self.cell
+            .removed_raw(id, cursor, f)
             .map_err(|e| self.registry_error(e))
     }
 

@@ -1,0 +1,316 @@
+//! Change detection from C (through the rlib): components registered with
+//! `track_changes`, views with `optional`, `added` and `changed` lists
+//! compared with the system's last run, `ecs_ctx_get` of a written id
+//! marking, `ecs_ctx_removed` with its own cursor, in-memory states that
+//! keep all of it, and the refusals.
+
+use crate::common;
+
+use std::ffi::c_void;
+use std::ptr;
+use std::sync::Mutex;
+
+use common::*;
+use ecs_capi::*;
+
+/// What one run of the watching system saw.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+struct Seen {
+    added: Vec<ecs_entity>,
+    changed: Vec<ecs_entity>,
+    /// `(entity, shield)` of every entity with a position.
+    shields: Vec<(ecs_entity, Option<u32>)>,
+    removed: Vec<ecs_entity>,
+    missed: u64,
+}
+
+struct Shared {
+    pos: ecs_component_id,
+    hp: ecs_component_id,
+    shield: ecs_component_id,
+    /// The entity whose position the writer writes (through `ecs_ctx_get`).
+    target: Mutex<Option<ecs_entity>>,
+    runs: Mutex<Vec<Seen>>,
+    /// Status and message of each refused call, on the first run.
+    refusals: Mutex<Vec<(ecs_status, String)>>,
+}
+
+impl Shared {
+    fn user(&self) -> *mut c_void {
+        (&raw const *self).cast_mut().cast()
+    }
+}
+
+unsafe extern "C" fn push_entity(entity: ecs_entity, _: *const *mut c_void, user: *mut c_void) {
+    // SAFETY: `user` is a `Vec<ecs_entity>` of the caller.
+    unsafe { (*user.cast::<Vec<ecs_entity>>()).push(entity) };
+}
+
+unsafe extern "C" fn push_shield(
+    entity: ecs_entity,
+    values: *const *mut c_void,
+    user: *mut c_void,
+) {
+    // SAFETY: `values` holds the position then the shield (or NULL);
+    // `user` is a `Vec` of the caller.
+    unsafe {
+        let shield = *values.add(1);
+        let shield = (!shield.is_null()).then(|| *shield.cast::<u32>());
+        (*user.cast::<Vec<(ecs_entity, Option<u32>)>>()).push((entity, shield));
+    }
+}
+
+unsafe extern "C" fn push_removed(entity: ecs_entity, user: *mut c_void) {
+    // SAFETY: `user` is a `Vec<ecs_entity>` of the caller.
+    unsafe { (*user.cast::<Vec<ecs_entity>>()).push(entity) };
+}
+
+unsafe extern "C" fn writer(ctx: *mut ecs_system_ctx, user: *mut c_void) {
+    // SAFETY: `user` is the test's `Shared`.
+    let shared = unsafe { &*user.cast::<Shared>() };
+    if let Some(target) = *shared.target.lock().unwrap() {
+        let mut value: *mut c_void = ptr::null_mut();
+        // SAFETY: the running context; `value` a local; the pointer is to a
+        // u32 declared written.
+        unsafe {
+            ok(ecs_ctx_get(ctx, target, shared.pos, &mut value));
+            *value.cast::<u32>() += 1;
+        }
+    }
+}
+
+/// A filtered view over `pos`, collecting what `each` pushes.
+fn walk<T>(
+    ctx: *mut ecs_system_ctx,
+    desc: &ecs_view_desc,
+    each: ecs_each_fn,
+    out: &mut Vec<T>,
+) -> ecs_status {
+    // SAFETY: the running context; `desc`'s lists outlive the call; `each`
+    // pushes into `out`.
+    unsafe { ecs_view_each_filtered(ctx, desc, each, (&raw mut *out).cast()) }
+}
+
+unsafe extern "C" fn watch(ctx: *mut ecs_system_ctx, user: *mut c_void) {
+    // SAFETY: `user` is the test's `Shared`.
+    let shared = unsafe { &*user.cast::<Shared>() };
+    let (pos, shield, hp) = ([shared.pos], [shared.shield], [shared.hp]);
+    let mut seen = Seen::default();
+    let added = ecs_view_desc {
+        added: pos.as_ptr(),
+        added_len: 1,
+        ..view_desc(&pos, &[], &[])
+    };
+    ok(walk(ctx, &added, Some(push_entity), &mut seen.added));
+    let changed = ecs_view_desc {
+        changed: pos.as_ptr(),
+        changed_len: 1,
+        ..view_desc(&pos, &[], &[])
+    };
+    ok(walk(ctx, &changed, Some(push_entity), &mut seen.changed));
+    let optional = ecs_view_desc {
+        optional: shield.as_ptr(),
+        optional_len: 1,
+        ..view_desc(&pos, &[], &[])
+    };
+    ok(walk(ctx, &optional, Some(push_shield), &mut seen.shields));
+    // SAFETY: the running context; the callback pushes into `seen.removed`.
+    ok(unsafe {
+        ecs_ctx_removed(
+            ctx,
+            shared.hp,
+            Some(push_removed),
+            (&raw mut seen.removed).cast(),
+            &mut seen.missed,
+        )
+    });
+    let mut refusals = shared.refusals.lock().unwrap();
+    if refusals.is_empty() {
+        let mut nothing: Vec<ecs_entity> = Vec::new();
+        let mut refused = |status: ecs_status| refusals.push((status, last_error()));
+        // `added` on a component that keeps no ticks.
+        refused(walk(
+            ctx,
+            &ecs_view_desc {
+                added: shield.as_ptr(),
+                added_len: 1,
+                ..view_desc(&pos, &[], &[])
+            },
+            Some(push_entity),
+            &mut nothing,
+        ));
+        // `changed` on a component the view also excludes.
+        refused(walk(
+            ctx,
+            &ecs_view_desc {
+                changed: hp.as_ptr(),
+                changed_len: 1,
+                ..view_desc(&pos, &[], &hp)
+            },
+            Some(push_entity),
+            &mut nothing,
+        ));
+        // Removals of an untracked component.
+        // SAFETY: the running context; nothing is called back on failure.
+        refused(unsafe {
+            ecs_ctx_removed(
+                ctx,
+                shared.shield,
+                Some(push_removed),
+                ptr::null_mut(),
+                ptr::null_mut(),
+            )
+        });
+        // No callback.
+        // SAFETY: as above.
+        refused(unsafe { ecs_ctx_removed(ctx, shared.hp, None, ptr::null_mut(), ptr::null_mut()) });
+        assert!(nothing.is_empty(), "nothing visited on failure");
+        // The version 1 struct: the newer lists are not read.
+        let old = ecs_view_desc {
+            struct_size: std::mem::offset_of!(ecs_view_desc, optional) as u32,
+            added: std::ptr::dangling::<ecs_component_id>(),
+            added_len: usize::MAX,
+            ..view_desc(&pos, &[], &[])
+        };
+        let mut all: Vec<ecs_entity> = Vec::new();
+        ok(walk(ctx, &old, Some(push_entity), &mut all));
+        assert!(!all.is_empty());
+    }
+    for list in [&mut seen.added, &mut seen.changed, &mut seen.removed] {
+        list.sort();
+    }
+    seen.shields.sort();
+    shared.runs.lock().unwrap().push(seen);
+}
+
+/// A run condition that tries change detection (refused: it keeps no last run).
+unsafe extern "C" fn condition(ctx: *const ecs_system_ctx, user: *mut c_void) -> bool {
+    // SAFETY: `user` is the test's `Shared`.
+    let shared = unsafe { &*user.cast::<Shared>() };
+    // SAFETY: the condition's context; nothing is called back on failure.
+    let status = unsafe {
+        ecs_ctx_removed(
+            ctx.cast_mut(),
+            shared.hp,
+            Some(push_removed),
+            ptr::null_mut(),
+            ptr::null_mut(),
+        )
+    };
+    assert_eq!(status, ECS_ERR_WRONG_STATE, "{}", last_error());
+    true
+}
+
+fn tracked<T>(engine: &Engine, name: &std::ffi::CStr) -> ecs_component_id {
+    let desc = ecs_component_desc {
+        track_changes: true,
+        ..component_desc::<T>(name)
+    };
+    engine.register_desc(&desc).unwrap()
+}
+
+#[test]
+fn c_systems_see_what_was_added_changed_and_removed_since_their_last_run() {
+    let engine = Engine::new(2);
+    let pos = tracked::<u32>(&engine, c"Pos");
+    let hp = tracked::<u32>(&engine, c"Hp");
+    let shield = engine.register::<u32>(c"Shield");
+    let shared = Shared {
+        pos,
+        hp,
+        shield,
+        target: Mutex::new(None),
+        runs: Mutex::new(Vec::new()),
+        refusals: Mutex::new(Vec::new()),
+    };
+    let mut write = SystemSpec::new("writer", Some(writer));
+    write.user_data = shared.user();
+    write.writes = vec![pos];
+    ok(write.add(&engine));
+    let mut look = SystemSpec::new("watch", Some(watch));
+    look.user_data = shared.user();
+    look.reads = vec![pos, hp, shield];
+    look.run_if = Some(condition);
+    look.run_if_user_data = shared.user();
+    ok(look.add(&engine));
+    ok(engine.build());
+
+    let (a, b) = (engine.spawn(), engine.spawn());
+    for e in [a, b] {
+        engine.insert(e, pos, 0u32);
+        engine.insert(e, hp, 10u32);
+    }
+    engine.insert(b, shield, 5u32);
+    ok(engine.tick());
+    let state = State::new();
+    ok(state.save(&engine));
+
+    let second = |engine: &Engine| {
+        *shared.target.lock().unwrap() = Some(a);
+        let c = engine.spawn();
+        engine.insert(c, pos, 0u32);
+        ok(engine.remove(b, hp));
+        ok(engine.tick());
+        *shared.target.lock().unwrap() = None;
+        ok(engine.tick());
+        c
+    };
+    let c = second(&engine);
+    let runs = shared.runs.lock().unwrap().clone();
+    let mut both = vec![a, b];
+    both.sort();
+    let first = Seen {
+        added: both.clone(),
+        changed: both,
+        shields: {
+            let mut s = vec![(a, None), (b, Some(5))];
+            s.sort();
+            s
+        },
+        removed: vec![],
+        missed: 0,
+    };
+    let mut written = vec![a, c];
+    written.sort();
+    let mut shields = vec![(a, None), (b, Some(5)), (c, None)];
+    shields.sort();
+    let want = vec![
+        first,
+        Seen {
+            added: vec![c],
+            changed: written,
+            shields: shields.clone(),
+            removed: vec![b],
+            missed: 0,
+        },
+        Seen {
+            shields,
+            ..Seen::default()
+        },
+    ];
+    assert_eq!(runs, want);
+
+    let refusals = shared.refusals.lock().unwrap().clone();
+    let statuses: Vec<ecs_status> = refusals.iter().map(|r| r.0).collect();
+    assert_eq!(
+        statuses,
+        vec![
+            ECS_ERR_INVALID_ARGUMENT,
+            ECS_ERR_INVALID_ARGUMENT,
+            ECS_ERR_INVALID_ARGUMENT,
+            ECS_ERR_NULL_POINTER
+        ],
+        "{refusals:?}"
+    );
+    assert!(refusals[0].1.contains("`Shield`"), "{}", refusals[0].1);
+    assert!(refusals[1].1.contains("`Hp`"), "{}", refusals[1].1);
+    assert!(refusals[2].1.contains("`Shield`"), "{}", refusals[2].1);
+
+    // Restored to after the first tick, the same two ticks see the same:
+    // the system's last run, the ticks and the removal cursor come back.
+    ok(state.restore(&engine));
+    shared.runs.lock().unwrap().clear();
+    let again = second(&engine);
+    assert_eq!(again, c, "the restored allocator hands out the same handle");
+    assert_eq!(*shared.runs.lock().unwrap(), want[1..].to_vec());
+}
