@@ -92,6 +92,16 @@ struct Savable {
 // The value of the tag `Savable`.
 inline constexpr Savable savable{};
 
+// The tag that registers a component that keeps change ticks and a log of
+// removals: `engine.component<Health>("Health", ecs::track_changes)` (see
+// ecs_component_desc.track_changes, `Filter::added`, `Filter::changed`
+// and `SystemContext::removed`).
+struct TrackChanges {
+    explicit constexpr TrackChanges() = default;
+};
+// The value of the tag `TrackChanges`.
+inline constexpr TrackChanges track_changes{};
+
 // A component type's id in one engine, typed with its C++ type.
 template <class T>
 struct Component {
@@ -239,6 +249,55 @@ private:
     ecs_commands* raw_;
 };
 
+// The filters of `SystemContext::each_where`: components an entity must
+// also have (`with`), must not have (`without`), and whose value was added
+// (`added`) or added or written (`changed`) since the system's last run
+// (every value on its first run; the component registered with
+// `track_changes`). Every id must be declared by the system. The lists
+// are copied: a `Filter` may be built once and reused.
+class Filter {
+public:
+    template <class T>
+    Filter& with(Component<T> component) {
+        with_.push_back(component.id);
+        return *this;
+    }
+    template <class T>
+    Filter& without(Component<T> component) {
+        without_.push_back(component.id);
+        return *this;
+    }
+    template <class T>
+    Filter& added(Component<T> component) {
+        added_.push_back(component.id);
+        return *this;
+    }
+    template <class T>
+    Filter& changed(Component<T> component) {
+        changed_.push_back(component.id);
+        return *this;
+    }
+    // The C descriptor over `ids`, pointing into this filter.
+    ecs_view_desc desc(const ecs_component_id* ids, std::size_t len) const {
+        ecs_view_desc desc{};
+        desc.struct_size = sizeof desc;
+        desc.ids = ids;
+        desc.ids_len = len;
+        desc.with = with_.data();
+        desc.with_len = with_.size();
+        desc.without = without_.data();
+        desc.without_len = without_.size();
+        desc.added = added_.data();
+        desc.added_len = added_.size();
+        desc.changed = changed_.data();
+        desc.changed_len = changed_.size();
+        return desc;
+    }
+
+private:
+    std::vector<ecs_component_id> with_, without_, added_, changed_;
+};
+
 // What a system gets when it runs: the tick, its declared components, views
 // and its command buffer. Valid during the system's call only.
 class SystemContext {
@@ -344,6 +403,45 @@ public:
                 return ecs_view_each_filtered(raw_, &desc, visit, data);
             },
             "ecs_view_each_filtered");
+    }
+
+    // As `each`, for the entities that pass `filter` (see `Filter`):
+    // `ctx.each_where(ecs::Filter().changed(health), f, health)`. Throws
+    // `Error` as `each` does, and for an `added` or `changed` component
+    // registered without `track_changes` (ECS_ERR_INVALID_ARGUMENT).
+    template <class... T, class F>
+    void each_where(const Filter& filter, F&& f, Component<T>... components) {
+        const ecs_component_id ids[] = {components.id...};
+        const ecs_view_desc desc = filter.desc(ids, sizeof...(T));
+        each_of<T...>(
+            std::forward<F>(f),
+            [&](ecs_each_fn visit, void* data) {
+                return ecs_view_each_filtered(raw_, &desc, visit, data);
+            },
+            "ecs_view_each_filtered");
+    }
+
+    // Calls `f(entity)` for every entity that lost `component` since this
+    // system last asked (see ecs_ctx_removed; the component registered
+    // with `track_changes` and declared by the system), oldest first, and
+    // returns the number of removals the bounded log dropped before this
+    // system read them. What `f` throws stops the calls and is rethrown
+    // here (the removals are read all the same).
+    template <class T, class F>
+    std::uint64_t removed(Component<T> component, F&& f) {
+        struct Walk {
+            std::remove_reference_t<F>* f;
+            detail::Failure failure;
+        } walk{&f, {}};
+        auto visit = [](ecs_entity entity, void* data) {
+            auto& w = *static_cast<Walk*>(data);
+            w.failure.guard([&] { (*w.f)(Entity(entity)); });
+        };
+        std::uint64_t missed = 0;
+        ecs_status status = ecs_ctx_removed(raw_, component.id, visit, &walk, &missed);
+        walk.failure.rethrow();
+        check(status, "ecs_ctx_removed");
+        return missed;
     }
 
     // Calls `f(len, entities, T*...)` once per run of entities whose
@@ -616,14 +714,7 @@ public:
     // Registers `T` under `name` (unique in the engine).
     template <class T>
     Component<T> component(const char* name) {
-        ecs_component_desc desc{};
-        desc.struct_size = sizeof desc;
-        desc.name = name;
-        desc.size = sizeof(T);
-        desc.align = alignof(T);
-        Component<T> component;
-        check(ecs_component_register(raw_, &desc, &component.id), "ecs_component_register");
-        return component;
+        return register_component<T>(name, false, false);
     }
     // Registers `T` under `name` (unique in the engine) as savable: its
     // values are plain data that `save` and `load` copy by their bytes
@@ -638,15 +729,21 @@ public:
     Component<T> component(const char* name, Savable) {
         static_assert(!std::is_pointer_v<T> && !std::is_member_pointer_v<T>,
                       "a savable component is saved as bytes: a pointer means nothing when loaded");
-        ecs_component_desc desc{};
-        desc.struct_size = sizeof desc;
-        desc.name = name;
-        desc.size = sizeof(T);
-        desc.align = alignof(T);
-        desc.savable = true;
-        Component<T> component;
-        check(ecs_component_register(raw_, &desc, &component.id), "ecs_component_register");
-        return component;
+        return register_component<T>(name, true, false);
+    }
+    // Registers `T` under `name` keeping change ticks and a removal log
+    // (ecs_component_desc.track_changes), for `Filter::added`,
+    // `Filter::changed` and `SystemContext::removed`.
+    template <class T>
+    Component<T> component(const char* name, TrackChanges) {
+        return register_component<T>(name, false, true);
+    }
+    // Both: savable and keeping change ticks.
+    template <class T>
+    Component<T> component(const char* name, Savable, TrackChanges) {
+        static_assert(!std::is_pointer_v<T> && !std::is_member_pointer_v<T>,
+                      "a savable component is saved as bytes: a pointer means nothing when loaded");
+        return register_component<T>(name, true, true);
     }
     // Registers a resource `T` under `name` holding `initial`.
     template <class T>
@@ -1048,6 +1145,21 @@ private:
         check(ecs_event_register(raw_, &desc, &channel.id), "ecs_event_register");
         return channel;
     }
+
+    template <class T>
+    Component<T> register_component(const char* name, bool savable, bool track) {
+        ecs_component_desc desc{};
+        desc.struct_size = sizeof desc;
+        desc.name = name;
+        desc.size = sizeof(T);
+        desc.align = alignof(T);
+        desc.savable = savable;
+        desc.track_changes = track;
+        Component<T> component;
+        check(ecs_component_register(raw_, &desc, &component.id), "ecs_component_register");
+        return component;
+    }
+
     template <class T>
     Resource<T> register_resource(const char* name, const T& initial, bool plain) {
         ecs_resource_desc desc{};

@@ -602,6 +602,7 @@ int main() {
         test_snapshot_round_trip(ECS_SNAPSHOT_JSON);
         test_snapshot_refusals();
         test_states();
+        test_change_detection();
     } catch (const std::exception& e) {
         std::fprintf(stderr, "cpp_api: FAILED: unexpected exception: %s\n", e.what());
         return 1;

@@ -33,6 +33,7 @@ struct Frozen {
 void test_snapshot_round_trip(ecs_snapshot_format format);
 void test_snapshot_refusals();
 void test_states();
+void test_change_detection();
 
 }  // namespace cpp_api
 

@@ -91,5 +91,6 @@ void test_hierarchy(void);
 void test_resources(void);
 void test_snapshots(void);
 void test_events(void);
+void test_changes(void);
 
 #endif /* ECS_ERRORS_CHECK_H */

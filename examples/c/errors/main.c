@@ -61,6 +61,7 @@ int main(int argc, char **argv) {
     test_resources();
     test_snapshots();
     test_events();
+    test_changes();
     printf("errors: all %lu checks passed\n", checks);
     return 0;
 }
