@@ -1741,9 +1741,11 @@ ecs_status ecs_set_configure(struct ecs_engine *engine, const struct ecs_set_des
 // order), which entities are disabled, the tick counter, whether the
 // startup systems have run, each system's reserve of entity handles,
 // the bytes of every resource (all must be registered with
-// `ecs_resource_desc.savable`) and the events in flight on every event
-// channel, with each reader's cursor. It holds nothing of the systems' C
-// user data.
+// `ecs_resource_desc.savable`), the events in flight on every event
+// channel, with each reader's cursor, and change detection: the change
+// ticks and removal log of every component registered with
+// `track_changes`, and each system's last run and removal cursors. It
+// holds nothing of the systems' C user data.
 //
 // The schedule must be built (`ecs_engine_build`, or a tick): the
 // snapshot holds the systems' progress. The engine is not changed.

@@ -275,12 +275,6 @@ impl Snapshots {
                         name: item.name.clone(),
                         entry,
                     })?;
-            if self.components[index].rust_type().is_none() {
-                return Err(engine_error(
-                    format!("change ticks of component `{}`", item.name),
-                    "a run-time component keeps no change ticks",
-                ));
-            }
             let count = counts.get(&item.name).copied().unwrap_or(0);
             if item.added.len() as u64 != count || item.changed.len() as u64 != count {
                 return Err(engine_error(

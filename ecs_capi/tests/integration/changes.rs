@@ -201,20 +201,48 @@ unsafe extern "C" fn condition(ctx: *const ecs_system_ctx, user: *mut c_void) ->
     true
 }
 
-fn tracked<T>(engine: &Engine, name: &std::ffi::CStr) -> ecs_component_id {
+/// How the test goes back to the moment after its first tick.
+#[derive(Clone, Copy)]
+enum Rewind {
+    /// An in-memory state (`ecs_engine_save_state` / `restore_state`).
+    State,
+    /// A file snapshot (`ecs_engine_save` / `ecs_engine_load`).
+    Snapshot(ecs_snapshot_format),
+}
+
+/// A component of `u32`, savable when `savable`, tracking its changes
+/// when `track`.
+fn register(
+    engine: &Engine,
+    name: &std::ffi::CStr,
+    savable: bool,
+    track: bool,
+) -> ecs_component_id {
     let desc = ecs_component_desc {
-        track_changes: true,
-        ..component_desc::<T>(name)
+        savable,
+        track_changes: track,
+        ..component_desc::<u32>(name)
     };
     engine.register_desc(&desc).unwrap()
 }
 
 #[test]
 fn c_systems_see_what_was_added_changed_and_removed_since_their_last_run() {
+    see_changes_and_rewind(Rewind::State);
+}
+
+#[test]
+fn a_file_snapshot_keeps_what_changed_since_each_systems_last_run() {
+    see_changes_and_rewind(Rewind::Snapshot(ECS_SNAPSHOT_POSTCARD));
+    see_changes_and_rewind(Rewind::Snapshot(ECS_SNAPSHOT_JSON));
+}
+
+fn see_changes_and_rewind(rewind: Rewind) {
     let engine = Engine::new(2);
-    let pos = tracked::<u32>(&engine, c"Pos");
-    let hp = tracked::<u32>(&engine, c"Hp");
-    let shield = engine.register::<u32>(c"Shield");
+    let savable = matches!(rewind, Rewind::Snapshot(_));
+    let pos = register(&engine, c"Pos", savable, true);
+    let hp = register(&engine, c"Hp", savable, true);
+    let shield = register(&engine, c"Shield", savable, false);
     let shared = Shared {
         pos,
         hp,
@@ -243,7 +271,11 @@ fn c_systems_see_what_was_added_changed_and_removed_since_their_last_run() {
     engine.insert(b, shield, 5u32);
     ok(engine.tick());
     let state = State::new();
-    ok(state.save(&engine));
+    let mut bytes = Vec::new();
+    match rewind {
+        Rewind::State => ok(state.save(&engine)),
+        Rewind::Snapshot(format) => bytes = engine.save(format).unwrap(),
+    }
 
     let second = |engine: &Engine| {
         *shared.target.lock().unwrap() = Some(a);
@@ -308,7 +340,10 @@ fn c_systems_see_what_was_added_changed_and_removed_since_their_last_run() {
 
     // Restored to after the first tick, the same two ticks see the same:
     // the system's last run, the ticks and the removal cursor come back.
-    ok(state.restore(&engine));
+    match rewind {
+        Rewind::State => ok(state.restore(&engine)),
+        Rewind::Snapshot(format) => ok(engine.load(format, &bytes)),
+    }
     shared.runs.lock().unwrap().clear();
     let again = second(&engine);
     assert_eq!(again, c, "the restored allocator hands out the same handle");

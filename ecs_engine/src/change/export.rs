@@ -5,11 +5,12 @@
 //! added or changed only what did at the save. (In-memory states copy
 //! them whole: `registry/state.rs`.)
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
 use crate::change::ticks::ChangeTicks;
 use crate::resources::ResourceTicks;
-use crate::{Component, EcsError, Entity, Registry};
+use crate::{Component, ComponentId, EcsError, Entity, Registry};
 
 /// The registry's change clock: the current change tick and the tick of
 /// the last clamp of old ticks (every
@@ -44,8 +45,9 @@ pub struct PoolTicks {
     "change ticks of `{component}`: {added} added and {changed} changed ticks for a pool of {len} components"
 )]
 pub struct PoolTicksError {
-    /// The component's type name.
-    pub component: &'static str,
+    /// The component's name (a Rust type's name, or a run-time
+    /// component's registered name).
+    pub component: Cow<'static, str>,
     /// The pool's length.
     pub len: usize,
     /// The added ticks given.
@@ -79,13 +81,14 @@ impl Registry {
     /// order; `None` when `T` is not tracked
     /// ([`track_changes`](Self::track_changes)).
     pub fn export_pool_ticks<T: Component>(&self) -> Option<PoolTicks> {
-        let c = self.pools.get::<T>()?.changes.as_deref()?;
-        Some(PoolTicks {
-            added: c.added.clone(),
-            changed: c.changed.clone(),
-            removed: c.removed.entries.iter().copied().collect(),
-            removed_first: c.removed.first,
-        })
+        self.pools.get::<T>()?.changes.as_deref().map(export)
+    }
+
+    /// [`export_pool_ticks`](Self::export_pool_ticks) of run-time
+    /// component `id`; `None` when it is not a run-time component here or
+    /// is not tracked ([`track_changes_raw`](Self::track_changes_raw)).
+    pub fn export_pool_ticks_raw(&self, id: ComponentId) -> Option<PoolTicks> {
+        self.pools.blob(id).ok()?.0.changes().map(export)
     }
 
     /// Gives `T`'s pool the saved `ticks` (tracking `T` if it is not
@@ -102,31 +105,45 @@ impl Registry {
         ticks: PoolTicks,
     ) -> Result<(), PoolTicksError> {
         let len = self.pools.get::<T>().map_or(0, |p| p.len());
-        if ticks.added.len() != len || ticks.changed.len() != len {
-            return Err(PoolTicksError {
-                component: std::any::type_name::<T>(),
-                len,
-                added: ticks.added.len(),
-                changed: ticks.changed.len(),
-            });
-        }
+        check_len(&ticks, len, || Cow::Borrowed(std::any::type_name::<T>()))?;
         self.track_changes::<T>();
         let now = self.change.now;
         let pool = self.pools.get_or_create::<T>();
-        let c: &mut ChangeTicks = pool.changes.as_deref_mut().expect("tracked just above");
-        c.now = now;
-        c.added = ticks.added;
-        c.changed = ticks.changed;
-        c.stamps = super::stamps::BlockStamps::new(len, now);
-        c.removed.entries = VecDeque::from(ticks.removed);
-        c.removed.first = ticks.removed_first;
-        while c.removed.entries.len() > c.removed.capacity {
-            c.removed.entries.pop_front();
-            c.removed.first += 1;
-        }
-        // The ticks changed without the changed ticks saying which.
-        c.unmarked.count();
-        c.written.set(now);
+        import(
+            pool.changes.as_deref_mut().expect("tracked just above"),
+            ticks,
+            now,
+        );
+        Ok(())
+    }
+
+    /// [`import_pool_ticks`](Self::import_pool_ticks) for run-time
+    /// component `id` (tracking it if it is not yet).
+    ///
+    /// # Errors
+    ///
+    /// [`PoolTicksError`] when the tick arrays are not one per value, or
+    /// `id` is not a run-time component here (then `len` is 0 and the
+    /// name `#id`).
+    pub fn import_pool_ticks_raw(
+        &mut self,
+        id: ComponentId,
+        ticks: PoolTicks,
+    ) -> Result<(), PoolTicksError> {
+        let Ok((pool, info)) = self.pools.blob(id) else {
+            return Err(PoolTicksError {
+                component: Cow::Owned(format!("#{}", id.to_u32())),
+                len: 0,
+                added: ticks.added.len(),
+                changed: ticks.changed.len(),
+            });
+        };
+        check_len(&ticks, pool.len(), || info.name_cow())?;
+        self.track_changes_raw(id)
+            .expect("a run-time component, found above");
+        let now = self.change.now;
+        let (pool, _) = self.pools.blob_mut(id).expect("found above");
+        import(pool.changes_mut().expect("tracked just above"), ticks, now);
         Ok(())
     }
 
@@ -142,4 +159,50 @@ impl Registry {
     ) -> Result<(), EcsError> {
         self.resources.set_ticks::<R>(ticks)
     }
+}
+
+/// A pool's ticks and removal log, as plain values.
+fn export(c: &ChangeTicks) -> PoolTicks {
+    PoolTicks {
+        added: c.added.clone(),
+        changed: c.changed.clone(),
+        removed: c.removed.entries.iter().copied().collect(),
+        removed_first: c.removed.first,
+    }
+}
+
+/// [`PoolTicksError`] unless `ticks` has one added and one changed tick
+/// per component of a pool of `len`.
+fn check_len(
+    ticks: &PoolTicks,
+    len: usize,
+    component: impl FnOnce() -> Cow<'static, str>,
+) -> Result<(), PoolTicksError> {
+    if ticks.added.len() != len || ticks.changed.len() != len {
+        return Err(PoolTicksError {
+            component: component(),
+            len,
+            added: ticks.added.len(),
+            changed: ticks.changed.len(),
+        });
+    }
+    Ok(())
+}
+
+/// Puts `ticks` into a tracked pool's `c`, read against the clock `now`.
+fn import(c: &mut ChangeTicks, ticks: PoolTicks, now: u32) {
+    let len = ticks.changed.len();
+    c.now = now;
+    c.added = ticks.added;
+    c.changed = ticks.changed;
+    c.stamps = super::stamps::BlockStamps::new(len, now);
+    c.removed.entries = VecDeque::from(ticks.removed);
+    c.removed.first = ticks.removed_first;
+    while c.removed.entries.len() > c.removed.capacity {
+        c.removed.entries.pop_front();
+        c.removed.first += 1;
+    }
+    // The ticks changed without the changed ticks saying which.
+    c.unmarked.count();
+    c.written.set(now);
 }

@@ -241,11 +241,18 @@ impl ComponentCodec for Runtime {
         let count = usize::try_from(doc.count).unwrap_or(usize::MAX);
         self.stage(target, entities, size, count, doc.bytes.0)
     }
-    fn export_ticks(&self, _: &Registry) -> Option<PoolTicks> {
-        None
+    fn export_ticks(&self, registry: &Registry) -> Option<PoolTicks> {
+        registry.export_pool_ticks_raw(registry.component_by_name(&self.name)?)
     }
-    fn import_ticks(&self, _: &mut Registry, _: PoolTicks) -> Result<(), PoolTicksError> {
-        unreachable!("an engine load refuses change ticks for a run-time component")
+    fn import_ticks(
+        &self,
+        registry: &mut Registry,
+        ticks: PoolTicks,
+    ) -> Result<(), PoolTicksError> {
+        let id = registry
+            .component_by_name(&self.name)
+            .unwrap_or(ComponentId::from_u32(u32::MAX));
+        registry.import_pool_ticks_raw(id, ticks)
     }
 }
 
@@ -290,8 +297,9 @@ impl Snapshots {
     /// registry without a savable run-time component of that name and of
     /// the same size; the registry is then unchanged. Values come back in
     /// the same dense order (views visit them in the same order). The
-    /// bytes are saved as they lie in memory; run-time pools keep no
-    /// change ticks, so an engine snapshot holds none for them.
+    /// bytes are saved as they lie in memory. An engine snapshot holds the
+    /// change ticks and removal log of a component that tracks them
+    /// ([`Registry::track_changes_raw`]), and a load puts them back.
     ///
     /// # Errors
     ///

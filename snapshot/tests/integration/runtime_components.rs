@@ -467,7 +467,7 @@ fn runtime_components_survive_save_engine_and_load_engine() {
 }
 
 #[test]
-fn an_engine_file_holds_no_change_ticks_for_a_runtime_component_and_refuses_them() {
+fn an_engine_file_holds_the_change_ticks_of_a_tracked_runtime_component() {
     let snapshots = snapshots();
     let mut running = engine(12);
     let registry = running.registry_mut();
@@ -477,21 +477,50 @@ fn an_engine_file_holds_no_change_ticks_for_a_runtime_component_and_refuses_them
         .insert_runtime_bytes(e, id, &body(1, 2, 3))
         .unwrap();
     running.run(1).unwrap();
-    let file = snapshots.save_engine(&running, Format::Json).unwrap();
-    let mut doc: Value = serde_json::from_slice(&file).unwrap();
-    let names: Vec<&str> = doc["engine"]["pool_ticks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    assert!(!names.contains(&"body"), "{names:?}");
+    let ticks_named = |file: &[u8]| -> Vec<String> {
+        let doc: Value = serde_json::from_slice(file).unwrap();
+        doc["engine"]["pool_ticks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let untracked = snapshots.save_engine(&running, Format::Json).unwrap();
+    assert!(!ticks_named(&untracked).contains(&"body".to_owned()));
 
-    // A file that claims change ticks for `body` (its checksum resealed).
-    let engine_section = &mut doc["engine"];
-    engine_section["pool_ticks"].as_array_mut().unwrap().push(
-        json!({"name": "body", "added": [1], "changed": [1], "removed": [], "removed_first": 0}),
+    running.registry_mut().track_changes_raw(id).unwrap();
+    running.run(1).unwrap();
+    let f = running.registry_mut().spawn(());
+    running
+        .registry_mut()
+        .insert_runtime_bytes(f, id, &body(4, 5, 6))
+        .unwrap();
+    running.registry_mut().despawn(e).unwrap();
+    let file = snapshots.save_engine(&running, Format::Json).unwrap();
+    assert!(ticks_named(&file).contains(&"body".to_owned()));
+    let mut loaded = engine(12);
+    snapshots
+        .load_engine(&mut loaded, &file, Format::Json)
+        .unwrap();
+    let loaded_id = loaded.registry().component_by_name("body").unwrap();
+    assert!(loaded.registry().is_tracking_changes_raw(loaded_id));
+    let saved = running.registry().export_pool_ticks_raw(id).unwrap();
+    assert_eq!(saved.removed, vec![e], "the despawn is in the log");
+    assert_eq!(
+        loaded.registry().export_pool_ticks_raw(loaded_id),
+        Some(saved)
     );
+
+    // A file whose ticks for `body` do not fit its values (resealed).
+    let mut doc: Value = serde_json::from_slice(&file).unwrap();
+    let engine_section = &mut doc["engine"];
+    for entry in engine_section["pool_ticks"].as_array_mut().unwrap() {
+        if entry["name"] == "body" {
+            entry["added"] = json!([1, 1]);
+            entry["changed"] = json!([1, 1]);
+        }
+    }
     let fields: Vec<Value> = [
         "ticks",
         "clock",
@@ -508,14 +537,14 @@ fn an_engine_file_holds_no_change_ticks_for_a_runtime_component_and_refuses_them
     .collect();
     engine_section["checksum"] = json_checksum(&Value::Array(fields)).into();
     let file = serde_json::to_vec(&doc).unwrap();
-    let mut loaded = engine(12);
+    let mut refused = engine(12);
     let error = snapshots
-        .load_engine(&mut loaded, &file, Format::Json)
+        .load_engine(&mut refused, &file, Format::Json)
         .unwrap_err();
     assert!(
-        matches!(&error, SnapshotError::EngineState { part, message } if part == "change ticks of component `body`" && message.contains("no change ticks")),
+        matches!(&error, SnapshotError::EngineState { part, message } if part == "change ticks of component `body`" && message.contains("2 added and 2 changed ticks for 1 components")),
         "{error}"
     );
-    assert_eq!(loaded.registry().entities().len(), 0);
-    assert_eq!(loaded.ticks(), 0);
+    assert_eq!(refused.registry().entities().len(), 0);
+    assert_eq!(refused.ticks(), 0);
 }
