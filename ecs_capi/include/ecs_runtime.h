@@ -37,7 +37,8 @@
 // in-memory states, `ecs_state_create`, `ecs_engine_save_state`, ...,
 // ids that carry their kind, `ecs_command_report.discarded`; 6: change
 // detection, `ecs_component_desc.track_changes`, the `optional`, `added`
-// and `changed` lists of `ecs_view_desc`, `ecs_ctx_removed`).
+// and `changed` lists of `ecs_view_desc`, `ecs_ctx_removed`; exclusive
+// systems, `ecs_system_desc.run_exclusive`).
 #define ECS_API_VERSION_MINOR 6
 
 // The most worker threads an engine's pool may have
@@ -71,7 +72,9 @@ typedef struct ecs_commands ecs_commands;
 // holds it (from a system callback during a tick, from a component's
 // destructor during a call or during `ecs_engine_destroy`, or from a
 // second thread at the same time) fails with `ECS_ERR_WRONG_STATE`
-// instead of racing.
+// instead of racing. One exception: the body of an exclusive system
+// (`ecs_system_desc.run_exclusive`) may make world calls on its thread
+// during the tick.
 typedef struct ecs_engine ecs_engine;
 
 // A handle to a queue of fixed-size events, for any thread. Several
@@ -364,6 +367,12 @@ typedef uint32_t ecs_snapshot_format;
 // callback: one that does aborts the process.
 typedef void (*ecs_system_fn)(struct ecs_system_ctx *ctx, void *user_data);
 
+// An exclusive system's body: called once per tick, alone (no other
+// system runs meanwhile), on the thread that runs the tick or a worker,
+// with the engine and the descriptor's `user_data`. During the call the
+// engine's world calls work on it (see `ecs_system_desc.run_exclusive`).
+typedef void (*ecs_exclusive_fn)(struct ecs_engine *engine, void *user_data);
+
 // A system to add.
 typedef struct ecs_system_desc {
   // `sizeof(ecs_system_desc)`.
@@ -448,6 +457,23 @@ typedef struct ecs_system_desc {
   const char *const *sets;
   // Number of names in `sets`.
   size_t sets_len;
+  // An exclusive system's body, instead of `run` (which must then be
+  // NULL): called with the engine, alone between two waves (no other
+  // system runs meanwhile), as a Rust `fn(&mut Registry)` system. During
+  // the call the engine's world calls work on the calling thread and
+  // apply at once: entities and components (`ecs_spawn`, `ecs_insert`,
+  // `ecs_get`, `ecs_remove`, `ecs_has`, `ecs_despawn`, `ecs_is_alive`,
+  // `ecs_entity_count`), the hierarchy and disabled entities
+  // (`ecs_set_parent`, ..., `ecs_disable_recursive`), and resources
+  // (`ecs_resource_get`, `ecs_resource_set`). Every other engine call
+  // (a tick, a build, a snapshot, adding systems) is refused with
+  // `ECS_ERR_WRONG_STATE`, and so are world calls from another thread.
+  // An exclusive system declares nothing (no `reads`, `writes`,
+  // `commands`, resources, events or `spawn_reserve`: it has
+  // everything); `before`, `after`, `sets`, `run_if` (whose context
+  // reads nothing) and `startup` apply as to any system. It keeps no
+  // change-detection state and cannot fail.
+  ecs_exclusive_fn run_exclusive;
 } ecs_system_desc;
 
 // Called once per entity of a view: the entity and one pointer per id (in

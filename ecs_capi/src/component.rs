@@ -7,7 +7,6 @@ use std::ffi::{c_char, c_void};
 use ::ecs_engine::{ComponentDescriptor, ComponentId, Registry};
 
 use crate::boundary::{Versioned, arg, call, foreign, read_versioned, string_arg, write_out};
-use crate::engine::EngineState;
 use crate::status::{ECS_ERR_LIMIT, ECS_ERR_UNKNOWN_COMPONENT, Failure, ecs_status};
 use crate::tag::{IdKind, MAX_INDEXES, Tag, decode_id, encode_id};
 use crate::{SendPtr, ecs_engine};
@@ -118,12 +117,13 @@ fn unknown(id: ecs_component_id, function: &str, note: &str) -> Failure {
 
 /// `id` as a run-time component registered in `engine`.
 pub(crate) fn known_id(
-    engine: &EngineState,
+    tag: Tag,
+    registry: &Registry,
     id: ecs_component_id,
     function: &str,
 ) -> Result<ComponentId, Failure> {
-    let component = decode(engine.tag, id, function)?;
-    match engine.registry().component_info(component) {
+    let component = decode(tag, id, function)?;
+    match registry.component_info(component) {
         Some(info) if info.is_runtime() => Ok(component),
         _ => Err(unknown(id, function, "")),
     }

@@ -66,9 +66,13 @@ enum Stage {
 /// holds it (from a system callback during a tick, from a component's
 /// destructor during a call or during `ecs_engine_destroy`, or from a
 /// second thread at the same time) fails with `ECS_ERR_WRONG_STATE`
-/// instead of racing.
+/// instead of racing. One exception: the body of an exclusive system
+/// (`ecs_system_desc.run_exclusive`) may make world calls on its thread
+/// during the tick.
 pub struct ecs_engine {
     state: Mutex<EngineState>,
+    /// The world an exclusive system lends its callback (`exclusive.rs`).
+    lent: crate::exclusive::LentSlot,
 }
 
 /// The engine's state, held by one call at a time.
@@ -101,17 +105,14 @@ impl ecs_engine {
     /// The engine's state for the call `function`, or `ECS_ERR_WRONG_STATE`
     /// when another call holds it (never waits).
     pub(crate) fn lock(&self, function: &str) -> Result<MutexGuard<'_, EngineState>, Failure> {
-        self.state.try_lock().ok_or_else(|| {
-            Failure::new(
-                ECS_ERR_WRONG_STATE,
-                format!(
-                    "{function}: the engine is busy: a tick is running (a system must use its \
-                     ecs_system_ctx and ecs_ctx_commands, not the engine), it is being \
-                     destroyed (a component destructor must not call the engine), or another \
-                     thread is using it"
-                ),
-            )
-        })
+        self.state
+            .try_lock()
+            .ok_or_else(|| crate::exclusive::busy(function))
+    }
+
+    /// The slot of the world an exclusive system lends.
+    pub(crate) fn lent(&self) -> &crate::exclusive::LentSlot {
+        &self.lent
     }
 }
 
@@ -386,6 +387,7 @@ pub unsafe extern "C" fn ecs_engine_create(
                     names: HashSet::new(),
                 },
             }),
+            lent: Mutex::new(None),
         });
         // SAFETY: `out` is non-null and valid for writes (caller's promise).
         unsafe { write_out(out, Box::into_raw(engine), F, "out") }

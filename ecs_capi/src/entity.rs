@@ -26,7 +26,7 @@ pub unsafe extern "C" fn ecs_spawn(engine: *mut ecs_engine, out: *mut ecs_entity
     call(F, || {
         // SAFETY: the caller's promise on both pointers.
         let engine = unsafe { arg(engine, F, "engine") }?;
-        let mut engine = engine.lock(F)?;
+        let mut engine = engine.world(F)?;
         if out.is_null() {
             return Err(Failure::null(F, "out"));
         }
@@ -54,7 +54,7 @@ pub unsafe extern "C" fn ecs_despawn(engine: *mut ecs_engine, entity: ecs_entity
     call(F, || {
         // SAFETY: the caller's promise on `engine`.
         let engine = unsafe { arg(engine, F, "engine") }?;
-        let mut engine = engine.lock(F)?;
+        let mut engine = engine.world(F)?;
         let target = self::entity(entity, F)?;
         engine
             .registry_mut()
@@ -76,7 +76,7 @@ pub unsafe extern "C" fn ecs_is_alive(engine: *const ecs_engine, entity: ecs_ent
         let Some(engine) = (unsafe { engine.as_ref() }) else {
             return false;
         };
-        let Some(engine) = engine.state_if_free() else {
+        let Ok(engine) = engine.world("ecs_is_alive") else {
             return false;
         };
         ::ecs_engine::Entity::from_bits(entity).is_some_and(|e| engine.registry().is_alive(e))
@@ -101,7 +101,7 @@ pub unsafe extern "C" fn ecs_entity_count(
     call(F, || {
         // SAFETY: the caller's promise on both pointers.
         let engine = unsafe { arg(engine, F, "engine") }?;
-        let engine = engine.lock(F)?;
+        let engine = engine.world(F)?;
         // SAFETY: `out` is checked for NULL there and valid for writes by the caller's promise.
         unsafe { write_out(out, engine.registry().len(), F, "out") }
     })
@@ -135,9 +135,9 @@ pub unsafe extern "C" fn ecs_insert(
     call(F, || {
         // SAFETY: the caller's promise on `engine`.
         let engine = unsafe { arg(engine, F, "engine") }?;
-        let mut engine = engine.lock(F)?;
+        let mut engine = engine.world(F)?;
         let target = self::entity(entity, F)?;
-        let component = known_id(&engine, id, F)?;
+        let component = known_id(engine.tag(), engine.registry(), id, F)?;
         if value.is_null() {
             return Err(Failure::null(F, "value"));
         }
@@ -176,12 +176,12 @@ pub unsafe extern "C" fn ecs_get(
     call(F, || {
         // SAFETY: the caller's promise on the pointers.
         let engine = unsafe { arg(engine, F, "engine") }?;
-        let mut engine = engine.lock(F)?;
+        let mut engine = engine.world(F)?;
         if out.is_null() {
             return Err(Failure::null(F, "out"));
         }
         let target = self::entity(entity, F)?;
-        let component = known_id(&engine, id, F)?;
+        let component = known_id(engine.tag(), engine.registry(), id, F)?;
         let value = engine
             .registry_mut()
             .get_raw_mut(target, component)
@@ -212,9 +212,9 @@ pub unsafe extern "C" fn ecs_remove(
     call(F, || {
         // SAFETY: the caller's promise on `engine`.
         let engine = unsafe { arg(engine, F, "engine") }?;
-        let mut engine = engine.lock(F)?;
+        let mut engine = engine.world(F)?;
         let target = self::entity(entity, F)?;
-        let component = known_id(&engine, id, F)?;
+        let component = known_id(engine.tag(), engine.registry(), id, F)?;
         match engine.registry_mut().remove_by_id(target, component) {
             Ok(true) => Ok(()),
             Ok(false) => Err(Failure::new(
@@ -250,9 +250,9 @@ pub unsafe extern "C" fn ecs_has(
     call(F, || {
         // SAFETY: the caller's promise on the pointers.
         let engine = unsafe { arg(engine, F, "engine") }?;
-        let engine = engine.lock(F)?;
+        let engine = engine.world(F)?;
         let target = self::entity(entity, F)?;
-        let component = known_id(&engine, id, F)?;
+        let component = known_id(engine.tag(), engine.registry(), id, F)?;
         if !engine.registry().is_alive(target) {
             return Err(Failure::registry(
                 F,
@@ -292,7 +292,7 @@ pub unsafe extern "C" fn ecs_world_checksum(
     call(F, || {
         // SAFETY: the caller's promise on the pointers.
         let engine = unsafe { arg(engine, F, "engine") }?;
-        let engine = engine.lock(F)?;
+        let engine = engine.world(F)?;
         // SAFETY: NULL or valid for that many reads, by the caller's promise.
         let ids = unsafe { slice_arg(ids, ids_len, F, "ids") }?;
         if out.is_null() {
@@ -302,7 +302,7 @@ pub unsafe extern "C" fn ecs_world_checksum(
         let components = ids
             .iter()
             .map(|&id| {
-                let component = known_id(&engine, id, F)?;
+                let component = known_id(engine.tag(), engine.registry(), id, F)?;
                 let size = registry
                     .component_info(component)
                     .map_or(0, |info| info.layout().size());

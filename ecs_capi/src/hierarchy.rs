@@ -95,7 +95,7 @@ pub unsafe extern "C" fn ecs_set_parent(
     call(F, || {
         // SAFETY: the caller's promise on `engine`.
         let engine = unsafe { arg(engine, F, "engine") }?;
-        let mut engine = engine.lock(F)?;
+        let mut engine = engine.world(F)?;
         let (child, parent) = (entity(child, F)?, entity(parent, F)?);
         engine
             .registry_mut()
@@ -153,7 +153,7 @@ pub unsafe extern "C" fn ecs_parent(
     call(F, || {
         // SAFETY: the caller's promise on `engine`.
         let engine = unsafe { arg(engine, F, "engine") }?;
-        let engine = engine.lock(F)?;
+        let engine = engine.world(F)?;
         if out.is_null() {
             return Err(Failure::null(F, "out"));
         }
@@ -192,7 +192,7 @@ pub unsafe extern "C" fn ecs_children(
     call(F, || {
         // SAFETY: the caller's promise on `engine`.
         let engine = unsafe { arg(engine, F, "engine") }?;
-        let engine = engine.lock(F)?;
+        let engine = engine.world(F)?;
         if len.is_null() {
             return Err(Failure::null(F, "len"));
         }
@@ -360,7 +360,7 @@ pub unsafe extern "C" fn ecs_is_disabled(
     call(F, || {
         // SAFETY: the caller's promise on `engine`.
         let engine = unsafe { arg(engine, F, "engine") }?;
-        let engine = engine.lock(F)?;
+        let engine = engine.world(F)?;
         if out.is_null() {
             return Err(Failure::null(F, "out"));
         }

@@ -46,6 +46,7 @@ mod context;
 mod engine;
 mod entity;
 mod event;
+mod exclusive;
 mod hierarchy;
 mod par_walk;
 mod queue;
@@ -83,6 +84,7 @@ pub use event::{
     ecs_event_id, ecs_event_lookup, ecs_event_register, ecs_event_send, ecs_event_stats,
     ecs_events_read,
 };
+pub use exclusive::ecs_exclusive_fn;
 pub use hierarchy::{
     ecs_children, ecs_commands_despawn_recursive, ecs_commands_disable,
     ecs_commands_disable_recursive, ecs_commands_enable, ecs_commands_enable_recursive,
@@ -145,7 +147,8 @@ pub const ECS_API_VERSION_MAJOR: u32 = 2;
 /// in-memory states, `ecs_state_create`, `ecs_engine_save_state`, ...,
 /// ids that carry their kind, `ecs_command_report.discarded`; 6: change
 /// detection, `ecs_component_desc.track_changes`, the `optional`, `added`
-/// and `changed` lists of `ecs_view_desc`, `ecs_ctx_removed`).
+/// and `changed` lists of `ecs_view_desc`, `ecs_ctx_removed`; exclusive
+/// systems, `ecs_system_desc.run_exclusive`).
 pub const ECS_API_VERSION_MINOR: u32 = 6;
 
 /// The version of the linked library: `(major << 16) | minor`. A program

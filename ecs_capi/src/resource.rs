@@ -405,9 +405,9 @@ unsafe fn copy_between_ticks(
 ) -> Result<(), Failure> {
     // SAFETY: the caller's promise on `engine`.
     let engine = unsafe { arg(engine, function, "engine") }?;
-    let engine = engine.lock(function)?;
-    let store = &engine.resources;
-    let index = store.index(engine.tag, id, function)?;
+    let engine = engine.world(function)?;
+    let store = engine.resources();
+    let index = store.index(engine.tag(), id, function)?;
     let (bytes, expected) = store.bytes(index);
     if size != expected {
         return Err(Failure::invalid(
@@ -570,9 +570,11 @@ pub unsafe extern "C" fn ecs_resource_get(
 ) -> ecs_status {
     const F: &str = "ecs_resource_get";
     let copy = |bytes: NonNull<u8>| {
-        // SAFETY: no tick runs (the engine's lock is held while this
-        // runs), so no system writes the block; `out` is valid for `size`
-        // writes (the caller's promise) and the block holds `size` bytes.
+        // SAFETY: no system runs meanwhile (the engine's lock is held
+        // while this runs, or an exclusive system runs alone and lent its
+        // world to this call), so no system writes the block; `out` is
+        // valid for `size` writes (the caller's promise) and the block
+        // holds `size` bytes.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out.cast::<u8>(), size) };
     };
     // SAFETY: the caller's promise on `engine`.
@@ -607,8 +609,8 @@ pub unsafe extern "C" fn ecs_resource_set(
 ) -> ecs_status {
     const F: &str = "ecs_resource_set";
     let copy = |bytes: NonNull<u8>| {
-        // SAFETY: no tick runs (the engine's lock is held while this
-        // runs), so no system touches the block; `value` is valid for
+        // SAFETY: no system runs meanwhile (as in `ecs_resource_get`), so
+        // no system touches the block; `value` is valid for
         // `size` reads (the caller's promise); `copy` allows the two to
         // overlap.
         unsafe { std::ptr::copy(value.cast::<u8>(), bytes.as_ptr(), size) };

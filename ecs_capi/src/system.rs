@@ -8,13 +8,17 @@ use std::sync::Arc;
 
 use ::ecs_engine::Access;
 use command_buffer::ReservePolicy;
-use scheduler::{Condition, LocalState, System, SystemAccess, SystemContext, SystemError};
+use ecs_runtime::EngineBuilder;
+use scheduler::{
+    Condition, IntoSystem, LocalState, System, SystemAccess, SystemContext, SystemError,
+};
 
 use crate::SendPtr;
 use crate::boundary::{Versioned, arg, call, foreign, read_versioned, slice_arg, string_arg};
 use crate::component::{component_name, ecs_component_id, known_id};
 use crate::context::ecs_system_ctx;
 use crate::engine::ecs_engine;
+use crate::exclusive::CExclusive;
 use crate::resource::SystemResources;
 use crate::status::{ECS_ERR_SCHEDULE, Failure, ecs_status};
 use crate::tag::Tag;
@@ -119,6 +123,24 @@ pub struct ecs_system_desc {
     pub sets: *const *const c_char,
     /// Number of names in `sets`.
     pub sets_len: usize,
+    // Version 4 (API 2.6): read only when `struct_size` covers it.
+    /// An exclusive system's body, instead of `run` (which must then be
+    /// NULL): called with the engine, alone between two waves (no other
+    /// system runs meanwhile), as a Rust `fn(&mut Registry)` system. During
+    /// the call the engine's world calls work on the calling thread and
+    /// apply at once: entities and components (`ecs_spawn`, `ecs_insert`,
+    /// `ecs_get`, `ecs_remove`, `ecs_has`, `ecs_despawn`, `ecs_is_alive`,
+    /// `ecs_entity_count`), the hierarchy and disabled entities
+    /// (`ecs_set_parent`, ..., `ecs_disable_recursive`), and resources
+    /// (`ecs_resource_get`, `ecs_resource_set`). Every other engine call
+    /// (a tick, a build, a snapshot, adding systems) is refused with
+    /// `ECS_ERR_WRONG_STATE`, and so are world calls from another thread.
+    /// An exclusive system declares nothing (no `reads`, `writes`,
+    /// `commands`, resources, events or `spawn_reserve`: it has
+    /// everything); `before`, `after`, `sets`, `run_if` (whose context
+    /// reads nothing) and `startup` apply as to any system. It keeps no
+    /// change-detection state and cannot fail.
+    pub run_exclusive: crate::exclusive::ecs_exclusive_fn,
 }
 
 /// A run condition: called once per tick before its system would run,
@@ -171,6 +193,7 @@ pub unsafe extern "C" fn ecs_system_add(
     desc: *const ecs_system_desc,
 ) -> ecs_status {
     const F: &str = "ecs_system_add";
+    let engine_ptr = SendPtr(engine.cast());
     call(F, || {
         // SAFETY: the caller's promise on every pointer of the descriptor.
         let engine = unsafe { arg(engine, F, "engine") }?;
@@ -182,7 +205,17 @@ pub unsafe extern "C" fn ecs_system_add(
         let desc = unsafe { read_versioned(desc, F) }?;
         // SAFETY: NULL or a NUL-terminated string, by the caller's promise.
         let name = unsafe { string_arg(desc.name, F, "desc->name") }?;
-        let run = desc.run.ok_or_else(|| Failure::null(F, "desc->run"))?;
+        let run = match (desc.run, desc.run_exclusive) {
+            (Some(run), None) => Some(run),
+            (None, Some(_)) => None,
+            (None, None) => return Err(Failure::null(F, "desc->run")),
+            (Some(_), Some(_)) => {
+                return Err(Failure::invalid(
+                    F,
+                    format!("system `{name}` sets both `run` and `run_exclusive`: give one"),
+                ));
+            }
+        };
         // SAFETY: NULL or valid for that many reads, by the caller's promise.
         let reads = unsafe { slice_arg(desc.reads, desc.reads_len, F, "desc->reads") }?;
         // SAFETY: NULL or valid for that many reads, by the caller's promise.
@@ -270,10 +303,58 @@ pub unsafe extern "C" fn ecs_system_add(
             }
         }
 
+        let condition = |resources| {
+            desc.run_if.map(|run_if| CCondition {
+                run_if,
+                user_data: SendPtr(desc.run_if_user_data),
+                tag: engine.tag,
+                resources,
+            })
+        };
+        if let Some(run_exclusive) = desc.run_exclusive {
+            let declared = [
+                (!reads.is_empty(), "reads"),
+                (!writes.is_empty(), "writes"),
+                (desc.commands, "commands"),
+                (!resource_reads.is_empty(), "resource_reads"),
+                (!resource_writes.is_empty(), "resource_writes"),
+                (!event_reads.is_empty(), "event_reads"),
+                (!event_writes.is_empty(), "event_writes"),
+                (desc.spawn_reserve > 0, "spawn_reserve"),
+            ];
+            if let Some((_, field)) = declared.iter().find(|(set, _)| *set) {
+                return Err(Failure::invalid(
+                    F,
+                    format!(
+                        "exclusive system `{name}` sets `{field}`: an exclusive system has the \
+                         whole world, so it declares nothing"
+                    ),
+                ));
+            }
+            let plan = Plan {
+                startup: desc.startup,
+                sets,
+                before,
+                after,
+                condition: condition(None),
+                spawn_reserve: 0,
+            };
+            let system = CExclusive {
+                name: name.clone(),
+                run: run_exclusive,
+                user_data: SendPtr(desc.user_data),
+                engine: engine_ptr,
+                tag: engine.tag,
+                resources: Arc::clone(&engine.resources),
+            };
+            return engine.add_system(F, &name, |builder| plan.add(builder, system));
+        }
+        let run = run.expect("`run` or `run_exclusive`, checked above");
+
         let mut access = SystemAccess::new();
         for (ids, mode) in [(reads, Access::Read), (writes, Access::Write)] {
             for &id in ids {
-                let component = known_id(&engine, id, F)?;
+                let component = known_id(engine.tag, engine.registry(), id, F)?;
                 let name = component_name(engine.registry(), component);
                 access = match mode {
                     Access::Read => access.read_runtime(component, name),
@@ -321,13 +402,14 @@ pub unsafe extern "C" fn ecs_system_add(
         let spawn_reserve = desc.spawn_reserve;
         let user_data = SendPtr(desc.user_data);
         let tag = engine.tag;
-        let condition = desc.run_if.map(|run_if| CCondition {
-            run_if,
-            user_data: SendPtr(desc.run_if_user_data),
-            tag,
-            resources: resources.clone(),
-        });
-        let startup = desc.startup;
+        let plan = Plan {
+            startup: desc.startup,
+            sets,
+            before,
+            after,
+            condition: condition(resources.clone()),
+            spawn_reserve,
+        };
         let system = CSystem::new(name.clone(), access, move |context, locals| {
             let mut ctx = ecs_system_ctx::new(context, tag, resources.clone(), false);
             ctx.track(context, locals)?;
@@ -336,34 +418,49 @@ pub unsafe extern "C" fn ecs_system_add(
             foreign(|| unsafe { run(&mut ctx, user_data.get()) });
             ctx.finish()
         });
-        engine.add_system(F, &name, |builder| {
-            if startup {
-                builder.add_startup_system(system);
-                return;
-            }
-            let mut config = builder.add_system(system);
-            for set in sets {
-                config.in_set(set);
-            }
-            for target in before {
-                config.before(target);
-            }
-            for target in after {
-                config.after(target);
-            }
-            if let Some(condition) = condition {
-                config.run_if(condition);
-            }
-            if spawn_reserve > 0 {
-                let default = ReservePolicy::SCHEDULED;
-                config.reserve(ReservePolicy {
-                    min: spawn_reserve,
-                    max: default.max.max(spawn_reserve),
-                    ..default
-                });
-            }
-        })
+        engine.add_system(F, &name, |builder| plan.add(builder, system))
     })
+}
+
+/// Where a system goes in the schedule: its ordering, sets, condition and
+/// reserve, or the startup systems.
+struct Plan {
+    startup: bool,
+    sets: Vec<String>,
+    before: Vec<String>,
+    after: Vec<String>,
+    condition: Option<CCondition>,
+    spawn_reserve: usize,
+}
+
+impl Plan {
+    fn add<M, S: IntoSystem<M> + 'static>(self, builder: &mut EngineBuilder, system: S) {
+        if self.startup {
+            builder.add_startup_system(system);
+            return;
+        }
+        let mut config = builder.add_system(system);
+        for set in self.sets {
+            config.in_set(set);
+        }
+        for target in self.before {
+            config.before(target);
+        }
+        for target in self.after {
+            config.after(target);
+        }
+        if let Some(condition) = self.condition {
+            config.run_if(condition);
+        }
+        if self.spawn_reserve > 0 {
+            let default = ReservePolicy::SCHEDULED;
+            config.reserve(ReservePolicy {
+                min: self.spawn_reserve,
+                max: default.max.max(self.spawn_reserve),
+                ..default
+            });
+        }
+    }
 }
 
 /// A C system, as the scheduler's [`System`]: its body and user data are

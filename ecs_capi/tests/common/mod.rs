@@ -432,6 +432,7 @@ pub struct SystemSpec {
     pub event_reads: Vec<ecs_event_id>,
     pub event_writes: Vec<ecs_event_id>,
     pub sets: Vec<CString>,
+    pub run_exclusive: ecs_exclusive_fn,
 }
 
 impl SystemSpec {
@@ -454,11 +455,26 @@ impl SystemSpec {
             event_reads: Vec::new(),
             event_writes: Vec::new(),
             sets: Vec::new(),
+            run_exclusive: None,
+        }
+    }
+
+    /// An exclusive system named `name` running `run`.
+    pub fn exclusive(name: &str, run: ecs_exclusive_fn) -> Self {
+        SystemSpec {
+            run_exclusive: run,
+            ..SystemSpec::new(name, None)
         }
     }
 
     /// Adds the system to `engine`, returning the status.
     pub fn add(&self, engine: &Engine) -> ecs_status {
+        self.add_raw(engine.raw())
+    }
+
+    /// Adds the system to the engine `engine` points at (live, or a test
+    /// of a refused call), returning the status.
+    pub fn add_raw(&self, engine: *mut ecs_engine) -> ecs_status {
         let before: Vec<_> = self.before.iter().map(|s| s.as_ptr()).collect();
         let after: Vec<_> = self.after.iter().map(|s| s.as_ptr()).collect();
         let sets: Vec<_> = self.sets.iter().map(|s| s.as_ptr()).collect();
@@ -490,11 +506,12 @@ impl SystemSpec {
             event_writes_len: self.event_writes.len(),
             sets: sets.as_ptr(),
             sets_len: sets.len(),
+            run_exclusive: self.run_exclusive,
         };
         // SAFETY: see `Engine`; every pointer in `desc` points into `self`
         // or the locals above, which live across the call, and the test
         // gives a `run` sound with its `user_data`.
-        unsafe { ecs_system_add(engine.raw(), &desc) }
+        unsafe { ecs_system_add(engine, &desc) }
     }
 }
 

@@ -9,6 +9,7 @@ mod changes;
 mod common;
 mod errors;
 mod events;
+mod exclusive;
 mod header;
 mod hierarchy;
 mod limits;

@@ -371,6 +371,7 @@ fn a_version_1_descriptor_ignores_the_new_fields() {
         event_writes_len: 0,
         sets: ptr::null(),
         sets_len: 0,
+        run_exclusive: None,
     };
     // SAFETY: a live engine; `desc` and its strings live across the call.
     ok(unsafe { ecs_system_add(engine.raw(), &desc) });

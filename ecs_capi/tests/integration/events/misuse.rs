@@ -188,6 +188,7 @@ fn a_version_2_descriptor_declares_no_events() {
         event_writes_len: 0,
         sets: ptr::null(),
         sets_len: 0,
+        run_exclusive: None,
     };
     // SAFETY: a live engine; `desc` and what it points to live across the call.
     ok(unsafe { ecs_system_add(engine.raw(), &desc) });
