@@ -2,7 +2,8 @@
  * track_changes, a system that writes it through a view, a watcher whose
  * ecs_view_desc lists `changed`, `added` and `optional` ids, removals read
  * with ecs_ctx_removed, and the refusals (an untracked component, a run
- * condition). */
+ * condition), and exclusive systems (API 2.6), whose body changes the
+ * world at once. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <string.h>
@@ -131,4 +132,49 @@ void test_changes(void) {
     EXPECT_OK(ecs_get(engine, es[0], w.hp, (void **)&hp_value));
     EXPECT(*hp_value == 11);
     ecs_engine_destroy(engine);
+}
+
+/* ---- exclusive systems ------------------------------------------------------- */
+
+typedef struct Director {
+    ecs_engine *engine;
+    ecs_component_id hp;
+    size_t ticks;
+    Seen refused_tick, spawned;
+} Director;
+
+static void direct(ecs_engine *engine, void *user_data) {
+    Director *d = user_data;
+    d->ticks += 1;
+    ecs_entity e = 0;
+    d->spawned = seen(ecs_spawn(engine, &e));
+    int value = 7;
+    EXPECT_OK(ecs_insert(engine, e, d->hp, &value));
+    bool has = false;
+    EXPECT_OK(ecs_has(engine, e, d->hp, &has));
+    EXPECT(has);
+    d->refused_tick = seen(ecs_engine_tick(engine));
+}
+
+void test_exclusive(void) {
+    current_test = "exclusive systems";
+    Director d;
+    memset(&d, 0, sizeof d);
+    d.engine = new_engine(2);
+    d.hp = new_component(d.engine, "Hp", sizeof(int), _Alignof(int));
+    ecs_system_desc desc = system_desc("director", NULL, &d);
+    desc.run_exclusive = direct;
+    EXPECT_OK(ecs_system_add(d.engine, &desc));
+    ecs_system_desc both = system_desc("both", do_nothing, &d);
+    both.run_exclusive = direct;
+    EXPECT_STATUS(ECS_ERR_INVALID_ARGUMENT, ecs_system_add(d.engine, &both));
+    EXPECT_OK(ecs_engine_tick(d.engine));
+    EXPECT_OK(ecs_engine_tick(d.engine));
+    EXPECT_EQ_U64(2, d.ticks);
+    EXPECT_SEEN(ECS_OK, d.spawned);
+    EXPECT_SEEN(ECS_ERR_WRONG_STATE, d.refused_tick);
+    size_t count = 0;
+    EXPECT_OK(ecs_entity_count(d.engine, &count));
+    EXPECT_EQ_U64(2, count);
+    ecs_engine_destroy(d.engine);
 }

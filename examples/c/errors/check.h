@@ -92,5 +92,6 @@ void test_resources(void);
 void test_snapshots(void);
 void test_events(void);
 void test_changes(void);
+void test_exclusive(void);
 
 #endif /* ECS_ERRORS_CHECK_H */

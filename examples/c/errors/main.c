@@ -62,6 +62,7 @@ int main(int argc, char **argv) {
     test_snapshots();
     test_events();
     test_changes();
+    test_exclusive();
     printf("errors: all %lu checks passed\n", checks);
     return 0;
 }
