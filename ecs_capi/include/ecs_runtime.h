@@ -36,10 +36,20 @@
 // `ecs_view_par_each_chunk`; failing systems, `ecs_ctx_fail`; 5:
 // in-memory states, `ecs_state_create`, `ecs_engine_save_state`, ...,
 // ids that carry their kind, `ecs_command_report.discarded`; 6: change
-// detection, `ecs_component_desc.track_changes`, the `optional`, `added`
+// detection, `ecs_component_desc.flags` with `ECS_COMPONENT_TRACK_CHANGES`, the `optional`, `added`
 // and `changed` lists of `ecs_view_desc`, `ecs_ctx_removed`; exclusive
 // systems, `ecs_system_desc.run_exclusive`).
 #define ECS_API_VERSION_MINOR 6
+
+// `ecs_component_desc.flags`: keep change ticks for the component: when
+// each value was added and last written (an insert, a replacement, a
+// visit by a view that declares it written in its `ids`, `ecs_ctx_get`
+// of a written id, `ecs_get`), and a log of the entities that lost it,
+// for the `added` and `changed` lists of `ecs_view_desc` and for
+// `ecs_ctx_removed`. Costs 8 bytes per value and one store per written
+// value a view visits. Without it (or with an older struct), those lists
+// and `ecs_ctx_removed` refuse the id with `ECS_ERR_INVALID_ARGUMENT`.
+#define ECS_COMPONENT_TRACK_CHANGES 1
 
 // The most worker threads an engine's pool may have
 // (`ecs_engine_desc.threads`): 1024.
@@ -133,15 +143,9 @@ typedef struct ecs_component_desc {
   // `false` (or an older struct): the component is not savable, and a
   // save of an engine where it has values is refused.
   bool savable;
-  // `true` keeps change ticks for the component: when each value was
-  // added and last written (an insert, a replacement, a visit by a view
-  // that declares it written, `ecs_ctx_get` of a written id), and a log
-  // of the entities that lost it, for the `added` and `changed` lists
-  // of `ecs_view_desc` and for `ecs_ctx_removed`. Costs 8 bytes per
-  // value and one store per written value a view visits. `false` (or an
-  // older struct): those lists and `ecs_ctx_removed` refuse the id with
-  // `ECS_ERR_INVALID_ARGUMENT`.
-  bool track_changes;
+  // Flags (0 for none): `ECS_COMPONENT_TRACK_CHANGES`. Other bits are
+  // refused with `ECS_ERR_INVALID_ARGUMENT` (kept for later versions).
+  uint64_t flags;
 } ecs_component_desc;
 
 // A component type's id, from `ecs_component_register`: valid only in the
@@ -510,7 +514,7 @@ typedef struct ecs_view_desc {
   // ran (every value, on its first run) for an entity to be visited,
   // as Rust's `Added<T>`: each an id of `ids` or `with`, or one more
   // component the entity must have. Each must track changes
-  // (`ecs_component_desc.track_changes`). May be NULL when `added_len`
+  // (`ECS_COMPONENT_TRACK_CHANGES`). May be NULL when `added_len`
   // is 0.
   const ecs_component_id *added;
   // Number of ids in `added`.
@@ -989,7 +993,9 @@ ecs_status ecs_insert(struct ecs_engine *engine,
 // Writes a pointer to `entity`'s component `id` to `*out`. It is valid
 // until the next structural change of this engine (spawn, despawn,
 // insert, remove, tick, `ecs_engine_load`, `ecs_engine_restore_state`)
-// and may be written through.
+// and may be written through: for a component registered with
+// `ECS_COMPONENT_TRACK_CHANGES`, the value counts as changed (test
+// presence with `ecs_has`, which marks nothing).
 //
 // # Errors
 //
@@ -1562,7 +1568,7 @@ ecs_status ecs_queue_len(const struct ecs_queue *queue, size_t *out);
 // last 65,536 removals of each component: removals dropped before this
 // system read them are counted in `*missed` (NULL: not wanted), never
 // lost silently. The component must track changes
-// (`ecs_component_desc.track_changes`) and be declared by the system
+// (`ECS_COMPONENT_TRACK_CHANGES`) and be declared by the system
 // (read or write), which orders the system after the systems that write
 // it.
 //
@@ -1770,7 +1776,7 @@ ecs_status ecs_set_configure(struct ecs_engine *engine, const struct ecs_set_des
 // `ecs_resource_desc.savable`), the events in flight on every event
 // channel, with each reader's cursor, and change detection: the change
 // ticks and removal log of every component registered with
-// `track_changes`, and each system's last run and removal cursors. It
+// `ECS_COMPONENT_TRACK_CHANGES`, and each system's last run and removal cursors. It
 // holds nothing of the systems' C user data.
 //
 // The schedule must be built (`ecs_engine_build`, or a tick): the
@@ -2008,8 +2014,9 @@ ecs_status ecs_view_each(struct ecs_system_ctx *ctx,
 // filtered systems are ordered against systems that write those
 // components. Each `without` and `optional` term costs one lookup per
 // entity, each `added` and `changed` term one tick comparison.
-// A visited entity's values of components declared written (in `ids`,
-// `with`, `optional`) count as changed for every later `changed` filter.
+// A visited entity's values of components declared written in `ids` and
+// `optional` count as changed for every later `changed` filter (those
+// of `with`, `added` and `changed` only filter: they are not marked).
 //
 // # Errors
 //

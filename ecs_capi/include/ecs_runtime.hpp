@@ -94,7 +94,7 @@ inline constexpr Savable savable{};
 
 // The tag that registers a component that keeps change ticks and a log of
 // removals: `engine.component<Health>("Health", ecs::track_changes)` (see
-// ecs_component_desc.track_changes, `Filter::added`, `Filter::changed`
+// ECS_COMPONENT_TRACK_CHANGES, `Filter::added`, `Filter::changed`
 // and `SystemContext::removed`).
 struct TrackChanges {
     explicit constexpr TrackChanges() = default;
@@ -732,7 +732,7 @@ public:
         return register_component<T>(name, true, false);
     }
     // Registers `T` under `name` keeping change ticks and a removal log
-    // (ecs_component_desc.track_changes), for `Filter::added`,
+    // (ECS_COMPONENT_TRACK_CHANGES), for `Filter::added`,
     // `Filter::changed` and `SystemContext::removed`.
     template <class T>
     Component<T> component(const char* name, TrackChanges) {
@@ -1154,7 +1154,7 @@ private:
         desc.size = sizeof(T);
         desc.align = alignof(T);
         desc.savable = savable;
-        desc.track_changes = track;
+        desc.flags = track ? ECS_COMPONENT_TRACK_CHANGES : 0;
         Component<T> component;
         check(ecs_component_register(raw_, &desc, &component.id), "ecs_component_register");
         return component;

@@ -57,17 +57,23 @@ pub struct ecs_component_desc {
     /// `false` (or an older struct): the component is not savable, and a
     /// save of an engine where it has values is refused.
     pub savable: bool,
-    // Version 3 (API 2.6): read only when `struct_size` covers it.
-    /// `true` keeps change ticks for the component: when each value was
-    /// added and last written (an insert, a replacement, a visit by a view
-    /// that declares it written, `ecs_ctx_get` of a written id), and a log
-    /// of the entities that lost it, for the `added` and `changed` lists
-    /// of `ecs_view_desc` and for `ecs_ctx_removed`. Costs 8 bytes per
-    /// value and one store per written value a view visits. `false` (or an
-    /// older struct): those lists and `ecs_ctx_removed` refuse the id with
-    /// `ECS_ERR_INVALID_ARGUMENT`.
-    pub track_changes: bool,
+    // Version 3 (API 2.6): read only when `struct_size` covers it (a
+    // 64-bit field, so that the struct grows: an older caller's padding
+    // after `savable` is never read as it).
+    /// Flags (0 for none): `ECS_COMPONENT_TRACK_CHANGES`. Other bits are
+    /// refused with `ECS_ERR_INVALID_ARGUMENT` (kept for later versions).
+    pub flags: u64,
 }
+
+/// `ecs_component_desc.flags`: keep change ticks for the component: when
+/// each value was added and last written (an insert, a replacement, a
+/// visit by a view that declares it written in its `ids`, `ecs_ctx_get`
+/// of a written id, `ecs_get`), and a log of the entities that lost it,
+/// for the `added` and `changed` lists of `ecs_view_desc` and for
+/// `ecs_ctx_removed`. Costs 8 bytes per value and one store per written
+/// value a view visits. Without it (or with an older struct), those lists
+/// and `ecs_ctx_removed` refuse the id with `ECS_ERR_INVALID_ARGUMENT`.
+pub const ECS_COMPONENT_TRACK_CHANGES: u64 = 1;
 
 // The version 1 struct: every field up to `drop_user_data`.
 // SAFETY: every field is valid as zero bytes (NULL pointers, `None`
@@ -224,6 +230,16 @@ pub unsafe extern "C" fn ecs_component_register(
                 ),
             ));
         }
+        if desc.flags & !ECS_COMPONENT_TRACK_CHANGES != 0 {
+            return Err(Failure::invalid(
+                F,
+                format!(
+                    "component `{name}`: `flags` is {:#x}; this library knows \
+                     ECS_COMPONENT_TRACK_CHANGES (1) only",
+                    desc.flags
+                ),
+            ));
+        }
         if desc.savable && desc.drop.is_some() {
             // A byte copy of a value with a destructor would own its
             // resources twice (`ComponentInfo::is_savable` would say no).
@@ -263,7 +279,7 @@ pub unsafe extern "C" fn ecs_component_register(
         let id = registry
             .register_runtime(descriptor)
             .map_err(|e| Failure::registry(F, &e))?;
-        if desc.track_changes {
+        if desc.flags & ECS_COMPONENT_TRACK_CHANGES != 0 {
             registry
                 .track_changes_raw(id)
                 .expect("a run-time component registered just above");

@@ -63,7 +63,8 @@ mod view;
 
 pub use boundary::ecs_last_error_message;
 pub use component::{
-    ecs_component_desc, ecs_component_id, ecs_component_lookup, ecs_component_register, ecs_drop_fn,
+    ECS_COMPONENT_TRACK_CHANGES, ecs_component_desc, ecs_component_id, ecs_component_lookup,
+    ecs_component_register, ecs_drop_fn,
 };
 pub use context::{
     ecs_commands, ecs_commands_despawn, ecs_commands_insert, ecs_commands_remove,
@@ -146,7 +147,7 @@ pub const ECS_API_VERSION_MAJOR: u32 = 2;
 /// `ecs_view_par_each_chunk`; failing systems, `ecs_ctx_fail`; 5:
 /// in-memory states, `ecs_state_create`, `ecs_engine_save_state`, ...,
 /// ids that carry their kind, `ecs_command_report.discarded`; 6: change
-/// detection, `ecs_component_desc.track_changes`, the `optional`, `added`
+/// detection, `ecs_component_desc.flags` with `ECS_COMPONENT_TRACK_CHANGES`, the `optional`, `added`
 /// and `changed` lists of `ecs_view_desc`, `ecs_ctx_removed`; exclusive
 /// systems, `ecs_system_desc.run_exclusive`).
 pub const ECS_API_VERSION_MINOR: u32 = 6;

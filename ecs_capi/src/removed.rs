@@ -24,7 +24,7 @@ pub type ecs_removed_fn = Option<unsafe extern "C" fn(entity: ecs_entity, user_d
 /// last 65,536 removals of each component: removals dropped before this
 /// system read them are counted in `*missed` (NULL: not wanted), never
 /// lost silently. The component must track changes
-/// (`ecs_component_desc.track_changes`) and be declared by the system
+/// (`ECS_COMPONENT_TRACK_CHANGES`) and be declared by the system
 /// (read or write), which orders the system after the systems that write
 /// it.
 ///

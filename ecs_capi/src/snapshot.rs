@@ -151,7 +151,7 @@ fn snapshots_for(
 /// `ecs_resource_desc.savable`), the events in flight on every event
 /// channel, with each reader's cursor, and change detection: the change
 /// ticks and removal log of every component registered with
-/// `track_changes`, and each system's last run and removal cursors. It
+/// `ECS_COMPONENT_TRACK_CHANGES`, and each system's last run and removal cursors. It
 /// holds nothing of the systems' C user data.
 ///
 /// The schedule must be built (`ecs_engine_build`, or a tick): the

@@ -101,7 +101,7 @@ pub struct ecs_view_desc {
     /// ran (every value, on its first run) for an entity to be visited,
     /// as Rust's `Added<T>`: each an id of `ids` or `with`, or one more
     /// component the entity must have. Each must track changes
-    /// (`ecs_component_desc.track_changes`). May be NULL when `added_len`
+    /// (`ECS_COMPONENT_TRACK_CHANGES`). May be NULL when `added_len`
     /// is 0.
     pub added: *const ecs_component_id,
     /// Number of ids in `added`.
@@ -133,8 +133,9 @@ unsafe impl Versioned for ecs_view_desc {
 /// filtered systems are ordered against systems that write those
 /// components. Each `without` and `optional` term costs one lookup per
 /// entity, each `added` and `changed` term one tick comparison.
-/// A visited entity's values of components declared written (in `ids`,
-/// `with`, `optional`) count as changed for every later `changed` filter.
+/// A visited entity's values of components declared written in `ids` and
+/// `optional` count as changed for every later `changed` filter (those
+/// of `with`, `added` and `changed` only filter: they are not marked).
 ///
 /// # Errors
 ///
@@ -210,10 +211,10 @@ pub unsafe extern "C" fn ecs_view_each_filtered(
                 ));
             }
         }
-        // The joined terms: `ids`, `with`, then each `added` or `changed`
-        // component not among them.
-        let mut all = ids.clone();
-        all.extend(&with);
+        // The joined terms: `ids`, then the filters (read-locked, never
+        // marked): `with`, then each `added` or `changed` component not
+        // among them.
+        let mut filters = with.clone();
         for &id in added.iter().chain(&changed) {
             if without.contains(&id) || optional.contains(&id) {
                 return Err(Failure::invalid(
@@ -225,17 +226,18 @@ pub unsafe extern "C" fn ecs_view_each_filtered(
                     ),
                 ));
             }
-            if !all.contains(&id) {
-                all.push(id);
+            if !ids.contains(&id) && !filters.contains(&id) {
+                filters.push(id);
             }
         }
+        let all: Vec<ComponentId> = ids.iter().chain(&filters).copied().collect();
         let since = if added.is_empty() && changed.is_empty() {
             None
         } else {
             Some(ctx.since(F)?)
         };
         let mut view = context
-            .raw_view_with(&all, &optional, &without)
+            .raw_view_with(&ids, &filters, &optional, &without)
             .map_err(Failure::from)?;
         let term = |id| all.iter().position(|&t| t == id).expect("joined above");
         if let Some(since) = since {

@@ -375,7 +375,7 @@ pub fn component_desc<T>(name: &CStr) -> ecs_component_desc {
         drop: None,
         drop_user_data: ptr::null_mut(),
         savable: false,
-        track_changes: false,
+        flags: 0,
     }
 }
 

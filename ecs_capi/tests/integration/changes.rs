@@ -1,5 +1,5 @@
 //! Change detection from C (through the rlib): components registered with
-//! `track_changes`, views with `optional`, `added` and `changed` lists
+//! `ECS_COMPONENT_TRACK_CHANGES`, views with `optional`, `added` and `changed` lists
 //! compared with the system's last run, `ecs_ctx_get` of a written id
 //! marking, `ecs_ctx_removed` with its own cursor, in-memory states that
 //! keep all of it, and the refusals.
@@ -220,7 +220,11 @@ fn register(
 ) -> ecs_component_id {
     let desc = ecs_component_desc {
         savable,
-        track_changes: track,
+        flags: if track {
+            ECS_COMPONENT_TRACK_CHANGES
+        } else {
+            0
+        },
         ..component_desc::<u32>(name)
     };
     engine.register_desc(&desc).unwrap()
@@ -348,4 +352,151 @@ fn see_changes_and_rewind(rewind: Rewind) {
     let again = second(&engine);
     assert_eq!(again, c, "the restored allocator hands out the same handle");
     assert_eq!(*shared.runs.lock().unwrap(), want[1..].to_vec());
+}
+
+/// Asks for removals of the component whose id `user` points at, and
+/// records the status in `STATUS`.
+static STATUS: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+
+unsafe extern "C" fn ask_removed(ctx: *mut ecs_system_ctx, user: *mut c_void) {
+    // SAFETY: `user` is the test's id; the running context; nothing is
+    // called back on failure, and `push_removed` pushes into a `Vec`.
+    let status = unsafe {
+        let id = *user.cast::<ecs_component_id>();
+        let mut lost: Vec<ecs_entity> = Vec::new();
+        ecs_ctx_removed(
+            ctx,
+            id,
+            Some(push_removed),
+            (&raw mut lost).cast(),
+            ptr::null_mut(),
+        )
+    };
+    STATUS.store(status, std::sync::atomic::Ordering::Relaxed);
+}
+
+#[test]
+fn an_older_callers_padding_is_never_read_as_flags() {
+    /// The descriptor of API 2.5: `savable` then padding to 56 bytes.
+    #[repr(C)]
+    struct DescV2 {
+        struct_size: u32,
+        name: *const std::ffi::c_char,
+        size: usize,
+        align: usize,
+        drop: ecs_drop_fn,
+        drop_user_data: *mut c_void,
+        savable: bool,
+    }
+    assert!(size_of::<DescV2>() < size_of::<ecs_component_desc>());
+    for padding in [1u8, 2, 0xff] {
+        let mut raw = std::mem::MaybeUninit::<DescV2>::uninit();
+        // SAFETY: every field is written below; the padding keeps `padding`.
+        let desc = unsafe {
+            ptr::write_bytes(raw.as_mut_ptr().cast::<u8>(), padding, size_of::<DescV2>());
+            let p = raw.as_mut_ptr();
+            (&raw mut (*p).struct_size).write(size_of::<DescV2>() as u32);
+            (&raw mut (*p).name).write(c"Old".as_ptr());
+            (&raw mut (*p).size).write(4);
+            (&raw mut (*p).align).write(4);
+            (&raw mut (*p).drop).write(None);
+            (&raw mut (*p).drop_user_data).write(ptr::null_mut());
+            (&raw mut (*p).savable).write(false);
+            raw.assume_init()
+        };
+        let engine = Engine::new(1);
+        let mut id = 0;
+        // SAFETY: a live engine; `desc` is valid for its `struct_size`.
+        ok(unsafe { ecs_component_register(engine.raw(), (&raw const desc).cast(), &mut id) });
+        let mut ask = SystemSpec::new("ask", Some(ask_removed));
+        ask.user_data = (&raw mut id).cast();
+        ask.reads = vec![id];
+        ok(ask.add(&engine));
+        ok(engine.tick());
+        assert_eq!(
+            STATUS.load(std::sync::atomic::Ordering::Relaxed),
+            ECS_ERR_INVALID_ARGUMENT,
+            "an older struct registers a component that keeps no change ticks"
+        );
+    }
+    let engine = Engine::new(1);
+    let unknown = ecs_component_desc {
+        flags: 2,
+        ..component_desc::<u32>(c"Flagged")
+    };
+    let status = engine.register_desc(&unknown).unwrap_err();
+    fails(
+        status,
+        ECS_ERR_INVALID_ARGUMENT,
+        "ECS_COMPONENT_TRACK_CHANGES",
+    );
+}
+
+struct Filters {
+    pos: ecs_component_id,
+    vel: ecs_component_id,
+    /// Per run of `watch_pos`: the entities whose position changed since.
+    changed: Mutex<Vec<usize>>,
+}
+
+/// Filters on `pos` (declared written) without taking a pointer to it.
+unsafe extern "C" fn filter_on_pos(ctx: *mut ecs_system_ctx, user: *mut c_void) {
+    // SAFETY: `user` is the test's `Filters`.
+    let f = unsafe { &*user.cast::<Filters>() };
+    let (pos, vel) = ([f.pos], [f.vel]);
+    let mut seen: Vec<ecs_entity> = Vec::new();
+    for desc in [
+        view_desc(&vel, &pos, &[]),
+        ecs_view_desc {
+            changed: pos.as_ptr(),
+            changed_len: 1,
+            ..view_desc(&vel, &[], &[])
+        },
+        ecs_view_desc {
+            added: pos.as_ptr(),
+            added_len: 1,
+            ..view_desc(&vel, &pos, &[])
+        },
+    ] {
+        ok(walk(ctx, &desc, Some(push_entity), &mut seen));
+    }
+}
+
+unsafe extern "C" fn watch_pos(ctx: *mut ecs_system_ctx, user: *mut c_void) {
+    // SAFETY: `user` is the test's `Filters`.
+    let f = unsafe { &*user.cast::<Filters>() };
+    let pos = [f.pos];
+    let desc = ecs_view_desc {
+        changed: pos.as_ptr(),
+        changed_len: 1,
+        ..view_desc(&pos, &[], &[])
+    };
+    let mut seen: Vec<ecs_entity> = Vec::new();
+    ok(walk(ctx, &desc, Some(push_entity), &mut seen));
+    f.changed.lock().unwrap().push(seen.len());
+}
+
+#[test]
+fn with_added_and_changed_filters_mark_nothing() {
+    let engine = Engine::new(1);
+    let f = Filters {
+        pos: register(&engine, c"Pos", false, true),
+        vel: engine.register::<u32>(c"Vel"),
+        changed: Mutex::new(Vec::new()),
+    };
+    let mut filter = SystemSpec::new("filter", Some(filter_on_pos));
+    filter.user_data = (&raw const f).cast_mut().cast();
+    filter.reads = vec![f.vel];
+    filter.writes = vec![f.pos];
+    ok(filter.add(&engine));
+    let mut watch = SystemSpec::new("watch", Some(watch_pos));
+    watch.user_data = (&raw const f).cast_mut().cast();
+    watch.reads = vec![f.pos];
+    watch.after = vec![c"filter".to_owned()];
+    ok(watch.add(&engine));
+    let a = engine.spawn();
+    engine.insert(a, f.pos, 0u32);
+    engine.insert(a, f.vel, 0u32);
+    ok(engine.run(3));
+    assert_eq!(*f.changed.lock().unwrap(), vec![1, 0, 0]);
 }

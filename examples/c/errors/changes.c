@@ -1,5 +1,5 @@
 /* Change detection from C (issue 30, API 2.6): a component registered with
- * track_changes, a system that writes it through a view, a watcher whose
+ * ECS_COMPONENT_TRACK_CHANGES, a system that writes it through a view, a watcher whose
  * ecs_view_desc lists `changed`, `added` and `optional` ids, removals read
  * with ecs_ctx_removed, and the refusals (an untracked component, a run
  * condition), and exclusive systems (API 2.6), whose body changes the
@@ -87,7 +87,7 @@ void test_changes(void) {
     Watch w;
     memset(&w, 0, sizeof w);
     ecs_component_desc hp = component_desc("Hp", sizeof(int), _Alignof(int));
-    hp.track_changes = true;
+    hp.flags = ECS_COMPONENT_TRACK_CHANGES;
     EXPECT_OK(ecs_component_register(engine, &hp, &w.hp));
     w.shield = new_component(engine, "Shield", sizeof(int), _Alignof(int));
     ecs_system_desc heal_desc = system_desc("healer", healer, &w);

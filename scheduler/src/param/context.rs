@@ -358,14 +358,16 @@ impl<'a> SystemContext<'a> {
     /// assert_eq!(unsafe { *registry.get_raw(e, pos).unwrap().cast::<f32>().as_ptr() }, 3.0);
     /// ```
     pub fn raw_view(&self, ids: &[ComponentId]) -> Result<RawView<'_>, SystemError> {
-        self.raw_view_with(ids, &[], &[])
+        self.raw_view_with(ids, &[], &[], &[])
     }
 
-    /// [`raw_view`](Self::raw_view) over `ids`, with the [optional
-    /// terms](RawView::optional) `optional` (read or written as
+    /// [`raw_view`](Self::raw_view) over `ids` (read or written as
+    /// declared), joined with `with` (each declared, read-locked: a
+    /// filter, never written, so never marked changed), with the
+    /// [optional terms](RawView::optional) `optional` (read or written as
     /// declared), whose pointers [`RawView::each`] hands out after those
-    /// of `ids`, visiting only the entities with no component of
-    /// `without` ([`RawView::without`]). Every id must be declared (a
+    /// of `ids` and `with`, visiting only the entities with no component
+    /// of `without` ([`RawView::without`]). Every id must be declared (a
     /// filter reads membership).
     ///
     /// # Errors
@@ -374,6 +376,7 @@ impl<'a> SystemContext<'a> {
     pub fn raw_view_with(
         &self,
         ids: &[ComponentId],
+        with: &[ComponentId],
         optional: &[ComponentId],
         without: &[ComponentId],
     ) -> Result<RawView<'_>, SystemError> {
@@ -382,10 +385,14 @@ impl<'a> SystemContext<'a> {
                 .component_access(id)
                 .ok_or_else(|| self.undeclared_runtime(id, Access::Read))
         };
-        let terms = ids
+        let mut terms = ids
             .iter()
             .map(|&id| Ok((id, declared(id)?)))
             .collect::<Result<Vec<_>, SystemError>>()?;
+        for &id in with {
+            declared(id)?;
+            terms.push((id, Access::Read));
+        }
         let mut view = self
             .cell
             .raw_view(&terms)
