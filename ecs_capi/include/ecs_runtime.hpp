@@ -533,6 +533,8 @@ private:
     ecs_system_ctx* raw_;
 };
 
+class World;
+
 // A system to add: its name, what it reads and writes, whether it records
 // commands, its ordering, and its body.
 class System {
@@ -615,6 +617,15 @@ public:
         body_ = std::move(body);
         return *this;
     }
+    // An exclusive system's body instead (see ecs_system_desc.run_exclusive):
+    // called once per tick, alone between waves, with the engine's world,
+    // whose calls apply at once (on this thread only; other engine calls
+    // throw ECS_ERR_WRONG_STATE). It declares nothing: it has everything.
+    // What it throws is rethrown after the tick, as for `run`.
+    System& run_exclusive(std::function<void(World&)> body) {
+        exclusive_ = std::move(body);
+        return *this;
+    }
 
 private:
     friend class Engine;
@@ -624,6 +635,7 @@ private:
     std::vector<std::string> before_, after_;
     std::size_t spawn_reserve_ = 0;
     std::function<void(SystemContext&)> body_;
+    std::function<void(World&)> exclusive_;
     std::vector<ecs_resource_id> resource_reads_, resource_writes_;
     std::function<bool(const SystemContext&)> condition_;
     bool startup_ = false;
@@ -688,138 +700,13 @@ private:
     ecs_state* raw_ = nullptr;
 };
 
-// Owns an ecs_engine: a registry, a schedule and a pool of threads.
-class Engine {
+// The world of an engine, not owned: entities, components, the hierarchy,
+// disabled entities and resources. `Engine` is one (and owns its engine);
+// an exclusive system's body gets one (`System::run_exclusive`), whose
+// calls apply at once during the tick, on that thread only.
+class World {
 public:
-    // `threads` workers (1 to ECS_THREADS_MAX); `step_seconds` the fixed
-    // tick (0: 1/60 s).
-    explicit Engine(std::uint32_t threads = 1, double step_seconds = 0.0) {
-        ecs_engine_desc desc{};
-        desc.struct_size = sizeof desc;
-        desc.threads = threads;
-        desc.step_seconds = step_seconds;
-        check(ecs_engine_create(&desc, &raw_), "ecs_engine_create");
-    }
-    ~Engine() { ecs_engine_destroy(raw_); }
-    Engine(const Engine&) = delete;
-    Engine& operator=(const Engine&) = delete;
-    Engine(Engine&& other) noexcept
-        : raw_(std::exchange(other.raw_, nullptr)), systems_(std::move(other.systems_)) {}
-    Engine& operator=(Engine&& other) noexcept {
-        std::swap(raw_, other.raw_);
-        std::swap(systems_, other.systems_);
-        return *this;
-    }
-
-    // Registers `T` under `name` (unique in the engine).
-    template <class T>
-    Component<T> component(const char* name) {
-        return register_component<T>(name, false, false);
-    }
-    // Registers `T` under `name` (unique in the engine) as savable: its
-    // values are plain data that `save` and `load` copy by their bytes
-    // (ecs_component_desc.savable). The caller promises, for every value
-    // it inserts: every byte of `sizeof(T)` is initialised, padding
-    // included (a `T` without padding, or one zeroed with `std::memset`
-    // before its members are set), and the value owns nothing and holds no
-    // pointer or handle it relies on (bytes saved by one process must be a
-    // valid `T` when loaded by another). A bare pointer `T` is refused at
-    // compile time. Throws `Error` as the other overload does.
-    template <class T>
-    Component<T> component(const char* name, Savable) {
-        static_assert(!std::is_pointer_v<T> && !std::is_member_pointer_v<T>,
-                      "a savable component is saved as bytes: a pointer means nothing when loaded");
-        return register_component<T>(name, true, false);
-    }
-    // Registers `T` under `name` keeping change ticks and a removal log
-    // (ECS_COMPONENT_TRACK_CHANGES), for `Filter::added`,
-    // `Filter::changed` and `SystemContext::removed`.
-    template <class T>
-    Component<T> component(const char* name, TrackChanges) {
-        return register_component<T>(name, false, true);
-    }
-    // Both: savable and keeping change ticks.
-    template <class T>
-    Component<T> component(const char* name, Savable, TrackChanges) {
-        static_assert(!std::is_pointer_v<T> && !std::is_member_pointer_v<T>,
-                      "a savable component is saved as bytes: a pointer means nothing when loaded");
-        return register_component<T>(name, true, true);
-    }
-    // Registers a resource `T` under `name` holding `initial`.
-    template <class T>
-    Resource<T> resource(const char* name, const T& initial = T{}) {
-        return register_resource(name, initial, false);
-    }
-    // Registers a savable resource `T` under `name` holding `initial`:
-    // `Engine::save` and `Engine::load` copy it by its bytes (every byte of
-    // `initial` and of what is written later initialised, padding included;
-    // no pointer; see ecs_resource_desc.savable). An engine with a resource
-    // registered without the tag can be neither saved nor loaded.
-    template <class T>
-    Resource<T> resource(const char* name, const T& initial, Savable) {
-        static_assert(!std::is_pointer_v<T> && !std::is_member_pointer_v<T>,
-                      "a savable resource is saved as bytes: a pointer means nothing when loaded");
-        return register_resource(name, initial, true);
-    }
-    // A copy of the resource's value (between ticks).
-    template <class T>
-    T get(Resource<T> resource) const {
-        T value{};
-        check(ecs_resource_get(raw_, resource.id, &value, sizeof(T)), "ecs_resource_get");
-        return value;
-    }
-    // Overwrites the resource's value (between ticks).
-    template <class T>
-    void set(Resource<T> resource, const detail::Same<T>& value) {
-        check(ecs_resource_set(raw_, resource.id, &value, sizeof(T)), "ecs_resource_set");
-    }
-
-    // What the last tick's command buffers did: applied, skipped and no-op
-    // commands by kind (`ECS_COMMAND_*`) and the first skipped command;
-    // all zero before the first tick.
-    ecs_command_report command_report() const {
-        ecs_command_report report{};
-        report.struct_size = sizeof report;
-        check(ecs_engine_command_report(raw_, &report), "ecs_engine_command_report");
-        return report;
-    }
-    // The same for the command buffer of the system named `system`.
-    ecs_command_report command_report(const char* system) const {
-        ecs_command_report report{};
-        report.struct_size = sizeof report;
-        check(ecs_system_command_report(raw_, system, &report), "ecs_system_command_report");
-        return report;
-    }
-
-    // Registers an event channel of `T` under `name` (see
-    // ecs_event_register). `Engine::save` is refused while it holds events.
-    template <class T>
-    Event<T> event(const char* name) {
-        return register_event<T>(name, false);
-    }
-    // Registers a savable event channel of `T`: `Engine::save` and
-    // `Engine::load` copy its events in flight by their bytes (every byte
-    // initialised, padding included; no pointer; see
-    // ecs_event_desc.savable).
-    template <class T>
-    Event<T> event(const char* name, Savable) {
-        static_assert(!std::is_pointer_v<T> && !std::is_member_pointer_v<T>,
-                      "a savable event is saved as bytes: a pointer means nothing when loaded");
-        return register_event<T>(name, true);
-    }
-    // Sends `value` on `channel` between ticks: the next tick's readers
-    // see it.
-    template <class T>
-    void send(Event<T> channel, const T& value) {
-        check(ecs_event_send(raw_, channel.id, &value, sizeof(T)), "ecs_event_send");
-    }
-    // The channel's counts: sent, retained, missed.
-    template <class T>
-    ecs_event_stats stats(Event<T> channel) const {
-        ecs_event_stats stats{};
-        check(ecs_event_get_stats(raw_, channel.id, &stats), "ecs_event_get_stats");
-        return stats;
-    }
+    explicit World(ecs_engine* raw) noexcept : raw_(raw) {}
 
     // The component registered as `name`, typed as `T` (the caller vouches
     // for the type; its size is not checked).
@@ -941,6 +828,149 @@ public:
         return out;
     }
 
+    // A copy of the resource's value (between ticks, or in an exclusive
+    // system).
+    template <class T>
+    T get(Resource<T> resource) const {
+        T value{};
+        check(ecs_resource_get(raw_, resource.id, &value, sizeof(T)), "ecs_resource_get");
+        return value;
+    }
+    // Overwrites the resource's value (between ticks, or in an exclusive
+    // system).
+    template <class T>
+    void set(Resource<T> resource, const detail::Same<T>& value) {
+        check(ecs_resource_set(raw_, resource.id, &value, sizeof(T)), "ecs_resource_set");
+    }
+
+    // The C engine, for calls this layer does not wrap.
+    ecs_engine* raw() const noexcept { return raw_; }
+
+protected:
+    ecs_engine* raw_ = nullptr;
+};
+
+// Owns an ecs_engine: a registry, a schedule and a pool of threads; its
+// world calls are `World`'s.
+class Engine : public World {
+public:
+    // `threads` workers (1 to ECS_THREADS_MAX); `step_seconds` the fixed
+    // tick (0: 1/60 s).
+    explicit Engine(std::uint32_t threads = 1, double step_seconds = 0.0) : World(nullptr) {
+        ecs_engine_desc desc{};
+        desc.struct_size = sizeof desc;
+        desc.threads = threads;
+        desc.step_seconds = step_seconds;
+        check(ecs_engine_create(&desc, &raw_), "ecs_engine_create");
+    }
+    ~Engine() { ecs_engine_destroy(raw_); }
+    Engine(const Engine&) = delete;
+    Engine& operator=(const Engine&) = delete;
+    Engine(Engine&& other) noexcept
+        : World(std::exchange(other.raw_, nullptr)), systems_(std::move(other.systems_)) {}
+    Engine& operator=(Engine&& other) noexcept {
+        std::swap(raw_, other.raw_);
+        std::swap(systems_, other.systems_);
+        return *this;
+    }
+
+    // Registers `T` under `name` (unique in the engine).
+    template <class T>
+    Component<T> component(const char* name) {
+        return register_component<T>(name, false, false);
+    }
+    // Registers `T` under `name` (unique in the engine) as savable: its
+    // values are plain data that `save` and `load` copy by their bytes
+    // (ecs_component_desc.savable). The caller promises, for every value
+    // it inserts: every byte of `sizeof(T)` is initialised, padding
+    // included (a `T` without padding, or one zeroed with `std::memset`
+    // before its members are set), and the value owns nothing and holds no
+    // pointer or handle it relies on (bytes saved by one process must be a
+    // valid `T` when loaded by another). A bare pointer `T` is refused at
+    // compile time. Throws `Error` as the other overload does.
+    template <class T>
+    Component<T> component(const char* name, Savable) {
+        static_assert(!std::is_pointer_v<T> && !std::is_member_pointer_v<T>,
+                      "a savable component is saved as bytes: a pointer means nothing when loaded");
+        return register_component<T>(name, true, false);
+    }
+    // Registers `T` under `name` keeping change ticks and a removal log
+    // (ECS_COMPONENT_TRACK_CHANGES), for `Filter::added`,
+    // `Filter::changed` and `SystemContext::removed`.
+    template <class T>
+    Component<T> component(const char* name, TrackChanges) {
+        return register_component<T>(name, false, true);
+    }
+    // Both: savable and keeping change ticks.
+    template <class T>
+    Component<T> component(const char* name, Savable, TrackChanges) {
+        static_assert(!std::is_pointer_v<T> && !std::is_member_pointer_v<T>,
+                      "a savable component is saved as bytes: a pointer means nothing when loaded");
+        return register_component<T>(name, true, true);
+    }
+    // Registers a resource `T` under `name` holding `initial`.
+    template <class T>
+    Resource<T> resource(const char* name, const T& initial = T{}) {
+        return register_resource(name, initial, false);
+    }
+    // Registers a savable resource `T` under `name` holding `initial`:
+    // `Engine::save` and `Engine::load` copy it by its bytes (every byte of
+    // `initial` and of what is written later initialised, padding included;
+    // no pointer; see ecs_resource_desc.savable). An engine with a resource
+    // registered without the tag can be neither saved nor loaded.
+    template <class T>
+    Resource<T> resource(const char* name, const T& initial, Savable) {
+        static_assert(!std::is_pointer_v<T> && !std::is_member_pointer_v<T>,
+                      "a savable resource is saved as bytes: a pointer means nothing when loaded");
+        return register_resource(name, initial, true);
+    }
+    // What the last tick's command buffers did: applied, skipped and no-op
+    // commands by kind (`ECS_COMMAND_*`) and the first skipped command;
+    // all zero before the first tick.
+    ecs_command_report command_report() const {
+        ecs_command_report report{};
+        report.struct_size = sizeof report;
+        check(ecs_engine_command_report(raw_, &report), "ecs_engine_command_report");
+        return report;
+    }
+    // The same for the command buffer of the system named `system`.
+    ecs_command_report command_report(const char* system) const {
+        ecs_command_report report{};
+        report.struct_size = sizeof report;
+        check(ecs_system_command_report(raw_, system, &report), "ecs_system_command_report");
+        return report;
+    }
+
+    // Registers an event channel of `T` under `name` (see
+    // ecs_event_register). `Engine::save` is refused while it holds events.
+    template <class T>
+    Event<T> event(const char* name) {
+        return register_event<T>(name, false);
+    }
+    // Registers a savable event channel of `T`: `Engine::save` and
+    // `Engine::load` copy its events in flight by their bytes (every byte
+    // initialised, padding included; no pointer; see
+    // ecs_event_desc.savable).
+    template <class T>
+    Event<T> event(const char* name, Savable) {
+        static_assert(!std::is_pointer_v<T> && !std::is_member_pointer_v<T>,
+                      "a savable event is saved as bytes: a pointer means nothing when loaded");
+        return register_event<T>(name, true);
+    }
+    // Sends `value` on `channel` between ticks: the next tick's readers
+    // see it.
+    template <class T>
+    void send(Event<T> channel, const T& value) {
+        check(ecs_event_send(raw_, channel.id, &value, sizeof(T)), "ecs_event_send");
+    }
+    // The channel's counts: sent, retained, missed.
+    template <class T>
+    ecs_event_stats stats(Event<T> channel) const {
+        ecs_event_stats stats{};
+        check(ecs_event_get_stats(raw_, channel.id, &stats), "ecs_event_get_stats");
+        return stats;
+    }
+
     // Configures a set (before `build`; see `Set`). Its condition is kept
     // by the engine.
     void configure(Set set) {
@@ -971,13 +1001,18 @@ public:
         systems_.emplace_back(std::move(system.body_));
         Added& added = systems_.back();
         added.condition = std::move(system.condition_);
+        added.exclusive = std::move(system.exclusive_);
         std::vector<const char*> sets = c_strings(system.sets_);
         std::vector<const char*> before = c_strings(system.before_);
         std::vector<const char*> after = c_strings(system.after_);
         ecs_system_desc desc{};
         desc.struct_size = sizeof desc;
         desc.name = system.name_.c_str();
-        desc.run = &Engine::trampoline;
+        if (added.exclusive) {
+            desc.run_exclusive = &Engine::exclusive_trampoline;
+        } else {
+            desc.run = &Engine::trampoline;
+        }
         desc.user_data = &added;
         desc.reads = system.reads_.data();
         desc.reads_len = system.reads_.size();
@@ -1101,13 +1136,11 @@ public:
         check(ecs_engine_restore_state(raw_, state.raw()), "ecs_engine_restore_state");
     }
 
-    // The C engine, for calls this layer does not wrap.
-    ecs_engine* raw() const noexcept { return raw_; }
-
 private:
     struct Added {
         explicit Added(std::function<void(SystemContext&)> b) : body(std::move(b)) {}
         std::function<void(SystemContext&)> body;
+        std::function<void(World&)> exclusive;
         std::function<bool(const SystemContext&)> condition;
         detail::Failure failure;
     };
@@ -1174,6 +1207,13 @@ private:
         return resource;
     }
 
+    static void exclusive_trampoline(ecs_engine* engine, void* user_data) noexcept {
+        auto& added = *static_cast<Added*>(user_data);
+        added.failure.guard([&] {
+            World world(engine);
+            added.exclusive(world);
+        });
+    }
     static void trampoline(ecs_system_ctx* ctx, void* user_data) noexcept {
         auto& added = *static_cast<Added*>(user_data);
         added.failure.guard([&] {
@@ -1199,7 +1239,6 @@ private:
         }
     }
 
-    ecs_engine* raw_ = nullptr;
     // A deque: an added system's address (its user_data) never moves.
     std::deque<Added> systems_;
 };

@@ -603,6 +603,7 @@ int main() {
         test_snapshot_refusals();
         test_states();
         test_change_detection();
+        test_exclusive_systems();
     } catch (const std::exception& e) {
         std::fprintf(stderr, "cpp_api: FAILED: unexpected exception: %s\n", e.what());
         return 1;

@@ -1,6 +1,7 @@
 // The C++ layer's test program, continued (see cpp_api.cpp): change
 // detection (`ecs::track_changes`, `ecs::Filter`, `SystemContext::each_where`,
-// `SystemContext::removed`), and a restored state that sees the same changes.
+// `SystemContext::removed`), a restored state that sees the same changes,
+// and exclusive systems (`System::run_exclusive`, `ecs::World`).
 
 #include "cpp_api_checks.hpp"
 
@@ -95,6 +96,39 @@ void test_change_detection() {
     runs.clear();
     EXPECT(two_ticks() == c);
     EXPECT(runs == std::vector<Seen>(want.begin() + 1, want.end()));
+}
+
+}  // namespace cpp_api
+
+namespace cpp_api {
+
+void test_exclusive_systems() {
+    for (std::uint32_t threads : {1u, 4u}) {
+        ecs::Engine engine(threads);
+        auto position = engine.component<Position>("Position");
+        auto spawned = engine.resource<int>("Spawned", 0);
+        std::vector<std::size_t> counts;
+        engine.add_system(ecs::System("move").writes(position).run([=](ecs::SystemContext& ctx) {
+            ctx.each([](ecs::Entity, Position& p) { p.x += 1; }, position);
+        }));
+        engine.add_system(
+            ecs::System("director").after("move").run_exclusive([&](ecs::World& world) {
+                ecs::Entity e = world.spawn(position.with({0, 0}));
+                EXPECT(world.get(e, position).x == 0);  // applied at once
+                world.set(spawned, world.get(spawned) + 1);
+                EXPECT(ecs_engine_tick(world.raw()) == ECS_ERR_WRONG_STATE);
+            }));
+        engine.add_system(ecs::System("count").reads(position).after("director").run(
+            [&](ecs::SystemContext& ctx) {
+                std::size_t n = 0;
+                ctx.each([&](ecs::Entity, const Position&) { ++n; }, position);
+                counts.push_back(n);
+            }));
+        engine.run(3);
+        EXPECT(counts == (std::vector<std::size_t>{1, 2, 3}));
+        EXPECT(engine.get(spawned) == 3);
+        EXPECT(engine.entity_count() == 3);
+    }
 }
 
 }  // namespace cpp_api

@@ -34,6 +34,7 @@ void test_snapshot_round_trip(ecs_snapshot_format format);
 void test_snapshot_refusals();
 void test_states();
 void test_change_detection();
+void test_exclusive_systems();
 
 }  // namespace cpp_api
 
