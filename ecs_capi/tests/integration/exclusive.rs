@@ -9,6 +9,7 @@ use crate::common;
 use std::ffi::c_void;
 use std::ptr;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use common::*;
 use ecs_capi::*;
@@ -16,8 +17,9 @@ use ecs_capi::*;
 struct Shared {
     engine: *mut ecs_engine,
     pos: ecs_component_id,
-    /// A component whose destructor calls the engine back.
-    nested: ecs_component_id,
+    /// A component whose destructor calls the engine back (set after the
+    /// user-data pointer is taken, so through a shared reference).
+    nested: AtomicU64,
     counter: ecs_resource_id,
     /// Entity counts seen by the system after the exclusive one.
     seen_after: Mutex<Vec<usize>>,
@@ -126,22 +128,23 @@ unsafe extern "C" fn director(engine: *mut ecs_engine, user: *mut c_void) {
             ));
             refused.push(SystemSpec::new("late", Some(mover)).add_raw(engine));
             // A world call from another thread is refused.
-            let raw = engine as usize;
+            struct Raw(*mut ecs_engine);
+            // SAFETY: the engine may be called from any thread (it refuses
+            // what it must).
+            unsafe impl Send for Raw {}
+            let raw = Raw(engine);
             let from_thread = std::thread::spawn(move || {
+                let raw = raw;
                 let mut n = 0usize;
-                ecs_entity_count(raw as *mut ecs_engine, &mut n)
+                ecs_entity_count(raw.0, &mut n)
             });
             refused.push(from_thread.join().unwrap());
             // A destructor that calls back, nested in a world call.
             let mut victim = 0;
             ok(ecs_spawn(engine, &mut victim));
             let byte = 1u8;
-            ok(ecs_insert(
-                engine,
-                victim,
-                shared.nested,
-                (&raw const byte).cast(),
-            ));
+            let nested = shared.nested.load(Ordering::Relaxed);
+            ok(ecs_insert(engine, victim, nested, (&raw const byte).cast()));
             ok(ecs_despawn(engine, victim));
         }
     }
@@ -150,10 +153,10 @@ unsafe extern "C" fn director(engine: *mut ecs_engine, user: *mut c_void) {
 fn world(threads: u32, ticks: u64) -> (u64, Vec<usize>, u64) {
     let engine = Engine::new(threads);
     let pos = engine.register::<u32>(c"Pos");
-    let mut shared = Box::new(Shared {
+    let shared = Box::new(Shared {
         engine: engine.raw(),
         pos,
-        nested: 0,
+        nested: AtomicU64::new(0),
         counter: engine.resource(c"Counter", &0u64),
         seen_after: Mutex::new(Vec::new()),
         refused: Mutex::new(Vec::new()),
@@ -164,7 +167,8 @@ fn world(threads: u32, ticks: u64) -> (u64, Vec<usize>, u64) {
         drop_user_data: shared.user(),
         ..component_desc::<u8>(c"Nested")
     };
-    shared.nested = engine.register_desc(&nested).unwrap();
+    let nested = engine.register_desc(&nested).unwrap();
+    shared.nested.store(nested, Ordering::Relaxed);
     let mut move_it = SystemSpec::new("mover", Some(mover));
     move_it.user_data = shared.user();
     move_it.writes = vec![pos];
