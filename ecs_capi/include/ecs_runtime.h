@@ -374,7 +374,9 @@ typedef void (*ecs_system_fn)(struct ecs_system_ctx *ctx, void *user_data);
 // An exclusive system's body: called once per tick, alone (no other
 // system runs meanwhile), on the thread that runs the tick or a worker,
 // with the engine and the descriptor's `user_data`. During the call the
-// engine's world calls work on it (see `ecs_system_desc.run_exclusive`).
+// engine's world calls work on it (see `ecs_system_desc.run_exclusive`);
+// a pointer `ecs_get` gives there is valid until the call returns. No C++
+// exception may leave the callback: one that does aborts the process.
 typedef void (*ecs_exclusive_fn)(struct ecs_engine *engine, void *user_data);
 
 // A system to add.
@@ -468,8 +470,9 @@ typedef struct ecs_system_desc {
   // apply at once: entities and components (`ecs_spawn`, `ecs_insert`,
   // `ecs_get`, `ecs_remove`, `ecs_has`, `ecs_despawn`, `ecs_is_alive`,
   // `ecs_entity_count`), the hierarchy and disabled entities
-  // (`ecs_set_parent`, ..., `ecs_disable_recursive`), and resources
-  // (`ecs_resource_get`, `ecs_resource_set`). Every other engine call
+  // (`ecs_set_parent`, ..., `ecs_disable_recursive`), resources
+  // (`ecs_resource_get`, `ecs_resource_set`), `ecs_component_lookup`
+  // and `ecs_world_checksum`. Every other engine call
   // (a tick, a build, a snapshot, adding systems) is refused with
   // `ECS_ERR_WRONG_STATE`, and so are world calls from another thread.
   // An exclusive system declares nothing (no `reads`, `writes`,
@@ -992,8 +995,9 @@ ecs_status ecs_insert(struct ecs_engine *engine,
 
 // Writes a pointer to `entity`'s component `id` to `*out`. It is valid
 // until the next structural change of this engine (spawn, despawn,
-// insert, remove, tick, `ecs_engine_load`, `ecs_engine_restore_state`)
-// and may be written through: for a component registered with
+// insert, remove, tick, `ecs_engine_load`, `ecs_engine_restore_state`),
+// and, in an exclusive system, until its callback returns; it may be
+// written through: for a component registered with
 // `ECS_COMPONENT_TRACK_CHANGES`, the value counts as changed (test
 // presence with `ecs_has`, which marks nothing).
 //

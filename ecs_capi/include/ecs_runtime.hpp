@@ -621,7 +621,9 @@ public:
     // called once per tick, alone between waves, with the engine's world,
     // whose calls apply at once (on this thread only; other engine calls
     // throw ECS_ERR_WRONG_STATE). It declares nothing: it has everything.
-    // What it throws is rethrown after the tick, as for `run`.
+    // What it throws is rethrown after the tick, as for `run`. A system
+    // given both `run` and `run_exclusive` is refused by `add_system`
+    // (ECS_ERR_INVALID_ARGUMENT).
     System& run_exclusive(std::function<void(World&)> body) {
         exclusive_ = std::move(body);
         return *this;
@@ -1008,9 +1010,11 @@ public:
         ecs_system_desc desc{};
         desc.struct_size = sizeof desc;
         desc.name = system.name_.c_str();
+        // Both bodies set: the C layer refuses the system.
         if (added.exclusive) {
             desc.run_exclusive = &Engine::exclusive_trampoline;
-        } else {
+        }
+        if (added.body || !added.exclusive) {
             desc.run = &Engine::trampoline;
         }
         desc.user_data = &added;
@@ -1049,7 +1053,9 @@ public:
     // One tick; rethrows the first exception a system's body threw in it.
     void tick() {
         ecs_status status = ecs_engine_tick(raw_);
-        rethrow();
+        if (status != ECS_ERR_WRONG_STATE) {  // busy: no tick ran, nothing to rethrow
+            rethrow();
+        }
         check(status, "ecs_engine_tick");
     }
     // `ticks` ticks, stopping at the first failure (or exception).

@@ -310,7 +310,7 @@ pub unsafe extern "C" fn ecs_component_lookup(
     call(F, || {
         // SAFETY: the caller's promise on every pointer.
         let engine = unsafe { arg(engine, F, "engine") }?;
-        let engine = engine.lock(F)?;
+        let engine = engine.world(F)?;
         // SAFETY: NULL or a NUL-terminated string, by the caller's promise.
         let name = unsafe { string_arg(name, F, "name") }?;
         let id = engine.registry().component_by_name(&name).ok_or_else(|| {
@@ -319,7 +319,7 @@ pub unsafe extern "C" fn ecs_component_lookup(
                 format!("{F}: no component named `{name}` is registered in this engine"),
             )
         })?;
-        let id = encode(engine.tag, id, F)?;
+        let id = encode(engine.tag(), id, F)?;
         // SAFETY: valid for writes by the caller's promise.
         unsafe { write_out(out, id, F, "out") }
     })

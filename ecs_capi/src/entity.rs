@@ -154,8 +154,9 @@ pub unsafe extern "C" fn ecs_insert(
 
 /// Writes a pointer to `entity`'s component `id` to `*out`. It is valid
 /// until the next structural change of this engine (spawn, despawn,
-/// insert, remove, tick, `ecs_engine_load`, `ecs_engine_restore_state`)
-/// and may be written through: for a component registered with
+/// insert, remove, tick, `ecs_engine_load`, `ecs_engine_restore_state`),
+/// and, in an exclusive system, until its callback returns; it may be
+/// written through: for a component registered with
 /// `ECS_COMPONENT_TRACK_CHANGES`, the value counts as changed (test
 /// presence with `ecs_has`, which marks nothing).
 ///

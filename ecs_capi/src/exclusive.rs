@@ -24,7 +24,9 @@ use crate::tag::Tag;
 /// An exclusive system's body: called once per tick, alone (no other
 /// system runs meanwhile), on the thread that runs the tick or a worker,
 /// with the engine and the descriptor's `user_data`. During the call the
-/// engine's world calls work on it (see `ecs_system_desc.run_exclusive`).
+/// engine's world calls work on it (see `ecs_system_desc.run_exclusive`);
+/// a pointer `ecs_get` gives there is valid until the call returns. No C++
+/// exception may leave the callback: one that does aborts the process.
 pub type ecs_exclusive_fn =
     Option<unsafe extern "C" fn(engine: *mut ecs_engine, user_data: *mut c_void)>;
 
@@ -174,12 +176,19 @@ impl System for CExclusive {
             tag: self.tag,
             resources: Arc::clone(&self.resources),
         });
+        // The loan ends when this returns, however it returns: the
+        // registry is the schedule's again.
+        struct EndLoan<'a>(&'a LentSlot);
+        impl Drop for EndLoan<'_> {
+            fn drop(&mut self) {
+                *self.0.lock() = None;
+            }
+        }
+        let _end = EndLoan(slot);
         let (run, user_data) = (self.run, self.user_data);
         // SAFETY: the C caller promised `run` is sound with its user data
         // on any thread; the engine is live.
         foreign(|| unsafe { run(engine, user_data.get()) });
-        // The loan ends: the registry is the schedule's again.
-        *slot.lock() = None;
         Ok(())
     }
 }

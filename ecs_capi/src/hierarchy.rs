@@ -62,7 +62,7 @@ unsafe fn change_entity<T>(
     call(function, || {
         // SAFETY: the caller's promise on `engine`.
         let engine = unsafe { arg(engine, function, "engine") }?;
-        let mut engine = engine.lock(function)?;
+        let mut engine = engine.world(function)?;
         let target = self::entity(entity, function)?;
         let value =
             change(engine.registry_mut(), target).map_err(|e| Failure::registry(function, &e))?;

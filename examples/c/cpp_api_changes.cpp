@@ -129,6 +129,11 @@ void test_exclusive_systems() {
         EXPECT(engine.get(spawned) == 3);
         EXPECT(engine.entity_count() == 3);
     }
+    ecs::Engine engine;
+    EXPECT_ERROR(ECS_ERR_INVALID_ARGUMENT,
+                 engine.add_system(ecs::System("both")
+                                       .run([](ecs::SystemContext&) {})
+                                       .run_exclusive([](ecs::World&) {})));
 }
 
 }  // namespace cpp_api

@@ -245,3 +245,80 @@ fn an_exclusive_system_declares_nothing_and_has_one_body() {
     .add(&engine));
     ok(engine.run(2));
 }
+
+/// Three entities (a parent and two others) and the statuses of the calls
+/// an exclusive body made on them.
+struct Family {
+    members: [ecs_entity; 3],
+    statuses: Mutex<Vec<(&'static str, ecs_status)>>,
+}
+
+unsafe extern "C" fn rearrange(engine: *mut ecs_engine, user: *mut c_void) {
+    // SAFETY: `user` is the test's `Family`; `engine` the live engine.
+    unsafe {
+        let f = &*user.cast::<Family>();
+        let [parent, first, second] = f.members;
+        let mut log = f.statuses.lock().unwrap();
+        let (mut entity, mut changed, mut count) = (0, false, 0usize);
+        let mut lookup = 0;
+        log.push((
+            "ecs_component_lookup",
+            ecs_component_lookup(engine, c"Pos".as_ptr(), &mut lookup),
+        ));
+        log.push(("ecs_parent", ecs_parent(engine, first, &mut entity)));
+        log.push(("ecs_set_parent", ecs_set_parent(engine, second, parent)));
+        log.push((
+            "ecs_children",
+            ecs_children(engine, parent, ptr::null_mut(), 0, &mut count),
+        ));
+        log.push((
+            "ecs_remove_parent",
+            ecs_remove_parent(engine, first, &mut entity),
+        ));
+        log.push(("ecs_disable", ecs_disable(engine, parent, &mut changed)));
+        log.push(("ecs_enable", ecs_enable(engine, parent, &mut changed)));
+        log.push((
+            "ecs_disable_recursive",
+            ecs_disable_recursive(engine, parent, &mut count),
+        ));
+        log.push((
+            "ecs_enable_recursive",
+            ecs_enable_recursive(engine, parent, &mut count),
+        ));
+        log.push((
+            "ecs_is_disabled",
+            ecs_is_disabled(engine, parent, &mut changed),
+        ));
+        log.push((
+            "ecs_despawn_recursive",
+            ecs_despawn_recursive(engine, parent, &mut count),
+        ));
+    }
+}
+
+#[test]
+fn the_hierarchy_and_disabled_calls_work_in_an_exclusive_system() {
+    let engine = Engine::new(1);
+    engine.register::<u32>(c"Pos");
+    let members = [engine.spawn(), engine.spawn(), engine.spawn()];
+    // SAFETY: a live engine, between ticks.
+    ok(unsafe { ecs_set_parent(engine.raw(), members[1], members[0]) });
+    let family = Family {
+        members,
+        statuses: Mutex::new(Vec::new()),
+    };
+    let mut body = SystemSpec::exclusive("rearrange", Some(rearrange));
+    body.user_data = (&raw const family).cast_mut().cast();
+    ok(body.add(&engine));
+    ok(engine.tick());
+    let statuses = family.statuses.lock().unwrap().clone();
+    assert_eq!(statuses.len(), 11);
+    let refused: Vec<_> = statuses.iter().filter(|(_, s)| *s != ECS_OK).collect();
+    assert!(
+        refused.is_empty(),
+        "refused in an exclusive system: {refused:?}"
+    );
+    // The recursive despawn took the parent and the child set in the body.
+    assert!(!engine.is_alive(members[0]) && !engine.is_alive(members[2]));
+    assert!(engine.is_alive(members[1]), "its parent was removed first");
+}
