@@ -37,7 +37,8 @@
 // in-memory states, `ecs_state_create`, `ecs_engine_save_state`, ...,
 // ids that carry their kind, `ecs_command_report.discarded`; 6: change
 // detection, `ecs_component_desc.flags` with `ECS_COMPONENT_TRACK_CHANGES`, the `optional`, `added`
-// and `changed` lists of `ecs_view_desc`, `ecs_ctx_removed`; exclusive
+// and `changed` lists of `ecs_view_desc`, `ecs_view_each_chunk_filtered`,
+// `ecs_ctx_removed`; exclusive
 // systems, `ecs_system_desc.run_exclusive`).
 #define ECS_API_VERSION_MINOR 6
 
@@ -2064,6 +2065,26 @@ ecs_status ecs_view_each_chunk(struct ecs_system_ctx *ctx,
                                size_t ids_len,
                                ecs_chunk_fn each,
                                void *user_data);
+
+// As `ecs_view_each_chunk` over `desc->ids`, visiting what
+// `ecs_view_each_filtered` visits for `desc` (the filters cut the chunks
+// around the entities they skip): the fast way to walk a filtered view
+// in C. Chunk `k`'s `columns[k]` is the column of `desc->ids[k]` (the
+// array holds the filters' columns after them: do not use those). A
+// chunk holds no optional term: `desc->optional` must be empty.
+//
+// # Errors
+//
+// As `ecs_view_each_filtered`, and `ECS_ERR_INVALID_ARGUMENT` for a
+// non-empty `optional` list.
+//
+// # Safety
+//
+// As `ecs_view_each_filtered`.
+ecs_status ecs_view_each_chunk_filtered(struct ecs_system_ctx *ctx,
+                                        const struct ecs_view_desc *desc,
+                                        ecs_chunk_fn each,
+                                        void *user_data);
 
 #ifdef __cplusplus
 }  // extern "C"

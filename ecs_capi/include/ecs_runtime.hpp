@@ -421,6 +421,26 @@ public:
             "ecs_view_each_filtered");
     }
 
+    // As `each_chunk`, for the entities that pass `filter` (the chunks are
+    // cut around the others; see ecs_view_each_chunk_filtered).
+    template <class... T, class F>
+    void each_chunk_where(const Filter& filter, F&& f, Component<T>... components) {
+        const ecs_component_id ids[] = {components.id...};
+        const ecs_view_desc desc = filter.desc(ids, sizeof...(T));
+        struct Walk {
+            std::remove_reference_t<F>* f;
+            detail::Failure failure;
+        } state{&f, {}};
+        auto visit = [](const ecs_view_chunk* chunk, void* data) {
+            auto& w = *static_cast<Walk*>(data);
+            w.failure.guard(
+                [&] { call_chunk<T...>(*w.f, chunk, std::index_sequence_for<T...>{}); });
+        };
+        ecs_status status = ecs_view_each_chunk_filtered(raw_, &desc, visit, &state);
+        state.failure.rethrow();
+        check(status, "ecs_view_each_chunk_filtered");
+    }
+
     // Calls `f(entity)` for every entity that lost `component` since this
     // system last asked (see ecs_ctx_removed; the component registered
     // with `track_changes` and declared by the system), oldest first, and

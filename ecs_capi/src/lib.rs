@@ -125,7 +125,7 @@ pub use system::{
 };
 pub use view::{
     ecs_chunk_fn, ecs_each_fn, ecs_view_chunk, ecs_view_desc, ecs_view_each, ecs_view_each_chunk,
-    ecs_view_each_filtered,
+    ecs_view_each_chunk_filtered, ecs_view_each_filtered,
 };
 
 /// The API's major version: changes only with incompatible changes
@@ -148,7 +148,8 @@ pub const ECS_API_VERSION_MAJOR: u32 = 2;
 /// in-memory states, `ecs_state_create`, `ecs_engine_save_state`, ...,
 /// ids that carry their kind, `ecs_command_report.discarded`; 6: change
 /// detection, `ecs_component_desc.flags` with `ECS_COMPONENT_TRACK_CHANGES`, the `optional`, `added`
-/// and `changed` lists of `ecs_view_desc`, `ecs_ctx_removed`; exclusive
+/// and `changed` lists of `ecs_view_desc`, `ecs_view_each_chunk_filtered`,
+/// `ecs_ctx_removed`; exclusive
 /// systems, `ecs_system_desc.run_exclusive`).
 pub const ECS_API_VERSION_MINOR: u32 = 6;
 

@@ -166,93 +166,15 @@ pub unsafe extern "C" fn ecs_view_each_filtered(
     const F: &str = "ecs_view_each_filtered";
     call(F, || {
         let each = each.ok_or_else(|| Failure::null(F, "each"))?;
-        // SAFETY: the caller's promise on `ctx`.
-        let ctx = unsafe { ctx_arg(ctx, F) }?;
-        if desc.is_null() {
-            return Err(Failure::null(F, "desc"));
-        }
-        // SAFETY: non-null, valid for `struct_size` bytes by the caller's promise.
-        let desc = unsafe { read_versioned(desc, F) }?;
-        let decoded = |ptr, len, what| {
-            // SAFETY: the caller's promise on the lists of `desc`.
-            let ids = unsafe { slice_arg(ptr, len, F, what) }?;
-            ids.iter()
-                .map(|&id| decode(ctx.tag(), id, F))
-                .collect::<Result<Vec<ComponentId>, Failure>>()
-        };
-        let ids = decoded(desc.ids, desc.ids_len, "desc->ids")?;
-        let with = decoded(desc.with, desc.with_len, "desc->with")?;
-        let without = decoded(desc.without, desc.without_len, "desc->without")?;
-        let optional = decoded(desc.optional, desc.optional_len, "desc->optional")?;
-        let added = decoded(desc.added, desc.added_len, "desc->added")?;
-        let changed = decoded(desc.changed, desc.changed_len, "desc->changed")?;
-        if ids.is_empty() {
-            return Err(Failure::invalid(F, "a view needs at least one id in `ids`"));
-        }
-        let context = ctx.context();
-        let name = |id: ComponentId| {
-            context
-                .component_info(id)
-                .map_or_else(|| format!("#{}", id.to_u32()), |i| i.name().to_owned())
-        };
-        let named: Vec<ComponentId> = [&ids, &with, &without, &optional]
-            .into_iter()
-            .flatten()
-            .copied()
-            .collect();
-        for (k, id) in named.iter().enumerate() {
-            if named[..k].contains(id) {
-                return Err(Failure::invalid(
-                    F,
-                    format!(
-                        "component `{}` is named twice in the view's lists",
-                        name(*id)
-                    ),
-                ));
-            }
-        }
-        // The joined terms: `ids`, then the filters (read-locked, never
-        // marked): `with`, then each `added` or `changed` component not
-        // among them.
-        let mut filters = with.clone();
-        for &id in added.iter().chain(&changed) {
-            if without.contains(&id) || optional.contains(&id) {
-                return Err(Failure::invalid(
-                    F,
-                    format!(
-                        "component `{}` is in `added` or `changed` and in `without` or \
-                         `optional`: a filtered change needs the component",
-                        name(id)
-                    ),
-                ));
-            }
-            if !ids.contains(&id) && !filters.contains(&id) {
-                filters.push(id);
-            }
-        }
-        let all: Vec<ComponentId> = ids.iter().chain(&filters).copied().collect();
-        let since = if added.is_empty() && changed.is_empty() {
-            None
-        } else {
-            Some(ctx.since(F)?)
-        };
-        let mut view = context
-            .raw_view_with(&ids, &filters, &optional, &without)
-            .map_err(Failure::from)?;
-        let term = |id| all.iter().position(|&t| t == id).expect("joined above");
-        if let Some(since) = since {
-            for &id in &added {
-                view.added_since(term(id), since)
-                    .map_err(|e| Failure::registry(F, &e))?;
-            }
-            for &id in &changed {
-                view.changed_since(term(id), since)
-                    .map_err(|e| Failure::registry(F, &e))?;
-            }
-        }
+        // SAFETY: the caller's promise on `ctx` and `desc`.
+        let Filtered {
+            mut view,
+            ids: first,
+            joined,
+            optional,
+        } = unsafe { open_filtered(ctx, desc, F) }?;
         // The callback's pointers: those of `ids`, then of `optional`.
-        let (first, joined) = (ids.len(), all.len());
-        let mut given = vec![std::ptr::null_mut::<u8>(); first + optional.len()];
+        let mut given = vec![std::ptr::null_mut::<u8>(); first + optional];
         foreign(|| {
             view.each(|entity, components| {
                 given[..first].copy_from_slice(&components[..first]);
@@ -264,6 +186,125 @@ pub unsafe extern "C" fn ecs_view_each_filtered(
         });
         Ok(())
     })
+}
+
+/// The view `desc` describes, for a running system's `ctx`, in `function`: its
+/// joined terms (`ids`, then the filters), filtered and with its optional
+/// terms, and where the callback's pointers are in a visit's row.
+///
+/// # Safety
+///
+/// `ctx` is NULL or the context passed to the running callback; `desc` is
+/// NULL or valid for `desc->struct_size` bytes (or a whole
+/// `ecs_view_desc`), its lists valid for their lengths.
+unsafe fn open_filtered<'c>(
+    ctx: *mut ecs_system_ctx,
+    desc: *const ecs_view_desc,
+    function: &str,
+) -> Result<Filtered<'c>, Failure> {
+    // SAFETY: the caller's promise on `ctx`; the context outlives the
+    // callback, during which alone the view is used.
+    let ctx: &'c ecs_system_ctx = unsafe { ctx_arg(ctx, function) }?;
+    if desc.is_null() {
+        return Err(Failure::null(function, "desc"));
+    }
+    // SAFETY: non-null, valid for `struct_size` bytes by the caller's promise.
+    let desc = unsafe { read_versioned(desc, function) }?;
+    let decoded = |ptr, len, what| {
+        // SAFETY: the caller's promise on the lists of `desc`.
+        let ids = unsafe { slice_arg(ptr, len, function, what) }?;
+        ids.iter()
+            .map(|&id| decode(ctx.tag(), id, function))
+            .collect::<Result<Vec<ComponentId>, Failure>>()
+    };
+    let ids = decoded(desc.ids, desc.ids_len, "desc->ids")?;
+    let with = decoded(desc.with, desc.with_len, "desc->with")?;
+    let without = decoded(desc.without, desc.without_len, "desc->without")?;
+    let optional = decoded(desc.optional, desc.optional_len, "desc->optional")?;
+    let added = decoded(desc.added, desc.added_len, "desc->added")?;
+    let changed = decoded(desc.changed, desc.changed_len, "desc->changed")?;
+    if ids.is_empty() {
+        return Err(Failure::invalid(
+            function,
+            "a view needs at least one id in `ids`",
+        ));
+    }
+    let context = ctx.context();
+    let name = |id: ComponentId| {
+        context
+            .component_info(id)
+            .map_or_else(|| format!("#{}", id.to_u32()), |i| i.name().to_owned())
+    };
+    let named: Vec<ComponentId> = [&ids, &with, &without, &optional]
+        .into_iter()
+        .flatten()
+        .copied()
+        .collect();
+    for (k, id) in named.iter().enumerate() {
+        if named[..k].contains(id) {
+            return Err(Failure::invalid(
+                function,
+                format!(
+                    "component `{}` is named twice in the view's lists",
+                    name(*id)
+                ),
+            ));
+        }
+    }
+    // The joined terms: `ids`, then the filters (read-locked, never
+    // marked): `with`, then each `added` or `changed` component not
+    // among them.
+    let mut filters = with.clone();
+    for &id in added.iter().chain(&changed) {
+        if without.contains(&id) || optional.contains(&id) {
+            return Err(Failure::invalid(
+                function,
+                format!(
+                    "component `{}` is in `added` or `changed` and in `without` or \
+                     `optional`: a filtered change needs the component",
+                    name(id)
+                ),
+            ));
+        }
+        if !ids.contains(&id) && !filters.contains(&id) {
+            filters.push(id);
+        }
+    }
+    let all: Vec<ComponentId> = ids.iter().chain(&filters).copied().collect();
+    let since = if added.is_empty() && changed.is_empty() {
+        None
+    } else {
+        Some(ctx.since(function)?)
+    };
+    let mut view = context
+        .raw_view_with(&ids, &filters, &optional, &without)
+        .map_err(Failure::from)?;
+    let term = |id| all.iter().position(|&t| t == id).expect("joined above");
+    if let Some(since) = since {
+        for &id in &added {
+            view.added_since(term(id), since)
+                .map_err(|e| Failure::registry(function, &e))?;
+        }
+        for &id in &changed {
+            view.changed_since(term(id), since)
+                .map_err(|e| Failure::registry(function, &e))?;
+        }
+    }
+    Ok(Filtered {
+        view,
+        ids: ids.len(),
+        joined: all.len(),
+        optional: optional.len(),
+    })
+}
+
+/// A filtered view, opened: the callback's pointers are the first `ids`
+/// of a row, then its last `optional` (after the `joined` terms).
+struct Filtered<'c> {
+    view: RawView<'c>,
+    ids: usize,
+    joined: usize,
+    optional: usize,
 }
 
 /// A run of a view's entities whose components lie side by side: row `i`
@@ -310,18 +351,68 @@ pub unsafe extern "C" fn ecs_view_each_chunk(
         let each = each.ok_or_else(|| Failure::null(F, "each"))?;
         // SAFETY: the caller's promise on `ctx` and `ids`.
         let mut view = unsafe { open_view(ctx, ids, ids_len, F) }?;
-        view.each_chunk(|chunk| {
-            let c = ecs_view_chunk {
-                len: chunk.len(),
-                entities: ::ecs_engine::Entity::slice_as_bits(chunk.entities()).as_ptr(),
-                columns: chunk.columns().as_ptr().cast(),
-            };
-            // SAFETY: the C caller's promise on `each`; the chunk and what
-            // it points at are valid during the call.
-            foreign(|| unsafe { each(&c, user_data) });
-        });
+        each_chunk(&mut view, each, user_data);
         Ok(())
     })
+}
+
+/// As `ecs_view_each_chunk` over `desc->ids`, visiting what
+/// `ecs_view_each_filtered` visits for `desc` (the filters cut the chunks
+/// around the entities they skip): the fast way to walk a filtered view
+/// in C. Chunk `k`'s `columns[k]` is the column of `desc->ids[k]` (the
+/// array holds the filters' columns after them: do not use those). A
+/// chunk holds no optional term: `desc->optional` must be empty.
+///
+/// # Errors
+///
+/// As `ecs_view_each_filtered`, and `ECS_ERR_INVALID_ARGUMENT` for a
+/// non-empty `optional` list.
+///
+/// # Safety
+///
+/// As `ecs_view_each_filtered`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ecs_view_each_chunk_filtered(
+    ctx: *mut ecs_system_ctx,
+    desc: *const ecs_view_desc,
+    each: ecs_chunk_fn,
+    user_data: *mut c_void,
+) -> ecs_status {
+    const F: &str = "ecs_view_each_chunk_filtered";
+    call(F, || {
+        let each = each.ok_or_else(|| Failure::null(F, "each"))?;
+        // SAFETY: the caller's promise on `ctx` and `desc`.
+        let Filtered {
+            mut view, optional, ..
+        } = unsafe { open_filtered(ctx, desc, F) }?;
+        if optional > 0 {
+            return Err(Failure::invalid(
+                F,
+                "a chunk holds the columns of `ids` only: `optional` is for \
+                 ecs_view_each_filtered",
+            ));
+        }
+        each_chunk(&mut view, each, user_data);
+        Ok(())
+    })
+}
+
+/// Calls `each` once per chunk of `view`.
+fn each_chunk(
+    view: &mut RawView<'_>,
+    each: unsafe extern "C" fn(*const ecs_view_chunk, *mut c_void),
+    user_data: *mut c_void,
+) {
+    view.each_chunk(|chunk| {
+        let c = ecs_view_chunk {
+            len: chunk.len(),
+            entities: ::ecs_engine::Entity::slice_as_bits(chunk.entities()).as_ptr(),
+            columns: chunk.columns().as_ptr().cast(),
+        };
+        // SAFETY: the C caller's promise on `each`; the chunk and what it
+        // points at are valid during the call.
+        foreign(|| unsafe { each(&c, user_data) });
+    });
 }
 
 /// The view of a running system over the C ids `ids`, for `function`.

@@ -53,6 +53,11 @@ void test_change_detection() {
                 ecs::Filter().changed(health),
                 [&](ecs::Entity e, const Health&) { seen.changed.push_back(e); }, health);
             EXPECT(ctx.removed(health, [&](ecs::Entity e) { seen.removed.push_back(e); }) == 0);
+            std::size_t rows = 0;
+            ctx.each_chunk_where(
+                ecs::Filter().changed(health),
+                [&](std::size_t len, const ecs::Entity*, const Health*) { rows += len; }, health);
+            EXPECT(rows == seen.changed.size());
             seen.added = sorted(seen.added);
             seen.changed = sorted(seen.changed);
             runs.push_back(seen);

@@ -500,3 +500,110 @@ fn with_added_and_changed_filters_mark_nothing() {
     ok(engine.run(3));
     assert_eq!(*f.changed.lock().unwrap(), vec![1, 0, 0]);
 }
+
+struct Chunks {
+    pos: ecs_component_id,
+    /// Read by `chunked`, as a (refused) optional term.
+    other: ecs_component_id,
+    /// Written by `poke` (through `ecs_ctx_get`) from the second tick on.
+    poked: [ecs_entity; 2],
+    ticks: Mutex<u32>,
+    /// Per run of `chunked`: the entities of its chunks, sorted.
+    rows: Mutex<Vec<Vec<ecs_entity>>>,
+    refused: Mutex<Option<(ecs_status, String)>>,
+}
+
+unsafe extern "C" fn poke(ctx: *mut ecs_system_ctx, user: *mut c_void) {
+    // SAFETY: `user` is the test's `Chunks`; the running context.
+    let c = unsafe { &*user.cast::<Chunks>() };
+    let mut ticks = c.ticks.lock().unwrap();
+    *ticks += 1;
+    if *ticks > 1 {
+        for e in c.poked {
+            let mut value: *mut c_void = ptr::null_mut();
+            // SAFETY: the running context; `value` a local.
+            ok(unsafe { ecs_ctx_get(ctx, e, c.pos, &mut value) });
+        }
+    }
+}
+
+unsafe extern "C" fn push_rows(chunk: *const ecs_view_chunk, user: *mut c_void) {
+    // SAFETY: a valid chunk; `user` is a `Vec<ecs_entity>` of the caller.
+    unsafe {
+        let chunk = &*chunk;
+        let entities = std::slice::from_raw_parts(chunk.entities, chunk.len);
+        (*user.cast::<Vec<ecs_entity>>()).extend_from_slice(entities);
+    }
+}
+
+unsafe extern "C" fn chunked(ctx: *mut ecs_system_ctx, user: *mut c_void) {
+    // SAFETY: `user` is the test's `Chunks`.
+    let c = unsafe { &*user.cast::<Chunks>() };
+    let pos = [c.pos];
+    let desc = ecs_view_desc {
+        changed: pos.as_ptr(),
+        changed_len: 1,
+        ..view_desc(&pos, &[], &[])
+    };
+    let mut rows: Vec<ecs_entity> = Vec::new();
+    // SAFETY: the running context; `desc`'s lists outlive the call.
+    ok(unsafe {
+        ecs_view_each_chunk_filtered(ctx, &desc, Some(push_rows), (&raw mut rows).cast())
+    });
+    rows.sort();
+    c.rows.lock().unwrap().push(rows);
+    let other = [c.other];
+    let with_optional = ecs_view_desc {
+        optional: other.as_ptr(),
+        optional_len: 1,
+        ..view_desc(&pos, &[], &[])
+    };
+    // SAFETY: as above; nothing is called back on failure.
+    let status = unsafe {
+        ecs_view_each_chunk_filtered(ctx, &with_optional, Some(push_rows), ptr::null_mut())
+    };
+    *c.refused.lock().unwrap() = Some((status, last_error()));
+}
+
+#[test]
+fn a_filtered_chunk_walk_cuts_its_chunks_around_what_did_not_change() {
+    let engine = Engine::new(2);
+    let pos = register(&engine, c"Pos", false, true);
+    let entities: Vec<ecs_entity> = (0..10)
+        .map(|k| {
+            let e = engine.spawn();
+            engine.insert(e, pos, k as u32);
+            e
+        })
+        .collect();
+    let c = Chunks {
+        pos,
+        other: engine.register::<u32>(c"Other"),
+        poked: [entities[3], entities[7]],
+        ticks: Mutex::new(0),
+        rows: Mutex::new(Vec::new()),
+        refused: Mutex::new(None),
+    };
+    let mut writer = SystemSpec::new("poke", Some(poke));
+    writer.user_data = (&raw const c).cast_mut().cast();
+    writer.writes = vec![pos];
+    ok(writer.add(&engine));
+    let mut walker = SystemSpec::new("chunked", Some(chunked));
+    walker.user_data = (&raw const c).cast_mut().cast();
+    walker.reads = vec![pos, c.other];
+    walker.after = vec![c"poke".to_owned()];
+    ok(walker.add(&engine));
+    ok(engine.run(3));
+    let rows = c.rows.lock().unwrap().clone();
+    assert_eq!(
+        rows,
+        vec![
+            entities.clone(),
+            vec![entities[3], entities[7]],
+            vec![entities[3], entities[7]]
+        ]
+    );
+    let (status, message) = c.refused.lock().unwrap().clone().unwrap();
+    assert_eq!(status, ECS_ERR_INVALID_ARGUMENT, "{message}");
+    assert!(message.contains("`optional`"), "{message}");
+}
