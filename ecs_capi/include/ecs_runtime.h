@@ -374,11 +374,14 @@ typedef void (*ecs_system_fn)(struct ecs_system_ctx *ctx, void *user_data);
 
 // An exclusive system's body: called once per tick, alone (no other
 // system runs meanwhile), on the thread that runs the tick or a worker,
-// with the engine and the descriptor's `user_data`. During the call the
+// with the engine, the tick being run (as `ecs_ctx_tick` gives a system;
+// valid during the call) and the descriptor's `user_data`. During the call the
 // engine's world calls work on it (see `ecs_system_desc.run_exclusive`);
 // a pointer `ecs_get` gives there is valid until the call returns. No C++
 // exception may leave the callback: one that does aborts the process.
-typedef void (*ecs_exclusive_fn)(struct ecs_engine *engine, void *user_data);
+typedef void (*ecs_exclusive_fn)(struct ecs_engine *engine,
+                                 const struct ecs_tick *tick,
+                                 void *user_data);
 
 // A system to add.
 typedef struct ecs_system_desc {
@@ -2069,9 +2072,10 @@ ecs_status ecs_view_each_chunk(struct ecs_system_ctx *ctx,
 // As `ecs_view_each_chunk` over `desc->ids`, visiting what
 // `ecs_view_each_filtered` visits for `desc` (the filters cut the chunks
 // around the entities they skip): the fast way to walk a filtered view
-// in C. Chunk `k`'s `columns[k]` is the column of `desc->ids[k]` (the
-// array holds the filters' columns after them: do not use those). A
-// chunk holds no optional term: `desc->optional` must be empty.
+// in C. In each chunk, `columns[k]` is the column of `desc->ids[k]`, for
+// `k` below `desc->ids_len` (the entries after those belong to the
+// filters: do not use them). A chunk holds no optional term:
+// `desc->optional` must be empty.
 //
 // # Errors
 //

@@ -638,13 +638,14 @@ public:
         return *this;
     }
     // An exclusive system's body instead (see ecs_system_desc.run_exclusive):
-    // called once per tick, alone between waves, with the engine's world,
+    // called once per tick, alone between waves, with the engine's world
+    // and the tick being run,
     // whose calls apply at once (on this thread only; other engine calls
     // throw ECS_ERR_WRONG_STATE). It declares nothing: it has everything.
     // What it throws is rethrown after the tick, as for `run`. A system
     // given both `run` and `run_exclusive` is refused by `add_system`
     // (ECS_ERR_INVALID_ARGUMENT).
-    System& run_exclusive(std::function<void(World&)> body) {
+    System& run_exclusive(std::function<void(World&, const ecs_tick&)> body) {
         exclusive_ = std::move(body);
         return *this;
     }
@@ -657,7 +658,7 @@ private:
     std::vector<std::string> before_, after_;
     std::size_t spawn_reserve_ = 0;
     std::function<void(SystemContext&)> body_;
-    std::function<void(World&)> exclusive_;
+    std::function<void(World&, const ecs_tick&)> exclusive_;
     std::vector<ecs_resource_id> resource_reads_, resource_writes_;
     std::function<bool(const SystemContext&)> condition_;
     bool startup_ = false;
@@ -1166,7 +1167,7 @@ private:
     struct Added {
         explicit Added(std::function<void(SystemContext&)> b) : body(std::move(b)) {}
         std::function<void(SystemContext&)> body;
-        std::function<void(World&)> exclusive;
+        std::function<void(World&, const ecs_tick&)> exclusive;
         std::function<bool(const SystemContext&)> condition;
         detail::Failure failure;
     };
@@ -1206,13 +1207,13 @@ private:
     }
 
     template <class T>
-    Component<T> register_component(const char* name, bool savable, bool track) {
+    Component<T> register_component(const char* name, bool plain, bool track) {
         ecs_component_desc desc{};
         desc.struct_size = sizeof desc;
         desc.name = name;
         desc.size = sizeof(T);
         desc.align = alignof(T);
-        desc.savable = savable;
+        desc.savable = plain;
         desc.flags = track ? ECS_COMPONENT_TRACK_CHANGES : 0;
         Component<T> component;
         check(ecs_component_register(raw_, &desc, &component.id), "ecs_component_register");
@@ -1233,11 +1234,12 @@ private:
         return resource;
     }
 
-    static void exclusive_trampoline(ecs_engine* engine, void* user_data) noexcept {
+    static void exclusive_trampoline(ecs_engine* engine, const ecs_tick* tick,
+                                     void* user_data) noexcept {
         auto& added = *static_cast<Added*>(user_data);
         added.failure.guard([&] {
             World world(engine);
-            added.exclusive(world);
+            added.exclusive(world, *tick);
         });
     }
     static void trampoline(ecs_system_ctx* ctx, void* user_data) noexcept {

@@ -16,6 +16,7 @@ use scheduler::{System, SystemAccess, SystemContext, SystemError, Tick};
 
 use crate::SendPtr;
 use crate::boundary::foreign;
+use crate::context::ecs_tick;
 use crate::engine::{EngineState, ecs_engine};
 use crate::resource::ResourceStore;
 use crate::status::{ECS_ERR_WRONG_STATE, Failure};
@@ -23,12 +24,14 @@ use crate::tag::Tag;
 
 /// An exclusive system's body: called once per tick, alone (no other
 /// system runs meanwhile), on the thread that runs the tick or a worker,
-/// with the engine and the descriptor's `user_data`. During the call the
+/// with the engine, the tick being run (as `ecs_ctx_tick` gives a system;
+/// valid during the call) and the descriptor's `user_data`. During the call the
 /// engine's world calls work on it (see `ecs_system_desc.run_exclusive`);
 /// a pointer `ecs_get` gives there is valid until the call returns. No C++
 /// exception may leave the callback: one that does aborts the process.
-pub type ecs_exclusive_fn =
-    Option<unsafe extern "C" fn(engine: *mut ecs_engine, user_data: *mut c_void)>;
+pub type ecs_exclusive_fn = Option<
+    unsafe extern "C" fn(engine: *mut ecs_engine, tick: *const ecs_tick, user_data: *mut c_void),
+>;
 
 /// The world of a running exclusive system, lent to its thread.
 pub(crate) struct Lent {
@@ -132,7 +135,7 @@ impl ecs_engine {
 /// registry, which it lends to its engine for the callback.
 pub(crate) struct CExclusive {
     pub(crate) name: String,
-    pub(crate) run: unsafe extern "C" fn(*mut ecs_engine, *mut c_void),
+    pub(crate) run: unsafe extern "C" fn(*mut ecs_engine, *const ecs_tick, *mut c_void),
     pub(crate) user_data: SendPtr,
     /// The engine that owns the system (its address is stable: C holds it
     /// boxed, and the engine drops its systems before it is freed).
@@ -165,7 +168,7 @@ impl System for CExclusive {
         &mut self,
         _name: &str,
         registry: &mut Registry,
-        _tick: Tick,
+        tick: Tick,
     ) -> Result<(), SystemError> {
         let engine = self.engine.get().cast::<ecs_engine>();
         // SAFETY: the engine owns this system and outlives its run.
@@ -186,9 +189,14 @@ impl System for CExclusive {
         }
         let _end = EndLoan(slot);
         let (run, user_data) = (self.run, self.user_data);
+        let tick = ecs_tick {
+            number: tick.number,
+            step: tick.step,
+            delta: tick.delta,
+        };
         // SAFETY: the C caller promised `run` is sound with its user data
-        // on any thread; the engine is live.
-        foreign(|| unsafe { run(engine, user_data.get()) });
+        // on any thread; the engine is live; `tick` outlives the call.
+        foreign(|| unsafe { run(engine, &tick, user_data.get()) });
         Ok(())
     }
 }

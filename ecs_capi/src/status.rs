@@ -142,7 +142,23 @@ impl Failure {
 
     /// `error` from the registry, in function `function`.
     pub(crate) fn registry(function: &str, error: &EcsError) -> Self {
-        Failure::new(ecs_error_status(error), format!("{function}: {error}"))
+        Failure::new(
+            ecs_error_status(error),
+            format!("{function}: {}", c_terms(error)),
+        )
+    }
+}
+
+/// `error`'s message in the C API's terms (a Rust call it names has a C
+/// name).
+fn c_terms(error: &EcsError) -> String {
+    match error {
+        EcsError::Untracked { component } => format!(
+            "component `{component}` was registered without ECS_COMPONENT_TRACK_CHANGES \
+             (C++: ecs::track_changes): it keeps no change ticks, so `added`, `changed` and \
+             ecs_ctx_removed cannot use it"
+        ),
+        other => other.to_string(),
     }
 }
 
@@ -165,6 +181,13 @@ impl From<SystemError> for Failure {
     fn from(error: SystemError) -> Self {
         let status = match &error {
             SystemError::Undeclared { .. } => ECS_ERR_UNDECLARED,
+            SystemError::Registry {
+                system,
+                source: source @ EcsError::Untracked { .. },
+            } => {
+                let message = format!("system `{system}`: {}", c_terms(source));
+                return Failure::new(ecs_error_status(source), message);
+            }
             SystemError::Registry { source, .. } => ecs_error_status(source),
             // `Failed`, and any failure a later scheduler adds.
             _ => ECS_ERR_SYSTEM_FAILED,

@@ -359,9 +359,10 @@ pub unsafe extern "C" fn ecs_view_each_chunk(
 /// As `ecs_view_each_chunk` over `desc->ids`, visiting what
 /// `ecs_view_each_filtered` visits for `desc` (the filters cut the chunks
 /// around the entities they skip): the fast way to walk a filtered view
-/// in C. Chunk `k`'s `columns[k]` is the column of `desc->ids[k]` (the
-/// array holds the filters' columns after them: do not use those). A
-/// chunk holds no optional term: `desc->optional` must be empty.
+/// in C. In each chunk, `columns[k]` is the column of `desc->ids[k]`, for
+/// `k` below `desc->ids_len` (the entries after those belong to the
+/// filters: do not use them). A chunk holds no optional term:
+/// `desc->optional` must be empty.
 ///
 /// # Errors
 ///

@@ -117,7 +117,8 @@ void test_exclusive_systems() {
             ctx.each([](ecs::Entity, Position& p) { p.x += 1; }, position);
         }));
         engine.add_system(
-            ecs::System("director").after("move").run_exclusive([&](ecs::World& world) {
+            ecs::System("director").after("move").run_exclusive([&](ecs::World& world, const ecs_tick& tick) {
+                EXPECT(tick.number == counts.size());
                 ecs::Entity e = world.spawn(position.with({0, 0}));
                 EXPECT(world.get(e, position).x == 0);  // applied at once
                 world.set(spawned, world.get(spawned) + 1);
@@ -138,7 +139,7 @@ void test_exclusive_systems() {
     EXPECT_ERROR(ECS_ERR_INVALID_ARGUMENT,
                  engine.add_system(ecs::System("both")
                                        .run([](ecs::SystemContext&) {})
-                                       .run_exclusive([](ecs::World&) {})));
+                                       .run_exclusive([](ecs::World&, const ecs_tick&) {})));
 }
 
 }  // namespace cpp_api

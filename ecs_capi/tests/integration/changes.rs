@@ -341,6 +341,11 @@ fn see_changes_and_rewind(rewind: Rewind) {
     assert!(refusals[0].1.contains("`Shield`"), "{}", refusals[0].1);
     assert!(refusals[1].1.contains("`Hp`"), "{}", refusals[1].1);
     assert!(refusals[2].1.contains("`Shield`"), "{}", refusals[2].1);
+    for k in [0, 2] {
+        let message = &refusals[k].1;
+        assert!(message.contains("ECS_COMPONENT_TRACK_CHANGES"), "{message}");
+        assert!(!message.contains("track_changes_raw"), "C terms: {message}");
+    }
 
     // Restored to after the first tick, the same two ticks see the same:
     // the system's last run, the ticks and the removal cursor come back.

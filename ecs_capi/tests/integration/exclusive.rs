@@ -27,6 +27,8 @@ struct Shared {
     refused: Mutex<Vec<ecs_status>>,
     /// Status of the nested call a destructor made.
     nested_status: Mutex<Option<ecs_status>>,
+    /// Runs of the exclusive body so far.
+    ticks: Mutex<u64>,
 }
 
 impl Shared {
@@ -71,11 +73,15 @@ unsafe extern "C" fn calls_back(_: *mut c_void, user: *mut c_void) {
 
 /// Each tick: spawns an entity with `pos` = 100 (seen at once), despawns
 /// those past 102, bumps the counter resource; tries refused calls.
-unsafe extern "C" fn director(engine: *mut ecs_engine, user: *mut c_void) {
+unsafe extern "C" fn director(engine: *mut ecs_engine, tick: *const ecs_tick, user: *mut c_void) {
     // SAFETY: `user` is the test's `Shared`; `engine` the live engine.
     unsafe {
         let shared = &*user.cast::<Shared>();
         assert_eq!(engine, shared.engine);
+        let mut ticks = shared.ticks.lock().unwrap();
+        assert_eq!((*tick).number, *ticks, "the tick being run");
+        *ticks += 1;
+        drop(ticks);
         let mut e = 0;
         ok(ecs_spawn(engine, &mut e));
         let value = 100u32;
@@ -161,6 +167,7 @@ fn world(threads: u32, ticks: u64) -> (u64, Vec<usize>, u64) {
         seen_after: Mutex::new(Vec::new()),
         refused: Mutex::new(Vec::new()),
         nested_status: Mutex::new(None),
+        ticks: Mutex::new(0),
     });
     let nested = ecs_component_desc {
         drop: Some(calls_back),
@@ -209,7 +216,7 @@ fn an_exclusive_c_system_changes_the_world_at_once_and_alone() {
     assert_eq!((one, &seen), (four, &seen_four));
 }
 
-unsafe extern "C" fn nothing(_: *mut ecs_engine, _: *mut c_void) {}
+unsafe extern "C" fn nothing(_: *mut ecs_engine, _: *const ecs_tick, _: *mut c_void) {}
 
 #[test]
 fn an_exclusive_system_declares_nothing_and_has_one_body() {
@@ -253,7 +260,7 @@ struct Family {
     statuses: Mutex<Vec<(&'static str, ecs_status)>>,
 }
 
-unsafe extern "C" fn rearrange(engine: *mut ecs_engine, user: *mut c_void) {
+unsafe extern "C" fn rearrange(engine: *mut ecs_engine, _: *const ecs_tick, user: *mut c_void) {
     // SAFETY: `user` is the test's `Family`; `engine` the live engine.
     unsafe {
         let f = &*user.cast::<Family>();

@@ -143,8 +143,9 @@ typedef struct Director {
     Seen refused_tick, spawned;
 } Director;
 
-static void direct(ecs_engine *engine, void *user_data) {
+static void direct(ecs_engine *engine, const ecs_tick *tick, void *user_data) {
     Director *d = user_data;
+    EXPECT_EQ_U64(d->ticks, tick->number);
     d->ticks += 1;
     ecs_entity e = 0;
     d->spawned = seen(ecs_spawn(engine, &e));

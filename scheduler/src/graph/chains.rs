@@ -42,6 +42,7 @@ impl Subjects {
             disjoint: Vec::new(),
         };
         let mut keys = Vec::new();
+        let mut registry_subject = None;
         let any_exclusive = nodes.iter().any(|n| n.access.is_exclusive());
         for (i, node) in nodes.iter().enumerate() {
             let access = node.access;
@@ -68,11 +69,19 @@ impl Subjects {
                 (Key::Registry, SubjectKind::Registry, access)
             });
             for (key, kind, access) in components.chain(resources).chain(events).chain(registry) {
-                let s = *index.entry(key).or_insert_with(|| {
+                let add = || {
                     subjects.list.push((kind, Vec::new()));
                     keys.push(key);
                     subjects.list.len() - 1
-                });
+                };
+                // The registry, a key with no payload, is kept out of the
+                // map: hashing it compares the bytes a payload would have
+                // (uninitialised), which valgrind reports in the C API's
+                // runs.
+                let s = match key {
+                    Key::Registry => *registry_subject.get_or_insert_with(add),
+                    _ => *index.entry(key).or_insert_with(add),
+                };
                 subjects.list[s].1.push((i, access));
                 subjects.of_system[i].push((s, access));
             }
