@@ -427,18 +427,12 @@ public:
     void each_chunk_where(const Filter& filter, F&& f, Component<T>... components) {
         const ecs_component_id ids[] = {components.id...};
         const ecs_view_desc desc = filter.desc(ids, sizeof...(T));
-        struct Walk {
-            std::remove_reference_t<F>* f;
-            detail::Failure failure;
-        } state{&f, {}};
-        auto visit = [](const ecs_view_chunk* chunk, void* data) {
-            auto& w = *static_cast<Walk*>(data);
-            w.failure.guard(
-                [&] { call_chunk<T...>(*w.f, chunk, std::index_sequence_for<T...>{}); });
-        };
-        ecs_status status = ecs_view_each_chunk_filtered(raw_, &desc, visit, &state);
-        state.failure.rethrow();
-        check(status, "ecs_view_each_chunk_filtered");
+        chunks_of<T...>(
+            f,
+            [&](ecs_chunk_fn visit, void* data) {
+                return ecs_view_each_chunk_filtered(raw_, &desc, visit, data);
+            },
+            "ecs_view_each_chunk_filtered");
     }
 
     // Calls `f(entity)` for every entity that lost `component` since this
@@ -468,7 +462,13 @@ public:
     // components lie side by side: `entities[i]` owns row `i` of every column.
     template <class... T, class F>
     void each_chunk(F&& f, Component<T>... components) {
-        chunks_of<T...>(f, ecs_view_each_chunk, "ecs_view_each_chunk", components...);
+        const ecs_component_id ids[] = {components.id...};
+        chunks_of<T...>(
+            f,
+            [&](ecs_chunk_fn visit, void* data) {
+                return ecs_view_each_chunk(raw_, ids, sizeof...(T), visit, data);
+            },
+            "ecs_view_each_chunk");
     }
 
     // As `each_chunk`, but the pieces of the chunks (at most
@@ -481,7 +481,13 @@ public:
     // `f` throws stops the calls not yet begun and is rethrown here.
     template <class... T, class F>
     void par_each_chunk(F&& f, Component<T>... components) {
-        chunks_of<T...>(f, ecs_view_par_each_chunk, "ecs_view_par_each_chunk", components...);
+        const ecs_component_id ids[] = {components.id...};
+        chunks_of<T...>(
+            f,
+            [&](ecs_chunk_fn visit, void* data) {
+                return ecs_view_par_each_chunk(raw_, ids, sizeof...(T), visit, data);
+            },
+            "ecs_view_par_each_chunk");
     }
 
     // Fails the system, as a Rust system returning an error does (see
@@ -510,14 +516,11 @@ private:
         f(chunk->len, chunk->entities, static_cast<T*>(chunk->columns[I])...);
     }
 
-    // A chunk walk `walk` (ecs_view_each_chunk or its parallel twin) of `f`
-    // over `components`: what `f` throws stops the walk and is rethrown.
-    template <class... T, class F>
-    void chunks_of(F& f,
-                   ecs_status (*walk)(ecs_system_ctx*, const ecs_component_id*, std::size_t,
-                                      ecs_chunk_fn, void*),
-                   const char* call, Component<T>... components) {
-        const ecs_component_id ids[] = {components.id...};
+    // A chunk walk of `f` over columns of `T...`: `run(visit, data)` calls
+    // the C walk (ecs_view_each_chunk, its parallel twin, its filtered
+    // one); what `f` throws stops the walk and is rethrown.
+    template <class... T, class F, class Run>
+    void chunks_of(F& f, Run&& run, const char* call) {
         struct Walk {
             F* f;
             detail::Failure failure;
@@ -527,7 +530,7 @@ private:
             w.failure.guard(
                 [&] { call_chunk<T...>(*w.f, chunk, std::index_sequence_for<T...>{}); });
         };
-        ecs_status status = walk(raw_, ids, sizeof...(T), visit, &state);
+        ecs_status status = run(+visit, &state);
         state.failure.rethrow();
         check(status, call);
     }
