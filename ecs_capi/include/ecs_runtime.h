@@ -723,6 +723,25 @@ ecs_status ecs_ctx_tick(const struct ecs_system_ctx *ctx, struct ecs_tick *out);
 // `ctx` is NULL or the context passed to the running callback.
 bool ecs_ctx_is_alive(const struct ecs_system_ctx *ctx, ecs_entity entity);
 
+// Writes to `*out` whether `entity` has component `id` (declared by the
+// system, read or write: a membership test reads the component), without
+// marking anything changed (unlike `ecs_ctx_get` of a written id).
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER`; `ECS_ERR_UNKNOWN_COMPONENT` for an id of
+// another engine; `ECS_ERR_UNDECLARED`; `ECS_ERR_STALE_ENTITY`;
+// `ECS_ERR_BORROW_CONFLICT` inside a view that writes `id`.
+//
+// # Safety
+//
+// `ctx` is NULL or the context passed to the running callback; `out` is
+// NULL or valid for writes.
+ecs_status ecs_ctx_has(struct ecs_system_ctx *ctx,
+                       ecs_entity entity,
+                       ecs_component_id id,
+                       bool *out);
+
 // Writes a pointer to `entity`'s component `id` to `*out`: valid until the
 // system returns; it may be written through only when the system declared
 // `id` as written, and then the value counts as changed (for a component

@@ -367,6 +367,27 @@ public:
         check(ecs_ctx_get(raw_, entity, component.id, &value), "ecs_ctx_get");
         return *static_cast<T*>(value);
     }
+    // `entity`'s component, or nullptr when it has none; throws `Error` as
+    // `get` does otherwise. Like `get`, a component declared written counts
+    // as changed.
+    template <class T>
+    T* try_get(Entity entity, Component<T> component) {
+        void* value = nullptr;
+        ecs_status status = ecs_ctx_get(raw_, entity, component.id, &value);
+        if (status == ECS_ERR_MISSING_COMPONENT) {
+            return nullptr;
+        }
+        check(status, "ecs_ctx_get");
+        return static_cast<T*>(value);
+    }
+    // Whether `entity` has the component (declared by the system); marks
+    // nothing.
+    template <class T>
+    bool has(Entity entity, Component<T> component) const {
+        bool out = false;
+        check(ecs_ctx_has(raw_, entity, component.id, &out), "ecs_ctx_has");
+        return out;
+    }
 
     // Calls `f(entity, T&...)` for every entity with all the components,
     // in the view's order. What `f` throws stops the walk and is rethrown

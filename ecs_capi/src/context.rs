@@ -297,6 +297,48 @@ pub unsafe extern "C" fn ecs_ctx_is_alive(ctx: *const ecs_system_ctx, entity: ec
     })
 }
 
+/// Writes to `*out` whether `entity` has component `id` (declared by the
+/// system, read or write: a membership test reads the component), without
+/// marking anything changed (unlike `ecs_ctx_get` of a written id).
+///
+/// # Errors
+///
+/// `ECS_ERR_NULL_POINTER`; `ECS_ERR_UNKNOWN_COMPONENT` for an id of
+/// another engine; `ECS_ERR_UNDECLARED`; `ECS_ERR_STALE_ENTITY`;
+/// `ECS_ERR_BORROW_CONFLICT` inside a view that writes `id`.
+///
+/// # Safety
+///
+/// `ctx` is NULL or the context passed to the running callback; `out` is
+/// NULL or valid for writes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ecs_ctx_has(
+    ctx: *mut ecs_system_ctx,
+    entity: ecs_entity,
+    id: ecs_component_id,
+    out: *mut bool,
+) -> ecs_status {
+    const F: &str = "ecs_ctx_has";
+    call(F, || {
+        // SAFETY: the caller's promise on both pointers.
+        let ctx = unsafe { ctx_arg(ctx, F) }?;
+        if out.is_null() {
+            return Err(Failure::null(F, "out"));
+        }
+        let target = self::entity(entity, F)?;
+        let has = match ctx.context().get_raw(target, decode(ctx.tag, id, F)?) {
+            Ok(_) => true,
+            Err(scheduler::SystemError::Registry {
+                source: ::ecs_engine::EcsError::MissingComponent { .. },
+                ..
+            }) => false,
+            Err(error) => return Err(Failure::from(error)),
+        };
+        // SAFETY: `out` is checked for NULL there and valid for writes by the caller's promise.
+        unsafe { write_out(out, has, F, "out") }
+    })
+}
+
 /// Writes a pointer to `entity`'s component `id` to `*out`: valid until the
 /// system returns; it may be written through only when the system declared
 /// `id` as written, and then the value counts as changed (for a component

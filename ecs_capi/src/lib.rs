@@ -68,7 +68,7 @@ pub use component::{
 };
 pub use context::{
     ecs_commands, ecs_commands_despawn, ecs_commands_insert, ecs_commands_remove,
-    ecs_commands_spawn, ecs_ctx_commands, ecs_ctx_fail, ecs_ctx_get, ecs_ctx_is_alive,
+    ecs_commands_spawn, ecs_ctx_commands, ecs_ctx_fail, ecs_ctx_get, ecs_ctx_has, ecs_ctx_is_alive,
     ecs_ctx_tick, ecs_system_ctx, ecs_tick,
 };
 pub use engine::{

@@ -40,7 +40,9 @@ void test_change_detection() {
     bool refusals_checked = false;
     engine.add_system(ecs::System("damage").writes(health).run([&](ecs::SystemContext& ctx) {
         if (target != ECS_ENTITY_NULL) {
+            EXPECT(ctx.has(target, health));
             ctx.get(target, health).points -= 1;
+            EXPECT(ctx.try_get(target, health) != nullptr);
         }
     }));
     engine.add_system(

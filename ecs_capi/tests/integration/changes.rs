@@ -440,6 +440,9 @@ fn an_older_callers_padding_is_never_read_as_flags() {
 struct Filters {
     pos: ecs_component_id,
     vel: ecs_component_id,
+    /// The entity; `filter_on_pos` also tests its membership
+    /// (`ecs_ctx_has`, which marks nothing either).
+    entity: Mutex<ecs_entity>,
     /// Per run of `watch_pos`: the entities whose position changed since.
     changed: Mutex<Vec<usize>>,
 }
@@ -449,6 +452,18 @@ unsafe extern "C" fn filter_on_pos(ctx: *mut ecs_system_ctx, user: *mut c_void) 
     // SAFETY: `user` is the test's `Filters`.
     let f = unsafe { &*user.cast::<Filters>() };
     let (pos, vel) = ([f.pos], [f.vel]);
+    let entity = *f.entity.lock().unwrap();
+    let (mut has_pos, mut has_other) = (false, true);
+    // SAFETY: the running context; the outputs are locals.
+    unsafe {
+        ok(ecs_ctx_has(ctx, entity, f.pos, &mut has_pos));
+        ok(ecs_ctx_has(ctx, entity, f.vel, &mut has_other));
+        assert!(has_pos && has_other);
+        let stale = ecs_ctx_has(ctx, ECS_ENTITY_NULL, f.pos, &mut has_pos);
+        assert_eq!(stale, ECS_ERR_STALE_ENTITY);
+        let no_out = ecs_ctx_has(ctx, entity, f.pos, ptr::null_mut());
+        assert_eq!(no_out, ECS_ERR_NULL_POINTER);
+    }
     let mut seen: Vec<ecs_entity> = Vec::new();
     for desc in [
         view_desc(&vel, &pos, &[]),
@@ -482,11 +497,12 @@ unsafe extern "C" fn watch_pos(ctx: *mut ecs_system_ctx, user: *mut c_void) {
 }
 
 #[test]
-fn with_added_and_changed_filters_mark_nothing() {
+fn with_added_and_changed_filters_and_membership_tests_mark_nothing() {
     let engine = Engine::new(1);
     let f = Filters {
         pos: register(&engine, c"Pos", false, true),
         vel: engine.register::<u32>(c"Vel"),
+        entity: Mutex::new(ECS_ENTITY_NULL),
         changed: Mutex::new(Vec::new()),
     };
     let mut filter = SystemSpec::new("filter", Some(filter_on_pos));
@@ -502,6 +518,7 @@ fn with_added_and_changed_filters_mark_nothing() {
     let a = engine.spawn();
     engine.insert(a, f.pos, 0u32);
     engine.insert(a, f.vel, 0u32);
+    *f.entity.lock().unwrap() = a;
     ok(engine.run(3));
     assert_eq!(*f.changed.lock().unwrap(), vec![1, 0, 0]);
 }
