@@ -39,8 +39,9 @@
 // detection, `ecs_component_desc.flags` with `ECS_COMPONENT_TRACK_CHANGES`, the `optional`, `added`
 // and `changed` lists of `ecs_view_desc`, `ecs_view_each_chunk_filtered`,
 // `ecs_ctx_removed`; exclusive
-// systems, `ecs_system_desc.run_exclusive`).
-#define ECS_API_VERSION_MINOR 6
+// systems, `ecs_system_desc.run_exclusive`; 7: the list of live
+// entities, `ecs_entities`).
+#define ECS_API_VERSION_MINOR 7
 
 // `ecs_component_desc.flags`: keep change ticks for the component: when
 // each value was added and last written (an insert, a replacement, a
@@ -993,6 +994,29 @@ bool ecs_is_alive(const struct ecs_engine *engine, ecs_entity entity);
 //
 // Pointers are NULL or valid.
 ecs_status ecs_entity_count(const struct ecs_engine *engine, size_t *out);
+
+// Copies the live entities, in increasing handle order (the order
+// `ecs_world_checksum` visits them), to `out[0..capacity]`, and writes how
+// many there are to `*len` (which may be more than `capacity`: then only
+// the first `capacity` are copied; call again with a larger array). `out`
+// may be NULL when `capacity` is 0, to ask for the count alone. Disabled
+// entities are live and listed. Takes O(n log n) for n live entities.
+//
+// Threading: an engine call like any other (one thread at a time; not
+// during a tick: `ECS_ERR_WRONG_STATE`).
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (engine, len, or out with a non-zero capacity).
+//
+// # Safety
+//
+// `engine` is NULL or a live engine; `out` is NULL or valid for writes of
+// `capacity` handles; `len` is NULL or valid for writes.
+ecs_status ecs_entities(const struct ecs_engine *engine,
+                        ecs_entity *out,
+                        size_t capacity,
+                        size_t *len);
 
 // Inserts component `id` on `entity`, copying the component's size in
 // bytes from `value` (which need not be aligned). An old value is dropped

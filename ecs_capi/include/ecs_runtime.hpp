@@ -783,6 +783,17 @@ public:
         check(ecs_entity_count(raw_, &n), "ecs_entity_count");
         return n;
     }
+    // The live entities in increasing handle order (see ecs_entities).
+    std::vector<Entity> entities() const {
+        std::vector<Entity> out;
+        std::size_t len = 0;
+        do {
+            out.resize(len);
+            check(ecs_entities(raw_, out.data(), out.size(), &len), "ecs_entities");
+        } while (len > out.size());
+        out.resize(len);
+        return out;
+    }
 
     template <class T>
     void insert(Entity entity, Component<T> component, const T& value) {

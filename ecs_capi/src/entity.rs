@@ -107,6 +107,59 @@ pub unsafe extern "C" fn ecs_entity_count(
     })
 }
 
+/// Copies the live entities, in increasing handle order (the order
+/// `ecs_world_checksum` visits them), to `out[0..capacity]`, and writes how
+/// many there are to `*len` (which may be more than `capacity`: then only
+/// the first `capacity` are copied; call again with a larger array). `out`
+/// may be NULL when `capacity` is 0, to ask for the count alone. Disabled
+/// entities are live and listed. Takes O(n log n) for n live entities.
+///
+/// Threading: an engine call like any other (one thread at a time; not
+/// during a tick: `ECS_ERR_WRONG_STATE`).
+///
+/// # Errors
+///
+/// `ECS_ERR_NULL_POINTER` (engine, len, or out with a non-zero capacity).
+///
+/// # Safety
+///
+/// `engine` is NULL or a live engine; `out` is NULL or valid for writes of
+/// `capacity` handles; `len` is NULL or valid for writes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ecs_entities(
+    engine: *const ecs_engine,
+    out: *mut ecs_entity,
+    capacity: usize,
+    len: *mut usize,
+) -> ecs_status {
+    const F: &str = "ecs_entities";
+    call(F, || {
+        // SAFETY: the caller's promise on `engine`.
+        let engine = unsafe { arg(engine, F, "engine") }?;
+        let engine = engine.world(F)?;
+        if len.is_null() {
+            return Err(Failure::null(F, "len"));
+        }
+        if out.is_null() && capacity > 0 {
+            return Err(Failure::null(F, "out"));
+        }
+        let mut live: Vec<ecs_entity> = engine
+            .registry()
+            .entities()
+            .iter()
+            .map(|e| e.to_bits())
+            .collect();
+        live.sort_unstable();
+        for (i, &e) in live.iter().take(capacity).enumerate() {
+            // SAFETY: `i < capacity`, and `out` is valid for `capacity`
+            // writes by the caller's promise.
+            unsafe { out.add(i).write(e) };
+        }
+        // SAFETY: non-null and valid for writes by the caller's promise.
+        unsafe { write_out(len, live.len(), F, "len") }
+    })
+}
+
 /// Inserts component `id` on `entity`, copying the component's size in
 /// bytes from `value` (which need not be aligned). An old value is dropped
 /// first (its destructor called). The engine owns the copy; on failure the

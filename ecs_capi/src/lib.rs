@@ -77,8 +77,8 @@ pub use engine::{
     ecs_entity,
 };
 pub use entity::{
-    ecs_despawn, ecs_entity_count, ecs_get, ecs_has, ecs_insert, ecs_is_alive, ecs_remove,
-    ecs_spawn, ecs_world_checksum,
+    ecs_despawn, ecs_entities, ecs_entity_count, ecs_get, ecs_has, ecs_insert, ecs_is_alive,
+    ecs_remove, ecs_spawn, ecs_world_checksum,
 };
 pub use event::{
     ecs_ctx_read_events, ecs_ctx_send_event, ecs_event_desc, ecs_event_fn, ecs_event_get_stats,
@@ -150,8 +150,9 @@ pub const ECS_API_VERSION_MAJOR: u32 = 2;
 /// detection, `ecs_component_desc.flags` with `ECS_COMPONENT_TRACK_CHANGES`, the `optional`, `added`
 /// and `changed` lists of `ecs_view_desc`, `ecs_view_each_chunk_filtered`,
 /// `ecs_ctx_removed`; exclusive
-/// systems, `ecs_system_desc.run_exclusive`).
-pub const ECS_API_VERSION_MINOR: u32 = 6;
+/// systems, `ecs_system_desc.run_exclusive`; 7: the list of live
+/// entities, `ecs_entities`).
+pub const ECS_API_VERSION_MINOR: u32 = 7;
 
 /// The version of the linked library: `(major << 16) | minor`. A program
 /// built against major version M should check `ecs_api_version() >> 16 == M`.

@@ -52,6 +52,12 @@ void test_entities_and_components() {
     EXPECT_ERROR(ECS_ERR_STALE_ENTITY, engine.try_get(e, velocity));
     EXPECT_ERROR(ECS_ERR_STALE_ENTITY, engine.despawn(e));
     EXPECT(!engine.is_alive(ecs::null_entity));
+    EXPECT(engine.entities().empty());
+    // In handle order: a slot reused (generation 2) sorts after the others.
+    const ecs::Entity a = engine.spawn();
+    const ecs::Entity b = engine.spawn();
+    EXPECT((a >> 32) == 2 || (b >> 32) == 2);
+    EXPECT((engine.entities() == std::vector<ecs::Entity>{std::min(a, b), std::max(a, b)}));
 
     // The message names the call and says what the library said.
     try {

@@ -190,6 +190,62 @@ fn the_checksum_is_the_runtime_world_checksum() {
     assert_eq!(engine.checksum(&[position, tag]), Ok(expected));
 }
 
+/// The live entities through the two-call pattern of `ecs_entities`.
+fn live(engine: &Engine) -> Vec<ecs_entity> {
+    let mut len = usize::MAX;
+    // SAFETY: a live engine; `len` is valid; no array with capacity 0.
+    ok(unsafe { ecs_entities(engine.raw(), ptr::null_mut(), 0, &mut len) });
+    let mut out = vec![0; len];
+    let mut again = 0;
+    // SAFETY: `out` holds `out.len()` handles.
+    ok(unsafe { ecs_entities(engine.raw(), out.as_mut_ptr(), out.len(), &mut again) });
+    assert_eq!(again, len);
+    out
+}
+
+#[test]
+fn the_live_entities_are_listed_in_handle_order() {
+    let engine = Engine::new(1);
+    let e: Vec<ecs_entity> = (0..5).map(|_| engine.spawn()).collect();
+    ok(engine.despawn(e[1]));
+    ok(engine.despawn(e[3]));
+    // A freed slot comes back with generation 2 (the high 32 bits): its
+    // handle sorts after slot 4's.
+    let reborn = engine.spawn();
+    assert!([e[1], e[3]].contains(&(reborn & 0xFFFF_FFFF | 1 << 32)));
+    assert_eq!(reborn >> 32, 2);
+    assert_eq!(live(&engine), vec![e[0], e[2], e[4], reborn]);
+    // A short array gets the first handles and the whole count.
+    let mut two = [0; 2];
+    let mut len = 0;
+    // SAFETY: `two` holds 2 handles.
+    ok(unsafe { ecs_entities(engine.raw(), two.as_mut_ptr(), 2, &mut len) });
+    assert_eq!((two, len), ([e[0], e[2]], 4));
+}
+
+#[test]
+fn listing_the_entities_refuses_null_pointers() {
+    let engine = Engine::new(1);
+    engine.spawn();
+    let mut len = 0;
+    // SAFETY: every pointer is NULL or valid.
+    unsafe {
+        assert_eq!(
+            ecs_entities(ptr::null(), ptr::null_mut(), 0, &mut len),
+            ECS_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            ecs_entities(engine.raw(), ptr::null_mut(), 0, ptr::null_mut()),
+            ECS_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            ecs_entities(engine.raw(), ptr::null_mut(), 1, &mut len),
+            ECS_ERR_NULL_POINTER
+        );
+    }
+    assert_eq!(live(&engine).len(), 1);
+}
+
 #[test]
 fn two_engines_are_independent() {
     let a = Engine::new(2);
