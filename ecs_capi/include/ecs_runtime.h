@@ -40,7 +40,8 @@
 // and `changed` lists of `ecs_view_desc`, `ecs_view_each_chunk_filtered`,
 // `ecs_ctx_removed`; exclusive
 // systems, `ecs_system_desc.run_exclusive`; 7: the list of live
-// entities, `ecs_entities`).
+// entities, `ecs_entities`; `ecs_ctx_try_get`, a missing component as
+// NULL).
 #define ECS_API_VERSION_MINOR 7
 
 // `ecs_component_desc.flags`: keep change ticks for the component: when
@@ -763,6 +764,27 @@ ecs_status ecs_ctx_get(struct ecs_system_ctx *ctx,
                        ecs_entity entity,
                        ecs_component_id id,
                        void **out);
+
+// As `ecs_ctx_get`, but an entity without the component is not a
+// failure: `*out` is set to NULL and the call returns `ECS_OK` (with no
+// message to format: the cheap test for an optional component, one call
+// where `ecs_ctx_has` and `ecs_ctx_get` take two).
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER`; `ECS_ERR_UNKNOWN_COMPONENT` for an id of
+// another engine; `ECS_ERR_UNDECLARED` when the system did not declare
+// `id`; `ECS_ERR_STALE_ENTITY`; `ECS_ERR_BORROW_CONFLICT` inside a view
+// that writes `id`.
+//
+// # Safety
+//
+// `ctx` is NULL or the context passed to the running callback; `out` is
+// NULL or valid for writes.
+ecs_status ecs_ctx_try_get(struct ecs_system_ctx *ctx,
+                           ecs_entity entity,
+                           ecs_component_id id,
+                           void **out);
 
 // Marks the running system as failed, with `message` (copied; NULL for
 // none): when its callback returns, the system's commands and the events

@@ -367,17 +367,13 @@ public:
         check(ecs_ctx_get(raw_, entity, component.id, &value), "ecs_ctx_get");
         return *static_cast<T*>(value);
     }
-    // `entity`'s component, or nullptr when it has none; throws `Error` as
-    // `get` does otherwise. Like `get`, a component declared written counts
-    // as changed.
+    // `entity`'s component, or nullptr when it has none (see
+    // ecs_ctx_try_get); throws `Error` as `get` does otherwise. Like `get`,
+    // a component declared written counts as changed.
     template <class T>
     T* try_get(Entity entity, Component<T> component) {
         void* value = nullptr;
-        ecs_status status = ecs_ctx_get(raw_, entity, component.id, &value);
-        if (status == ECS_ERR_MISSING_COMPONENT) {
-            return nullptr;
-        }
-        check(status, "ecs_ctx_get");
+        check(ecs_ctx_try_get(raw_, entity, component.id, &value), "ecs_ctx_try_get");
         return static_cast<T*>(value);
     }
     // Whether `entity` has the component (declared by the system); marks

@@ -362,23 +362,74 @@ pub unsafe extern "C" fn ecs_ctx_get(
     id: ecs_component_id,
     out: *mut *mut c_void,
 ) -> ecs_status {
-    const F: &str = "ecs_ctx_get";
-    call(F, || {
+    // SAFETY: the caller's promises, passed on.
+    unsafe { get_component(ctx, entity, id, out, "ecs_ctx_get", false) }
+}
+
+/// As `ecs_ctx_get`, but an entity without the component is not a
+/// failure: `*out` is set to NULL and the call returns `ECS_OK` (with no
+/// message to format: the cheap test for an optional component, one call
+/// where `ecs_ctx_has` and `ecs_ctx_get` take two).
+///
+/// # Errors
+///
+/// `ECS_ERR_NULL_POINTER`; `ECS_ERR_UNKNOWN_COMPONENT` for an id of
+/// another engine; `ECS_ERR_UNDECLARED` when the system did not declare
+/// `id`; `ECS_ERR_STALE_ENTITY`; `ECS_ERR_BORROW_CONFLICT` inside a view
+/// that writes `id`.
+///
+/// # Safety
+///
+/// `ctx` is NULL or the context passed to the running callback; `out` is
+/// NULL or valid for writes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ecs_ctx_try_get(
+    ctx: *mut ecs_system_ctx,
+    entity: ecs_entity,
+    id: ecs_component_id,
+    out: *mut *mut c_void,
+) -> ecs_status {
+    // SAFETY: the caller's promises, passed on.
+    unsafe { get_component(ctx, entity, id, out, "ecs_ctx_try_get", true) }
+}
+
+/// `ecs_ctx_get` and `ecs_ctx_try_get` (`missing_is_null`) as `function`.
+///
+/// # Safety
+///
+/// As theirs.
+unsafe fn get_component(
+    ctx: *mut ecs_system_ctx,
+    entity: ecs_entity,
+    id: ecs_component_id,
+    out: *mut *mut c_void,
+    function: &'static str,
+    missing_is_null: bool,
+) -> ecs_status {
+    let f = function;
+    call(f, || {
         // SAFETY: the caller's promise on both pointers.
-        let ctx = unsafe { ctx_arg(ctx, F) }?;
+        let ctx = unsafe { ctx_arg(ctx, f) }?;
         if out.is_null() {
-            return Err(Failure::null(F, "out"));
+            return Err(Failure::null(f, "out"));
         }
-        let target = self::entity(entity, F)?;
-        let id = decode(ctx.tag, id, F)?;
+        let target = self::entity(entity, f)?;
+        let id = decode(ctx.tag, id, f)?;
         let context = ctx.context();
         let value = match context.declared(id) {
             Some(::ecs_engine::Access::Write) => context.get_raw_mut(target, id),
             _ => context.get_raw(target, id),
-        }
-        .map_err(Failure::from)?;
+        };
+        let pointer = match value {
+            Ok(value) => value.as_ptr().cast(),
+            Err(scheduler::SystemError::Registry {
+                source: ::ecs_engine::EcsError::MissingComponent { .. },
+                ..
+            }) if missing_is_null => std::ptr::null_mut(),
+            Err(error) => return Err(Failure::from(error)),
+        };
         // SAFETY: `out` is checked for NULL there and valid for writes by the caller's promise.
-        unsafe { write_out(out, value.as_ptr().cast(), F, "out") }
+        unsafe { write_out(out, pointer, f, "out") }
     })
 }
 

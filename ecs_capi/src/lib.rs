@@ -69,7 +69,7 @@ pub use component::{
 pub use context::{
     ecs_commands, ecs_commands_despawn, ecs_commands_insert, ecs_commands_remove,
     ecs_commands_spawn, ecs_ctx_commands, ecs_ctx_fail, ecs_ctx_get, ecs_ctx_has, ecs_ctx_is_alive,
-    ecs_ctx_tick, ecs_system_ctx, ecs_tick,
+    ecs_ctx_tick, ecs_ctx_try_get, ecs_system_ctx, ecs_tick,
 };
 pub use engine::{
     ECS_ENTITY_NULL, ECS_THREADS_MAX, ecs_engine, ecs_engine_build, ecs_engine_create,
@@ -151,7 +151,8 @@ pub const ECS_API_VERSION_MAJOR: u32 = 2;
 /// and `changed` lists of `ecs_view_desc`, `ecs_view_each_chunk_filtered`,
 /// `ecs_ctx_removed`; exclusive
 /// systems, `ecs_system_desc.run_exclusive`; 7: the list of live
-/// entities, `ecs_entities`).
+/// entities, `ecs_entities`; `ecs_ctx_try_get`, a missing component as
+/// NULL).
 pub const ECS_API_VERSION_MINOR: u32 = 7;
 
 /// The version of the linked library: `(major << 16) | minor`. A program

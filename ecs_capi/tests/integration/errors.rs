@@ -242,6 +242,68 @@ fn a_system_touching_undeclared_components_gets_errors() {
     assert_eq!(probe_state.commands, ECS_ERR_UNDECLARED);
 }
 
+/// What `ecs_ctx_try_get` gave a system: (status, value read) for an
+/// entity with the component, one without, a stale handle, an undeclared
+/// id, and a NULL `out`.
+#[derive(Default)]
+struct TryGets {
+    ids: [ecs_component_id; 2],
+    entities: [ecs_entity; 2],
+    seen: Vec<(ecs_status, Option<u32>)>,
+}
+
+unsafe extern "C" fn try_gets(ctx: *mut ecs_system_ctx, user: *mut c_void) {
+    // SAFETY: `user` is the test's `TryGets`; `out` is a local.
+    unsafe {
+        let t = &mut *user.cast::<TryGets>();
+        let [declared, undeclared] = t.ids;
+        let [with, without] = t.entities;
+        for (entity, id) in [
+            (with, declared),
+            (without, declared),
+            (ECS_ENTITY_NULL, declared),
+            (with, undeclared),
+        ] {
+            let mut out: *mut c_void = ptr::dangling_mut();
+            let status = ecs_ctx_try_get(ctx, entity, id, &mut out);
+            let value = (!out.is_null() && status == ECS_OK).then(|| *out.cast::<u32>());
+            t.seen.push((status, value));
+        }
+        let status = ecs_ctx_try_get(ctx, with, declared, ptr::null_mut());
+        t.seen.push((status, None));
+    }
+}
+
+#[test]
+fn try_get_gives_null_for_a_missing_component_and_errors_otherwise() {
+    let engine = Engine::new(1);
+    let health = engine.register::<u32>(c"Health");
+    let armor = engine.register::<u32>(c"Armor");
+    let (with, without) = (engine.spawn(), engine.spawn());
+    engine.insert(with, health, 7u32);
+    engine.insert(without, armor, 1u32);
+    let mut state = TryGets {
+        ids: [health, armor],
+        entities: [with, without],
+        ..TryGets::default()
+    };
+    let mut spec = SystemSpec::new("optional", Some(try_gets));
+    spec.user_data = (&raw mut state).cast();
+    spec.reads = vec![health];
+    ok(spec.add(&engine));
+    ok(engine.tick());
+    assert_eq!(
+        state.seen,
+        vec![
+            (ECS_OK, Some(7)),
+            (ECS_OK, None),
+            (ECS_ERR_STALE_ENTITY, None),
+            (ECS_ERR_UNDECLARED, None),
+            (ECS_ERR_NULL_POINTER, None),
+        ]
+    );
+}
+
 unsafe extern "C" fn idle(_: *mut ecs_system_ctx, _: *mut c_void) {}
 
 #[test]
