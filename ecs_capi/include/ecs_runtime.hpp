@@ -102,11 +102,20 @@ struct TrackChanges {
 // The value of the tag `TrackChanges`.
 inline constexpr TrackChanges track_changes{};
 
-// A component type's id in one engine, typed with its C++ type.
+// A component type's id in one engine, typed with its C++ type. A
+// trivially copyable `T` is stored by its bytes, side by side with the
+// other values (chunk walks hand out its columns). Any other `T`
+// (`std::string`, `std::vector`, a class with a destructor) is boxed: the
+// engine stores a pointer to a heap `T` and never moves the object
+// itself; the layer deletes it when the value is dropped (removed,
+// replaced, its entity despawned, a command never applied, the engine
+// destroyed), on whichever thread drops it. A boxed component has no
+// columns (no chunk walks: a compile-time error), cannot be savable, and
+// keeps an engine from being saved in memory (`save_state`).
 template <class T>
 struct Component {
-    static_assert(std::is_trivially_copyable_v<T>,
-                  "a component is moved by the engine as bytes: T must be trivially copyable");
+    static_assert(!std::is_reference_v<T> && !std::is_const_v<T>,
+                  "a component type is a plain object type");
     ecs_component_id id = 0;
     // A value of this component for `Engine::spawn`:
     // `engine.spawn(position.with({1, 2}), velocity.with({3, 4}))`.
@@ -197,10 +206,55 @@ struct SameType {
 template <class T>
 using Same = typename SameType<T>::type;
 
+// Whether the engine stores `T` boxed (see `Component`).
+template <class T>
+inline constexpr bool boxed = !std::is_trivially_copyable_v<T>;
+
+// The value of `T` at `value`, a pointer the C API handed out (to the
+// bytes of `T`, or to the box's pointer).
+template <class T>
+T& value_at(void* value) {
+    if constexpr (boxed<T>) {
+        return **static_cast<T**>(value);
+    } else {
+        return *static_cast<T*>(value);
+    }
+}
+
+// Calls `insert(bytes)` with the bytes the engine stores for `value` (a
+// box for a boxed `T`, deleted again when `insert` fails: the engine took
+// nothing).
+template <class T, class Insert>
+ecs_status insert_value(T&& value, Insert&& insert) {
+    using U = std::remove_cv_t<std::remove_reference_t<T>>;
+    if constexpr (boxed<U>) {
+        U* box = new U(std::forward<T>(value));
+        const ecs_status status = insert(static_cast<const void*>(&box));
+        if (status != ECS_OK) {
+            delete box;
+        }
+        return status;
+    } else {
+        return insert(static_cast<const void*>(&value));
+    }
+}
+
+template <class T>
+void delete_box(void* value, void*) {
+    delete *static_cast<T**>(value);
+}
+
 template <class... T, std::size_t... I>
 void call_each(const std::function<void(Entity, T&...)>& f, Entity e, void* const* c,
                std::index_sequence<I...>) {
-    f(e, *static_cast<T*>(c[I])...);
+    f(e, value_at<T>(c[I])...);
+}
+
+template <class... T>
+constexpr void assert_columns() {
+    static_assert(!(boxed<T> || ...),
+                  "a chunk walk hands out columns of values side by side: a boxed component "
+                  "(not trivially copyable) has none; walk it with `each`");
 }
 
 }  // namespace detail
@@ -219,9 +273,15 @@ public:
         return entity;
     }
     void despawn(Entity entity) { check(ecs_commands_despawn(raw_, entity), "ecs_commands_despawn"); }
+    // Records the insertion of `value` (a boxed one moved into its box).
     template <class T>
-    void insert(Entity entity, Component<T> component, const T& value) {
-        check(ecs_commands_insert(raw_, entity, component.id, &value), "ecs_commands_insert");
+    void insert(Entity entity, Component<T> component, detail::Same<T> value) {
+        check(detail::insert_value(std::move(value),
+                                   [&](const void* bytes) {
+                                       return ecs_commands_insert(raw_, entity, component.id,
+                                                                  bytes);
+                                   }),
+              "ecs_commands_insert");
     }
     template <class T>
     void remove(Entity entity, Component<T> component) {
@@ -365,7 +425,7 @@ public:
     T& get(Entity entity, Component<T> component) {
         void* value = nullptr;
         check(ecs_ctx_get(raw_, entity, component.id, &value), "ecs_ctx_get");
-        return *static_cast<T*>(value);
+        return detail::value_at<T>(value);
     }
     // `entity`'s component, or nullptr when it has none (see
     // ecs_ctx_try_get); throws `Error` as `get` does otherwise. Like `get`,
@@ -374,7 +434,7 @@ public:
     T* try_get(Entity entity, Component<T> component) {
         void* value = nullptr;
         check(ecs_ctx_try_get(raw_, entity, component.id, &value), "ecs_ctx_try_get");
-        return static_cast<T*>(value);
+        return value != nullptr ? &detail::value_at<T>(value) : nullptr;
     }
     // Whether `entity` has the component (declared by the system); marks
     // nothing.
@@ -538,6 +598,7 @@ private:
     // one); what `f` throws stops the walk and is rethrown.
     template <class... T, class F, class Run>
     void chunks_of(F& f, Run&& run, const char* call) {
+        detail::assert_columns<T...>();
         struct Walk {
             F* f;
             detail::Failure failure;
@@ -791,9 +852,14 @@ public:
         return out;
     }
 
+    // Inserts `value` (a boxed one moved into its box), dropping an old one.
     template <class T>
-    void insert(Entity entity, Component<T> component, const T& value) {
-        check(ecs_insert(raw_, entity, component.id, &value), "ecs_insert");
+    void insert(Entity entity, Component<T> component, detail::Same<T> value) {
+        check(detail::insert_value(std::move(value),
+                                   [&](const void* bytes) {
+                                       return ecs_insert(raw_, entity, component.id, bytes);
+                                   }),
+              "ecs_insert");
     }
     // `entity`'s component; throws `Error` (ECS_ERR_MISSING_COMPONENT,
     // ECS_ERR_STALE_ENTITY) when there is none.
@@ -801,7 +867,7 @@ public:
     T& get(Entity entity, Component<T> component) {
         void* value = nullptr;
         check(ecs_get(raw_, entity, component.id, &value), "ecs_get");
-        return *static_cast<T*>(value);
+        return detail::value_at<T>(value);
     }
     // `entity`'s component, or nullptr when it has none (a stale entity
     // still throws).
@@ -946,6 +1012,8 @@ public:
     Component<T> component(const char* name, Savable) {
         static_assert(!std::is_pointer_v<T> && !std::is_member_pointer_v<T>,
                       "a savable component is saved as bytes: a pointer means nothing when loaded");
+        static_assert(!detail::boxed<T>,
+                      "a savable component is saved as bytes: T must be trivially copyable");
         return register_component<T>(name, true, false);
     }
     // Registers `T` under `name` keeping change ticks and a removal log
@@ -960,6 +1028,8 @@ public:
     Component<T> component(const char* name, Savable, TrackChanges) {
         static_assert(!std::is_pointer_v<T> && !std::is_member_pointer_v<T>,
                       "a savable component is saved as bytes: a pointer means nothing when loaded");
+        static_assert(!detail::boxed<T>,
+                      "a savable component is saved as bytes: T must be trivially copyable");
         return register_component<T>(name, true, true);
     }
     // Registers a resource `T` under `name` holding `initial`.
@@ -1242,8 +1312,14 @@ private:
         ecs_component_desc desc{};
         desc.struct_size = sizeof desc;
         desc.name = name;
-        desc.size = sizeof(T);
-        desc.align = alignof(T);
+        if constexpr (detail::boxed<T>) {
+            desc.size = sizeof(T*);
+            desc.align = alignof(T*);
+            desc.drop = &detail::delete_box<T>;
+        } else {
+            desc.size = sizeof(T);
+            desc.align = alignof(T);
+        }
         desc.savable = plain;
         desc.flags = track ? ECS_COMPONENT_TRACK_CHANGES : 0;
         Component<T> component;

@@ -610,6 +610,7 @@ int main() {
         test_states();
         test_change_detection();
         test_exclusive_systems();
+        test_boxed_components();
     } catch (const std::exception& e) {
         std::fprintf(stderr, "cpp_api: FAILED: unexpected exception: %s\n", e.what());
         return 1;

@@ -35,6 +35,8 @@ void test_snapshot_refusals();
 void test_states();
 void test_change_detection();
 void test_exclusive_systems();
+// cpp_api_boxed.cpp: components that are not trivially copyable.
+void test_boxed_components();
 
 }  // namespace cpp_api
 
