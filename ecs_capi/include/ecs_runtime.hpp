@@ -244,9 +244,8 @@ void delete_box(void* value, void*) {
     delete *static_cast<T**>(value);
 }
 
-template <class... T, std::size_t... I>
-void call_each(const std::function<void(Entity, T&...)>& f, Entity e, void* const* c,
-               std::index_sequence<I...>) {
+template <class... T, class F, std::size_t... I>
+void call_each(F& f, Entity e, void* const* c, std::index_sequence<I...>) {
     f(e, value_at<T>(c[I])...);
 }
 
@@ -615,14 +614,19 @@ private:
 
     template <class... T, class F, class Run>
     void each_of(F&& f, Run&& run, const char* call) {
+        static_assert(std::is_invocable_v<std::remove_reference_t<F>&, Entity, T&...>,
+                      "the callback of `each` takes (ecs::Entity, T&...): one reference per "
+                      "component, in the order the components are given");
+        // `f` called directly (no std::function): one indirect call per
+        // entity, the C walk's.
         struct Walk {
-            std::function<void(Entity, T&...)> f;
+            std::remove_reference_t<F>* f;
             detail::Failure failure;
-        } walk{std::forward<F>(f), {}};
+        } walk{&f, {}};
         auto visit = [](ecs_entity entity, void* const* components, void* data) {
             auto& w = *static_cast<Walk*>(data);
             w.failure.guard([&] {
-                detail::call_each<T...>(w.f, entity, components,
+                detail::call_each<T...>(*w.f, entity, components,
                                         std::index_sequence_for<T...>{});
             });
         };

@@ -173,7 +173,20 @@ pub unsafe extern "C" fn ecs_view_each_filtered(
             joined,
             optional,
         } = unsafe { open_filtered(ctx, desc, F) }?;
-        // The callback's pointers: those of `ids`, then of `optional`.
+        // The callback's pointers: those of `ids`, then of `optional`. A
+        // row is `ids`, the joined filters, then `optional`: it is already
+        // in that order when no filter is joined, or when there is no
+        // optional term (the callback reads only the first `first`).
+        if optional == 0 || joined == first {
+            foreign(|| {
+                view.each(|entity, components| {
+                    // SAFETY: the C caller's promise on `each`; the
+                    // pointers are valid during the call.
+                    unsafe { each(entity.to_bits(), components.as_ptr().cast(), user_data) }
+                });
+            });
+            return Ok(());
+        }
         let mut given = vec![std::ptr::null_mut::<u8>(); first + optional];
         foreign(|| {
             view.each(|entity, components| {
