@@ -244,11 +244,6 @@ void delete_box(void* value, void*) {
     delete *static_cast<T**>(value);
 }
 
-template <class... T, class F, std::size_t... I>
-void call_each(F& f, Entity e, void* const* c, std::index_sequence<I...>) {
-    f(e, value_at<T>(c[I])...);
-}
-
 template <class... T>
 constexpr void assert_columns() {
     static_assert(!(boxed<T> || ...),
@@ -307,6 +302,61 @@ public:
 private:
     ecs_commands* raw_;
 };
+
+// An optional term of `SystemContext::each_where`: the callback gets a
+// `T*`, nullptr where the entity has none, instead of a `T&`, and the
+// entity is visited either way. `ctx.each_where(ecs::Filter(), f, health,
+// ecs::optional(shield))` calls `f(entity, Health&, Shield*)`. Optional
+// terms come after the others; they have no chunk walks.
+template <class T>
+struct Optional {
+    Component<T> component;
+};
+template <class T>
+Optional<T> optional(Component<T> component) {
+    return Optional<T>{component};
+}
+
+namespace detail {
+
+// What a term of a walk gives the callback (`arg`) from the C pointer.
+template <class Term>
+struct TermOf;
+template <class T>
+struct TermOf<Component<T>> {
+    using arg = T&;
+    static constexpr bool optional = false;
+    static T& at(void* value) { return value_at<T>(value); }
+};
+template <class T>
+struct TermOf<Optional<T>> {
+    using arg = T*;
+    static constexpr bool optional = true;
+    static T* at(void* value) { return value != nullptr ? &value_at<T>(value) : nullptr; }
+};
+
+template <class... Terms>
+constexpr bool optional_terms_last() {
+    bool seen = false, last = true;
+    ((TermOf<Terms>::optional ? void(seen = true) : void(last = last && !seen)), ...);
+    return last;
+}
+
+template <class T>
+ecs_component_id term_id(Component<T> c) {
+    return c.id;
+}
+template <class T>
+ecs_component_id term_id(Optional<T> o) {
+    return o.component.id;
+}
+
+template <class... Terms, class F, std::size_t... I>
+void call_each(F& f, Entity e, void* const* c, std::index_sequence<I...>) {
+    f(e, TermOf<Terms>::at(c[I])...);
+}
+
+}  // namespace detail
 
 // The filters of `SystemContext::each_where`: components an entity must
 // also have (`with`), must not have (`without`), and whose value was added
@@ -450,7 +500,7 @@ public:
     template <class... T, class F>
     void each(F&& f, Component<T>... components) {
         const ecs_component_id ids[] = {components.id...};
-        each_of<T...>(
+        each_of<Component<T>...>(
             std::forward<F>(f),
             [&](ecs_each_fn visit, void* data) {
                 return ecs_view_each(raw_, ids, sizeof...(T), visit, data);
@@ -473,7 +523,7 @@ public:
         desc.with_len = with.size();
         desc.without = without.begin();
         desc.without_len = without.size();
-        each_of<T...>(
+        each_of<Component<T>...>(
             std::forward<F>(f),
             [&](ecs_each_fn visit, void* data) {
                 return ecs_view_each_filtered(raw_, &desc, visit, data);
@@ -485,11 +535,19 @@ public:
     // `ctx.each_where(ecs::Filter().changed(health), f, health)`. Throws
     // `Error` as `each` does, and for an `added` or `changed` component
     // registered without `track_changes` (ECS_ERR_INVALID_ARGUMENT).
-    template <class... T, class F>
-    void each_where(const Filter& filter, F&& f, Component<T>... components) {
-        const ecs_component_id ids[] = {components.id...};
-        const ecs_view_desc desc = filter.desc(ids, sizeof...(T));
-        each_of<T...>(
+    // Terms may end with optional ones (`ecs::optional(shield)`): `f` gets
+    // a `T*` for each, nullptr where the entity has none.
+    template <class... Terms, class F>
+    void each_where(const Filter& filter, F&& f, Terms... terms) {
+        static_assert(detail::optional_terms_last<Terms...>(),
+                      "each_where: the optional terms come after the others");
+        constexpr std::size_t optional = (std::size_t{detail::TermOf<Terms>::optional} + ... + 0);
+        const ecs_component_id all[] = {detail::term_id(terms)...};
+        constexpr std::size_t required = sizeof...(Terms) - optional;
+        ecs_view_desc desc = filter.desc(all, required);
+        desc.optional = optional > 0 ? all + required : nullptr;
+        desc.optional_len = optional;
+        each_of<Terms...>(
             std::forward<F>(f),
             [&](ecs_each_fn visit, void* data) {
                 return ecs_view_each_filtered(raw_, &desc, visit, data);
@@ -612,11 +670,12 @@ private:
         check(status, call);
     }
 
-    template <class... T, class F, class Run>
+    template <class... Terms, class F, class Run>
     void each_of(F&& f, Run&& run, const char* call) {
-        static_assert(std::is_invocable_v<std::remove_reference_t<F>&, Entity, T&...>,
+        static_assert(std::is_invocable_v<std::remove_reference_t<F>&, Entity,
+                                          typename detail::TermOf<Terms>::arg...>,
                       "the callback of `each` takes (ecs::Entity, T&...): one reference per "
-                      "component, in the order the components are given");
+                      "component (a T* for an ecs::optional term), in the order given");
         // `f` called directly (no std::function): one indirect call per
         // entity, the C walk's.
         struct Walk {
@@ -626,8 +685,8 @@ private:
         auto visit = [](ecs_entity entity, void* const* components, void* data) {
             auto& w = *static_cast<Walk*>(data);
             w.failure.guard([&] {
-                detail::call_each<T...>(*w.f, entity, components,
-                                        std::index_sequence_for<T...>{});
+                detail::call_each<Terms...>(*w.f, entity, components,
+                                            std::index_sequence_for<Terms...>{});
             });
         };
         ecs_status status = run(+visit, &walk);

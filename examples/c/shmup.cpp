@@ -1,7 +1,8 @@
 // The harness's shoot'em up (harness/src/shmup.rs) rebuilt in C++17 on the
 // C++ layer (ecs_runtime.hpp): the fourteen systems, the players' input as
 // events, the spawn queue and the doomed list as resources, views with a
-// `without` filter, parallel chunk walks and command buffers. For the same
+// `without` filter and optional terms, parallel chunk walks and command
+// buffers. For the same
 // scenario, seed, tick count and input script it ends in the same world as
 //
 //     cargo run --release -- --scenario harness/scenarios/small.toml --threads 2
@@ -471,21 +472,14 @@ void hit(Body& body, int32_t damage, Faction by) {
 // the hitter kept is the lowest player, so the order does not matter.
 void collide(ecs::SystemContext& ctx, const Types& t) {
     std::vector<Body> bodies;
-    // Ships and enemies, then missiles: two walks instead of a lookup per
-    // body.
     ctx.each_where(
-        ecs::Filter().without(t.missile),
+        ecs::Filter(),
         [&](ecs::Entity e, const Position& p, const Collider& c, const Faction& f,
-            const Damage& d) {
-            bodies.push_back(Body{e, p.x, p.y, c.radius, f, false, d.amount, 0, OptionU8{}});
+            const Damage& d, const Missile* missile) {
+            bodies.push_back(
+                Body{e, p.x, p.y, c.radius, f, missile != nullptr, d.amount, 0, OptionU8{}});
         },
-        t.position, t.collider, t.faction, t.damage);
-    ctx.each(
-        [&](ecs::Entity e, const Position& p, const Collider& c, const Faction& f,
-            const Damage& d, const Missile&) {
-            bodies.push_back(Body{e, p.x, p.y, c.radius, f, true, d.amount, 0, OptionU8{}});
-        },
-        t.position, t.collider, t.faction, t.damage, t.missile);
+        t.position, t.collider, t.faction, t.damage, ecs::optional(t.missile));
     std::vector<Body*> few;
     for (Body& b : bodies) {
         if (!b.faction.is_enemy()) {
@@ -677,26 +671,21 @@ void add_systems(ecs::Engine& engine, const Rules& rules, const Types& t,
     engine.add_system(ecs::System("damage").writes(t.health).writes(t.hits).writes(t.shield).run(
         [=](ecs::SystemContext& ctx) {
             const float dt = static_cast<float>(ctx.tick().step);
-            const auto take = [](ecs::Entity, Health& health, Hits& hits) {
-                hits.killed_by = OptionU8{};
-                const int32_t before = health.hp;
-                health.hp = saturating_sub(health.hp, hits.damage);
-                if (before > 0 && health.hp <= 0) {
-                    hits.killed_by = hits.by;
-                }
-            };
-            // The ships (they have a shield), then everything else.
-            ctx.each(
-                [&](ecs::Entity e, Health& health, Hits& hits, Shield& shield) {
-                    if (shield.seconds > 0.0f) {
-                        hits.killed_by = OptionU8{};
-                        shield.seconds = std::max(shield.seconds - dt, 0.0f);
-                    } else {
-                        take(e, health, hits);
+            ctx.each_where(
+                ecs::Filter(),
+                [&](ecs::Entity, Health& health, Hits& hits, Shield* shield) {
+                    hits.killed_by = OptionU8{};
+                    if (shield != nullptr && shield->seconds > 0.0f) {
+                        shield->seconds = std::max(shield->seconds - dt, 0.0f);
+                        return;
+                    }
+                    const int32_t before = health.hp;
+                    health.hp = saturating_sub(health.hp, hits.damage);
+                    if (before > 0 && health.hp <= 0) {
+                        hits.killed_by = hits.by;
                     }
                 },
-                t.health, t.hits, t.shield);
-            ctx.each_where(ecs::Filter().without(t.shield), take, t.health, t.hits);
+                t.health, t.hits, ecs::optional(t.shield));
         }));
 
     // Adds each destroyed enemy's bounty to its destroyer's score.
