@@ -7,8 +7,10 @@
 #include "ecs_runtime.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdio>
+#include <thread>
 
 namespace {
 
@@ -40,6 +42,9 @@ int main() {
                 for (std::size_t i = 0; i < len; ++i) {
                     p[i].y += 1.0f;
                 }
+                // A pause, so that the other workers take pieces too even
+                // on a busy machine (one thread alone would not race).
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
                 add(len);
             },
             position);

@@ -4,8 +4,8 @@
 // - ownership: `ecs::Engine` and `ecs::Queue<T>` destroy what they own, move
 //   but never copy;
 // - types: `ecs::Component<T>` is a component id that knows its C++ type, so
-//   `insert`, `get` and views take and give `T` (T must be trivially
-//   copyable: the engine moves values as bytes);
+//   `insert`, `get` and views take and give `T` (a trivially copyable T is
+//   stored by its bytes; any other T is boxed: see `Component`);
 // - errors as exceptions: a failing call throws `ecs::Error` (its status and
 //   the library's message). A C API call never lets an exception through
 //   Rust: systems and view callbacks are C functions here that catch
@@ -111,7 +111,16 @@ inline constexpr TrackChanges track_changes{};
 // replaced, its entity despawned, a command never applied, the engine
 // destroyed), on whichever thread drops it. A boxed component has no
 // columns (no chunk walks: a compile-time error), cannot be savable, and
-// keeps an engine from being saved in memory (`save_state`).
+// keeps an engine from being saved in memory (`save_state`); its bytes
+// are a heap address, so `Engine::checksum` must not be given its id. A
+// type is boxed silently as soon as it is not trivially copyable (a
+// user-written copy constructor, a virtual destructor, `std::pair`):
+// `static_assert(std::is_trivially_copyable_v<T>)` where that matters.
+// A boxed T's destructor must not throw (it runs inside the library:
+// `std::terminate`). As with every component, a view hands out `T&` even
+// for a component the system declared read-only: writing it is a data
+// race with the other readers of its wave (with a boxed `std::string`, a
+// corrupted heap).
 template <class T>
 struct Component {
     static_assert(!std::is_reference_v<T> && !std::is_const_v<T>,
@@ -119,7 +128,8 @@ struct Component {
     ecs_component_id id = 0;
     // A value of this component for `Engine::spawn`:
     // `engine.spawn(position.with({1, 2}), velocity.with({3, 4}))`.
-    Init<T> with(const T& value) const { return Init<T>{*this, value}; }
+    // Taken by value: a move-only type moves in.
+    Init<T> with(T value) const { return Init<T>{*this, std::move(value)}; }
 };
 
 // A resource's id in one engine, typed with its C++ type (see
@@ -240,7 +250,7 @@ ecs_status insert_value(T&& value, Insert&& insert) {
 }
 
 template <class T>
-void delete_box(void* value, void*) {
+void delete_box(void* value, void*) noexcept {
     delete *static_cast<T**>(value);
 }
 
@@ -890,10 +900,17 @@ public:
         return entity;
     }
     // Spawns an entity with the given components.
+    // All or nothing: when an insert throws (ecs::Error, or a boxed T's
+    // move), the entity is despawned before the exception goes on.
     template <class... T>
-    Entity spawn(const Init<T>&... components) {
+    Entity spawn(Init<T>... components) {
         Entity entity = spawn();
-        (insert(entity, components.component, components.value), ...);
+        try {
+            (insert(entity, components.component, std::move(components.value)), ...);
+        } catch (...) {
+            ecs_despawn(raw_, entity);
+            throw;
+        }
         return entity;
     }
     void despawn(Entity entity) { check(ecs_despawn(raw_, entity), "ecs_despawn"); }
@@ -1254,7 +1271,9 @@ public:
         check(ecs_engine_ticks(raw_, &n), "ecs_engine_ticks");
         return n;
     }
-    // The world's checksum over `ids` (see ecs_world_checksum).
+    // The world's checksum over `ids` (see ecs_world_checksum): ids of
+    // trivially copyable components only (a boxed one's bytes are a heap
+    // address, different in every run).
     std::uint64_t checksum(std::initializer_list<ecs_component_id> ids) const {
         std::uint64_t sum = 0;
         check(ecs_world_checksum(raw_, ids.begin(), ids.size(), &sum), "ecs_world_checksum");

@@ -167,6 +167,48 @@ pub(crate) unsafe fn write_out<T>(
     Ok(())
 }
 
+/// Checks the arguments of a list in the two-call pattern (`ecs_children`,
+/// `ecs_entities`): `len` non-null, and `out` non-null unless `capacity`
+/// is 0 (a call that asks for the count alone).
+pub(crate) fn list_args<T>(
+    out: *mut T,
+    capacity: usize,
+    len: *mut usize,
+    function: &str,
+) -> Result<(), Failure> {
+    if len.is_null() {
+        return Err(Failure::null(function, "len"));
+    }
+    if out.is_null() && capacity > 0 {
+        return Err(Failure::null(function, "out"));
+    }
+    Ok(())
+}
+
+/// Copies the first `capacity` of `items` to `out` and writes how many
+/// there are (maybe more than `capacity`) to `*len`.
+///
+/// # Safety
+///
+/// The arguments passed [`list_args`]; `out` is valid for writes of
+/// `capacity` values and `len` for a write.
+pub(crate) unsafe fn write_list<T>(
+    out: *mut T,
+    capacity: usize,
+    len: *mut usize,
+    items: impl ExactSizeIterator<Item = T>,
+    function: &str,
+) -> Result<(), Failure> {
+    let count = items.len();
+    for (i, item) in items.take(capacity).enumerate() {
+        // SAFETY: `i < capacity`, and `out` is valid for `capacity` writes
+        // by the caller's promise.
+        unsafe { out.add(i).write(item) };
+    }
+    // SAFETY: non-null and valid for writes by the caller's promise.
+    unsafe { write_out(len, count, function, "len") }
+}
+
 /// A NUL-terminated UTF-8 string argument, copied.
 ///
 /// # Safety

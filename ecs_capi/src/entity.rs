@@ -5,7 +5,7 @@ use std::ffi::c_void;
 use ::ecs_engine::EcsError;
 use ecs_runtime::checksum::world_checksum;
 
-use crate::boundary::{arg, call, call_value, slice_arg, write_out};
+use crate::boundary::{arg, call, call_value, list_args, slice_arg, write_list, write_out};
 use crate::component::{component_name, ecs_component_id, known_id};
 use crate::engine::{ecs_engine, ecs_entity, entity};
 use crate::status::{ECS_ERR_MISSING_COMPONENT, Failure, ecs_status};
@@ -137,12 +137,7 @@ pub unsafe extern "C" fn ecs_entities(
         // SAFETY: the caller's promise on `engine`.
         let engine = unsafe { arg(engine, F, "engine") }?;
         let engine = engine.world(F)?;
-        if len.is_null() {
-            return Err(Failure::null(F, "len"));
-        }
-        if out.is_null() && capacity > 0 {
-            return Err(Failure::null(F, "out"));
-        }
+        list_args(out, capacity, len, F)?;
         let mut live: Vec<ecs_entity> = engine
             .registry()
             .entities()
@@ -150,13 +145,8 @@ pub unsafe extern "C" fn ecs_entities(
             .map(|e| e.to_bits())
             .collect();
         live.sort_unstable();
-        for (i, &e) in live.iter().take(capacity).enumerate() {
-            // SAFETY: `i < capacity`, and `out` is valid for `capacity`
-            // writes by the caller's promise.
-            unsafe { out.add(i).write(e) };
-        }
-        // SAFETY: non-null and valid for writes by the caller's promise.
-        unsafe { write_out(len, live.len(), F, "len") }
+        // SAFETY: the arguments were checked; the caller's promise on them.
+        unsafe { write_list(out, capacity, len, live.into_iter(), F) }
     })
 }
 

@@ -10,7 +10,7 @@
 
 use ::ecs_engine::{EcsError, Entity, Registry};
 
-use crate::boundary::{arg, call, write_out};
+use crate::boundary::{arg, call, list_args, write_list, write_out};
 use crate::context::ecs_commands;
 use crate::engine::{ECS_ENTITY_NULL, ecs_engine, ecs_entity, entity};
 use crate::status::{Failure, ecs_status};
@@ -193,23 +193,13 @@ pub unsafe extern "C" fn ecs_children(
         // SAFETY: the caller's promise on `engine`.
         let engine = unsafe { arg(engine, F, "engine") }?;
         let engine = engine.world(F)?;
-        if len.is_null() {
-            return Err(Failure::null(F, "len"));
-        }
-        if out.is_null() && capacity > 0 {
-            return Err(Failure::null(F, "out"));
-        }
+        list_args(out, capacity, len, F)?;
         let target = self::entity(entity, F)?;
         let registry = engine.registry();
         alive(registry, target, F)?;
-        let children = registry.children(target);
-        for (i, child) in children.iter().take(capacity).enumerate() {
-            // SAFETY: `i < capacity`, and `out` is valid for `capacity`
-            // writes by the caller's promise.
-            unsafe { out.add(i).write(child.to_bits()) };
-        }
-        // SAFETY: non-null and valid for writes by the caller's promise.
-        unsafe { write_out(len, children.len(), F, "len") }
+        let children = registry.children(target).iter().map(|c| c.to_bits());
+        // SAFETY: the arguments were checked; the caller's promise on them.
+        unsafe { write_list(out, capacity, len, children, F) }
     })
 }
 

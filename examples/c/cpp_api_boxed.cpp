@@ -62,6 +62,21 @@ void cpp_api::test_boxed_components() {
         EXPECT_ERROR(ECS_ERR_STALE_ENTITY, engine.insert(a, name, Tracked("late")));
         EXPECT(Tracked::live == 1);
 
+        // A move-only value spawns through `with`; a spawn whose second
+        // insert is refused (an id of another engine) leaves no entity.
+        const std::size_t count = engine.entity_count();
+        const ecs::Entity d = engine.spawn(owned.with(std::make_unique<int>(9)));
+        EXPECT(*engine.get(d, owned) == 9);
+        engine.despawn(d);
+        {
+            ecs::Engine other;
+            auto stranger = other.component<Tracked>("Name");
+            EXPECT_ERROR(ECS_ERR_UNKNOWN_COMPONENT,
+                         engine.spawn(position.with({0, 0}), stranger.with(Tracked("x"))));
+        }
+        EXPECT(engine.entity_count() == count);
+        EXPECT(Tracked::live == 1);
+
         // Optional terms, plain and boxed: every entity with a position is
         // visited, with nullptr where a term is missing; writes through the
         // pointers stay.

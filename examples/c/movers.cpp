@@ -10,9 +10,8 @@
 // multiply-add) so the floats round exactly like Rust's.
 
 #include "ecs_runtime.hpp"
+#include "example_args.hpp"
 
-#include <cctype>
-#include <cerrno>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
@@ -37,23 +36,6 @@ struct Velocity {
     float x, y;
 };
 
-// A decimal count >= min: digits only (strtoull alone would take " -1" as
-// 2^64 - 1), refused when it does not fit in 64 bits (ERANGE).
-uint64_t parse(const char* text, const char* what, uint64_t min) {
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long value = std::strtoull(text, &end, 10);
-    const std::string shown = std::string(text).substr(0, 40);
-    if (errno == ERANGE) {
-        throw std::invalid_argument(std::string(what) + " must be at most " +
-                                    std::to_string(UINT64_MAX) + ", got `" + shown + "`");
-    }
-    if (!std::isdigit(static_cast<unsigned char>(*text)) || *end != '\0' || value < min) {
-        throw std::invalid_argument(std::string(what) + " must be an integer >= " +
-                                    std::to_string(min) + ", got `" + shown + "`");
-    }
-    return value;
-}
 
 int run(uint64_t ticks, uint32_t threads) {
     ecs::Engine engine(threads, 1.0 / 60.0);
@@ -121,8 +103,8 @@ int main(int argc, char** argv) {
         if (argc > 3) {
             throw std::invalid_argument("too many arguments");
         }
-        const uint64_t ticks = argc > 1 ? parse(argv[1], "ticks", 0) : 100;
-        const uint64_t threads = argc > 2 ? parse(argv[2], "threads", 1) : 4;
+        const uint64_t ticks = argc > 1 ? example::parse_count(argv[1], "ticks", 0) : 100;
+        const uint64_t threads = argc > 2 ? example::parse_count(argv[2], "threads", 1) : 4;
         if (threads > UINT32_MAX) {
             throw std::invalid_argument("threads is too large");
         }

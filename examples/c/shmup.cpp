@@ -20,10 +20,9 @@
 // body (the harness sorts the few into a grid first: the same contacts).
 
 #include "ecs_runtime.hpp"
+#include "example_args.hpp"
 
 #include <algorithm>
-#include <cctype>
-#include <cerrno>
 #include <cinttypes>
 #include <cmath>
 #include <cstdint>
@@ -31,7 +30,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
-#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -771,8 +769,9 @@ void add_systems(ecs::Engine& engine, const Rules& rules, const Types& t,
                                   t.position);
                           }));
 
-    // Despawns the doomed entities once each, in handle order (slot index,
-    // then generation: the order of Rust's `Entity`).
+    // Despawns the doomed entities once each, in the order of Rust's
+    // `Entity` (slot index, then generation; not the numeric order of
+    // `entities()`, generation first).
     engine.add_system(ecs::System("despawn").writes(doomed).commands().run(
         [=](ecs::SystemContext& ctx) {
             std::vector<ecs::Entity>& list = *ctx.write(doomed).doomed;
@@ -932,22 +931,6 @@ int run(const Rules& rules, uint64_t ticks, uint32_t threads) {
     return 0;
 }
 
-// A decimal count >= min: digits only, at most 64 bits.
-uint64_t parse(const char* text, const char* what, uint64_t min) {
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long value = std::strtoull(text, &end, 10);
-    const std::string shown = std::string(text).substr(0, 40);
-    if (errno == ERANGE) {
-        throw std::invalid_argument(std::string(what) + " must be at most " +
-                                    std::to_string(UINT64_MAX) + ", got `" + shown + "`");
-    }
-    if (!std::isdigit(static_cast<unsigned char>(*text)) || *end != '\0' || value < min) {
-        throw std::invalid_argument(std::string(what) + " must be an integer >= " +
-                                    std::to_string(min) + ", got `" + shown + "`");
-    }
-    return value;
-}
 
 }  // namespace
 
@@ -962,8 +945,8 @@ int main(int argc, char** argv) {
                                         "`: small or shmup");
         }
         const Rules rules = name == "small" ? small_rules() : shmup_rules();
-        const uint64_t ticks = argc > 2 ? parse(argv[2], "ticks", 0) : rules.ticks;
-        const uint64_t threads = argc > 3 ? parse(argv[3], "threads", 1) : 2;
+        const uint64_t ticks = argc > 2 ? example::parse_count(argv[2], "ticks", 0) : rules.ticks;
+        const uint64_t threads = argc > 3 ? example::parse_count(argv[3], "threads", 1) : 2;
         if (threads > UINT32_MAX) {
             throw std::invalid_argument("threads is too large");
         }
