@@ -17,7 +17,7 @@
 #include <vector>
 
 namespace cpp_api {
-unsigned long checks = 0;
+std::atomic<unsigned long> checks{0};
 }  // namespace cpp_api
 
 using namespace cpp_api;
@@ -615,6 +615,6 @@ int main() {
         std::fprintf(stderr, "cpp_api: FAILED: unexpected exception: %s\n", e.what());
         return 1;
     }
-    std::printf("cpp_api: all %lu checks passed\n", checks);
+    std::printf("cpp_api: all %lu checks passed\n", checks.load());
     return 0;
 }

@@ -5,14 +5,16 @@
 
 #include "ecs_runtime.hpp"
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
 namespace cpp_api {
 
-// Checks made so far (cpp_api.cpp defines it; main prints it).
-extern unsigned long checks;
+// Checks made so far (cpp_api.cpp defines it; main prints it); atomic:
+// systems check from the worker threads, several at once.
+extern std::atomic<unsigned long> checks;
 
 [[noreturn]] inline void fail(const char* file, int line, const std::string& what) {
     std::fprintf(stderr, "cpp_api: FAILED at %s:%d: %s\n", file, line, what.c_str());

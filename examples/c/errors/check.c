@@ -6,7 +6,7 @@
 /* ---- the checking machinery ---------------------------------------------- */
 
 const char *current_test = "(setup)";
-unsigned long checks = 0;
+_Atomic unsigned long checks = 0;
 
 _Noreturn void fail(const char *file, int line, const char *format, ...) {
     va_list args;

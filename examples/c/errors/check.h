@@ -15,9 +15,10 @@
 
 #include "ecs_runtime.h"
 
-/* The test running now (named in a failure) and the checks passed. */
+/* The test running now (named in a failure) and the checks passed (atomic:
+ * systems check from the worker threads, several at once). */
 extern const char *current_test;
-extern unsigned long checks;
+extern _Atomic unsigned long checks;
 /* 0 with `--no-huge-allocations` (valgrind): skip the requests no
  * allocator can give. */
 extern int huge_allocations;

@@ -63,6 +63,6 @@ int main(int argc, char **argv) {
     test_events();
     test_changes();
     test_exclusive();
-    printf("errors: all %lu checks passed\n", checks);
+    printf("errors: all %lu checks passed\n", atomic_load(&checks));
     return 0;
 }
