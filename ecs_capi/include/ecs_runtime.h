@@ -41,8 +41,8 @@
 // `ecs_ctx_removed`; exclusive
 // systems, `ecs_system_desc.run_exclusive`; 7: the list of live
 // entities, `ecs_entities`; `ecs_ctx_try_get`, a missing component as
-// NULL).
-#define ECS_API_VERSION_MINOR 7
+// NULL; 8: a component's size and alignment, `ecs_component_layout`).
+#define ECS_API_VERSION_MINOR 8
 
 // `ecs_component_desc.flags`: keep change ticks for the component: when
 // each value was added and last written (an insert, a replacement, a
@@ -704,6 +704,23 @@ ecs_status ecs_component_register(struct ecs_engine *engine,
 ecs_status ecs_component_lookup(const struct ecs_engine *engine,
                                 const char *name,
                                 ecs_component_id *out);
+
+// Writes the size and the alignment in bytes of component `id`, as it
+// was registered, to `*size` and `*align`: for a caller that found the
+// id by name (`ecs_component_lookup`) to check that its own type has that
+// layout before it reads or writes values through the id.
+//
+// # Errors
+//
+// `ECS_ERR_NULL_POINTER` (nothing written); `ECS_ERR_UNKNOWN_COMPONENT`.
+//
+// # Safety
+//
+// Pointers are NULL or valid.
+ecs_status ecs_component_layout(const struct ecs_engine *engine,
+                                ecs_component_id id,
+                                size_t *size,
+                                size_t *align);
 
 // Writes the tick being run to `*out`.
 //

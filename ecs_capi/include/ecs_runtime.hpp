@@ -58,6 +58,10 @@ public:
     Error(ecs_status status, const std::string& call)
         : std::runtime_error(call + " failed: " + name_of(status) + ": " + message()),
           status_(status) {}
+    // A refusal of this layer's own, with its message (`what` says why).
+    Error(ecs_status status, const std::string& call, const std::string& what)
+        : std::runtime_error(call + " failed: " + name_of(status) + ": " + what),
+          status_(status) {}
     // The C status code (ECS_ERR_...).
     ecs_status status() const noexcept { return status_; }
 
@@ -219,6 +223,10 @@ using Same = typename SameType<T>::type;
 // Whether the engine stores `T` boxed (see `Component`).
 template <class T>
 inline constexpr bool boxed = !std::is_trivially_copyable_v<T>;
+
+// What the engine stores for a `T`: its bytes, or a box's pointer.
+template <class T>
+using Stored = std::conditional_t<boxed<T>, T*, T>;
 
 // The value of `T` at `value`, a pointer the C API handed out (to the
 // bytes of `T`, or to the box's pointer).
@@ -885,12 +893,25 @@ class World {
 public:
     explicit World(ecs_engine* raw) noexcept : raw_(raw) {}
 
-    // The component registered as `name`, typed as `T` (the caller vouches
-    // for the type; its size is not checked).
+    // The component registered as `name`, typed as `T`. Throws `Error`:
+    // ECS_ERR_UNKNOWN_COMPONENT when no component has the name, and
+    // ECS_ERR_INVALID_ARGUMENT when its size or alignment is not what `T`
+    // is stored as (a boxed `T`: a pointer). The caller vouches for the
+    // type beyond its layout.
     template <class T>
     Component<T> lookup(const char* name) const {
         Component<T> component;
         check(ecs_component_lookup(raw_, name, &component.id), "ecs_component_lookup");
+        std::size_t size = 0;
+        std::size_t align = 0;
+        check(ecs_component_layout(raw_, component.id, &size, &align), "ecs_component_layout");
+        if (size != sizeof(detail::Stored<T>) || align != alignof(detail::Stored<T>)) {
+            throw Error(ECS_ERR_INVALID_ARGUMENT, "lookup",
+                        std::string("component `") + name + "` is " + std::to_string(size) +
+                            " bytes aligned to " + std::to_string(align) + ", the type asked for " +
+                            std::to_string(sizeof(detail::Stored<T>)) + " aligned to " +
+                            std::to_string(alignof(detail::Stored<T>)));
+        }
         return component;
     }
 
@@ -1394,13 +1415,10 @@ private:
         ecs_component_desc desc{};
         desc.struct_size = sizeof desc;
         desc.name = name;
+        desc.size = sizeof(detail::Stored<T>);
+        desc.align = alignof(detail::Stored<T>);
         if constexpr (detail::boxed<T>) {
-            desc.size = sizeof(T*);
-            desc.align = alignof(T*);
             desc.drop = &detail::delete_box<T>;
-        } else {
-            desc.size = sizeof(T);
-            desc.align = alignof(T);
         }
         desc.savable = plain;
         desc.flags = track ? ECS_COMPONENT_TRACK_CHANGES : 0;

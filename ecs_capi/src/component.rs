@@ -325,6 +325,49 @@ pub unsafe extern "C" fn ecs_component_lookup(
     })
 }
 
+/// Writes the size and the alignment in bytes of component `id`, as it
+/// was registered, to `*size` and `*align`: for a caller that found the
+/// id by name (`ecs_component_lookup`) to check that its own type has that
+/// layout before it reads or writes values through the id.
+///
+/// # Errors
+///
+/// `ECS_ERR_NULL_POINTER` (nothing written); `ECS_ERR_UNKNOWN_COMPONENT`.
+///
+/// # Safety
+///
+/// Pointers are NULL or valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ecs_component_layout(
+    engine: *const ecs_engine,
+    id: ecs_component_id,
+    size: *mut usize,
+    align: *mut usize,
+) -> ecs_status {
+    const F: &str = "ecs_component_layout";
+    call(F, || {
+        // SAFETY: the caller's promise on every pointer.
+        let engine = unsafe { arg(engine, F, "engine") }?;
+        let engine = engine.world(F)?;
+        // Both checked before either is written.
+        for (pointer, what) in [(size, "size"), (align, "align")] {
+            if pointer.is_null() {
+                return Err(Failure::null(F, what));
+            }
+        }
+        let component = known_id(engine.tag(), engine.registry(), id, F)?;
+        let layout = engine
+            .registry()
+            .component_info(component)
+            .expect("known_id found its info")
+            .layout();
+        // SAFETY: both non-null, and valid for writes by the caller's promise.
+        unsafe { write_out(align, layout.align(), F, "align") }?;
+        // SAFETY: as above.
+        unsafe { write_out(size, layout.size(), F, "size") }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -31,6 +31,9 @@ void test_entities_and_components() {
     EXPECT(engine.lookup<Position>("Position").id == position.id);
     EXPECT_ERROR(ECS_ERR_DUPLICATE_NAME, engine.component<Position>("Position"));
     EXPECT_ERROR(ECS_ERR_UNKNOWN_COMPONENT, engine.lookup<Position>("Nothing"));
+    // A type of another size or alignment is refused.
+    EXPECT_ERROR(ECS_ERR_INVALID_ARGUMENT, engine.lookup<char>("Position"));
+    EXPECT_ERROR(ECS_ERR_INVALID_ARGUMENT, engine.lookup<double>("Position"));
 
     ecs::Entity e = engine.spawn(position.with({1, 2}), velocity.with({3, 4}));
     EXPECT(engine.is_alive(e));

@@ -47,6 +47,9 @@ void cpp_api::test_boxed_components() {
         engine.insert(b, owned, std::make_unique<int>(7));
         EXPECT(Tracked::live == 2);
         EXPECT(engine.get(a, name).text == "alpha");
+        // Found by name: a boxed type is stored as a pointer.
+        EXPECT(engine.lookup<Tracked>("Name").id == name.id);
+        EXPECT_ERROR(ECS_ERR_INVALID_ARGUMENT, engine.lookup<Position>("Name"));
         engine.get(b, inventory).push_back(4);
         EXPECT((engine.get(b, inventory) == std::vector<int>{1, 2, 3, 4}));
         EXPECT(*engine.get(b, owned) == 7);

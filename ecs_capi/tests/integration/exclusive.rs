@@ -272,6 +272,12 @@ unsafe extern "C" fn rearrange(engine: *mut ecs_engine, _: *const ecs_tick, user
             "ecs_component_lookup",
             ecs_component_lookup(engine, c"Pos".as_ptr(), &mut lookup),
         ));
+        let (mut size, mut align) = (0, 0);
+        log.push((
+            "ecs_component_layout",
+            ecs_component_layout(engine, lookup, &mut size, &mut align),
+        ));
+        assert_eq!((size, align), (4, 4), "Pos is a u32");
         log.push(("ecs_parent", ecs_parent(engine, first, &mut entity)));
         log.push(("ecs_set_parent", ecs_set_parent(engine, second, parent)));
         log.push((
@@ -319,7 +325,7 @@ fn the_hierarchy_and_disabled_calls_work_in_an_exclusive_system() {
     ok(body.add(&engine));
     ok(engine.tick());
     let statuses = family.statuses.lock().unwrap().clone();
-    assert_eq!(statuses.len(), 11);
+    assert_eq!(statuses.len(), 12);
     let refused: Vec<_> = statuses.iter().filter(|(_, s)| *s != ECS_OK).collect();
     assert!(
         refused.is_empty(),

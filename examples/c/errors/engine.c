@@ -185,6 +185,20 @@ void test_components(void) {
     EXPECT_STATUS(ECS_ERR_NULL_POINTER, ecs_component_lookup(engine, NULL, &id));
     EXPECT_STATUS(ECS_ERR_NULL_POINTER, ecs_component_lookup(engine, "Point", NULL));
 
+    /* The layout as registered; a refusal writes nothing. */
+    size_t size = 99, align = 99;
+    EXPECT_OK(ecs_component_layout(engine, point, &size, &align));
+    EXPECT(size == sizeof(Point) && align == _Alignof(Point));
+    EXPECT_OK(ecs_component_layout(engine, tag, &size, &align));
+    EXPECT(size == 0 && align == 1);
+    size = align = 99;
+    EXPECT_STATUS(ECS_ERR_NULL_POINTER, ecs_component_layout(NULL, point, &size, &align));
+    EXPECT_STATUS(ECS_ERR_NULL_POINTER, ecs_component_layout(engine, point, NULL, &align));
+    EXPECT_STATUS(ECS_ERR_NULL_POINTER, ecs_component_layout(engine, point, &size, NULL));
+    EXPECT_STATUS(ECS_ERR_UNKNOWN_COMPONENT, ecs_component_layout(engine, point + 1000, &size, &align));
+    EXPECT_STATUS(ECS_ERR_UNKNOWN_COMPONENT, ecs_component_layout(engine, 0, &size, &align));
+    EXPECT(size == 99 && align == 99);
+
     /* The name is copied: a changed buffer does not rename it. */
     char name[16] = "Copied";
     ecs_component_desc copied = component_desc(name, 4, 4);
