@@ -258,6 +258,8 @@ fn an_exclusive_system_declares_nothing_and_has_one_body() {
 struct Family {
     members: [ecs_entity; 3],
     statuses: Mutex<Vec<(&'static str, ecs_status)>>,
+    /// What `ecs_component_layout` gave for `Pos` (size, alignment).
+    pos_layout: Mutex<(usize, usize)>,
 }
 
 unsafe extern "C" fn rearrange(engine: *mut ecs_engine, _: *const ecs_tick, user: *mut c_void) {
@@ -277,7 +279,7 @@ unsafe extern "C" fn rearrange(engine: *mut ecs_engine, _: *const ecs_tick, user
             "ecs_component_layout",
             ecs_component_layout(engine, lookup, &mut size, &mut align),
         ));
-        assert_eq!((size, align), (4, 4), "Pos is a u32");
+        *f.pos_layout.lock().unwrap() = (size, align);
         log.push(("ecs_parent", ecs_parent(engine, first, &mut entity)));
         log.push(("ecs_set_parent", ecs_set_parent(engine, second, parent)));
         log.push((
@@ -319,6 +321,7 @@ fn the_hierarchy_and_disabled_calls_work_in_an_exclusive_system() {
     let family = Family {
         members,
         statuses: Mutex::new(Vec::new()),
+        pos_layout: Mutex::new((0, 0)),
     };
     let mut body = SystemSpec::exclusive("rearrange", Some(rearrange));
     body.user_data = (&raw const family).cast_mut().cast();
@@ -331,6 +334,7 @@ fn the_hierarchy_and_disabled_calls_work_in_an_exclusive_system() {
         refused.is_empty(),
         "refused in an exclusive system: {refused:?}"
     );
+    assert_eq!(*family.pos_layout.lock().unwrap(), (4, 4), "Pos is a u32");
     // The recursive despawn took the parent and the child set in the body.
     assert!(!engine.is_alive(members[0]) && !engine.is_alive(members[2]));
     assert!(engine.is_alive(members[1]), "its parent was removed first");
