@@ -116,7 +116,8 @@ inline constexpr TrackChanges track_changes{};
 // destroyed), on whichever thread drops it. A boxed component has no
 // columns (no chunk walks: a compile-time error), cannot be savable, and
 // keeps an engine from being saved in memory (`save_state`); its bytes
-// are a heap address, so `Engine::checksum` must not be given its id. A
+// are a heap address, so `Engine::checksum` refuses it (a compile-time
+// error with typed components; not checked for a bare id). A
 // type is boxed silently as soon as it is not trivially copyable (a
 // user-written copy constructor, a virtual destructor, `std::pair`):
 // `static_assert(std::is_trivially_copyable_v<T>)` where that matters.
@@ -1299,6 +1300,15 @@ public:
         std::uint64_t sum = 0;
         check(ecs_world_checksum(raw_, ids.begin(), ids.size(), &sum), "ecs_world_checksum");
         return sum;
+    }
+    // The same over typed components, in this order: a boxed one is a
+    // compile-time error.
+    template <class T, class... Rest>
+    std::uint64_t checksum(const Component<T>& first, const Component<Rest>&... rest) const {
+        static_assert(!(detail::boxed<T> || ... || detail::boxed<Rest>),
+                      "a boxed component's bytes are a heap address, different in every run: "
+                      "leave it out of the checksum");
+        return checksum({first.id, rest.id...});
     }
 
     // Saves the engine between ticks (see ecs_engine_save): the entities,

@@ -113,7 +113,7 @@ std::uint64_t movers_checksum(std::uint32_t threads, std::size_t* alive) {
     engine.run(50);
     EXPECT(engine.ticks() == 50);
     *alive = engine.entity_count();
-    return engine.checksum({position.id, velocity.id, frozen.id});
+    return engine.checksum(position, velocity, frozen);
 }
 
 void test_systems_the_same_on_any_thread_count() {

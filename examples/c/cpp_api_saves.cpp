@@ -44,7 +44,7 @@ struct SavableWorld {
         }));
         engine.build();
     }
-    std::uint64_t checksum() const { return engine.checksum({position.id, velocity.id}); }
+    std::uint64_t checksum() const { return engine.checksum(position, velocity); }
 };
 
 // Every entity in `entities` with its Position, as bytes (for a bit-for-bit
