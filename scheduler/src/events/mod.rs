@@ -40,7 +40,10 @@ use crate::access::EventKey;
 /// its next run, a tick later, and
 /// [`Schedule::explain`](crate::Schedule::explain) says so
 /// ([`Rule::Overruled`](crate::Rule::Overruled)). Two writers do not
-/// conflict: they may share a wave.
+/// conflict: they may share a wave. A system with both an
+/// `EventWriter<T>` and an `EventReader<T>` counts as a writer: it is not
+/// ordered after the other writers of `T`, and the events they send in a
+/// wave it shares with them reach it on its next run.
 ///
 /// # Writers, and the merge order
 ///
