@@ -41,7 +41,7 @@
 // `ecs_ctx_removed`; exclusive
 // systems, `ecs_system_desc.run_exclusive`; 7: the list of live
 // entities, `ecs_entities`; `ecs_ctx_try_get`, a missing component as
-// NULL; 8: a component's size and alignment, `ecs_component_layout`).
+// NULL; 8: what a component was registered with, `ecs_component_get_info`).
 #define ECS_API_VERSION_MINOR 8
 
 // `ecs_component_desc.flags`: keep change ticks for the component: when
@@ -158,6 +158,26 @@ typedef struct ecs_component_desc {
 // names, the next 46 are the engine's tag, never reused, and the low 16
 // the component's index.
 typedef uint64_t ecs_component_id;
+
+// What a component was registered with (`ecs_component_get_info`): for a
+// caller that found its id by name (`ecs_component_lookup`) to check that
+// its own type matches before it reads or writes values through the id.
+typedef struct ecs_component_info {
+  // `sizeof(ecs_component_info)`, set by the caller.
+  uint32_t struct_size;
+  // `ecs_component_desc.savable` as registered.
+  bool savable;
+  // Whether a destructor was registered (`ecs_component_desc.drop`
+  // not NULL).
+  bool has_drop;
+  // Bytes of one value (`ecs_component_desc.size`).
+  size_t size;
+  // Alignment in bytes (`ecs_component_desc.align`).
+  size_t align;
+  // `ecs_component_desc.flags` as registered
+  // (`ECS_COMPONENT_TRACK_CHANGES` when it keeps change ticks).
+  uint64_t flags;
+} ecs_component_info;
 
 // The tick being run.
 typedef struct ecs_tick {
@@ -475,10 +495,10 @@ typedef struct ecs_system_desc {
   // the call the engine's world calls work on the calling thread and
   // apply at once: entities and components (`ecs_spawn`, `ecs_insert`,
   // `ecs_get`, `ecs_remove`, `ecs_has`, `ecs_despawn`, `ecs_is_alive`,
-  // `ecs_entity_count`), the hierarchy and disabled entities
-  // (`ecs_set_parent`, ..., `ecs_disable_recursive`), resources
-  // (`ecs_resource_get`, `ecs_resource_set`), `ecs_component_lookup`
-  // and `ecs_world_checksum`. Every other engine call
+  // `ecs_entity_count`, `ecs_entities`), the hierarchy and disabled
+  // entities (`ecs_set_parent`, ..., `ecs_disable_recursive`), resources
+  // (`ecs_resource_get`, `ecs_resource_set`), `ecs_component_lookup`,
+  // `ecs_component_get_info` and `ecs_world_checksum`. Every other engine call
   // (a tick, a build, a snapshot, adding systems) is refused with
   // `ECS_ERR_WRONG_STATE`, and so are world calls from another thread.
   // An exclusive system declares nothing (no `reads`, `writes`,
@@ -705,22 +725,24 @@ ecs_status ecs_component_lookup(const struct ecs_engine *engine,
                                 const char *name,
                                 ecs_component_id *out);
 
-// Writes the size and the alignment in bytes of component `id`, as it
-// was registered, to `*size` and `*align`: for a caller that found the
-// id by name (`ecs_component_lookup`) to check that its own type has that
-// layout before it reads or writes values through the id.
+// Writes what component `id` was registered with to `*out`: its size,
+// alignment and flags, whether it is savable and whether it has a
+// destructor. Threading: a world call (between ticks, or from an
+// exclusive system's body on its thread).
 //
 // # Errors
 //
-// `ECS_ERR_NULL_POINTER` (nothing written); `ECS_ERR_UNKNOWN_COMPONENT`.
+// `ECS_ERR_NULL_POINTER` (engine, out); `ECS_ERR_INVALID_ARGUMENT` when
+// `out->struct_size` is less than `sizeof(ecs_component_info)`;
+// `ECS_ERR_UNKNOWN_COMPONENT`. Nothing is written on an error.
 //
 // # Safety
 //
-// Pointers are NULL or valid.
-ecs_status ecs_component_layout(const struct ecs_engine *engine,
-                                ecs_component_id id,
-                                size_t *size,
-                                size_t *align);
+// `engine` is NULL or a live engine; `out` NULL or valid for reads of its
+// `struct_size` and writes of `sizeof(ecs_component_info)` bytes.
+ecs_status ecs_component_get_info(const struct ecs_engine *engine,
+                                  ecs_component_id id,
+                                  struct ecs_component_info *out);
 
 // Writes the tick being run to `*out`.
 //

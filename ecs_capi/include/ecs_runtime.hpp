@@ -52,7 +52,8 @@ using Entity = ecs_entity;
 constexpr Entity null_entity = ECS_ENTITY_NULL;
 
 // A failed C API call: its status, and a message naming the call and what
-// the library said (ecs_last_error_message, read on the failing thread).
+// the library said (ecs_last_error_message, read on the failing thread);
+// or a refusal of this layer's own, with its own message.
 class Error : public std::runtime_error {
 public:
     Error(ecs_status status, const std::string& call)
@@ -896,22 +897,35 @@ public:
 
     // The component registered as `name`, typed as `T`. Throws `Error`:
     // ECS_ERR_UNKNOWN_COMPONENT when no component has the name, and
-    // ECS_ERR_INVALID_ARGUMENT when its size or alignment is not what `T`
-    // is stored as (a boxed `T`: a pointer). The caller vouches for the
-    // type beyond its layout.
+    // ECS_ERR_INVALID_ARGUMENT (checked with ecs_component_get_info) when
+    // `T` is not stored the way the component was registered: another size
+    // or alignment (a boxed `T` is stored as a pointer; an empty `T` also
+    // matches a C tag of size 0), or a boxed `T` for a component registered
+    // without a destructor. Beyond that the caller vouches for the type: a
+    // component boxed by this layer has a destructor, as a C component
+    // owning memory does, so a plain pointer-sized `T` is not told apart
+    // from a box.
     template <class T>
     Component<T> lookup(const char* name) const {
         Component<T> component;
         check(ecs_component_lookup(raw_, name, &component.id), "ecs_component_lookup");
-        std::size_t size = 0;
-        std::size_t align = 0;
-        check(ecs_component_layout(raw_, component.id, &size, &align), "ecs_component_layout");
-        if (size != sizeof(detail::Stored<T>) || align != alignof(detail::Stored<T>)) {
+        ecs_component_info info{};
+        info.struct_size = sizeof info;
+        check(ecs_component_get_info(raw_, component.id, &info), "ecs_component_get_info");
+        using Stored = detail::Stored<T>;
+        const bool c_tag = info.size == 0 && std::is_empty_v<T> && info.align == alignof(T);
+        if (!c_tag && (info.size != sizeof(Stored) || info.align != alignof(Stored))) {
             throw Error(ECS_ERR_INVALID_ARGUMENT, "lookup",
-                        std::string("component `") + name + "` is " + std::to_string(size) +
-                            " bytes aligned to " + std::to_string(align) + ", the type asked for " +
-                            std::to_string(sizeof(detail::Stored<T>)) + " aligned to " +
-                            std::to_string(alignof(detail::Stored<T>)));
+                        std::string("component `") + name + "` is " + std::to_string(info.size) +
+                            " bytes aligned to " + std::to_string(info.align) +
+                            ", the type asked for is stored as " + std::to_string(sizeof(Stored)) +
+                            " aligned to " + std::to_string(alignof(Stored)));
+        }
+        if (detail::boxed<T> && !info.has_drop) {
+            throw Error(ECS_ERR_INVALID_ARGUMENT, "lookup",
+                        std::string("component `") + name +
+                            "` has no destructor, so it holds no box: the type asked for is not "
+                            "trivially copyable, and this layer stores it boxed");
         }
         return component;
     }

@@ -6,7 +6,9 @@ use std::ffi::{c_char, c_void};
 
 use ::ecs_engine::{ComponentDescriptor, ComponentId, Registry};
 
-use crate::boundary::{Versioned, arg, call, foreign, read_versioned, string_arg, write_out};
+use crate::boundary::{
+    Versioned, arg, call, check_struct_size, foreign, read_versioned, string_arg, write_out,
+};
 use crate::status::{ECS_ERR_LIMIT, ECS_ERR_UNKNOWN_COMPONENT, Failure, ecs_status};
 use crate::tag::{IdKind, MAX_INDEXES, Tag, decode_id, encode_id};
 use crate::{SendPtr, ecs_engine};
@@ -325,46 +327,87 @@ pub unsafe extern "C" fn ecs_component_lookup(
     })
 }
 
-/// Writes the size and the alignment in bytes of component `id`, as it
-/// was registered, to `*size` and `*align`: for a caller that found the
-/// id by name (`ecs_component_lookup`) to check that its own type has that
-/// layout before it reads or writes values through the id.
+/// What a component was registered with (`ecs_component_get_info`): for a
+/// caller that found its id by name (`ecs_component_lookup`) to check that
+/// its own type matches before it reads or writes values through the id.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ecs_component_info {
+    /// `sizeof(ecs_component_info)`, set by the caller.
+    pub struct_size: u32,
+    /// `ecs_component_desc.savable` as registered.
+    pub savable: bool,
+    /// Whether a destructor was registered (`ecs_component_desc.drop`
+    /// not NULL).
+    pub has_drop: bool,
+    /// Bytes of one value (`ecs_component_desc.size`).
+    pub size: usize,
+    /// Alignment in bytes (`ecs_component_desc.align`).
+    pub align: usize,
+    /// `ecs_component_desc.flags` as registered
+    /// (`ECS_COMPONENT_TRACK_CHANGES` when it keeps change ticks).
+    pub flags: u64,
+}
+
+/// Writes what component `id` was registered with to `*out`: its size,
+/// alignment and flags, whether it is savable and whether it has a
+/// destructor. Threading: a world call (between ticks, or from an
+/// exclusive system's body on its thread).
 ///
 /// # Errors
 ///
-/// `ECS_ERR_NULL_POINTER` (nothing written); `ECS_ERR_UNKNOWN_COMPONENT`.
+/// `ECS_ERR_NULL_POINTER` (engine, out); `ECS_ERR_INVALID_ARGUMENT` when
+/// `out->struct_size` is less than `sizeof(ecs_component_info)`;
+/// `ECS_ERR_UNKNOWN_COMPONENT`. Nothing is written on an error.
 ///
 /// # Safety
 ///
-/// Pointers are NULL or valid.
+/// `engine` is NULL or a live engine; `out` NULL or valid for reads of its
+/// `struct_size` and writes of `sizeof(ecs_component_info)` bytes.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn ecs_component_layout(
+pub unsafe extern "C" fn ecs_component_get_info(
     engine: *const ecs_engine,
     id: ecs_component_id,
-    size: *mut usize,
-    align: *mut usize,
+    out: *mut ecs_component_info,
 ) -> ecs_status {
-    const F: &str = "ecs_component_layout";
+    const F: &str = "ecs_component_get_info";
     call(F, || {
         // SAFETY: the caller's promise on every pointer.
         let engine = unsafe { arg(engine, F, "engine") }?;
         let engine = engine.world(F)?;
-        // Both checked before either is written.
-        for (pointer, what) in [(size, "size"), (align, "align")] {
-            if pointer.is_null() {
-                return Err(Failure::null(F, what));
-            }
+        if out.is_null() {
+            return Err(Failure::null(F, "out"));
         }
-        let component = known_id(engine.tag(), engine.registry(), id, F)?;
-        let layout = engine
-            .registry()
+        // SAFETY: non-null and valid for reads of the first field, by the
+        // caller's promise.
+        let struct_size = unsafe { out.cast::<u32>().read() };
+        check_struct_size(
+            struct_size,
+            size_of::<ecs_component_info>(),
+            F,
+            "ecs_component_info",
+        )?;
+        let registry = engine.registry();
+        let component = known_id(engine.tag(), registry, id, F)?;
+        let info = registry
             .component_info(component)
-            .expect("known_id found its info")
-            .layout();
-        // SAFETY: both non-null, and valid for writes by the caller's promise.
-        unsafe { write_out(align, layout.align(), F, "align") }?;
-        // SAFETY: as above.
-        unsafe { write_out(size, layout.size(), F, "size") }
+            .expect("known_id found its info");
+        let flags = if registry.is_tracking_changes_raw(component) {
+            ECS_COMPONENT_TRACK_CHANGES
+        } else {
+            0
+        };
+        let written = ecs_component_info {
+            struct_size,
+            savable: info.is_savable(),
+            has_drop: info.drop_fn().is_some(),
+            size: info.layout().size(),
+            align: info.layout().align(),
+            flags,
+        };
+        // SAFETY: non-null, valid for writes of the whole struct (its
+        // `struct_size` covers it, checked above), by the caller's promise.
+        unsafe { write_out(out, written, F, "out") }
     })
 }
 

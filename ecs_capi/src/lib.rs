@@ -63,8 +63,8 @@ mod view;
 
 pub use boundary::ecs_last_error_message;
 pub use component::{
-    ECS_COMPONENT_TRACK_CHANGES, ecs_component_desc, ecs_component_id, ecs_component_layout,
-    ecs_component_lookup, ecs_component_register, ecs_drop_fn,
+    ECS_COMPONENT_TRACK_CHANGES, ecs_component_desc, ecs_component_get_info, ecs_component_id,
+    ecs_component_info, ecs_component_lookup, ecs_component_register, ecs_drop_fn,
 };
 pub use context::{
     ecs_commands, ecs_commands_despawn, ecs_commands_insert, ecs_commands_remove,
@@ -152,7 +152,7 @@ pub const ECS_API_VERSION_MAJOR: u32 = 2;
 /// `ecs_ctx_removed`; exclusive
 /// systems, `ecs_system_desc.run_exclusive`; 7: the list of live
 /// entities, `ecs_entities`; `ecs_ctx_try_get`, a missing component as
-/// NULL; 8: a component's size and alignment, `ecs_component_layout`).
+/// NULL; 8: what a component was registered with, `ecs_component_get_info`).
 pub const ECS_API_VERSION_MINOR: u32 = 8;
 
 /// The version of the linked library: `(major << 16) | minor`. A program

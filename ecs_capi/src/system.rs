@@ -130,10 +130,10 @@ pub struct ecs_system_desc {
     /// the call the engine's world calls work on the calling thread and
     /// apply at once: entities and components (`ecs_spawn`, `ecs_insert`,
     /// `ecs_get`, `ecs_remove`, `ecs_has`, `ecs_despawn`, `ecs_is_alive`,
-    /// `ecs_entity_count`), the hierarchy and disabled entities
-    /// (`ecs_set_parent`, ..., `ecs_disable_recursive`), resources
-    /// (`ecs_resource_get`, `ecs_resource_set`), `ecs_component_lookup`
-    /// and `ecs_world_checksum`. Every other engine call
+    /// `ecs_entity_count`, `ecs_entities`), the hierarchy and disabled
+    /// entities (`ecs_set_parent`, ..., `ecs_disable_recursive`), resources
+    /// (`ecs_resource_get`, `ecs_resource_set`), `ecs_component_lookup`,
+    /// `ecs_component_get_info` and `ecs_world_checksum`. Every other engine call
     /// (a tick, a build, a snapshot, adding systems) is refused with
     /// `ECS_ERR_WRONG_STATE`, and so are world calls from another thread.
     /// An exclusive system declares nothing (no `reads`, `writes`,

@@ -34,6 +34,21 @@ void test_entities_and_components() {
     // A type of another size or alignment is refused.
     EXPECT_ERROR(ECS_ERR_INVALID_ARGUMENT, engine.lookup<char>("Position"));
     EXPECT_ERROR(ECS_ERR_INVALID_ARGUMENT, engine.lookup<double>("Position"));
+    // A plain pointer-sized component is no box; a C tag (size 0) is found
+    // as an empty type.
+    engine.component<std::uint64_t>("Id");
+    EXPECT_ERROR(ECS_ERR_INVALID_ARGUMENT, engine.lookup<std::string>("Id"));
+    EXPECT(engine.lookup<std::uint64_t>("Id").id != 0);
+    struct Marker {};
+    ecs_component_desc tag{};
+    tag.struct_size = sizeof tag;
+    tag.name = "CTag";
+    tag.size = 0;
+    tag.align = 1;
+    ecs_component_id c_tag = 0;
+    EXPECT(ecs_component_register(engine.raw(), &tag, &c_tag) == ECS_OK);
+    EXPECT(engine.lookup<Marker>("CTag").id == c_tag);
+    EXPECT_ERROR(ECS_ERR_INVALID_ARGUMENT, engine.lookup<char>("CTag"));
 
     ecs::Entity e = engine.spawn(position.with({1, 2}), velocity.with({3, 4}));
     EXPECT(engine.is_alive(e));

@@ -1,4 +1,5 @@
-// What the C++ layer refuses at compile time: each case, chosen with
+// Some of what the C++ layer refuses at compile time (the refusals that
+// keep boxed and pointer types out of byte copies): each case, chosen with
 // -DREFUSAL=N, must fail to compile with its static_assert's message
 // (`bash .ci/capi` compiles every case with -fsyntax-only and checks the
 // message). With no REFUSAL defined, the file compiles: the cases' set-up
@@ -22,7 +23,7 @@ struct Position {
     // expect: leave it out of the checksum
     engine.checksum(position, name);
 #elif REFUSAL == 2
-    // expect: T must be trivially copyable
+    // expect: a savable component is saved as bytes: T must be trivially copyable
     engine.component<std::string>("Saved", ecs::savable);
 #elif REFUSAL == 3
     // expect: a pointer means nothing when loaded

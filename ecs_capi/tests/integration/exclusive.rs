@@ -258,8 +258,9 @@ fn an_exclusive_system_declares_nothing_and_has_one_body() {
 struct Family {
     members: [ecs_entity; 3],
     statuses: Mutex<Vec<(&'static str, ecs_status)>>,
-    /// What `ecs_component_layout` gave for `Pos` (size, alignment).
-    pos_layout: Mutex<(usize, usize)>,
+    /// What `ecs_component_get_info` gave for `Pos` (size, alignment,
+    /// destructor, flags).
+    pos_info: Mutex<(usize, usize, bool, u64)>,
 }
 
 unsafe extern "C" fn rearrange(engine: *mut ecs_engine, _: *const ecs_tick, user: *mut c_void) {
@@ -274,12 +275,19 @@ unsafe extern "C" fn rearrange(engine: *mut ecs_engine, _: *const ecs_tick, user
             "ecs_component_lookup",
             ecs_component_lookup(engine, c"Pos".as_ptr(), &mut lookup),
         ));
-        let (mut size, mut align) = (0, 0);
+        let mut info = ecs_component_info {
+            struct_size: size_of::<ecs_component_info>() as u32,
+            savable: true,
+            has_drop: true,
+            size: 0,
+            align: 0,
+            flags: 9,
+        };
         log.push((
-            "ecs_component_layout",
-            ecs_component_layout(engine, lookup, &mut size, &mut align),
+            "ecs_component_get_info",
+            ecs_component_get_info(engine, lookup, &mut info),
         ));
-        *f.pos_layout.lock().unwrap() = (size, align);
+        *f.pos_info.lock().unwrap() = (info.size, info.align, info.has_drop, info.flags);
         log.push(("ecs_parent", ecs_parent(engine, first, &mut entity)));
         log.push(("ecs_set_parent", ecs_set_parent(engine, second, parent)));
         log.push((
@@ -321,7 +329,7 @@ fn the_hierarchy_and_disabled_calls_work_in_an_exclusive_system() {
     let family = Family {
         members,
         statuses: Mutex::new(Vec::new()),
-        pos_layout: Mutex::new((0, 0)),
+        pos_info: Mutex::new((0, 0, true, 9)),
     };
     let mut body = SystemSpec::exclusive("rearrange", Some(rearrange));
     body.user_data = (&raw const family).cast_mut().cast();
@@ -334,7 +342,11 @@ fn the_hierarchy_and_disabled_calls_work_in_an_exclusive_system() {
         refused.is_empty(),
         "refused in an exclusive system: {refused:?}"
     );
-    assert_eq!(*family.pos_layout.lock().unwrap(), (4, 4), "Pos is a u32");
+    assert_eq!(
+        *family.pos_info.lock().unwrap(),
+        (4, 4, false, 0),
+        "Pos is a plain u32"
+    );
     // The recursive despawn took the parent and the child set in the body.
     assert!(!engine.is_alive(members[0]) && !engine.is_alive(members[2]));
     assert!(engine.is_alive(members[1]), "its parent was removed first");

@@ -99,6 +99,12 @@ typedef struct TickLog {
     Seen last;
 } TickLog;
 
+/* A destructor with nothing to free (the component's info says it has one). */
+static void ignore_value(void *component, void *user_data) {
+    (void)component;
+    (void)user_data;
+}
+
 static void log_tick(ecs_system_ctx *ctx, void *user_data) {
     TickLog *log = (TickLog *)user_data;
     ecs_tick tick;
@@ -185,19 +191,34 @@ void test_components(void) {
     EXPECT_STATUS(ECS_ERR_NULL_POINTER, ecs_component_lookup(engine, NULL, &id));
     EXPECT_STATUS(ECS_ERR_NULL_POINTER, ecs_component_lookup(engine, "Point", NULL));
 
-    /* The layout as registered; a refusal writes nothing. */
-    size_t size = 99, align = 99;
-    EXPECT_OK(ecs_component_layout(engine, point, &size, &align));
-    EXPECT(size == sizeof(Point) && align == _Alignof(Point));
-    EXPECT_OK(ecs_component_layout(engine, tag, &size, &align));
-    EXPECT(size == 0 && align == 1);
-    size = align = 99;
-    EXPECT_STATUS(ECS_ERR_NULL_POINTER, ecs_component_layout(NULL, point, &size, &align));
-    EXPECT_STATUS(ECS_ERR_NULL_POINTER, ecs_component_layout(engine, point, NULL, &align));
-    EXPECT_STATUS(ECS_ERR_NULL_POINTER, ecs_component_layout(engine, point, &size, NULL));
-    EXPECT_STATUS(ECS_ERR_UNKNOWN_COMPONENT, ecs_component_layout(engine, point + 1000, &size, &align));
-    EXPECT_STATUS(ECS_ERR_UNKNOWN_COMPONENT, ecs_component_layout(engine, 0, &size, &align));
-    EXPECT(size == 99 && align == 99);
+    /* What a component was registered with; a refusal writes nothing. */
+    ecs_component_info info = {.struct_size = sizeof info};
+    EXPECT_OK(ecs_component_get_info(engine, point, &info));
+    EXPECT(info.size == sizeof(Point) && info.align == _Alignof(Point));
+    EXPECT(!info.has_drop && !info.savable && info.flags == 0);
+    EXPECT_OK(ecs_component_get_info(engine, tag, &info));
+    EXPECT(info.size == 0 && info.align == 1);
+    ecs_component_desc kept_desc = component_desc("Kept", sizeof(Point), _Alignof(Point));
+    kept_desc.savable = true;
+    kept_desc.flags = ECS_COMPONENT_TRACK_CHANGES;
+    ecs_component_id kept = 0;
+    EXPECT_OK(ecs_component_register(engine, &kept_desc, &kept));
+    EXPECT_OK(ecs_component_get_info(engine, kept, &info));
+    EXPECT(info.savable && !info.has_drop && info.flags == ECS_COMPONENT_TRACK_CHANGES);
+    ecs_component_desc owned_desc = component_desc("Owned", sizeof(void *), _Alignof(void *));
+    owned_desc.drop = ignore_value;
+    ecs_component_id owned = 0;
+    EXPECT_OK(ecs_component_register(engine, &owned_desc, &owned));
+    EXPECT_OK(ecs_component_get_info(engine, owned, &info));
+    EXPECT(info.has_drop && !info.savable && info.size == sizeof(void *));
+    ecs_component_info untouched = {.struct_size = sizeof untouched, .size = 99};
+    EXPECT_STATUS(ECS_ERR_NULL_POINTER, ecs_component_get_info(NULL, point, &untouched));
+    EXPECT_STATUS(ECS_ERR_NULL_POINTER, ecs_component_get_info(engine, point, NULL));
+    EXPECT_STATUS(ECS_ERR_UNKNOWN_COMPONENT, ecs_component_get_info(engine, point + 1000, &untouched));
+    EXPECT_STATUS(ECS_ERR_UNKNOWN_COMPONENT, ecs_component_get_info(engine, 0, &untouched));
+    untouched.struct_size = 4;
+    EXPECT_STATUS(ECS_ERR_INVALID_ARGUMENT, ecs_component_get_info(engine, point, &untouched));
+    EXPECT(untouched.size == 99 && untouched.struct_size == 4);
 
     /* The name is copied: a changed buffer does not rename it. */
     char name[16] = "Copied";
