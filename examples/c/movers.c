@@ -175,7 +175,11 @@ int main(int argc, char **argv) {
     uint64_t ticks = MOVERS_TICKS;
     uint64_t threads = MOVERS_THREADS;
     if (argc > 3 || (argc > 1 && !parse_u64(argv[1], "ticks", 0, &ticks)) ||
-        (argc > 2 && !parse_u64(argv[2], "threads", 1, &threads)) || threads > UINT32_MAX) {
+        (argc > 2 && !parse_u64(argv[2], "threads", 1, &threads)) || threads > ECS_THREADS_MAX) {
+        if (threads > ECS_THREADS_MAX) {
+            fprintf(stderr, "threads must be at most %d, got %" PRIu64 "\n", ECS_THREADS_MAX,
+                    threads);
+        }
         fprintf(stderr, "usage: %s [ticks [threads]]\n", argv[0]);
         return 2;
     }

@@ -104,10 +104,8 @@ int main(int argc, char** argv) {
             throw std::invalid_argument("too many arguments");
         }
         const uint64_t ticks = argc > 1 ? example::parse_count(argv[1], "ticks", 0) : 100;
-        const uint64_t threads = argc > 2 ? example::parse_count(argv[2], "threads", 1) : 4;
-        if (threads > UINT32_MAX) {
-            throw std::invalid_argument("threads is too large");
-        }
+        const uint64_t threads =
+            argc > 2 ? example::parse_count(argv[2], "threads", 1, ECS_THREADS_MAX) : 4;
         if (ecs_api_version() >> 16 != ECS_API_VERSION_MAJOR) {
             throw std::runtime_error("linked with an incompatible C API version");
         }

@@ -946,10 +946,8 @@ int main(int argc, char** argv) {
         }
         const Rules rules = name == "small" ? small_rules() : shmup_rules();
         const uint64_t ticks = argc > 2 ? example::parse_count(argv[2], "ticks", 0) : rules.ticks;
-        const uint64_t threads = argc > 3 ? example::parse_count(argv[3], "threads", 1) : 2;
-        if (threads > UINT32_MAX) {
-            throw std::invalid_argument("threads is too large");
-        }
+        const uint64_t threads =
+            argc > 3 ? example::parse_count(argv[3], "threads", 1, ECS_THREADS_MAX) : 2;
         if (ecs_api_version() >> 16 != ECS_API_VERSION_MAJOR) {
             throw std::runtime_error("linked with an incompatible C API version");
         }

@@ -2,6 +2,7 @@
 //! merged in registration order, every event seen exactly once within the
 //! retention window, drops counted, sends from commands and from outside.
 
+use crate::common::wave_names;
 use command_buffer::CommandBuffer;
 use ecs_engine::Registry;
 use parking_lot::Mutex;
@@ -66,13 +67,8 @@ fn readers_run_after_writers_and_writers_share_a_wave() {
             .named(format!("sender{id}"));
     }
     let schedule = builder.build(&mut registry).unwrap();
-    let names: Vec<Vec<&str>> = schedule
-        .waves()
-        .into_iter()
-        .map(|w| w.into_iter().map(|(_, name)| name).collect())
-        .collect();
     assert_eq!(
-        names,
+        wave_names(&schedule),
         [
             vec!["sender0", "sender1", "sender2", "sender3"],
             vec!["log"]
@@ -524,12 +520,11 @@ fn a_system_that_writes_and_reads_a_channel_counts_as_a_writer() {
     let echo = builder.add(Echo::default()).named("echo").id();
     builder.add(Sender { id: 0, count: 1 }).named("sender");
     let mut schedule = builder.build(&mut registry).unwrap();
-    let names: Vec<Vec<&str>> = schedule
-        .waves()
-        .into_iter()
-        .map(|w| w.into_iter().map(|(_, name)| name).collect())
-        .collect();
-    assert_eq!(names, [vec!["echo", "sender"]], "writers share a wave");
+    assert_eq!(
+        wave_names(&schedule),
+        [["echo", "sender"]],
+        "writers share a wave"
+    );
     schedule.run(&mut registry, tick(0)).unwrap();
     schedule.run(&mut registry, tick(1)).unwrap();
     // The first run saw nothing; the second, both systems' pings of the
