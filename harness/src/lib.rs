@@ -95,7 +95,9 @@ pub use limits::{
     memory_budget,
 };
 pub use memory::peak_resident_bytes;
-pub use report::{CommandStats, EntityStats, PlayerStats, Report, SystemStats, WaveStats};
+pub use report::{
+    CommandStats, EntityStats, PlayerStats, Report, SystemStats, TickTime, WaveStats,
+};
 pub use rollback::RollbackStats;
 pub use run::{DeterminismCheck, RunConfig, RunOutcome, check_determinism, diagnose, run};
 pub use scenario::{

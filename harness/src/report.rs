@@ -33,6 +33,8 @@ pub struct Report {
     pub wall_seconds: f64,
     /// `ticks / wall_seconds`.
     pub ticks_per_second: f64,
+    /// Where a tick's time went, mean microseconds per tick.
+    pub tick_time: TickTime,
     /// Entities alive, spawned and despawned.
     pub entities: EntityStats,
     /// Entities alive after each tick, summed over the ticks, per wall
@@ -59,6 +61,28 @@ pub struct Report {
     /// the JSON then).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rollback: Option<crate::RollbackStats>,
+}
+
+/// Where one tick's time went: mean microseconds per tick over the run
+/// (the ticks' first runs only, with `--rollback`).
+///
+/// `mean_us = waves_us + applies_us + executor_us`, except that
+/// `executor_us` is never below 0 (timer rounding).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct TickTime {
+    /// The whole `Engine::tick` call.
+    pub mean_us: f64,
+    /// The waves, each from its start to the end of its last system (the
+    /// sum of the waves' `mean_us`).
+    pub waves_us: f64,
+    /// Applying the waves' command buffers (the sum of the waves'
+    /// `apply_us`).
+    pub applies_us: f64,
+    /// The rest: the executor's own time. Handing the tick to the pool and
+    /// back (or deciding to keep it on the calling thread), starting each
+    /// wave, ageing the event channels, delivering the tick's input, and
+    /// the one-shot systems and state transitions, if any.
+    pub executor_us: f64,
 }
 
 /// The systems' commands over a run: how many the command buffers applied,
@@ -159,6 +183,8 @@ pub(crate) fn p99(samples: &[f32]) -> f64 {
 pub(crate) struct Samples {
     /// Microseconds per tick of each system, by registration index.
     systems: Vec<Vec<f32>>,
+    /// The `Engine::tick` calls' wall time, summed.
+    ticks_wall: Duration,
     /// Summed wall and apply time of each wave, and the ticks it ran in
     /// parallel.
     waves: Vec<(Duration, Duration, u64)>,
@@ -182,8 +208,10 @@ impl Samples {
         }
     }
 
-    /// Records the last tick's timings and the entities alive.
-    pub(crate) fn record(&mut self, engine: &Engine) {
+    /// Records the last tick's timings (`wall`: its `Engine::tick` call)
+    /// and the entities alive.
+    pub(crate) fn record(&mut self, engine: &Engine, wall: Duration) {
+        self.ticks_wall += wall;
         for (samples, (_, _, time)) in self
             .systems
             .iter_mut()
@@ -214,6 +242,24 @@ impl Samples {
                     .entry(kind.name().to_owned())
                     .or_default() += skipped;
             }
+        }
+    }
+
+    /// Where the ticks' time went; `waves` as [`stats`](Self::stats) gives
+    /// them.
+    pub(crate) fn tick_time(&self, waves: &[WaveStats]) -> TickTime {
+        let mean_us = if self.ticks == 0 {
+            0.0
+        } else {
+            self.ticks_wall.as_secs_f64() * 1e6 / self.ticks as f64
+        };
+        let waves_us: f64 = waves.iter().map(|w| w.mean_us).sum();
+        let applies_us: f64 = waves.iter().map(|w| w.apply_us).sum();
+        TickTime {
+            mean_us,
+            waves_us,
+            applies_us,
+            executor_us: (mean_us - waves_us - applies_us).max(0.0),
         }
     }
 
@@ -349,6 +395,12 @@ impl fmt::Display for Report {
             grouped(self.ticks),
             self.wall_seconds,
             grouped(self.ticks_per_second.round() as u64)
+        )?;
+        let t = &self.tick_time;
+        writeln!(
+            f,
+            "tick time         mean {:.1} µs: waves {:.1}, applies {:.1}, executor {:.1}",
+            t.mean_us, t.waves_us, t.applies_us, t.executor_us
         )?;
         if let Some(r) = &self.rollback {
             writeln!(

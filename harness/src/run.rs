@@ -158,8 +158,9 @@ fn run_ticks(
         if let Some(rollback) = &mut rollback {
             rollback.save(simulation.engine())?;
         }
+        let tick_started = Instant::now();
         simulation.tick()?;
-        samples.record(simulation.engine());
+        samples.record(simulation.engine(), tick_started.elapsed());
         progress(n + 1);
         if let Some(rollback) = &mut rollback
             && rollback.after_tick(simulation.engine_mut())?
@@ -195,6 +196,7 @@ fn report(
     let last = engine.registry().len();
     let (min, max) = samples.alive_range(last);
     let (systems, waves) = samples.stats(engine);
+    let tick_time = samples.tick_time(&waves);
     Report {
         scenario: config.scenario.name.clone(),
         seed: config.seed,
@@ -204,6 +206,7 @@ fn report(
         ticks,
         wall_seconds: wall.as_secs_f64(),
         ticks_per_second: ticks as f64 / seconds,
+        tick_time,
         entities: EntityStats {
             min,
             mean: samples.alive_mean(last),

@@ -101,7 +101,21 @@ fn the_shmup_report_adds_up() {
         assert!(report.peak_memory_bytes.unwrap() > 0);
     }
 
+    // The tick's time: the waves' and applies' sums, and the rest, which
+    // together make the mean `Engine::tick` call, no longer than the loop.
+    let t = report.tick_time;
+    let waves: f64 = report.waves.iter().map(|w| w.mean_us).sum();
+    let applies: f64 = report.waves.iter().map(|w| w.apply_us).sum();
+    assert_eq!((t.waves_us, t.applies_us), (waves, applies), "{t:?}");
+    assert!(t.mean_us > 0.0 && t.executor_us >= 0.0, "{t:?}");
+    assert!(
+        (t.waves_us + t.applies_us + t.executor_us - t.mean_us.max(waves + applies)).abs() < 1e-6,
+        "{t:?}"
+    );
+    assert!(t.mean_us * 300.0 <= report.wall_seconds * 1e6, "{t:?}");
+
     let json: serde_json::Value = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["tick_time"]["executor_us"], t.executor_us);
     assert_eq!(json["checksum"], format!("{:#018x}", report.checksum));
     assert_eq!(json["entities"]["spawned"], e.spawned);
     assert_eq!(json["waves"][4]["width"], 3);
@@ -111,6 +125,13 @@ fn the_shmup_report_adds_up() {
         "{text}"
     );
     assert!(text.contains("4         3"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "tick time         mean {:.1} µs: waves {:.1}, applies {:.1}, executor {:.1}",
+            t.mean_us, t.waves_us, t.applies_us, t.executor_us
+        )),
+        "{text}"
+    );
 }
 
 #[test]
