@@ -87,9 +87,12 @@ impl<Q: QueryData, F: QueryFilter> fmt::Debug for View<'_, Q, F> {
     }
 }
 
-/// Entities per block: a view checks once per block whether all its pools
-/// hold the driver's entities at the same positions, and then joins the
-/// block by position, with no lookup.
+/// Entities per block, at first: a view checks once per block whether all
+/// its pools hold the driver's entities at the same positions, and then
+/// joins the block by position, with no lookup. A serial walk doubles the
+/// next block after one joined by position and starts again from `BLOCK`
+/// after one that was not (the blocks' checks were about 4% of a walk of
+/// 10,000 aligned entities at a fixed 512).
 pub(super) const BLOCK: usize = 512;
 
 /// `true` when neither the query nor the filter offers a pool to drive a
@@ -149,7 +152,8 @@ impl<'a, Q: QueryData, F: QueryFilter> Pass<'a, Q, F> {
     }
 
     /// Calls `f` for every matching entity at the driver positions `range`
-    /// (at most one block).
+    /// (one block); `true` when every pool held the block's entities in the
+    /// driver's order, so that it was joined by position.
     ///
     /// # Safety
     ///
@@ -157,7 +161,11 @@ impl<'a, Q: QueryData, F: QueryFilter> Pass<'a, Q, F> {
     /// live (vacuous for a [`ReadOnlyQueryData`] query, whose items are
     /// shared references and copies).
     #[inline]
-    unsafe fn walk_block(self, range: Range<usize>, f: &mut impl FnMut(Entity, Q::Item<'a>)) {
+    unsafe fn walk_block(
+        self,
+        range: Range<usize>,
+        f: &mut impl FnMut(Entity, Q::Item<'a>),
+    ) -> bool {
         // Two copies of the loop: with nothing disabled, the check folds
         // away and the walk is the plain join.
         match self.disabled {
@@ -180,16 +188,26 @@ impl<'a, Q: QueryData, F: QueryFilter> Pass<'a, Q, F> {
         range: Range<usize>,
         f: &mut impl FnMut(Entity, Q::Item<'a>),
         enabled: impl Fn(Entity) -> bool,
-    ) {
+    ) -> bool {
         let start = range.start;
         let entities = &self.entities[range.clone()];
         if let Some(block) = Q::block(self.query, self.run, self.driver, range) {
-            for (k, &entity) in entities.iter().enumerate() {
+            // An item that does not use `entity` drops its load, and with
+            // one counter the compiler unrolls the loop (callgrind, a walk
+            // of 10,000 aligned (Position, Velocity): 11% fewer
+            // instructions than `entities.iter().enumerate()`).
+            #[allow(
+                clippy::needless_range_loop,
+                reason = "one counter, so that the loop unrolls"
+            )]
+            for k in 0..entities.len() {
+                let entity = entities[k];
                 if F::matches(self.filter, entity, start + k) && enabled(entity) {
                     // SAFETY: the block covers `k`; each position once.
                     f(entity, unsafe { Q::fetch_block(block, k) });
                 }
             }
+            true
         } else {
             for (k, &entity) in entities.iter().enumerate() {
                 if F::matches(self.filter, entity, start + k) && enabled(entity) {
@@ -200,6 +218,7 @@ impl<'a, Q: QueryData, F: QueryFilter> Pass<'a, Q, F> {
                     }
                 }
             }
+            false
         }
     }
 
@@ -239,10 +258,16 @@ impl<'a, Q: QueryData, F: QueryFilter> Pass<'a, Q, F> {
     #[inline]
     pub(super) unsafe fn walk(self, range: Range<usize>, f: &mut impl FnMut(Entity, Q::Item<'a>)) {
         let mut start = range.start;
+        let mut len = BLOCK;
         while start < range.end {
-            let end = (start + BLOCK).min(range.end);
+            let end = (start + len).min(range.end);
             // SAFETY: blocks of `range` are disjoint; forwarded contract.
-            unsafe { self.walk_block(start..end, f) };
+            let joined = unsafe { self.walk_block(start..end, f) };
+            // A block joined by position suggests its neighbours are too
+            // (pools filled together stay aligned): the next block is
+            // twice as long, so a large aligned join checks a few blocks,
+            // not one per `BLOCK` entities.
+            len = if joined { len.saturating_mul(2) } else { BLOCK };
             start = end;
         }
     }
