@@ -79,6 +79,8 @@ pub struct Engine {
     last_start: Option<Instant>,
     /// Tick-stamped input, delivered before each tick.
     inputs: Vec<Box<dyn InputPump>>,
+    /// How long the last tick spent delivering `inputs`.
+    input_time: Duration,
     /// Real time given to [`advance`](Engine::advance) and not simulated
     /// yet, in seconds (less than one step between calls).
     unticked: f64,
@@ -147,6 +149,7 @@ impl Engine {
             ticks: 0,
             last_start: None,
             inputs,
+            input_time: Duration::ZERO,
             unticked: 0.0,
             max_catch_up: DEFAULT_MAX_CATCH_UP,
         }
@@ -190,8 +193,12 @@ impl Engine {
                 self.registry.insert_resource(tick);
             }
         }
-        for input in &mut self.inputs {
-            input.deliver(&mut self.registry, tick.number);
+        if !self.inputs.is_empty() {
+            let started = Instant::now();
+            for input in &mut self.inputs {
+                input.deliver(&mut self.registry, tick.number);
+            }
+            self.input_time = started.elapsed();
         }
         self.schedule.run(&mut self.registry, tick)?;
         Ok(tick)
@@ -333,6 +340,26 @@ impl Engine {
             .iter()
             .find(|input| input.input_type() == std::any::TypeId::of::<T>())
             .map(|input| input.stats())
+    }
+
+    /// How long the last [`tick`](Self::tick) spent delivering its
+    /// tick-stamped input (see [`EngineBuilder::input_producer`]): waiting
+    /// for the producers to finish that tick, then moving the values into
+    /// the registry. [`Duration::ZERO`] for an engine without such input or
+    /// before the first tick.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ecs_runtime::Engine;
+    ///
+    /// let mut engine = Engine::builder().build().unwrap();
+    /// engine.tick().unwrap();
+    /// assert_eq!(engine.last_input_time(), Duration::ZERO);
+    /// ```
+    pub fn last_input_time(&self) -> Duration {
+        self.input_time
     }
 
     /// Closes every input channel: producers' sends fail from now on, and

@@ -78,7 +78,8 @@ pub enum TryPushError<T> {
     #[error("the event queue is closed; the event was not queued and is returned")]
     Closed(T),
     /// The queue's lock stayed held by another thread (one descheduled
-    /// while holding it); `try_push` does not wait for it. Try again.
+    /// while holding it, or a push growing the buffer); `try_push` does not
+    /// wait for it. Try again.
     #[error(
         "the event queue is busy (its lock is held by another thread); the event was not queued and is returned"
     )]

@@ -2,7 +2,7 @@
 //!
 //! Normal builds use `parking_lot`'s `Mutex` and `Condvar` directly. Under
 //! `--cfg loom` the same names wrap loom's model-checked primitives, so the
-//! queue's blocking and close logic (the code in `queue.rs`, unchanged) can be
+//! queue's blocking and close logic (the code in `queue/`, unchanged) can be
 //! explored exhaustively by `tests/loom.rs`. Loom has no model of time, so its
 //! `wait_until` releases the lock, lets any other thread run, re-takes the lock
 //! and reports a timeout: a timer that may fire at any point of the schedule.

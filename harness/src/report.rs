@@ -66,8 +66,8 @@ pub struct Report {
 /// Where one tick's time went: mean microseconds per tick over the run
 /// (the ticks' first runs only, with `--rollback`).
 ///
-/// `mean_us = waves_us + applies_us + executor_us`, except that
-/// `executor_us` is never below 0 (timer rounding).
+/// `mean_us = waves_us + applies_us + input_us + executor_us`, except
+/// that `executor_us` is never below 0 (timer rounding).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct TickTime {
     /// The whole `Engine::tick` call.
@@ -78,10 +78,14 @@ pub struct TickTime {
     /// Applying the waves' command buffers (the sum of the waves'
     /// `apply_us`).
     pub applies_us: f64,
+    /// Delivering the tick's input
+    /// ([`Engine::last_input_time`](ecs_runtime::Engine::last_input_time)):
+    /// mostly waiting for the input thread to finish the tick.
+    pub input_us: f64,
     /// The rest: the executor's own time. Handing the tick to the pool and
     /// back (or deciding to keep it on the calling thread), starting each
-    /// wave, ageing the event channels, delivering the tick's input, and
-    /// the one-shot systems and state transitions, if any.
+    /// wave, ageing the event channels, and the one-shot systems and state
+    /// transitions, if any.
     pub executor_us: f64,
 }
 
@@ -185,6 +189,8 @@ pub(crate) struct Samples {
     systems: Vec<Vec<f32>>,
     /// The `Engine::tick` calls' wall time, summed.
     ticks_wall: Duration,
+    /// Their input delivery's time, summed.
+    input_wall: Duration,
     /// Summed wall and apply time of each wave, and the ticks it ran in
     /// parallel.
     waves: Vec<(Duration, Duration, u64)>,
@@ -212,6 +218,7 @@ impl Samples {
     /// and the entities alive.
     pub(crate) fn record(&mut self, engine: &Engine, wall: Duration) {
         self.ticks_wall += wall;
+        self.input_wall += engine.last_input_time();
         for (samples, (_, _, time)) in self
             .systems
             .iter_mut()
@@ -248,18 +255,23 @@ impl Samples {
     /// Where the ticks' time went; `waves` as [`stats`](Self::stats) gives
     /// them.
     pub(crate) fn tick_time(&self, waves: &[WaveStats]) -> TickTime {
-        let mean_us = if self.ticks == 0 {
-            0.0
-        } else {
-            self.ticks_wall.as_secs_f64() * 1e6 / self.ticks as f64
+        let per_tick = |d: Duration| {
+            if self.ticks == 0 {
+                0.0
+            } else {
+                d.as_secs_f64() * 1e6 / self.ticks as f64
+            }
         };
+        let mean_us = per_tick(self.ticks_wall);
+        let input_us = per_tick(self.input_wall);
         let waves_us: f64 = waves.iter().map(|w| w.mean_us).sum();
         let applies_us: f64 = waves.iter().map(|w| w.apply_us).sum();
         TickTime {
             mean_us,
             waves_us,
             applies_us,
-            executor_us: (mean_us - waves_us - applies_us).max(0.0),
+            input_us,
+            executor_us: (mean_us - waves_us - applies_us - input_us).max(0.0),
         }
     }
 
@@ -399,8 +411,8 @@ impl fmt::Display for Report {
         let t = &self.tick_time;
         writeln!(
             f,
-            "tick time         mean {:.1} µs: waves {:.1}, applies {:.1}, executor {:.1}",
-            t.mean_us, t.waves_us, t.applies_us, t.executor_us
+            "tick time         mean {:.1} µs: waves {:.1}, applies {:.1}, input {:.1}, executor {:.1}",
+            t.mean_us, t.waves_us, t.applies_us, t.input_us, t.executor_us
         )?;
         if let Some(r) = &self.rollback {
             writeln!(

@@ -89,10 +89,12 @@ impl<Q: QueryData, F: QueryFilter> fmt::Debug for View<'_, Q, F> {
 
 /// Entities per block, at first: a view checks once per block whether all
 /// its pools hold the driver's entities at the same positions, and then
-/// joins the block by position, with no lookup. A serial walk doubles the
-/// next block after one joined by position and starts again from `BLOCK`
-/// after one that was not (the blocks' checks were about 4% of a walk of
-/// 10,000 aligned entities at a fixed 512).
+/// joins the block by position, with no lookup. A walk (`each`, or one
+/// chunk of a `par_each`) doubles the next block after one joined by
+/// position and starts again from `BLOCK` after one that was not, a grown
+/// block that is not joined being walked in parts of `BLOCK` (the blocks'
+/// checks were about 4% of a walk of 10,000 aligned entities at a fixed
+/// 512). [`ViewIter`] keeps blocks of `BLOCK`.
 pub(super) const BLOCK: usize = 512;
 
 /// `true` when neither the query nor the filter offers a pool to drive a
@@ -177,7 +179,10 @@ impl<'a, Q: QueryData, F: QueryFilter> Pass<'a, Q, F> {
     }
 
     /// [`walk_block`](Self::walk_block) over the entities for which
-    /// `enabled` holds.
+    /// `enabled` holds. A block longer than [`BLOCK`] that is not joined by
+    /// position as a whole is walked in parts of `BLOCK`, each joined by
+    /// position if it can be: one entity out of place then sends `BLOCK`
+    /// entities to the lookups, not the whole block.
     ///
     /// # Safety
     ///
@@ -189,9 +194,43 @@ impl<'a, Q: QueryData, F: QueryFilter> Pass<'a, Q, F> {
         f: &mut impl FnMut(Entity, Q::Item<'a>),
         enabled: impl Fn(Entity) -> bool,
     ) -> bool {
+        let block = Q::block(self.query, self.run, self.driver, range.clone());
+        if block.is_none() && range.len() > BLOCK {
+            let mut start = range.start;
+            while start < range.end {
+                let end = (start + BLOCK).min(range.end);
+                let part = Q::block(self.query, self.run, self.driver, start..end);
+                // SAFETY: the parts of `range` are disjoint; forwarded
+                // contract.
+                unsafe { self.walk_part(start..end, part, f, &enabled) };
+                start = end;
+            }
+            return false;
+        }
+        let joined = block.is_some();
+        // SAFETY: forwarded contract.
+        unsafe { self.walk_part(range, block, f, enabled) };
+        joined
+    }
+
+    /// Calls `f` for every matching entity of `range` for which `enabled`
+    /// holds: by position in `block` when it is `Some` (what
+    /// [`QueryData::block`] gave for `range`), else by lookups.
+    ///
+    /// # Safety
+    ///
+    /// As `walk_block`.
+    #[inline(always)]
+    unsafe fn walk_part(
+        self,
+        range: Range<usize>,
+        block: Option<Q::Block<'a>>,
+        f: &mut impl FnMut(Entity, Q::Item<'a>),
+        enabled: impl Fn(Entity) -> bool,
+    ) {
         let start = range.start;
-        let entities = &self.entities[range.clone()];
-        if let Some(block) = Q::block(self.query, self.run, self.driver, range) {
+        let entities = &self.entities[range];
+        if let Some(block) = block {
             // An item that does not use `entity` drops its load, and with
             // one counter the compiler unrolls the loop (callgrind, a walk
             // of 10,000 aligned (Position, Velocity): 11% fewer
@@ -207,7 +246,6 @@ impl<'a, Q: QueryData, F: QueryFilter> Pass<'a, Q, F> {
                     f(entity, unsafe { Q::fetch_block(block, k) });
                 }
             }
-            true
         } else {
             for (k, &entity) in entities.iter().enumerate() {
                 if F::matches(self.filter, entity, start + k) && enabled(entity) {
@@ -218,7 +256,6 @@ impl<'a, Q: QueryData, F: QueryFilter> Pass<'a, Q, F> {
                     }
                 }
             }
-            false
         }
     }
 

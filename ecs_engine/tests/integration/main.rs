@@ -14,6 +14,7 @@ mod disabled;
 mod filters;
 mod hierarchy;
 mod join_changes;
+mod long_joins;
 mod model;
 mod par_fold;
 mod query_language;

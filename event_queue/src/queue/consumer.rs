@@ -15,9 +15,10 @@ use crate::sync::MutexGuard;
 impl<T: Send> EventQueue<T> {
     /// Removes and returns the oldest event, or `None` if the queue is empty.
     /// Never waits: the lock is only tried (a few times), so a thread that
-    /// was descheduled while holding it cannot stall this call; `None` is
-    /// then returned as well (the queue looked busy, so nothing was taken:
-    /// no event is lost, and the next call will see it).
+    /// was descheduled while holding it, or a push growing the buffer,
+    /// cannot stall this call; `None` is then returned as well (the queue
+    /// looked busy, so nothing was taken: no event is lost, and the next
+    /// call will see it).
     ///
     /// `None` does not say whether the queue is closed; ask
     /// [`is_closed`](Self::is_closed) (before asking

@@ -49,10 +49,12 @@
 //!    copy the events into the fresh buffer) was tried and measured 1.5x
 //!    slower than a plain mutex-and-swap queue with 4 producers: every
 //!    producer that found the buffer full allocated its own, and the copy
-//!    into untouched pages ran under the lock anyway.
-//!    [`EventQueue::try_pop`] and [`EventQueue::try_push`] only *try* the
-//!    lock (a few times), so they return promptly even when the holder was
-//!    descheduled.
+//!    into untouched pages ran under the lock anyway. (A program whose
+//!    `#[global_allocator]` pushes to or pops from a queue would deadlock
+//!    on that queue's growth.) [`EventQueue::try_pop`] and
+//!    [`EventQueue::try_push`] only *try* the lock (a few times), so they
+//!    return promptly even when the holder was descheduled or is growing
+//!    the buffer.
 //!
 //! The blocking and close logic is model-checked with loom (`tests/loom.rs`,
 //! through the seam in `sync.rs`).
@@ -99,10 +101,11 @@ use crate::sync::{Condvar, Mutex, MutexGuard};
 const MAX_RECYCLED_CAPACITY: usize = 1 << 16;
 
 /// How many times [`EventQueue::try_pop`] and [`EventQueue::try_push`] try
-/// the lock before giving up: the lock is only ever held for a few
-/// instructions (invariant 6; a growing push for a `realloc`), so a lock
+/// the lock before giving up: the lock is held for a few instructions, or
+/// for a `realloc` when a push grows the buffer (invariant 6), so a lock
 /// still taken after these tries belongs to a thread that was descheduled
-/// while holding it, and waiting for it would not be "without waiting".
+/// while holding it or is growing the buffer, and waiting for it would not
+/// be "without waiting".
 const TRY_LOCK_SPINS: u32 = 64;
 
 /// A thread-safe FIFO queue of events for many producers and many consumers.

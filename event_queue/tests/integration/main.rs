@@ -5,5 +5,6 @@
 //! `cargo test -p event_queue --test integration -- <module>::`.
 
 mod blocking;
+mod growth_and_close;
 mod model;
 mod stress;
