@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use ecs_engine::{Changed, Entity, Registry, With, Without};
+use ecs_engine::{ChangeTick, Changed, Entity, Registry, With, Without};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct A(u32);
@@ -87,6 +87,22 @@ fn world(n: u32, breaks: &[u32], holes: &[u32], disabled: &[u32]) -> World {
 
 /// Visits through every serial and parallel walk; checks each against the
 /// model, and that the writes landed once.
+/// Starts a new change tick and adds `add` to the `A` of every owner of
+/// `B` with `Tag` through a `&mut A` walk; the change tick before it, and
+/// the entities written.
+fn write_tagged(w: &mut World, add: u32) -> (ChangeTick, Vec<Entity>) {
+    let since = w.registry.change_tick();
+    w.registry.advance_change_tick();
+    let mut written = Vec::new();
+    w.registry
+        .view_filtered::<(Entity, &mut A, &B), With<Tag>>()
+        .each(|(e, a, _)| {
+            written.push(e);
+            a.0 += add;
+        });
+    (since, written)
+}
+
 fn check(w: &mut World, label: &str) {
     let live = |m: &Model| !m.disabled;
     // (Entity, &mut A, &B): serial each, every owner once; A += 1.
@@ -138,15 +154,7 @@ fn check(w: &mut World, label: &str) {
 
     // Change detection: only the With<Tag> owners of B are written through
     // `&mut A` now; Changed<A> since then must be exactly them.
-    let since = w.registry.change_tick();
-    w.registry.advance_change_tick();
-    let mut written = Vec::new();
-    w.registry
-        .view_filtered::<(Entity, &mut A, &B), With<Tag>>()
-        .each(|(e, a, _)| {
-            written.push(e);
-            a.0 += 100;
-        });
+    let (since, mut written) = write_tagged(w, 100);
     // A read-only walk over everything marks nothing.
     let mut n = 0;
     w.registry.view::<(&A, &B, &C)>().each(|_| n += 1);
@@ -298,15 +306,7 @@ fn a_doubled_joined_block_is_walked_once_per_position() {
         .map(|(&e, m)| (e, m.a))
         .collect();
     assert_eq!(seen, expected);
-    let since = w.registry.change_tick();
-    w.registry.advance_change_tick();
-    let mut written = Vec::new();
-    w.registry
-        .view_filtered::<(Entity, &mut A, &B), With<Tag>>()
-        .each(|(e, a, _)| {
-            written.push(e);
-            a.0 += 1;
-        });
+    let (since, written) = write_tagged(&mut w, 1);
     let changed: Vec<Entity> = w
         .registry
         .view_since::<(Entity, &A), Changed<A>>(since)
