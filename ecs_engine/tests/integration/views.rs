@@ -95,7 +95,7 @@ fn a_join_aligned_for_some_blocks_and_not_for_others_visits_each_owner_once() {
     // blocks growing while they stay aligned; here the alignment breaks
     // after a few thousand entities (B's entries of a middle stretch move
     // to B's end) and holds again after that stretch.
-    let n: u32 = if cfg!(miri) { 1_200 } else { 6_000 };
+    let n: u32 = if cfg!(miri) { 700 } else { 6_000 };
     let moved = n / 2..n / 2 + n / 10;
     let mut registry = Registry::new();
     let entities: Vec<Entity> = (0..n).map(|i| registry.spawn((A(i), B(i)))).collect();
