@@ -279,6 +279,10 @@ fn ids_and_world_do_not_depend_on_threads_or_timing() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "under Miri the test above runs the same two runs and compares their reports, placeholders included"
+)]
 fn placeholder_resolution_is_deterministic_across_threads() {
     let resolved = |outcome: &Outcome| -> Vec<Option<Entity>> {
         outcome
@@ -290,8 +294,7 @@ fn placeholder_resolution_is_deterministic_across_threads() {
     let reference = run(1, 0);
     let expected = resolved(&reference);
     assert!(expected.iter().all(Option::is_some));
-    let seeds = if cfg!(miri) { 1..2 } else { 1..10 };
-    for seed in seeds {
+    for seed in 1..10 {
         assert_eq!(resolved(&run(8, seed)), expected, "seed {seed}");
     }
 }

@@ -133,8 +133,11 @@ fn parents_children_and_both_despawned_by_several_buffers_in_every_order() {
     ];
     let orders = permutations(systems.len());
     assert_eq!(orders.len(), 24);
+    // Under Miri, which interprets the unsafe apply paths the same way in
+    // every order, every fifth order (five, with different outcomes).
+    let step = if cfg!(miri) { 5 } else { 1 };
     let mut distinct = std::collections::BTreeSet::new();
-    for order in orders {
+    for order in orders.into_iter().step_by(step) {
         let (mut registry, h) = world();
         let (mut direct, _) = world();
         let mut buffers: Vec<CommandBuffer> = order

@@ -94,8 +94,9 @@ impl<Q: QueryData, F: QueryFilter> fmt::Debug for View<'_, Q, F> {
 /// position and starts again from `BLOCK` after one that was not, a grown
 /// block that is not joined being walked in parts of `BLOCK` (the blocks'
 /// checks were about 4% of a walk of 10,000 aligned entities at a fixed
-/// 512). [`ViewIter`] keeps blocks of `BLOCK`.
-pub(super) const BLOCK: usize = 512;
+/// 512). [`ViewIter`] keeps blocks of `BLOCK`. Under Miri 64, so that
+/// tests small enough for it still grow blocks and walk them in parts.
+pub(super) const BLOCK: usize = if cfg!(miri) { 64 } else { 512 };
 
 /// `true` when neither the query nor the filter offers a pool to drive a
 /// view, so the alive entities must.

@@ -618,8 +618,9 @@ impl Pools {
     /// [`run_serial`](crate::run_serial) (a one-thread schedule) they go
     /// one after the other as well.
     pub(crate) fn remove_entities(&mut self, entities: &[Entity]) {
-        /// Removals below which the pools are not worth a parallel split.
-        const PARALLEL_REMOVALS: usize = 256;
+        /// Removals below which the pools are not worth a parallel split
+        /// (under Miri 32, so that its small tests take the parallel path).
+        const PARALLEL_REMOVALS: usize = if cfg!(miri) { 32 } else { 256 };
         if self.slots.iter_mut().any(|s| s.cell.get_mut().needs_drop()) {
             for &entity in entities {
                 self.remove_entity(entity);

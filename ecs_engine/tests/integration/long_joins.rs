@@ -287,10 +287,14 @@ fn long_joins_broken_at_chosen_points_match_the_model() {
 /// Small enough for Miri: a joined block of 1,024 positions (the second
 /// block, after one of 512), then a broken one, walked serially with
 /// `&mut` terms, a filter, Option and Entity terms; then Changed<A>.
+/// Under Miri, whose views start from blocks of 64, a grown block of 128
+/// after one of 64, in a quarter of the entities.
 #[test]
 fn a_doubled_joined_block_is_walked_once_per_position() {
-    let n = 1_600;
-    let mut w = world(n, &[n - 2], &[], &[3, 700]);
+    let n: u32 = if cfg!(miri) { 256 } else { 1_600 };
+    // A tagged entity (a multiple of 7) in the grown block, disabled.
+    let disabled = if cfg!(miri) { 112 } else { 700 };
+    let mut w = world(n, &[n - 2], &[], &[3, disabled]);
     let mut seen = BTreeMap::new();
     w.registry
         .view_filtered::<(Entity, &mut A, Option<&C>, &B), Without<Tag>>()
@@ -316,7 +320,7 @@ fn a_doubled_joined_block_is_walked_once_per_position() {
     assert_eq!(changed.len(), written.len());
     assert_eq!(
         written.len(),
-        (0..n).filter(|i| i % 7 == 0 && *i != 700).count()
+        (0..n).filter(|i| i % 7 == 0 && *i != disabled).count()
     );
     for e in written {
         assert!(changed.contains(&e));

@@ -282,7 +282,7 @@ proptest! {
     /// model says were added or changed after it, and the removal log
     /// lists exactly the model's removals.
     #[test]
-    fn filters_and_the_log_match_a_model(ops in prop::collection::vec(op(), 1..60)) {
+    fn filters_and_the_log_match_a_model(ops in prop::collection::vec(op(), 1..if cfg!(miri) { 30 } else { 60 })) {
         let (mut registry, ids) = registry_with(&["hp"]);
         let hp = ids[0];
         registry.track_changes_raw(hp).unwrap();
