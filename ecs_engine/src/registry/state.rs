@@ -3,7 +3,8 @@
 //! by entity re-insertion.
 //!
 //! A [`RegistryState`] holds a copy of every component pool (values,
-//! dense and sparse arrays, change ticks and removal logs), the entity
+//! dense array, change ticks and removal logs; no sparse index, which a
+//! restore re-points from the dense array), the entity
 //! allocator (live handles, generations, free list, reserved handles),
 //! the change clock, the hierarchy flag and the resources whose type
 //! opted in (with their change ticks). A restore makes the registry equal to the state in every

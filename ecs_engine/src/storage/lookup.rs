@@ -20,9 +20,6 @@ use crate::Entity;
 /// make more tests cross page boundaries.
 pub const PAGE_LEN: usize = if cfg!(miri) { 256 } else { 4096 };
 pub(super) const EMPTY: u32 = u32::MAX;
-/// What one slot set by [`SparseIndex::copy_mapping`] costs, in slots
-/// copied with a whole page: a scattered write against a streamed one.
-const SCATTERED_WRITE_COST: usize = 8;
 
 /// A paged map from entity index to dense position.
 #[derive(Debug, Default, Clone)]
@@ -136,33 +133,24 @@ impl SparseIndex {
         }
     }
 
-    /// Makes the index map `src_dense` (a set's entities, in dense order,
-    /// as `src` maps them) when it maps `own_dense` now: equal to `src`
-    /// for every index either set holds. Copies `src`'s pages whole when
-    /// the sets are dense in them; otherwise empties the slots of
-    /// `own_dense` and sets those of `src_dense` one by one, so a pool of
-    /// a few entities spread over a large index range (a shoot'em up's
-    /// bullets) costs those entities, not its 16 KiB pages. Pages only
-    /// the old mapping had stay allocated, empty: lookups read them as
-    /// missing pages.
-    pub(crate) fn copy_mapping(
-        &mut self,
-        src: &SparseIndex,
-        own_dense: &[Entity],
-        src_dense: &[Entity],
-    ) {
-        let src_slots = src.pages.iter().flatten().count() * PAGE_LEN;
-        // A slot set one by one costs a few times a slot copied with its
-        // page (a scattered write against a streamed one).
-        if (own_dense.len() + src_dense.len()) * SCATTERED_WRITE_COST >= src_slots {
-            self.pages.clone_from(&src.pages);
-            return;
+    /// Makes the index map `new_dense` (a set's entities, in dense order)
+    /// when it maps `old_dense` now, writing only the slots of positions
+    /// whose entity differs: first it empties those of `old_dense`, then it
+    /// sets those of `new_dense` (so an entity that moved ends at its new
+    /// position). A restore a few frames back, where most entities kept
+    /// their positions, costs a compare of the two arrays and the moved
+    /// entities. Pages only the old mapping had stay allocated, empty:
+    /// lookups read them as missing pages.
+    pub(crate) fn remap(&mut self, old_dense: &[Entity], new_dense: &[Entity]) {
+        for (position, entity) in old_dense.iter().enumerate() {
+            if new_dense.get(position) != Some(entity) {
+                self.clear_slot(entity.index());
+            }
         }
-        for entity in own_dense {
-            self.clear_slot(entity.index());
-        }
-        for (position, entity) in src_dense.iter().enumerate() {
-            self.set(entity.index(), position);
+        for (position, entity) in new_dense.iter().enumerate() {
+            if old_dense.get(position) != Some(entity) {
+                self.set(entity.index(), position);
+            }
         }
     }
 

@@ -21,6 +21,7 @@ use parking_lot::{Mutex, RwLock};
 
 use super::blob_pool::BlobPool;
 use super::pools::{ErasedPool, PoolSlot, Pools, as_blob, fast_slot, typed_mut};
+use crate::storage::sparse_set::CopySide;
 use crate::{
     ChildOf, Children, Component, ComponentId, ComponentInfo, Disabled, Entity, EntityMap,
     MapEntities, SparseSet, StateError,
@@ -29,12 +30,15 @@ use crate::{
 /// How to copy one slot's pool.
 #[derive(Clone, Copy)]
 pub(crate) struct PoolCopy {
-    /// A copy of the pool, with its own identity for views.
-    pub(super) copy: fn(&dyn ErasedPool) -> Box<dyn ErasedPool>,
+    /// A copy of the pool, with its own identity for views: a saved copy,
+    /// or, with `true`, one indexed to become a registry's pool (see
+    /// `SparseSet::copy_state`).
+    pub(super) copy: fn(&dyn ErasedPool, bool) -> Box<dyn ErasedPool>,
     /// Makes the first pool equal to the second (the current change tick
     /// next), reusing its allocations where it can; copies the values
-    /// only when told both hold the same entities in the same order.
-    restore: fn(&mut dyn ErasedPool, &dyn ErasedPool, u32, bool),
+    /// only when told both hold the same entities in the same order. The
+    /// side says which pool is the saved copy.
+    restore: fn(&mut dyn ErasedPool, &dyn ErasedPool, u32, bool, CopySide),
     /// Copies from the second pool into the first the components written
     /// after a tick (see `SparseSet::copy_changed`), for a typed pool;
     /// `false` when either keeps no ticks.
@@ -80,8 +84,8 @@ pub(super) fn typed<T: Component>(pool: &dyn ErasedPool) -> &SparseSet<T> {
         .expect("a pool's type matches its id")
 }
 
-fn copy_typed<T: Component + Clone>(pool: &dyn ErasedPool) -> Box<dyn ErasedPool> {
-    Box::new(typed::<T>(pool).copy_state())
+fn copy_typed<T: Component + Clone>(pool: &dyn ErasedPool, indexed: bool) -> Box<dyn ErasedPool> {
+    Box::new(typed::<T>(pool).copy_state(indexed))
 }
 
 fn restore_typed<T: Component + Clone>(
@@ -89,8 +93,9 @@ fn restore_typed<T: Component + Clone>(
     src: &dyn ErasedPool,
     now: u32,
     same_structure: bool,
+    side: CopySide,
 ) {
-    typed_mut::<T>(dst).restore_from(typed::<T>(src), now, same_structure);
+    typed_mut::<T>(dst).restore_from(typed::<T>(src), now, same_structure, side);
 }
 
 fn copy_changed_typed<T: Component + Clone>(
@@ -152,7 +157,9 @@ fn clone_blob_value(pool: &mut dyn ErasedPool, from: Entity, to: Entity) -> bool
         .clone_value(from, to)
 }
 
-fn copy_blob(pool: &dyn ErasedPool) -> Box<dyn ErasedPool> {
+/// A byte copy of a run-time component's pool, index included (a blob
+/// pool's copy is always indexed).
+fn copy_blob(pool: &dyn ErasedPool, _indexed: bool) -> Box<dyn ErasedPool> {
     let copy = as_blob(pool).copy_bytes().unwrap_or_else(|| {
         // A pool with a destructor never gets these functions (`bytes`
         // is given only to plain-byte pools): what failed is memory.
@@ -161,8 +168,14 @@ fn copy_blob(pool: &dyn ErasedPool) -> Box<dyn ErasedPool> {
     Box::new(copy)
 }
 
-fn restore_blob(dst: &mut dyn ErasedPool, src: &dyn ErasedPool, _now: u32, _same: bool) {
-    let copy = copy_blob(src);
+fn restore_blob(
+    dst: &mut dyn ErasedPool,
+    src: &dyn ErasedPool,
+    _now: u32,
+    _same: bool,
+    _side: CopySide,
+) {
+    let copy = copy_blob(src, true);
     let dst = (dst as &mut dyn Any)
         .downcast_mut::<BlobPool>()
         .expect("a run-time component's pool is a BlobPool");
@@ -184,24 +197,25 @@ pub(crate) struct RestoreTimes {
 
 impl PoolCopy {
     /// Makes `dst` equal to `src`, copying as little as `apart` allows:
-    /// the components written after its tick (by the ticks of `src` when
-    /// `src_ticks`, of `dst` otherwise; `current` is the registry's
-    /// change tick), the values, or the whole pool (`now` stamps the
-    /// values of a pool that starts tracking changes here).
+    /// the components written after its tick (by the ticks of the registry
+    /// pool: `src` in a save, `side` [`CopySide::Into`], `dst` in a
+    /// restore; `current` is the registry's change tick), the values, or
+    /// the whole pool (`now` stamps the values of a pool that starts
+    /// tracking changes here).
     pub(super) fn make_equal(
         &self,
         dst: &mut dyn ErasedPool,
         src: &dyn ErasedPool,
         apart: Apart,
         (now, current): (u32, u32),
-        src_ticks: bool,
+        side: CopySide,
     ) {
         if let (Apart::Delta(since), Some(changed)) = (apart, self.changed)
-            && changed(dst, src, since, current, src_ticks)
+            && changed(dst, src, since, current, side == CopySide::Into)
         {
             return;
         }
-        (self.restore)(dst, src, now, apart != Apart::Whole);
+        (self.restore)(dst, src, now, apart != Apart::Whole, side);
     }
 
     /// The copy of `SparseSet<T>`.
@@ -417,7 +431,7 @@ impl Pools {
                         pool,
                         Apart::of(*synced, pool, since),
                         (now, now),
-                        true,
+                        CopySide::Into,
                     );
                     *synced = Some(PoolSync::of(pool));
                 }
@@ -425,7 +439,7 @@ impl Pools {
                     let fresh = SavedPool {
                         info: slot.info.clone(),
                         copy,
-                        pool: (copy.copy)(pool),
+                        pool: (copy.copy)(pool, false),
                         synced: Mutex::new(Some(PoolSync::of(pool))),
                     };
                     if i < saved.len() {
@@ -490,8 +504,13 @@ impl Pools {
             let was_tracking = pool.is_tracking();
             let mut synced = copy.synced.lock();
             let apart = Apart::of(*synced, &**pool, since);
-            copy.copy
-                .make_equal(&mut **pool, &*copy.pool, apart, (now, current), false);
+            copy.copy.make_equal(
+                &mut **pool,
+                &*copy.pool,
+                apart,
+                (now, current),
+                CopySide::From,
+            );
             // The copy's marks may be of a later moment than its ticks (a
             // ring's mirror undone to an older frame), the pool's own of
             // a moment after the state: none may lie ahead of the clock.
@@ -573,7 +592,7 @@ impl Pools {
         let id = ComponentId::from_u32(
             u32::try_from(self.slots.len()).expect("fewer than 2^32 component types"),
         );
-        let mut pool = (copy.copy.copy)(&*copy.pool);
+        let mut pool = (copy.copy.copy)(&*copy.pool, true);
         // As in `restore`: no mark of the copy may lie ahead of the clock.
         pool.clock_moved(now);
         *copy.synced.lock() = Some(PoolSync::of(&*pool));

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use super::pool_copy::{Apart, PoolCopy, PoolSync, SavedPool, typed};
 use super::pools::{ErasedPool, PoolSlot, Pools, typed_mut};
-use crate::storage::sparse_set::Replaced;
+use crate::storage::sparse_set::{CopySide, Replaced};
 use crate::{Component, StateError};
 
 pub(super) fn changed_undo_typed<T: Component + Clone>(
@@ -79,7 +79,7 @@ impl FrameTask<'_> {
                     pool,
                     Apart::of(*synced, pool, None),
                     (now, now),
-                    true,
+                    CopySide::Into,
                 );
                 *synced = Some(PoolSync::of(pool));
                 spare
@@ -87,7 +87,7 @@ impl FrameTask<'_> {
             _ => SavedPool {
                 info: slot.info.clone(),
                 copy,
-                pool: (copy.copy)(pool),
+                pool: (copy.copy)(pool, false),
                 synced: Mutex::new(Some(PoolSync::of(pool))),
             },
         };

@@ -15,7 +15,7 @@
 //! written positions, run cache) is in `lookup.rs` too.
 
 mod copy;
-pub(crate) use copy::Replaced;
+pub(crate) use copy::{CopySide, Replaced};
 mod remove_many;
 
 use super::claims::RawParts;

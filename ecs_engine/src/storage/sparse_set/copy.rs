@@ -1,21 +1,44 @@
 //! Whole-set copies for in-memory states (`registry/state.rs`): a copy
 //! with its change ticks and removal log, and a restore that makes a set
 //! equal to a copy while reusing the set's allocations.
+//!
+//! A saved copy keeps no sparse index: it is only ever read by dense
+//! position (a restore, a delta, an undo), and a set of a few thousand
+//! entities spread over a large index range would copy 16 KiB pages per
+//! save for nothing. A restore into a live set re-points that set's slots
+//! from the copy's dense array instead.
 
 use super::SparseSet;
 use std::ops::Range;
 
 use crate::change::stamps;
 use crate::change::ticks::{self, ChangeTicks};
-use crate::storage::lookup::RunInfo;
+use crate::storage::lookup::{RunInfo, SparseIndex};
 use crate::storage::prefetch::prefetch;
+
+/// Which side of a [`SparseSet::restore_from`] is a saved copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CopySide {
+    /// The set is a saved copy (a save): it keeps no sparse index.
+    Into,
+    /// The source is a saved copy (a restore): the set's index is
+    /// re-pointed from the copy's dense array.
+    From,
+}
 
 impl<T: Clone> SparseSet<T> {
     /// A copy of the set, change ticks and removal log included, with its
-    /// own identity for views (a fresh run cache).
-    pub(crate) fn copy_state(&self) -> Self {
+    /// own identity for views (a fresh run cache). With `indexed`, its
+    /// sparse index is built from its dense array (a copy that becomes a
+    /// registry's pool); otherwise it has none (a saved copy, see the
+    /// module docs).
+    pub(crate) fn copy_state(&self, indexed: bool) -> Self {
+        let mut sparse = SparseIndex::default();
+        if indexed {
+            sparse.remap(&[], &self.dense);
+        }
         SparseSet {
-            sparse: self.sparse.clone(),
+            sparse,
             dense: self.dense.clone(),
             data: self.data.clone(),
             runs: RunInfo::default(),
@@ -28,20 +51,28 @@ impl<T: Clone> SparseSet<T> {
 
     /// Makes the set equal to `src` (entities, values, change ticks and
     /// removal log), cloning into the set's own allocations where they
-    /// are large enough. The set keeps its identity; views see the
-    /// change as a clear (they check their cached runs again). A set that
-    /// tracks changes where `src` does not keeps tracking, every value
-    /// stamped with `now` (as [`Registry::track_changes`](crate::Registry::track_changes) does), its
+    /// are large enough; `side` says which of the two is a saved copy
+    /// (whose sparse index is empty). The set keeps its identity; views
+    /// see the change as a clear (they check their cached runs again). A
+    /// set that tracks changes where `src` does not keeps tracking, every
+    /// value stamped with `now` (as [`Registry::track_changes`](crate::Registry::track_changes) does), its
     /// removal log kept.
     ///
     /// With `same_structure` (the caller knows both sets hold the same
     /// entities in the same dense order) only the values and change
     /// ticks are copied, and views see no change.
-    pub(crate) fn restore_from(&mut self, src: &Self, now: u32, same_structure: bool) {
+    pub(crate) fn restore_from(
+        &mut self,
+        src: &Self,
+        now: u32,
+        same_structure: bool,
+        side: CopySide,
+    ) {
         debug_assert!(!same_structure || self.dense == src.dense);
         if !same_structure {
-            self.sparse
-                .copy_mapping(&src.sparse, &self.dense, &src.dense);
+            if side == CopySide::From {
+                self.sparse.remap(&self.dense, &src.dense);
+            }
             self.dense.clone_from(&src.dense);
         }
         self.data.clone_from(&src.data);

@@ -202,9 +202,10 @@ fn clear_empties_sparse_slots() {
     assert_eq!(set.entities(), &[e(2, 1)]);
 }
 
-/// A restore into a set holding other entities maps exactly the source's
-/// entities, whether the sparse pages are copied whole (a dense set) or
-/// slot by slot (a few entities spread over many pages).
+/// A restore from a saved copy (which keeps no sparse index) into a set
+/// holding other entities maps exactly the copy's entities, dense on a
+/// page or a few spread over many pages; a copy made to become a pool is
+/// indexed.
 #[test]
 fn restore_maps_exactly_the_source_entities() {
     let spread = |n: u32, step: u32, offset: u32| -> Vec<Entity> {
@@ -212,13 +213,23 @@ fn restore_maps_exactly_the_source_entities() {
     };
     let pages = PAGE_LEN as u32;
     let cases = [
-        // Few entities over several pages: slot by slot.
+        // Few entities over several pages.
         (spread(3, pages + 1, 5), spread(4, pages - 3, 2)),
-        // Dense on one page: pages copied whole.
+        // Dense on one page.
         (spread(pages / 2, 1, 0), spread(pages / 2, 1, pages / 4)),
         // From dense to sparse and back.
         (spread(pages / 2, 1, 0), spread(2, 3 * pages, 1)),
         (spread(2, 3 * pages, 1), spread(pages / 2, 1, 0)),
+        // Mostly in place: two swapped, one index reused by a newer
+        // generation at the same position, one more at the end.
+        (
+            spread(8, 1, 0),
+            [0, 1, 5, 3, 4, 2, 6]
+                .map(|i| e(i, 1))
+                .into_iter()
+                .chain([e(7, 2), e(pages + 9, 1)])
+                .collect(),
+        ),
     ];
     for (own, src) in cases {
         let mut set: SparseSet<u32> = SparseSet::new();
@@ -229,7 +240,7 @@ fn restore_maps_exactly_the_source_entities() {
         for (k, &entity) in src.iter().enumerate() {
             source.insert(entity, 1000 + k as u32).unwrap();
         }
-        set.restore_from(&source, 0, false);
+        set.restore_from(&source.copy_state(false), 0, false, CopySide::From);
         assert_eq!(set.entities(), source.entities());
         for (k, &entity) in src.iter().enumerate() {
             assert_eq!(set.get(entity), Some(&(1000 + k as u32)));
@@ -237,13 +248,23 @@ fn restore_maps_exactly_the_source_entities() {
         for &entity in own.iter().filter(|o| !src.contains(o)) {
             assert_eq!(set.get(entity), None, "{entity:?} left mapped");
         }
-        // Every index the two sets touched looks up as in the source.
+        // Every index the two sets touched looks up as in the source, in
+        // the restored set and in an indexed copy of a saved copy.
+        let saved = source.copy_state(false);
+        assert_eq!(
+            saved.sparse.get(src[0].index()),
+            None,
+            "a saved copy has no index"
+        );
+        let adopted = saved.copy_state(true);
         let last = own.iter().chain(&src).map(|e| e.index()).max().unwrap();
         for index in 0..=last + 1 {
+            let expected = source.sparse.get(index);
+            assert_eq!(set.sparse.get(index), expected, "slot {index}");
             assert_eq!(
-                set.sparse.get(index),
-                source.sparse.get(index),
-                "slot {index}"
+                adopted.sparse.get(index),
+                expected,
+                "slot {index}, indexed copy"
             );
         }
     }
