@@ -7,6 +7,8 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
+use tempfile::TempDir;
+
 use common::{
     assert_refused, harness, harness_in, small_toml, stderr, stdout, temp_dir, with_field,
 };
@@ -28,18 +30,19 @@ fn harness_with_stdin(args: &[&str], input: &[u8]) -> Output {
     child.wait_with_output().unwrap()
 }
 
-fn temp_file(name: &str, contents: impl AsRef<[u8]>) -> String {
-    let path = std::env::temp_dir()
-        .join(format!("harness-bad-{}-files", std::process::id()))
-        .join(name);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+/// A file `name` with `contents` in `dir` (a test's folder from
+/// `temp_dir`).
+fn temp_file(dir: &TempDir, name: &str, contents: impl AsRef<[u8]>) -> String {
+    let path = dir.path().join(name);
     std::fs::write(&path, contents).unwrap();
     path.display().to_string()
 }
 
 #[test]
 fn waves_closer_than_a_tick_are_refused_instead_of_hanging() {
+    let dir = temp_dir("bad-waves");
     let path = temp_file(
+        &dir,
         "dense-waves.toml",
         with_field(&small_toml(), "wave_interval", "0.001"),
     );
@@ -49,6 +52,7 @@ fn waves_closer_than_a_tick_are_refused_instead_of_hanging() {
     );
     // A tick rate so low that every wave start rounds to tick 0.
     let path = temp_file(
+        &dir,
         "slow-ticks.toml",
         with_field(&small_toml(), "tick_rate", "1e-300"),
     );
@@ -123,8 +127,8 @@ fn an_endless_input_line_is_refused() {
 
 #[test]
 fn a_folder_is_not_an_input_script() {
-    let dir = temp_dir("folder");
-    let dir = dir.to_str().unwrap();
+    let folder = temp_dir("folder");
+    let dir = folder.path().to_str().unwrap();
     assert_refused(
         &harness(&["--scenario", "scenarios/small.toml", "--inputs", dir]),
         &format!("cannot read the input script {dir}: it is a folder"),
@@ -133,6 +137,7 @@ fn a_folder_is_not_an_input_script() {
 
 #[test]
 fn nan_or_infinity_in_any_float_field_is_refused() {
+    let dir = temp_dir("bad-floats");
     for (field, value) in [
         ("speed_max", "nan"),
         ("amplitude_max", "inf"),
@@ -143,6 +148,7 @@ fn nan_or_infinity_in_any_float_field_is_refused() {
         ("fire_interval", "1e30"),
     ] {
         let path = temp_file(
+            &dir,
             &format!("{field}.toml"),
             with_field(&small_toml(), field, value),
         );
@@ -172,7 +178,8 @@ fn too_many_threads_are_refused_at_once() {
 fn unwritable_outputs_are_found_before_the_run() {
     // The script's first line is bad: had the run started, its error would
     // come first.
-    let script = temp_file("bad-first.txt", "0 0 jump\n");
+    let dir = temp_dir("bad-outputs");
+    let script = temp_file(&dir, "bad-first.txt", "0 0 jump\n");
     for (option, what) in [("--trace", "trace"), ("--dot", "DOT file")] {
         assert_refused(
             &harness(&[
@@ -187,7 +194,8 @@ fn unwritable_outputs_are_found_before_the_run() {
         );
     }
     // A writable path is checked without leaving a file behind.
-    let dot = temp_dir("check").join("schedule.dot");
+    let check = temp_dir("check");
+    let dot = check.path().join("schedule.dot");
     let output = harness(&[
         "--scenario",
         "scenarios/small.toml",
@@ -233,7 +241,8 @@ fn a_full_disk_on_standard_output_is_an_error_not_a_panic() {
 fn a_negative_count_names_its_field() {
     let text = small_toml().replace("count = 2 ", "count = -2 ");
     let line = text.lines().position(|l| l.contains("-2")).unwrap() + 1;
-    let path = temp_file("negative.toml", text);
+    let dir = temp_dir("bad-negative");
+    let path = temp_file(&dir, "negative.toml", text);
     assert_refused(
         &harness(&["--scenario", &path]),
         &format!(
@@ -244,7 +253,8 @@ fn a_negative_count_names_its_field() {
 
 #[test]
 fn a_huge_bad_input_line_is_cut_in_the_message() {
-    let script = temp_file("long-line.txt", format!("0 0 {}\n", "x".repeat(3000)));
+    let dir = temp_dir("bad-long-line");
+    let script = temp_file(&dir, "long-line.txt", format!("0 0 {}\n", "x".repeat(3000)));
     let output = harness(&["--scenario", "scenarios/small.toml", "--inputs", &script]);
     assert_refused(
         &output,
@@ -346,10 +356,10 @@ fn standard_input_is_not_read_twice() {
 #[test]
 fn a_local_file_named_like_a_builtin_does_not_shadow_it() {
     let dir = temp_dir("shadow");
-    std::fs::create_dir_all(dir.join("shmup")).unwrap();
-    std::fs::write(dir.join("movers"), small_toml()).unwrap();
+    std::fs::create_dir_all(dir.path().join("shmup")).unwrap();
+    std::fs::write(dir.path().join("movers"), small_toml()).unwrap();
 
-    let output = harness_in(&dir, &["--scenario", "shmup", "--ticks", "2"]);
+    let output = harness_in(dir.path(), &["--scenario", "shmup", "--ticks", "2"]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(stdout(&output).starts_with("scenario `shmup`: "));
     assert_eq!(
@@ -357,10 +367,10 @@ fn a_local_file_named_like_a_builtin_does_not_shadow_it() {
         "note: using the built-in scenario `shmup`; write `./shmup` for the file of that name\n"
     );
     assert_refused(
-        &harness_in(&dir, &["--scenario", "./shmup"]),
+        &harness_in(dir.path(), &["--scenario", "./shmup"]),
         "cannot read the scenario ./shmup: ",
     );
-    let output = harness_in(&dir, &["--scenario", "./movers", "--ticks", "2"]);
+    let output = harness_in(dir.path(), &["--scenario", "./movers", "--ticks", "2"]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(stdout(&output).starts_with("scenario `small`: "));
 }
@@ -371,15 +381,16 @@ fn a_byte_order_mark_never_reaches_a_message() {
         "\u{feff}{}",
         small_toml().replace("seed = 1", "seed = \"one\"")
     );
-    let path = temp_file("bom.toml", text.as_bytes());
+    let dir = temp_dir("bad-bom");
+    let path = temp_file(&dir, "bom.toml", text.as_bytes());
     let output = harness(&["--scenario", &path]);
     assert_refused(&output, "line 5, column 8: ");
     assert!(stderr(&output).contains("(field `seed`)"));
     assert!(!stderr(&output).contains('\u{feff}'), "{}", stderr(&output));
 
     // A scenario and a script that start with one run as without it.
-    let path = temp_file("bom-ok.toml", format!("\u{feff}{}", small_toml()));
-    let script = temp_file("bom.txt", "\u{feff}0 0 fire on\n");
+    let path = temp_file(&dir, "bom-ok.toml", format!("\u{feff}{}", small_toml()));
+    let script = temp_file(&dir, "bom.txt", "\u{feff}0 0 fire on\n");
     let output = harness(&["--scenario", &path, "--ticks", "5", "--inputs", &script]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(stdout(&output).contains("inputs applied    1\n"));

@@ -4,6 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use tempfile::TempDir;
+
+use crate::common::temp_dir;
+
 fn harness(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_harness"))
         .args(args)
@@ -16,9 +20,10 @@ fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-/// A file in the temporary folder, unique to this test process.
-fn temp_file(name: &str, contents: &str) -> PathBuf {
-    let path = std::env::temp_dir().join(format!("harness-cli-{}-{name}", std::process::id()));
+/// A file `name` with `contents` in `dir` (a test's folder from
+/// `temp_dir`, removed with it when the test ends).
+fn temp_file(dir: &TempDir, name: &str, contents: &str) -> PathBuf {
+    let path = dir.path().join(name);
     std::fs::write(&path, contents).unwrap();
     path
 }
@@ -47,7 +52,8 @@ fn a_malformed_scenario_names_the_line_and_the_field() {
         .unwrap()
         .replace("radius = 9.0", "radius = \"nine\"");
     let line = text.lines().position(|l| l.contains("\"nine\"")).unwrap() + 1;
-    let path = temp_file("malformed.toml", &text);
+    let dir = temp_dir("cli-malformed");
+    let path = temp_file(&dir, "malformed.toml", &text);
     let output = harness(&["--scenario", path.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(1));
     let message = stderr(&output);
@@ -67,7 +73,7 @@ fn a_malformed_scenario_names_the_line_and_the_field() {
         .unwrap()
         .replace("margin = 48.0", "");
     let header = text.lines().position(|l| l == "[shmup.arena]").unwrap() + 1;
-    let path = temp_file("missing.toml", &text);
+    let path = temp_file(&dir, "missing.toml", &text);
     let message = stderr(&harness(&["--scenario", path.to_str().unwrap()]));
     assert!(
         message.ends_with(&format!(
@@ -88,7 +94,8 @@ fn an_unknown_builtin_or_an_out_of_range_value_is_explained() {
     let text = std::fs::read_to_string(small())
         .unwrap()
         .replace("count = 2 ", "count = 0 ");
-    let path = temp_file("zero.toml", &text);
+    let dir = temp_dir("cli-zero");
+    let path = temp_file(&dir, "zero.toml", &text);
     let message = stderr(&harness(&["--scenario", path.to_str().unwrap()]));
     assert!(
         message.ends_with("field `count` of [shmup.players] must be above 0, got 0\n"),
@@ -98,7 +105,8 @@ fn an_unknown_builtin_or_an_out_of_range_value_is_explained() {
 
 #[test]
 fn a_bad_input_line_is_named_by_its_number() {
-    let script = temp_file("inputs.txt", "# moves\n0 0 fire on\n\n5 0 jump\n");
+    let dir = temp_dir("cli-inputs");
+    let script = temp_file(&dir, "inputs.txt", "# moves\n0 0 fire on\n\n5 0 jump\n");
     let output = harness(&[
         "--scenario",
         &small(),
@@ -121,7 +129,8 @@ fn a_bad_input_line_is_named_by_its_number() {
 
 #[test]
 fn a_bad_input_line_after_the_last_tick_is_still_reported() {
-    let script = temp_file("late.txt", "0 0 fire on\n5000 1 move 1 1 1\n");
+    let dir = temp_dir("cli-late");
+    let script = temp_file(&dir, "late.txt", "0 0 fire on\n5000 1 move 1 1 1\n");
     let output = harness(&[
         "--scenario",
         &small(),
@@ -183,8 +192,9 @@ fn json_reports_parse_and_agree() {
 
 #[test]
 fn check_determinism_passes_and_writes_the_files() {
-    let trace = std::env::temp_dir().join(format!("harness-cli-{}-trace.json", std::process::id()));
-    let dot = std::env::temp_dir().join(format!("harness-cli-{}-schedule.dot", std::process::id()));
+    let dir = temp_dir("cli-determinism");
+    let trace = dir.path().join("trace.json");
+    let dot = dir.path().join("schedule.dot");
     let output = harness(&[
         "--scenario",
         "scenarios/particles-small.toml",

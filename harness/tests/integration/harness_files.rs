@@ -44,7 +44,7 @@ fn case_1_load_reads_no_more_than_a_snapshot_of_the_run_can_hold() {
     );
     // An 8 GiB sparse file: refused by its size, before a byte is read.
     let dir = temp_dir("sparse");
-    let sparse = dir.join("huge.bin");
+    let sparse = dir.path().join("huge.bin");
     std::fs::File::create(&sparse)
         .unwrap()
         .set_len(8 << 30)
@@ -69,7 +69,7 @@ fn case_1_load_reads_no_more_than_a_snapshot_of_the_run_can_hold() {
 #[test]
 fn case_1_an_endless_pipe_is_cut_at_the_limit() {
     let dir = temp_dir("endless");
-    let fifo = dir.join("endless.bin");
+    let fifo = dir.path().join("endless.bin");
     if !mkfifo(&fifo) {
         return;
     }
@@ -103,7 +103,7 @@ fn case_1_an_endless_pipe_is_cut_at_the_limit() {
 #[test]
 fn case_2_a_pipe_nobody_opens_blocks_nothing() {
     let dir = temp_dir("fifo");
-    let fifo = dir.join("f");
+    let fifo = dir.path().join("f");
     if !mkfifo(&fifo) {
         return;
     }
@@ -162,7 +162,7 @@ fn case_2_a_pipe_nobody_opens_blocks_nothing() {
 #[test]
 fn case_2_a_pipe_with_a_writer_is_read() {
     let dir = temp_dir("fifo-ok");
-    let (scenario, script) = (dir.join("scenario"), dir.join("script"));
+    let (scenario, script) = (dir.path().join("scenario"), dir.path().join("script"));
     if !mkfifo(&scenario) || !mkfifo(&script) {
         return;
     }
@@ -193,7 +193,7 @@ fn case_2_a_pipe_with_a_writer_is_read() {
 #[test]
 fn case_3_a_write_past_the_file_size_limit_keeps_the_old_file() {
     let dir = temp_dir("ulimit");
-    let good = dir.join("good.json");
+    let good = dir.path().join("good.json");
     snapshot(&good, "10");
     let before = std::fs::read(&good).unwrap();
     assert!(before.len() > 8 * 1024, "{}", before.len());
@@ -212,7 +212,11 @@ fn case_3_a_write_past_the_file_size_limit_keeps_the_old_file() {
         before,
         "the old snapshot is whole"
     );
-    assert_eq!(names(&dir), ["good.json"], "no temporary file is left");
+    assert_eq!(
+        names(dir.path()),
+        ["good.json"],
+        "no temporary file is left"
+    );
     let output = harness(&["--scenario", SMALL, "--ticks", "20", "--load", g]);
     assert!(
         output.status.success(),
@@ -221,7 +225,7 @@ fn case_3_a_write_past_the_file_size_limit_keeps_the_old_file() {
     );
 
     for (option, what) in [("--trace", "trace"), ("--dot", "DOT file")] {
-        let file = dir.join(format!("out{option}"));
+        let file = dir.path().join(format!("out{option}"));
         std::fs::write(&file, "old contents").unwrap();
         let f = file.to_str().unwrap();
         let output = harness_sh(
@@ -236,14 +240,14 @@ fn case_3_a_write_past_the_file_size_limit_keeps_the_old_file() {
         );
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "old contents");
     }
-    assert_eq!(names(&dir), ["good.json", "out--dot", "out--trace"]);
+    assert_eq!(names(dir.path()), ["good.json", "out--dot", "out--trace"]);
 }
 
 #[cfg(unix)]
 #[test]
 fn case_3_ctrl_c_during_a_save_leaves_the_old_file_and_nothing_else() {
     let dir = temp_dir("interrupt");
-    let target = dir.join("big.json");
+    let target = dir.path().join("big.json");
     std::fs::write(&target, "the old snapshot").unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_harness"))
         .args([
@@ -263,7 +267,7 @@ fn case_3_ctrl_c_during_a_save_leaves_the_old_file_and_nothing_else() {
         .unwrap();
     // Wait for the temporary file, then interrupt.
     let deadline = Instant::now() + Duration::from_secs(60);
-    while names(&dir).len() < 2 {
+    while names(dir.path()).len() < 2 {
         assert!(Instant::now() < deadline, "no temporary file appeared");
         assert!(
             child.try_wait().unwrap().is_none(),
@@ -289,22 +293,22 @@ fn case_3_ctrl_c_during_a_save_leaves_the_old_file_and_nothing_else() {
         std::fs::read_to_string(&target).unwrap(),
         "the old snapshot"
     );
-    assert_eq!(names(&dir), ["big.json"]);
+    assert_eq!(names(dir.path()), ["big.json"]);
 }
 
 #[test]
 fn case_4_no_output_over_an_input_or_another_output() {
     let dir = temp_dir("distinct");
-    let script = dir.join("script.txt");
+    let script = dir.path().join("script.txt");
     std::fs::write(&script, "0 0 fire on\n").unwrap();
-    let scenario = dir.join("my.toml");
+    let scenario = dir.path().join("my.toml");
     std::fs::write(&scenario, small_toml()).unwrap();
     let (s, m) = (script.to_str().unwrap(), scenario.to_str().unwrap());
-    let x = dir.join("X.json");
+    let x = dir.path().join("X.json");
     let x = x.to_str().unwrap();
-    let f = dir.join("F");
+    let f = dir.path().join("F");
     let f = f.to_str().unwrap();
-    let snap = dir.join("snap.bin");
+    let snap = dir.path().join("snap.bin");
     snapshot(&snap, "5");
     let snap = snap.to_str().unwrap();
     for (args, expected) in [
@@ -344,12 +348,12 @@ fn case_4_no_output_over_an_input_or_another_output() {
         assert_refused(&harness(&args), &expected);
     }
     // Another spelling of the script is the same file.
-    let other = format!("{}/./script.txt", dir.display());
+    let other = format!("{}/./script.txt", dir.path().display());
     assert_refused(
         &harness(&["--scenario", SMALL, "--inputs", s, "--dot", &other]),
         "is the file of --inputs",
     );
     assert_eq!(std::fs::read_to_string(&script).unwrap(), "0 0 fire on\n");
     assert_eq!(std::fs::read_to_string(&scenario).unwrap(), small_toml());
-    assert_eq!(names(&dir), ["my.toml", "script.txt", "snap.bin"]);
+    assert_eq!(names(dir.path()), ["my.toml", "script.txt", "snap.bin"]);
 }

@@ -45,9 +45,9 @@ fn reseal(document: &mut Value) {
 #[test]
 fn case_5_the_same_name_with_other_rules_is_refused_naming_the_field() {
     let dir = temp_dir("identity");
-    let snap = dir.join("small.bin");
+    let snap = dir.path().join("small.bin");
     save(&["--scenario", SMALL, "--threads", "1"], &snap, "10");
-    let other = dir.join("other.toml");
+    let other = dir.path().join("other.toml");
     std::fs::write(&other, with_field(&small_toml(), "speed_max", "250.0")).unwrap();
     let (o, s) = (other.to_str().unwrap(), snap.to_str().unwrap());
     assert_refused(
@@ -70,7 +70,7 @@ fn case_5_the_same_name_with_other_rules_is_refused_naming_the_field() {
         ]),
         "taken with scale 1, but this run is with scale 2 (--scale)",
     );
-    let copy = dir.join("copy.toml");
+    let copy = dir.path().join("copy.toml");
     std::fs::write(&copy, small_toml()).unwrap();
     let output = harness(&[
         "--scenario",
@@ -86,7 +86,7 @@ fn case_5_the_same_name_with_other_rules_is_refused_naming_the_field() {
 #[test]
 fn case_6_edited_fields_are_refused_by_the_checksum_naming_the_entry() {
     let dir = temp_dir("edited");
-    let snap = dir.join("small.json");
+    let snap = dir.path().join("small.json");
     save(&["--scenario", SMALL, "--threads", "1"], &snap, "10");
     let s = snap.to_str().unwrap();
     let saved: Value = serde_json::from_slice(&std::fs::read(&snap).unwrap()).unwrap();
@@ -137,7 +137,7 @@ fn case_6_edited_fields_are_refused_by_the_checksum_naming_the_entry() {
 #[test]
 fn case_6_flipped_bits_never_run() {
     let dir = temp_dir("flips");
-    let snap = dir.join("small.bin");
+    let snap = dir.path().join("small.bin");
     save(&["--scenario", SMALL, "--threads", "1"], &snap, "10");
     let bytes = std::fs::read(&snap).unwrap();
     let s = snap.to_str().unwrap();

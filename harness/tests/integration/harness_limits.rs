@@ -6,6 +6,8 @@
 
 use crate::common;
 
+use tempfile::TempDir;
+
 use common::{
     assert_refused, harness, harness_sh, small_toml, stderr, stdout, temp_dir, with_field,
 };
@@ -13,8 +15,9 @@ use common::{
 /// About 3.8 GiB of address space, in the shell's KiB.
 const FOUR_GB: &str = "ulimit -v 4000000";
 
-fn file(name: &str, text: &str) -> String {
-    let path = temp_dir(name).join(name);
+/// A file `name` with `text` in `dir` (a test's folder from `temp_dir`).
+fn file(dir: &TempDir, name: &str, text: &str) -> String {
+    let path = dir.path().join(name);
     std::fs::write(&path, text).unwrap();
     path.display().to_string()
 }
@@ -39,7 +42,8 @@ fn case_7_waves_that_never_leave_are_refused_from_their_peak() {
             ("speed_max", "0.0"),
         ],
     );
-    let path = file("never-leave.toml", &text);
+    let dir = temp_dir("never-leave");
+    let path = file(&dir, "never-leave.toml", &text);
     let output = harness_sh(FOUR_GB, &["--scenario", &path, "--threads", "2"]);
     assert_refused(&output, "the run needs at least ");
     let message = stderr(&output);
@@ -62,7 +66,8 @@ fn case_7_movers_that_outgrow_the_limit_stop_at_a_tick_never_abort() {
     ))
     .unwrap();
     let text = with_field(&movers, "spawn_per_tick", "1000000");
-    let path = file("movers.toml", &text);
+    let dir = temp_dir("outgrow");
+    let path = file(&dir, "movers.toml", &text);
     // With 3.8 GiB the peak estimate fits, the world does not: the guard
     // stops it between two ticks.
     let output = harness_sh(FOUR_GB, &["--scenario", &path, "--threads", "2"]);
@@ -88,8 +93,10 @@ fn case_7_movers_that_outgrow_the_limit_stop_at_a_tick_never_abort() {
 
 #[test]
 fn case_8_the_bounty_is_range_checked() {
+    let dir = temp_dir("range");
     for bounty in ["4294967295", "1000000001"] {
         let path = file(
+            &dir,
             &format!("bounty-{bounty}.toml"),
             &with_field(&small_toml(), "bounty", bounty),
         );
@@ -100,7 +107,7 @@ fn case_8_the_bounty_is_range_checked() {
     }
     for field in ["per_wave", "max_waves"] {
         let text = with_field(&small_toml(), field, "4000000000");
-        let path = file(&format!("{field}.toml"), &text);
+        let path = file(&dir, &format!("{field}.toml"), &text);
         assert_refused(
             &harness(&["--scenario", &path]),
             &format!("field `{field}` of [shmup.enemies] must be a finite number"),
@@ -111,7 +118,9 @@ fn case_8_the_bounty_is_range_checked() {
 #[test]
 fn case_8_scores_and_damage_saturate_at_the_limit() {
     // This binary is built with overflow checks: a wrapping sum panics.
+    let dir = temp_dir("saturate");
     let path = file(
+        &dir,
         "bounty.toml",
         &with_field(&small_toml(), "bounty", "1000000000"),
     );
@@ -131,7 +140,7 @@ fn case_8_scores_and_damage_saturate_at_the_limit() {
         .replace("contact_damage = 1\n", "contact_damage = 1000000000\n")
         .replace("missile_damage = 1\n", "missile_damage = 1000000000\n");
     assert_eq!(text.matches("1000000000").count(), 5, "{text}");
-    let path = file("damage.toml", &text);
+    let path = file(&dir, "damage.toml", &text);
     let output = harness(&["--scenario", &path, "--threads", "2"]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(!stderr(&output).contains("overflow"), "{}", stderr(&output));

@@ -23,7 +23,8 @@ fn case_9_a_closed_standard_output_is_refused_before_the_run() {
 #[test]
 fn case_9_cr_only_line_ends_are_named_on_one_line() {
     let text = small_toml().replace('\n', "\r");
-    let path = temp_dir("cr").join("mac.toml");
+    let cr = temp_dir("cr");
+    let path = cr.path().join("mac.toml");
     std::fs::write(&path, text).unwrap();
     let p = path.to_str().unwrap();
     let output = harness(&["--scenario", p]);
@@ -36,7 +37,8 @@ fn case_9_cr_only_line_ends_are_named_on_one_line() {
     );
     assert!(stderr(&output).len() < 250, "{}", stderr(&output));
     // CR LF is fine.
-    let path = temp_dir("crlf").join("windows.toml");
+    let crlf = temp_dir("crlf");
+    let path = crlf.path().join("windows.toml");
     std::fs::write(&path, small_toml().replace('\n', "\r\n")).unwrap();
     let output = harness(&["--scenario", path.to_str().unwrap(), "--ticks", "2"]);
     assert!(output.status.success(), "{}", stderr(&output));
@@ -44,7 +46,8 @@ fn case_9_cr_only_line_ends_are_named_on_one_line() {
 
 #[test]
 fn case_9_terminal_escapes_in_a_script_line_are_quoted_escaped() {
-    let path = temp_dir("escape").join("script.txt");
+    let dir = temp_dir("escape");
+    let path = dir.path().join("script.txt");
     std::fs::write(&path, "0 0 \u{1b}[2J\u{1b}]0;owned\u{7}\n").unwrap();
     let output = harness(&[
         "--scenario",

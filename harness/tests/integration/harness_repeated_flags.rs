@@ -3,6 +3,8 @@
 
 use std::process::{Command, Output};
 
+use crate::common::temp_dir;
+
 fn harness(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_harness"))
         .args(args)
@@ -13,9 +15,9 @@ fn harness(args: &[&str]) -> Output {
 
 #[test]
 fn a_second_save_at_is_refused() {
-    let dir = std::env::temp_dir();
-    let a = dir.join(format!("review-cli-{}-a.bin", std::process::id()));
-    let b = dir.join(format!("review-cli-{}-b.bin", std::process::id()));
+    let dir = temp_dir("repeated-save-at");
+    let a = dir.path().join("a.bin");
+    let b = dir.path().join("b.bin");
     let output = harness(&[
         "--scenario",
         "scenarios/small.toml",

@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use harness::{InputSource, RunConfig, Scenario, run};
 
+use crate::common::temp_dir;
+
 fn config(file: &str, threads: usize) -> RunConfig {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("scenarios")
@@ -50,7 +52,8 @@ fn the_shmup_rolled_back_every_8_ticks_ends_as_the_plain_run_on_1_and_8_threads(
 fn a_slow_input_thread_and_a_rollback_deeper_than_a_wave_change_nothing() {
     let script = "0 0 fire on\n0 1 move 0 1\n10 1 fire on\n30 0 move 1 -1\n30 0 move -1 0\n\
                   31 1 move 0 0\n60 0 fire off\n61 1 move 1 1\n";
-    let path = std::env::temp_dir().join(format!("rollback-{}.txt", std::process::id()));
+    let dir = temp_dir("rollback");
+    let path = dir.path().join("rollback.txt");
     std::fs::write(&path, script).unwrap();
     let mut config = config("small.toml", 2);
     config.ticks = 120;

@@ -2,8 +2,9 @@
 //! resumed in a fresh process to tick M has the checksum of an
 //! uninterrupted run to M, on 1 and 8 threads, for every built-in world.
 
-use std::path::PathBuf;
 use std::process::{Command, Output};
+
+use crate::common::temp_dir;
 
 fn harness(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_harness"))
@@ -15,11 +16,6 @@ fn harness(args: &[&str]) -> Output {
 
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-/// A path in the temporary folder, unique to this test process.
-fn temp_path(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("harness-snapshot-{}-{name}", std::process::id()))
 }
 
 /// Runs the harness with `--json` and returns the report's checksum.
@@ -36,7 +32,8 @@ fn checksum(args: &[&str]) -> String {
 /// checksum.
 fn resumes_exactly(scenario: &str, n: u64, m: u64, threads: &str, file: &str) {
     let (n, m) = (n.to_string(), m.to_string());
-    let path = temp_path(&format!("{threads}-{file}"));
+    let dir = temp_dir(&format!("snapshot-{threads}-{file}"));
+    let path = dir.path().join(format!("{threads}-{file}"));
     let path = path.to_str().unwrap();
     let common = ["--scenario", scenario, "--threads", threads];
     let whole = checksum(&[&common[..], &["--ticks", &m]].concat());
@@ -46,7 +43,6 @@ fn resumes_exactly(scenario: &str, n: u64, m: u64, threads: &str, file: &str) {
         resumed, whole,
         "{scenario} on {threads} threads: saved at {n} ({saved}), resumed to {m}"
     );
-    let _ = std::fs::remove_file(path);
 }
 
 #[test]
@@ -82,7 +78,8 @@ fn the_movers_resume_exactly_on_1_and_8_threads() {
 
 #[test]
 fn a_snapshot_at_tick_0_and_at_the_last_tick() {
-    let path = temp_path("edges.bin");
+    let dir = temp_dir("snapshot-edges");
+    let path = dir.path().join("edges.bin");
     let path = path.to_str().unwrap();
     let common = ["--scenario", "scenarios/small.toml", "--threads", "2"];
     let whole = checksum(&[&common[..], &["--ticks", "25"]].concat());
@@ -93,12 +90,12 @@ fn a_snapshot_at_tick_0_and_at_the_last_tick() {
     checksum(&[&common[..], &["--ticks", "25", "--save-at", "25", path]].concat());
     let resumed = checksum(&[&common[..], &["--ticks", "25", "--load", path]].concat());
     assert_eq!(resumed, whole);
-    let _ = std::fs::remove_file(path);
 }
 
 #[test]
 fn bad_snapshots_and_options_are_named() {
-    let path = temp_path("bad.bin");
+    let dir = temp_dir("snapshot-bad");
+    let path = dir.path().join("bad.bin");
     let p = path.to_str().unwrap();
     let small = ["--scenario", "scenarios/small.toml", "--threads", "1"];
     checksum(&[&small[..], &["--ticks", "10", "--save-at", "10", p]].concat());

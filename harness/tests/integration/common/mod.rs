@@ -3,7 +3,7 @@
 //! changed.
 #![allow(dead_code, reason = "each test file uses some of these")]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 /// The harness binary, run in `dir` with `args`, standard input closed.
@@ -59,12 +59,16 @@ pub(crate) fn assert_refused(output: &Output, expected: &str) {
     assert!(output.stdout.is_empty(), "{}", stdout(output));
 }
 
-/// A fresh folder of its own for this test process and `name`.
-pub(crate) fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("harness-t-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh, empty folder of its own in the temporary folder, named
+/// `harness-t-NAME-` and a random tail. It is removed, with all in it,
+/// when the returned guard drops: keep it in a variable for the whole test
+/// (`let dir = temp_dir("x"); dir.path().join(..)`), so the folder goes
+/// when the test ends, passed or panicked, and not before.
+pub(crate) fn temp_dir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("harness-t-{name}-"))
+        .tempdir()
+        .expect("a temporary folder")
 }
 
 /// The names in `dir`, sorted.
