@@ -1,11 +1,12 @@
 use super::*;
 
-/// A fresh folder for one test.
-fn folder(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("harness-files-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh folder for one test, removed with what it holds when the
+/// guard drops (when the test ends, also by a panic).
+fn folder(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("harness-files-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 fn names(dir: &Path) -> Vec<String> {
@@ -23,7 +24,8 @@ fn limit_message(size: Option<u64>) -> String {
 
 #[test]
 fn a_whole_read_is_bounded_by_size_or_by_one_byte_past_the_limit() {
-    let dir = folder("limit");
+    let folder = folder("limit");
+    let dir = folder.path();
     let file = dir.join("f");
     std::fs::write(&file, [7u8; 100]).unwrap();
     let wait = Duration::from_millis(50);
@@ -53,7 +55,7 @@ fn a_whole_read_is_bounded_by_size_or_by_one_byte_past_the_limit() {
             "an endless device stops one byte past the limit"
         );
     }
-    let error = read_input(&dir, "t", wait, 10, &limit_message, None).unwrap_err();
+    let error = read_input(dir, "t", wait, 10, &limit_message, None).unwrap_err();
     assert!(error.to_string().ends_with(": it is a folder"), "{error}");
 }
 
@@ -66,7 +68,8 @@ fn mkfifo(path: &Path) -> bool {
 
 #[test]
 fn a_pipe_nobody_opens_is_refused_after_the_wait() {
-    let dir = folder("fifo");
+    let folder = folder("fifo");
+    let dir = folder.path();
     let fifo = dir.join("p");
     if !mkfifo(&fifo) {
         return;
@@ -102,7 +105,8 @@ fn a_pipe_nobody_opens_is_refused_after_the_wait() {
 
 #[test]
 fn an_output_replaces_the_file_whole_or_not_at_all() {
-    let dir = folder("output");
+    let folder = folder("output");
+    let dir = folder.path();
     let file = dir.join("out.txt");
     std::fs::write(&file, "old").unwrap();
     #[cfg(unix)]
@@ -113,14 +117,14 @@ fn an_output_replaces_the_file_whole_or_not_at_all() {
     // Dropped half written: the old file, and nothing else.
     let mut output = Output::create(&file, "t").unwrap();
     output.write_all(b"half").unwrap();
-    assert_eq!(names(&dir).len(), 2, "the temporary file sits beside it");
+    assert_eq!(names(dir).len(), 2, "the temporary file sits beside it");
     drop(output);
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "old");
-    assert_eq!(names(&dir), ["out.txt"]);
+    assert_eq!(names(dir), ["out.txt"]);
     // Committed: the new contents, the old permissions.
     write_output(&file, "t", b"new").unwrap();
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "new");
-    assert_eq!(names(&dir), ["out.txt"]);
+    assert_eq!(names(dir), ["out.txt"]);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -131,14 +135,15 @@ fn an_output_replaces_the_file_whole_or_not_at_all() {
     let mut output = Output::create(&dir.join("new.txt"), "t").unwrap();
     output.write_all(b"partial").unwrap();
     assert!(remove_unfinished_outputs() >= 1);
-    assert_eq!(names(&dir), ["out.txt"]);
+    assert_eq!(names(dir), ["out.txt"]);
     drop(output);
 }
 
 #[cfg(unix)]
 #[test]
 fn links_are_written_through_devices_in_place_and_pipes_refused() {
-    let dir = folder("kinds");
+    let folder = folder("kinds");
+    let dir = folder.path();
     let real = dir.join("real.txt");
     std::fs::write(&real, "old").unwrap();
     let link = dir.join("link.txt");
@@ -157,7 +162,7 @@ fn links_are_written_through_devices_in_place_and_pipes_refused() {
         let error = check_output(&fifo, "trace").unwrap_err().to_string();
         assert!(error.contains("it is a pipe or a socket"), "{error}");
     }
-    let error = check_output(&dir, "trace").unwrap_err().to_string();
+    let error = check_output(dir, "trace").unwrap_err().to_string();
     assert!(error.ends_with("it is a folder"), "{error}");
     let error = check_output(&dir.join("missing/out"), "trace").unwrap_err();
     assert!(matches!(
@@ -168,7 +173,8 @@ fn links_are_written_through_devices_in_place_and_pipes_refused() {
 
 #[test]
 fn an_output_may_be_neither_an_input_nor_another_output() {
-    let dir = folder("distinct");
+    let folder = folder("distinct");
+    let dir = folder.path();
     let script = dir.join("script.txt");
     std::fs::write(&script, "0 0 fire on\n").unwrap();
     let here = std::env::current_dir().unwrap();
