@@ -21,10 +21,11 @@
 //! `Disabled` marker included). [`lockstep`] ticks two engines
 //! side by side and stops at the first divergence.
 //!
-//! A component type's digest walks its pool in dense order (handle bits,
-//! then the fed fields), so it also catches two runs whose pools hold the
-//! same values in another order: later walks would visit them in another
-//! order, a common source of float drift.
+//! A component type's digest walks its pool in dense order (the handles'
+//! bits, then each value's fed fields in the same order), so it also
+//! catches two runs whose pools hold the same values in another order:
+//! later walks would visit them in another order, a common source of
+//! float drift.
 //!
 //! # Examples
 //!
@@ -64,20 +65,30 @@ use scheduler::{EventKey, Events, SystemAccess, SystemId, short_name};
 pub use crate::checksum::Feed;
 use crate::{Engine, EngineError};
 
-/// The hash of a divergence digest: 64 bits, one multiply per word fed
-/// (the rotate-xor-multiply step of rustc's FxHash) in four lanes taken
-/// in turn, so consecutive words do not wait for each other: several
-/// times as fast as the checksum's byte-wise FNV-1a, which a check run
-/// on every tick needs. Not a stable format: only two digests made by
-/// one build are compared.
+/// The hash of a divergence digest: 64 bits, one multiply per 64-bit
+/// word fed (the rotate-xor-multiply step of rustc's FxHash) in four lanes
+/// taken in turn, so consecutive words do not wait for each other; values
+/// of 32 bits or fewer (`u8`, `u32`, `i32`, `f32`) are packed two to a
+/// word. Several times as fast as the checksum's byte-wise FNV-1a, which
+/// a check run on every tick needs. Not a stable format: only two digests
+/// made by one build are compared.
+///
+/// Like the checksum's byte stream, what is hashed is the values fed, not
+/// their types (a `u8` and a `u32` of the same value hash alike): a feed
+/// whose fields vary with the value should feed first what decides them
+/// (an enum's variant, an option's presence), as the harness's do.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Digest {
     lanes: [u64; 4],
     words: u64,
+    /// A value of 32 bits fed last, waiting for the next to share its word.
+    half: Option<u32>,
 }
 
 impl Digest {
     const K: u64 = 0xF135_7AEA_2E62_A9C5;
+    /// Marks a word that holds one 32-bit value alone.
+    const LONE_HALF: u64 = 1 << 63;
 
     #[inline]
     fn mix(h: u64, w: u64) -> u64 {
@@ -95,18 +106,49 @@ impl Digest {
         self.words += 1;
     }
 
+    /// Feeds a 32-bit value: the low half of a word, or the high half of
+    /// the word the value before it waits in.
+    #[inline]
+    fn half(&mut self, v: u32) {
+        match self.half.take() {
+            Some(low) => self.word(u64::from(low) | u64::from(v) << 32),
+            None => self.half = Some(v),
+        }
+    }
+
+    /// Feeds the 32-bit value still waiting for a partner, alone.
+    #[inline]
+    fn flush(&mut self) {
+        if let Some(low) = self.half.take() {
+            self.word(u64::from(low) | Self::LONE_HALF);
+        }
+    }
+
     /// The hash of everything fed so far.
     #[inline]
     pub fn finish(&self) -> u64 {
-        self.lanes
+        let mut all = *self;
+        all.flush();
+        all.lanes
             .iter()
-            .fold(self.words, |h, &lane| Self::mix(h, lane))
+            .fold(all.words, |h, &lane| Self::mix(h, lane))
     }
 }
 
 impl Feed for Digest {
     #[inline]
     fn bytes(&mut self, bytes: &[u8]) {
+        if bytes.len() < 4 {
+            // A few bytes (a tag and a small value, as an option's): a
+            // 32-bit value of their own, the length in the top byte.
+            let mut v = (bytes.len() as u32) << 24;
+            for (i, &b) in bytes.iter().enumerate() {
+                v |= u32::from(b) << (8 * i);
+            }
+            self.half(v);
+            return;
+        }
+        self.flush();
         let mut chunks = bytes.chunks_exact(8);
         for chunk in &mut chunks {
             self.word(u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
@@ -122,16 +164,17 @@ impl Feed for Digest {
 
     #[inline]
     fn u8(&mut self, v: u8) {
-        self.word(u64::from(v) | 1 << 62);
+        self.half(u32::from(v));
     }
 
     #[inline]
     fn u32(&mut self, v: u32) {
-        self.word(u64::from(v) | 1 << 63);
+        self.half(v);
     }
 
     #[inline]
     fn u64(&mut self, v: u64) {
+        self.flush();
         self.word(v);
     }
 }
@@ -227,9 +270,15 @@ impl Digests {
             key: PartKey::Component(ComponentKey::Type(TypeId::of::<T>())),
             digest: Box::new(move |registry| {
                 let mut h = Digest::default();
-                for (entity, value) in registry.pool::<T>().into_iter().flat_map(|p| p.iter()) {
-                    h.u64(entity.to_bits());
-                    feed(value, &mut h);
+                if let Some(pool) = registry.pool::<T>() {
+                    // The handles, then the values: two tight loops, and
+                    // values of 32 bits or fewer share words.
+                    for entity in pool.entities() {
+                        h.u64(entity.to_bits());
+                    }
+                    for value in pool.components() {
+                        feed(value, &mut h);
+                    }
                 }
                 h.finish()
             }),

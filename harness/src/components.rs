@@ -232,6 +232,7 @@ impl Canonical for Damage {
     }
 }
 
+#[inline]
 fn option_u8(h: &mut impl Feed, value: Option<u8>) {
     match value {
         Some(n) => h.bytes(&[1, n]),
@@ -240,6 +241,7 @@ fn option_u8(h: &mut impl Feed, value: Option<u8>) {
 }
 
 impl Canonical for Hits {
+    #[inline]
     fn hash<H: Feed>(&self, h: &mut H) {
         h.i32(self.damage);
         option_u8(h, self.by);

@@ -1,11 +1,11 @@
 //! Divergence diagnosis (`ecs_runtime::divergence`): two engines in
 //! lockstep stay equal on 1, 2 and 8 threads, and a planted order
 //! dependency is reported with its tick, part, entity and system; so is
-//! one planted in an event channel.
+//! one planted in an event channel; the digest tells its feeds apart.
 
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use ecs_runtime::divergence::{Digests, Feed, Suspect, lockstep};
+use ecs_runtime::divergence::{Digest, Digests, Feed, Suspect, lockstep};
 use ecs_runtime::prelude::*;
 use ecs_runtime::scheduler::{Hook, Trigger};
 
@@ -523,5 +523,69 @@ fn an_observer_that_ran_in_that_tick_is_named_between_waves() {
             .to_string()
             .contains("flaky_observer` (between waves, records commands)"),
         "{divergence}"
+    );
+}
+
+/// The digest of what `feed` feeds.
+fn digest_of(feed: impl FnOnce(&mut Digest)) -> u64 {
+    let mut h = Digest::default();
+    feed(&mut h);
+    h.finish()
+}
+
+#[test]
+fn a_digest_tells_apart_order_length_and_a_lone_half_word() {
+    // Values of 32 bits share words, in order.
+    let pair = digest_of(|h| {
+        h.u32(1);
+        h.u32(2);
+    });
+    assert_ne!(
+        pair,
+        digest_of(|h| {
+            h.u32(2);
+            h.u32(1);
+        })
+    );
+    // A value left without a partner still counts, zero included.
+    let lone = digest_of(|h| h.u32(5));
+    assert_ne!(lone, digest_of(|_| {}));
+    assert_ne!(
+        lone,
+        digest_of(|h| {
+            h.u32(5);
+            h.u32(0);
+        })
+    );
+    assert_ne!(digest_of(|h| h.u8(0)), digest_of(|_| {}));
+    // A 64-bit value after a lone half does not take its place.
+    assert_ne!(
+        digest_of(|h| {
+            h.u32(7);
+            h.u64(9);
+        }),
+        digest_of(|h| {
+            h.u64(9);
+            h.u32(7);
+        })
+    );
+    // Short and long byte strings carry their length.
+    assert_ne!(
+        digest_of(|h| h.bytes(&[0])),
+        digest_of(|h| h.bytes(&[0, 0]))
+    );
+    assert_ne!(
+        digest_of(|h| h.bytes(&[1; 9])),
+        digest_of(|h| h.bytes(&[1; 10]))
+    );
+    // Floats by their bit patterns.
+    assert_ne!(digest_of(|h| h.f32(0.0)), digest_of(|h| h.f32(-0.0)));
+    // The same feeds give the same digest.
+    assert_eq!(
+        pair,
+        digest_of(|h| {
+            h.u32(1);
+            h.u32(2);
+        })
     );
 }

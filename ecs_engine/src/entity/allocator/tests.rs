@@ -21,6 +21,38 @@ fn fifo_reuse_bumps_generation() {
 }
 
 #[test]
+fn iter_yields_the_live_handles_by_index_across_words() {
+    let mut alloc = EntityAllocator::new();
+    let all: Vec<Entity> = (0..200).map(|_| alloc.allocate().unwrap()).collect();
+    // Free slots at and around the 64-slot word boundaries, a whole word
+    // (128..192) and the last slot.
+    let freed: Vec<u32> = [0, 62, 63, 64, 65, 127, 199]
+        .into_iter()
+        .chain(128..192)
+        .collect();
+    for &i in &freed {
+        alloc.free(all[i as usize]).unwrap();
+    }
+    // A reserved slot (taken from the free list) is not live either.
+    let reserved = alloc.reserve().unwrap();
+    assert!(freed.contains(&reserved.index()));
+    let expected: Vec<Entity> = all
+        .iter()
+        .copied()
+        .filter(|e| !freed.contains(&e.index()))
+        .collect();
+    assert_eq!(alloc.iter().collect::<Vec<_>>(), expected);
+    assert_eq!(alloc.iter().count(), alloc.len());
+    // A reused slot yields its new generation.
+    let again = alloc.allocate().unwrap();
+    assert_eq!(again.generation(), 2);
+    let live: Vec<Entity> = alloc.iter().collect();
+    assert!(live.contains(&again));
+    assert!(!live.contains(&all[again.index() as usize]));
+    assert!(EntityAllocator::new().iter().next().is_none());
+}
+
+#[test]
 fn slot_is_retired_at_generation_limit() {
     let mut alloc = EntityAllocator::new().with_max_generation(NonZeroU32::new(3).unwrap());
     let mut e = alloc.allocate().unwrap();
