@@ -9,10 +9,8 @@ use ecs_engine::{
 };
 use proptest::prelude::*;
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct A(u32);
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct B(u32);
+use crate::components::{A, B};
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Z;
 

@@ -3,10 +3,7 @@
 
 use ecs_engine::{ChangeTick, Changed, Entity, Has, Or, Registry, RemovedCursor, With};
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct A(u32);
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct B(u32);
+use crate::components::{A, B};
 
 fn changed_a(registry: &Registry, since: ChangeTick) -> Vec<Entity> {
     let mut v: Vec<Entity> = registry

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use ecs_engine::{Entity, Registry};
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct A(u32);
+use crate::components::A;
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct B(u64);
 #[derive(Debug, Clone, PartialEq)]

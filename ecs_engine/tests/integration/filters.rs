@@ -9,12 +9,8 @@ use ecs_engine::{
 };
 use proptest::prelude::*;
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct A(u32);
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct B(u32);
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct C(u32);
+use crate::components::{A, B, C};
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct D;
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -9,10 +9,7 @@ use std::collections::BTreeMap;
 use ecs_engine::{Entity, Registry};
 use proptest::prelude::*;
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct A(u32);
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct B(u32);
+use crate::components::{A, B};
 
 /// One structural change between passes.
 #[derive(Debug, Clone)]

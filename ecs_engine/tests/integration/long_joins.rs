@@ -7,14 +7,7 @@ use std::collections::BTreeMap;
 
 use ecs_engine::{ChangeTick, Changed, Entity, Registry, With, Without};
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct A(u32);
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct B(u32);
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct C(u32);
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Tag;
+use crate::components::{A, B, C, Tag};
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Model {

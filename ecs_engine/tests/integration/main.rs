@@ -8,6 +8,7 @@ mod change;
 mod change_paths;
 mod claims;
 mod clone_into;
+mod components;
 mod delta_paths;
 mod despawn_many;
 mod disabled;

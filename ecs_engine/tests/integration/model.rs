@@ -7,12 +7,8 @@ use std::collections::{BTreeMap, HashMap};
 use ecs_engine::{Component, EcsError, Entity, Registry};
 use proptest::prelude::*;
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct A(u32);
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct B(u32);
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct C(u32);
+use crate::components::{A, B, C};
+
 /// Zero-sized.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Z;

@@ -3,10 +3,8 @@
 
 use ecs_engine::{Disabled, EcsError, Entity, Has, Or, Registry, With, Without};
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct A(u32);
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct B(u32);
+use crate::components::{A, B};
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct C;
 #[derive(Debug, Clone, Copy, PartialEq)]

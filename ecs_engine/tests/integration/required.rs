@@ -8,12 +8,8 @@ use std::collections::BTreeSet;
 use ecs_engine::{ChildOf, EcsError, Entity, Registry};
 use proptest::prelude::*;
 
-#[derive(Debug, Default, Clone, Copy, PartialEq)]
-struct A(u32);
-#[derive(Debug, Default, Clone, Copy, PartialEq)]
-struct B(u32);
-#[derive(Debug, Default, Clone, Copy, PartialEq)]
-struct C(u32);
+use crate::components::{A, B, C};
+
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
 struct D(u32);
 

@@ -7,12 +7,10 @@ use std::collections::BTreeMap;
 
 use ecs_engine::{ComponentDescriptor, ComponentId, Entity, Registry};
 
-#[derive(Debug, Clone, PartialEq)]
-struct A(u32);
+use crate::components::{A, C};
+
 #[derive(Debug, Clone, PartialEq)]
 struct B(String);
-#[derive(Debug, Clone, PartialEq)]
-struct C(u32);
 #[derive(Debug, Clone, PartialEq)]
 struct D(u32);
 #[derive(Debug, Clone, PartialEq)]

@@ -4,8 +4,8 @@
 
 use ecs_engine::{Entity, Registry};
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct A(u32);
+use crate::components::A;
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct B(f32);
 

@@ -4,14 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use ecs_engine::{Access, EcsError, Entity, Registry, Without};
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct A(u32);
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct B(u32);
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct C(u32);
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Tag;
+use crate::components::{A, B, C, Tag};
 
 const N: u32 = if cfg!(miri) { 60 } else { 600 };
 

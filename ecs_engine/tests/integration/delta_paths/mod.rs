@@ -23,12 +23,7 @@ use ecs_engine::{
     ChangeTick, Changed, Entity, Mut, Registry, RegistryState, StateRing, Untracked, With, Without,
 };
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct A(u32);
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct B(u32);
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct C(u32);
+use crate::components::{A, B, C};
 
 /// Entities with an `A`: three groups of 1,024 and a bit (under Miri,
 /// three blocks of 16).
