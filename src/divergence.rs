@@ -21,11 +21,14 @@
 //! `Disabled` marker included). [`lockstep`] ticks two engines
 //! side by side and stops at the first divergence.
 //!
-//! A component type's digest walks its pool in dense order (the handles'
-//! bits, then each value's fed fields in the same order), so it also
-//! catches two runs whose pools hold the same values in another order:
-//! later walks would visit them in another order, a common source of
-//! float drift.
+//! A component type's digest walks its pool in dense order (each entry's
+//! handle bits, then its value's fed fields), so it also catches two runs
+//! whose pools hold the same values in another order: later walks would
+//! visit them in another order, a common source of float drift. Values of
+//! 32 bits or fewer are packed two to a word, so what tells values apart
+//! is the values fed, not their types: a feed whose fields vary with the
+//! value feeds first what decides them (an enum's variant, an option's
+//! presence, a list's length), never skips an absent field silently.
 //!
 //! # Examples
 //!
@@ -73,14 +76,18 @@ use crate::{Engine, EngineError};
 /// a check run on every tick needs. Not a stable format: only two digests
 /// made by one build are compared.
 ///
-/// Like the checksum's byte stream, what is hashed is the values fed, not
-/// their types (a `u8` and a `u32` of the same value hash alike): a feed
-/// whose fields vary with the value should feed first what decides them
-/// (an enum's variant, an option's presence), as the harness's do.
+/// What is hashed is the values fed, not their types (a `u8` and a `u32`
+/// of the same value hash alike, where the checksum's bytes differ in
+/// length), so a feed must be self-delimiting: one whose fields vary with
+/// the value feeds first what decides them (an enum's variant, an
+/// option's presence, a list's length), as the harness's do. A feed that
+/// skips an absent field instead may digest two different values alike.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Digest {
     lanes: [u64; 4],
     words: u64,
+    /// The words that held one 32-bit value alone.
+    lone_halves: u64,
     /// A value of 32 bits fed last, waiting for the next to share its word.
     half: Option<u32>,
 }
@@ -116,11 +123,15 @@ impl Digest {
         }
     }
 
-    /// Feeds the 32-bit value still waiting for a partner, alone.
+    /// Feeds the 32-bit value still waiting for a partner, alone. The
+    /// mark alone could equal a pair whose second value is `1 << 31`
+    /// (`-0.0`, `i32::MIN`): the count of lone words, hashed at the end,
+    /// tells them apart.
     #[inline]
     fn flush(&mut self) {
         if let Some(low) = self.half.take() {
             self.word(u64::from(low) | Self::LONE_HALF);
+            self.lone_halves += 1;
         }
     }
 
@@ -129,9 +140,8 @@ impl Digest {
     pub fn finish(&self) -> u64 {
         let mut all = *self;
         all.flush();
-        all.lanes
-            .iter()
-            .fold(all.words, |h, &lane| Self::mix(h, lane))
+        let seed = Self::mix(all.words, all.lone_halves);
+        all.lanes.iter().fold(seed, |h, &lane| Self::mix(h, lane))
     }
 }
 
@@ -271,12 +281,10 @@ impl Digests {
             digest: Box::new(move |registry| {
                 let mut h = Digest::default();
                 if let Some(pool) = registry.pool::<T>() {
-                    // The handles, then the values: two tight loops, and
-                    // values of 32 bits or fewer share words.
-                    for entity in pool.entities() {
+                    // Each entry's handle starts a word of its own, so
+                    // entries stay apart in the packed stream.
+                    for (entity, value) in pool.entities().iter().zip(pool.components()) {
                         h.u64(entity.to_bits());
-                    }
-                    for value in pool.components() {
                         feed(value, &mut h);
                     }
                 }

@@ -558,6 +558,14 @@ fn a_digest_tells_apart_order_length_and_a_lone_half_word() {
         })
     );
     assert_ne!(digest_of(|h| h.u8(0)), digest_of(|_| {}));
+    // A lone value's mark is not a partner of `1 << 31` (`-0.0`).
+    assert_ne!(
+        digest_of(|h| h.f32(1.5)),
+        digest_of(|h| {
+            h.f32(1.5);
+            h.f32(-0.0);
+        })
+    );
     // A 64-bit value after a lone half does not take its place.
     assert_ne!(
         digest_of(|h| {
@@ -588,4 +596,28 @@ fn a_digest_tells_apart_order_length_and_a_lone_half_word() {
             h.u32(2);
         })
     );
+}
+
+#[derive(Clone, Copy)]
+struct Maybe(Option<f32>);
+
+#[test]
+fn a_pools_entries_stay_apart_in_its_digest() {
+    // A feed that skips an absent value (not self-delimiting): the
+    // handles between the entries still tell `[Some, None]` from
+    // `[None, Some]`.
+    let digests = Digests::new().component::<Maybe>(|m, h| {
+        if let Some(x) = m.0 {
+            h.f32(x);
+        }
+    });
+    let world = |values: [Option<f32>; 2]| {
+        let mut registry = Registry::new();
+        for v in values {
+            registry.spawn((Maybe(v),));
+        }
+        digests.of(&registry)
+    };
+    assert_ne!(world([Some(1.0), None]), world([None, Some(1.0)]));
+    assert_eq!(world([Some(1.0), None]), world([Some(1.0), None]));
 }
