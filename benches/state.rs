@@ -8,7 +8,8 @@
 //! tracking (only those copied) and without: the 1% spread over the pool
 //! (every 100th entity, the worst case: each write its own cache lines)
 //! or clustered (1,000 neighbours in the pool, as when the entities a
-//! system writes were spawned together).
+//! system writes were spawned together); and a ring's save after 1% of
+//! the entities were despawned and as many spawned.
 
 use std::hint::black_box;
 
@@ -141,6 +142,25 @@ fn write_one_percent(registry: &mut Registry, round: &mut usize, spread: bool) {
     registry.advance_change_tick();
 }
 
+/// Despawns 0.5% of the entities (every 200th in the pool, another
+/// offset each round) and spawns as many, then advances the change tick:
+/// about 1% of each pool's dense positions change hands.
+fn churn_one_percent(registry: &mut Registry, round: &mut usize) {
+    const STRIDE: usize = 200;
+    *round += 1;
+    let doomed: Vec<ecs_engine::Entity> = registry.pool::<Position>().unwrap().entities()
+        [*round % STRIDE..]
+        .iter()
+        .step_by(STRIDE)
+        .copied()
+        .collect();
+    for &e in &doomed {
+        registry.despawn(e).unwrap();
+    }
+    registry.spawn_batch((0..doomed.len()).map(|i| (position(i), velocity(i))));
+    registry.advance_change_tick();
+}
+
 /// A save of 100,000 entities of which 1% were written since the last
 /// save into the same state: with change tracking (a delta: only those
 /// are copied) and without (every value is copied), each with the same
@@ -196,6 +216,21 @@ fn delta_saves(c: &mut Criterion) {
             registry.save_frame(&mut ring).unwrap();
         })
     });
+    // Spawns and despawns instead of writes: a whole copy of each pool
+    // before structural deltas.
+    for (name, save) in [("churn_only", false), ("ring_save_frame_churn", true)] {
+        let mut registry = delta_world(true);
+        let mut ring = ecs_engine::StateRing::new(8);
+        let mut round = 0;
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                churn_one_percent(&mut registry, &mut round);
+                if save {
+                    registry.save_frame(&mut ring).unwrap();
+                }
+            })
+        });
+    }
     group.finish();
     // The ring's memory beside the registry's (printed, not timed).
     println!(

@@ -252,6 +252,67 @@ impl RemovedLog {
     pub(crate) fn end(&self) -> u64 {
         self.first + self.entries.len() as u64
     }
+
+    /// Brings this log, a copy of `src` made earlier, up to `src`: drops
+    /// the entries `src` trimmed since and appends the ones it logged.
+    /// Returns what undoes that, or `None`, changing nothing, when `src`
+    /// is not this log later (another capacity, or numbers that went
+    /// back).
+    pub(crate) fn follow(&mut self, src: &RemovedLog) -> Option<LogUndo> {
+        if src.capacity != self.capacity || src.first < self.first || src.end() < self.end() {
+            return None;
+        }
+        let first = self.first;
+        let kept_from = src.first.min(self.end());
+        let trimmed: Vec<Entity> = self.entries.drain(..(kept_from - first) as usize).collect();
+        // Empty now when `src` trimmed past all of it: it goes on where
+        // `src` starts.
+        self.first = if self.entries.is_empty() {
+            src.first
+        } else {
+            kept_from
+        };
+        let from = (self.end() - src.first) as usize;
+        self.entries.extend(src.entries.range(from..).copied());
+        Some(LogUndo {
+            first,
+            moved_on: self.first != first,
+            trimmed,
+            appended: src.entries.len() - from,
+        })
+    }
+
+    /// Undoes a [`follow`](Self::follow).
+    pub(crate) fn unfollow(&mut self, undo: LogUndo) {
+        self.entries.truncate(self.entries.len() - undo.appended);
+        for &entity in undo.trimmed.iter().rev() {
+            self.entries.push_front(entity);
+        }
+        self.first = undo.first;
+    }
+}
+
+/// What [`RemovedLog::follow`] changed: the log's first number before
+/// (and whether it changed), the entries it dropped from the front
+/// (oldest first) and how many it appended.
+#[derive(Debug)]
+pub(crate) struct LogUndo {
+    first: u64,
+    moved_on: bool,
+    trimmed: Vec<Entity>,
+    appended: usize,
+}
+
+impl LogUndo {
+    /// `true` when the follow changed nothing.
+    pub(crate) fn is_empty(&self) -> bool {
+        !self.moved_on && self.appended == 0
+    }
+
+    /// Heap bytes the undo holds.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.trimmed.capacity() * std::mem::size_of::<Entity>()
+    }
 }
 
 impl ChangeTicks {
@@ -261,7 +322,11 @@ impl ChangeTicks {
         self.now = src.now;
         self.added.clone_from(&src.added);
         self.changed.clone_from(&src.changed);
-        self.removed.entries.clone_from(&src.removed.entries);
+        // Slice by slice: `VecDeque::clone_from` goes entry by entry.
+        self.removed.entries.clear();
+        let (front, back) = src.removed.entries.as_slices();
+        self.removed.entries.extend(front);
+        self.removed.entries.extend(back);
         self.removed.first = src.removed.first;
         self.removed.capacity = src.removed.capacity;
         self.written.set(src.written.get());

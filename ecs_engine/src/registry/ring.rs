@@ -2,16 +2,19 @@
 //! one whole copy of the newest frame (a [`RegistryState`], the *mirror*)
 //! and, for each older frame, an undo of what the next save changed.
 //!
-//! A save costs what changed since the previous one: components of a
-//! tracked type registered with `register_clone_delta` are copied when
-//! their changed tick is newer than the previous save (and the values
-//! they replace move into the undo); a pool whose structure changed, any
-//! other pool, or one written without marks (`Untracked`,
-//! `get_mut_untracked`) is copied whole and its old copy moves into the
+//! A save costs what changed since the previous one: in a pool of a
+//! tracked type registered with `register_clone_delta`, the components
+//! whose changed tick is newer than the previous save, and the positions
+//! whose entity was added, removed or moved since (spawns, despawns,
+//! inserts, removals), are copied, and what they replace moves into the
+//! undo; any other pool, or one written without marks (`Untracked`,
+//! `get_mut_untracked`), is copied whole and its old copy moves into the
 //! undo; such a tracked pool that nothing touched costs a compare. So
-//! the ring's memory is one whole state plus what changed per frame. A restore to a frame undoes the newer frames on the
-//! mirror, newest first, and then restores the registry from it, copying
-//! again only what changed since that frame where the ticks tell.
+//! the ring's memory is one whole state plus what changed per frame. A
+//! restore to a frame undoes the newer frames on the mirror, newest
+//! first, and then restores the registry from it, copying again only
+//! what changed since that frame where the ticks tell (a pool whose
+//! entities changed since is copied whole).
 
 use std::collections::VecDeque;
 
@@ -32,11 +35,11 @@ use crate::storage::pools::Pools;
 /// one as what the save after it replaced. For components of a type with
 /// change tracking ([`Registry::track_changes`]) whose clone was
 /// registered with [`Registry::register_clone_delta`], that is the values
-/// written in between (a pool nobody wrote costs nothing), so a ring of 8
-/// frames of a world where 1% of the components change per tick holds
-/// about one state plus 8% of one; any other type's pool is held whole in
-/// every frame, as is a pool whose entities changed (spawns, despawns,
-/// inserts, removals).
+/// written in between and the entries of the dense positions whose
+/// entity changed (spawns, despawns, inserts, removals; a pool nobody
+/// touched costs nothing), so a ring of 8 frames of a world where 1% of
+/// the components change per tick holds about one state plus 8% of one;
+/// any other type's pool is held whole in every frame.
 ///
 /// # Examples
 ///
@@ -160,9 +163,9 @@ impl Registry {
     /// Saves the registry as the ring's newest frame, dropping the oldest
     /// once the ring is full: see [`StateRing`]. What it saves is what
     /// [`save_state`](Self::save_state) saves. Called on a rayon pool's
-    /// thread (`Engine::save_frame` runs it on the schedule's threads), it
-    /// copies the component pools in parallel on that pool; the frame
-    /// saved is the same either way.
+    /// thread (`Engine::save_frame` runs it on the schedule's threads in
+    /// a large world), it copies the component pools in parallel on that
+    /// pool; the frame saved is the same either way.
     ///
     /// # Errors
     ///

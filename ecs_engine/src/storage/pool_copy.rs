@@ -43,12 +43,15 @@ pub(crate) struct PoolCopy {
     /// after a tick (see `SparseSet::copy_changed`), for a typed pool;
     /// `false` when either keeps no ticks.
     changed: Option<CopyChanged>,
-    /// `changed` into a ring's mirror, keeping what it replaces (the
-    /// values, their byte size) for an undo; `None` when either pool keeps
-    /// no ticks. With `put_back`, for a typed pool.
-    pub(super) changed_undo: Option<ChangedUndo>,
-    /// Puts back into the mirror what `changed_undo` replaced.
-    pub(super) put_back: Option<PutBack>,
+    /// Brings a ring's mirror copy (the first pool) up to the second,
+    /// copying only the positions that differ since a tick (the current
+    /// tick next; with `true`, the pool's structure changed since) and
+    /// keeping what it overwrote for an undo (see
+    /// `SparseSet::save_delta`); `None` when it cannot. With
+    /// `undo_delta`, for a typed pool.
+    pub(super) save_delta: Option<SaveDelta>,
+    /// Puts back into the mirror what `save_delta` overwrote.
+    pub(super) undo_delta: Option<UndoDelta>,
     /// Gives the second entity a copy of the first one's value (both
     /// alive, the second without one); `false` when the first has none.
     clone_value: fn(&mut dyn ErasedPool, Entity, Entity) -> bool,
@@ -64,16 +67,17 @@ pub(crate) struct PoolCopy {
 /// ticks (rather than the copy's) say what was written.
 type CopyChanged = fn(&mut dyn ErasedPool, &dyn ErasedPool, u32, u32, bool) -> bool;
 
-/// See [`PoolCopy`]'s `changed_undo`.
-type ChangedUndo = fn(
+/// See [`PoolCopy`]'s `save_delta`.
+type SaveDelta = fn(
     &mut dyn ErasedPool,
     &dyn ErasedPool,
     u32,
     u32,
-) -> Option<(Box<dyn Any + Send + Sync>, usize)>;
+    bool,
+) -> Option<super::pool_ring::DeltaSaved>;
 
-/// See [`PoolCopy`]'s `put_back`.
-type PutBack = fn(&mut dyn ErasedPool, Box<dyn Any + Send + Sync>);
+/// See [`PoolCopy`]'s `undo_delta`.
+type UndoDelta = fn(&mut dyn ErasedPool, Box<dyn Any + Send + Sync>);
 
 /// See [`PoolCopy`]'s `clone_into`: `false` when the entity has no value.
 type CloneInto = fn(&dyn ErasedPool, Entity, &mut Pools, Entity, &mut EntityMap) -> bool;
@@ -105,7 +109,7 @@ fn copy_changed_typed<T: Component + Clone>(
     now: u32,
     src_ticks: bool,
 ) -> bool {
-    typed_mut::<T>(dst).copy_changed(typed::<T>(src), since, now, src_ticks, None)
+    typed_mut::<T>(dst).copy_changed(typed::<T>(src), since, now, src_ticks)
 }
 
 fn clone_typed_value<T: Component + Clone>(
@@ -215,7 +219,8 @@ impl PoolCopy {
         {
             return;
         }
-        (self.restore)(dst, src, now, apart != Apart::Whole, side);
+        let same_structure = matches!(apart, Apart::Delta(_) | Apart::Values);
+        (self.restore)(dst, src, now, same_structure, side);
     }
 
     /// The copy of `SparseSet<T>`.
@@ -224,8 +229,8 @@ impl PoolCopy {
             copy: copy_typed::<T>,
             restore: restore_typed::<T>,
             changed: None,
-            changed_undo: None,
-            put_back: None,
+            save_delta: None,
+            undo_delta: None,
             clone_value: clone_typed_value::<T>,
             clone_into: Some(clone_typed_into::<T>),
         }
@@ -237,8 +242,8 @@ impl PoolCopy {
     pub(crate) fn delta<T: Component + Clone>() -> Self {
         PoolCopy {
             changed: Some(copy_changed_typed::<T>),
-            changed_undo: Some(super::pool_ring::changed_undo_typed::<T>),
-            put_back: Some(super::pool_ring::put_back_typed::<T>),
+            save_delta: Some(super::pool_ring::save_delta_typed::<T>),
+            undo_delta: Some(super::pool_ring::undo_delta_typed::<T>),
             ..Self::typed::<T>()
         }
     }
@@ -258,8 +263,8 @@ impl PoolCopy {
             copy: copy_blob,
             restore: restore_blob,
             changed: None,
-            changed_undo: None,
-            put_back: None,
+            save_delta: None,
+            undo_delta: None,
             clone_value: clone_blob_value,
             clone_into: None,
         }
@@ -318,11 +323,16 @@ impl PoolSync {
 /// How far a copy and a pool that were once equal may have moved apart:
 /// `Delta(since)` when only components written after the tick `since`
 /// differ (both track changes and nothing was written unmarked), `Values`
-/// when they hold the same entities in the same order, `Whole` otherwise.
+/// when they hold the same entities in the same order, `Moved(since)`
+/// when, besides the components written after `since`, only the
+/// positions whose entities the pool added, removed or moved since
+/// differ (a ring's save copies only those, see `SparseSet::save_delta`;
+/// elsewhere such a pool is copied whole), `Whole` otherwise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Apart {
     Delta(u32),
     Values,
+    Moved(u32),
     Whole,
 }
 
@@ -334,6 +344,14 @@ impl Apart {
         match (synced, since) {
             (Some(s), Some(since)) if s == now && now.unmarked.is_some() => Apart::Delta(since),
             (Some(s), _) if s.stamp == now.stamp => Apart::Values,
+            // The same pool (its identity), nothing written unmarked.
+            (Some(s), Some(since))
+                if s.stamp.0 == now.stamp.0
+                    && s.unmarked == now.unmarked
+                    && now.unmarked.is_some() =>
+            {
+                Apart::Moved(since)
+            }
             _ => Apart::Whole,
         }
     }

@@ -10,32 +10,42 @@ use rayon::prelude::*;
 
 use super::pool_copy::{Apart, PoolCopy, PoolSync, SavedPool, typed};
 use super::pools::{ErasedPool, PoolSlot, Pools, typed_mut};
-use crate::storage::sparse_set::{CopySide, Replaced};
+use crate::storage::sparse_set::{CopySide, DeltaUndo};
 use crate::{Component, StateError};
 
-pub(super) fn changed_undo_typed<T: Component + Clone>(
+/// What a delta save into a ring's mirror did to one copy.
+pub(super) enum DeltaSaved {
+    /// Nothing differed.
+    Unchanged,
+    /// What undoes it (a `DeltaUndo<T>`), and its heap bytes.
+    Undo(Box<dyn Any + Send + Sync>, usize),
+}
+
+pub(super) fn save_delta_typed<T: Component + Clone>(
     mirror: &mut dyn ErasedPool,
     src: &dyn ErasedPool,
     since: u32,
     now: u32,
-) -> Option<(Box<dyn Any + Send + Sync>, usize)> {
-    let mut replaced = Vec::new();
-    if !typed_mut::<T>(mirror).copy_changed(typed::<T>(src), since, now, true, Some(&mut replaced))
-    {
-        return None;
-    }
-    let bytes = replaced.len() * std::mem::size_of::<Replaced<T>>();
-    Some((Box::new(replaced), bytes))
+    moved: bool,
+) -> Option<DeltaSaved> {
+    let mirror = typed_mut::<T>(mirror);
+    let undo = mirror.save_delta(typed::<T>(src), since, now, moved)?;
+    Some(if undo.is_empty(mirror.len()) {
+        DeltaSaved::Unchanged
+    } else {
+        let bytes = undo.heap_bytes();
+        DeltaSaved::Undo(Box::new(undo), bytes)
+    })
 }
 
-pub(super) fn put_back_typed<T: Component + Clone>(
+pub(super) fn undo_delta_typed<T: Component + Clone>(
     mirror: &mut dyn ErasedPool,
-    replaced: Box<dyn Any + Send + Sync>,
+    undo: Box<dyn Any + Send + Sync>,
 ) {
-    let replaced = *replaced
-        .downcast::<Vec<Replaced<T>>>()
+    let undo = *undo
+        .downcast::<DeltaUndo<T>>()
         .expect("an undo holds the values of its pool's type");
-    typed_mut::<T>(mirror).put_back(replaced);
+    typed_mut::<T>(mirror).undo_delta(undo);
 }
 
 /// One pool's part of [`Pools::save_frame`]: the pool, its copy
@@ -95,20 +105,27 @@ impl FrameTask<'_> {
             return FrameSaved::New(fresh());
         };
         let synced = old.synced.get_mut();
+        let apart = Apart::of(*synced, pool, since);
         if old.info == slot.info
-            && let (Apart::Delta(since), Some(changed_undo)) =
-                (Apart::of(*synced, pool, since), copy.changed_undo)
-            && let Some((replaced, bytes)) = changed_undo(&mut *old.pool, pool, since, now)
+            && let (Apart::Delta(since) | Apart::Moved(since), Some(save_delta)) =
+                (apart, copy.save_delta)
+            && let Some(saved) = save_delta(
+                &mut *old.pool,
+                pool,
+                since,
+                now,
+                matches!(apart, Apart::Moved(_)),
+            )
         {
-            *synced = Some(PoolSync::of(pool));
-            return if bytes > 0 {
-                FrameSaved::Undo(PoolUndo::Values {
+            let before = synced.replace(PoolSync::of(pool));
+            return match saved {
+                DeltaSaved::Undo(undo, bytes) => FrameSaved::Undo(PoolUndo::Delta {
                     index,
-                    replaced,
+                    undo,
                     bytes,
-                })
-            } else {
-                FrameSaved::Unchanged
+                    synced: before,
+                }),
+                DeltaSaved::Unchanged => FrameSaved::Unchanged,
             };
         }
         let pool = std::mem::replace(old, fresh());
@@ -118,11 +135,13 @@ impl FrameTask<'_> {
 
 /// What a ring's save changed in one pool of its mirror, to undo it.
 pub(crate) enum PoolUndo {
-    /// The values a delta replaced (a `Vec<Replaced<T>>`), and their bytes.
-    Values {
+    /// What a delta overwrote (a `DeltaUndo<T>`), its heap bytes, and
+    /// what the copy knew of the registry pool before.
+    Delta {
         index: usize,
-        replaced: Box<dyn Any + Send + Sync>,
+        undo: Box<dyn Any + Send + Sync>,
         bytes: usize,
+        synced: Option<PoolSync>,
     },
     /// The whole copy the save replaced.
     Whole { index: usize, pool: SavedPool },
@@ -134,14 +153,14 @@ impl PoolUndo {
     pub(crate) fn into_whole(self) -> Option<(usize, SavedPool)> {
         match self {
             PoolUndo::Whole { index, pool } => Some((index, pool)),
-            PoolUndo::Values { .. } => None,
+            PoolUndo::Delta { .. } => None,
         }
     }
 
     /// Heap bytes the undo holds.
     pub(crate) fn heap_bytes(&self) -> usize {
         match self {
-            PoolUndo::Values { bytes, .. } => *bytes,
+            PoolUndo::Delta { bytes, .. } => *bytes,
             PoolUndo::Whole { pool, .. } => pool.pool.heap_bytes(),
         }
     }
@@ -150,8 +169,9 @@ impl PoolUndo {
 impl Pools {
     /// Makes `mirror` (a copy of every pool, as [`save_into`](Self::save_into)
     /// makes) equal to the pools again, pushing onto `undo` what it
-    /// replaces: the values of the components written after `since`
-    /// where the ticks tell, the whole copy of a pool otherwise (made in
+    /// replaces: the entries of the dense positions that differ (written
+    /// after `since`, or holding another entity) where the ticks tell, the
+    /// whole copy of a pool otherwise (made in
     /// the memory of a copy of that pool in `spares[index]`, from an undo
     /// the ring dropped, when there is one; `spares` grows to one list
     /// per pool). Returns how many copies `mirror` held before (pools
@@ -224,12 +244,16 @@ impl Pools {
     ) {
         for step in undo.into_iter().rev() {
             match step {
-                PoolUndo::Values {
-                    index, replaced, ..
+                PoolUndo::Delta {
+                    index,
+                    undo,
+                    synced,
+                    ..
                 } => {
                     let copy = &mut mirror[index];
-                    let put_back = copy.copy.put_back.expect("a delta has a put-back");
-                    put_back(&mut *copy.pool, replaced);
+                    let undo_delta = copy.copy.undo_delta.expect("a delta has an undo");
+                    undo_delta(&mut *copy.pool, undo);
+                    *copy.synced.get_mut() = synced;
                 }
                 PoolUndo::Whole { index, pool } => {
                     let newer = std::mem::replace(&mut mirror[index], pool);

@@ -15,7 +15,9 @@
 //! written positions, run cache) is in `lookup.rs` too.
 
 mod copy;
-pub(crate) use copy::{CopySide, Replaced};
+pub(crate) use copy::CopySide;
+mod frame_delta;
+pub(crate) use frame_delta::DeltaUndo;
 mod remove_many;
 
 use super::claims::RawParts;

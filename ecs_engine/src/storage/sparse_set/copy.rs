@@ -11,6 +11,7 @@
 use super::SparseSet;
 use std::ops::Range;
 
+use crate::Entity;
 use crate::change::stamps;
 use crate::change::ticks::{self, ChangeTicks};
 use crate::storage::lookup::{RunInfo, SparseIndex};
@@ -94,17 +95,6 @@ impl<T: Clone> SparseSet<T> {
     }
 }
 
-/// A component a delta save replaced in a copy: its dense position, the
-/// value and its changed tick before the save (an undo frame of a
-/// [`StateRing`](crate::StateRing) puts them back). Its added tick is
-/// the same before and after: only an insert sets one, and an insert
-/// changes the set's structure, after which no delta is taken.
-pub(crate) struct Replaced<T> {
-    pub(crate) index: u32,
-    pub(crate) value: T,
-    pub(crate) changed: u32,
-}
-
 impl<T: Clone> SparseSet<T> {
     /// Copies from `src` the components written after the tick `since`
     /// (as the changed ticks of `src` say when `src_ticks`, of `self`
@@ -112,17 +102,16 @@ impl<T: Clone> SparseSet<T> {
     /// are. The caller knows that both sets hold the same entities in the
     /// same order and that, but for those writes, their values and ticks
     /// are equal (nothing was written unmarked since, see
-    /// `UnmarkedWrites`; so the added ticks are all equal).
-    /// With `replaced`, the values it overwrites go there with their old
-    /// ticks (no clone: moved out). Returns `false`, changing nothing,
-    /// when either set keeps no ticks.
+    /// `UnmarkedWrites`; so the added ticks are all equal). Returns
+    /// `false`, changing nothing, when either set keeps no ticks. (A
+    /// ring's save, which keeps what it replaces, is
+    /// [`save_delta`](Self::save_delta).)
     pub(crate) fn copy_changed(
         &mut self,
         src: &Self,
         since: u32,
         now: u32,
         src_ticks: bool,
-        mut replaced: Option<&mut Vec<Replaced<T>>>,
     ) -> bool {
         debug_assert!(self.dense == src.dense);
         let (Some(own), Some(theirs)) = (self.changes.as_deref_mut(), src.changes.as_deref())
@@ -131,7 +120,7 @@ impl<T: Clone> SparseSet<T> {
         };
         let writer = if src_ticks { theirs } else { &*own };
         let fresh = if ticks::newer(writer.written.get(), since, now) {
-            newer_positions(writer, since, now)
+            newer_positions(writer, (since, now), src.len(), None)
         } else {
             Vec::new()
         };
@@ -144,19 +133,12 @@ impl<T: Clone> SparseSet<T> {
                 prefetch(theirs.changed.as_ptr().wrapping_add(ahead));
             }
             debug_assert_eq!(own.added[run.clone()], theirs.added[run.clone()]);
-            if replaced.is_none() && run.len() >= SLICE_RUN {
+            if run.len() >= SLICE_RUN {
                 self.data[run.clone()].clone_from_slice(&src.data[run.clone()]);
                 own.changed[run.clone()].copy_from_slice(&theirs.changed[run.clone()]);
             } else {
                 for i in run.clone() {
-                    let old = std::mem::replace(&mut self.data[i], src.data[i].clone());
-                    if let Some(replaced) = replaced.as_deref_mut() {
-                        replaced.push(Replaced {
-                            index: i as u32,
-                            value: old,
-                            changed: own.changed[i],
-                        });
-                    }
+                    self.data[i] = src.data[i].clone();
                     own.changed[i] = theirs.changed[i];
                 }
             }
@@ -168,21 +150,6 @@ impl<T: Clone> SparseSet<T> {
         // (the other copies of this pool must not take a delta from it).
         own.unmarked.count();
         true
-    }
-
-    /// Puts back what a [`copy_changed`](Self::copy_changed) replaced,
-    /// last first.
-    pub(crate) fn put_back(&mut self, replaced: Vec<Replaced<T>>) {
-        let own = self
-            .changes
-            .as_deref_mut()
-            .expect("a set that took a delta keeps ticks");
-        for r in replaced.into_iter().rev() {
-            let i = r.index as usize;
-            self.data[i] = r.value;
-            own.changed[i] = r.changed;
-            own.stamps.stamp(i, own.now);
-        }
     }
 }
 
@@ -209,13 +176,21 @@ const SLICE_RUN: usize = 8;
 /// How many positions (or blocks) ahead a delta's loops ask for the
 /// cache lines they will touch: the positions written are scattered, so
 /// each one is a cache miss the hardware prefetcher cannot foresee.
-const PREFETCH_AHEAD: usize = 8;
+pub(super) const PREFETCH_AHEAD: usize = 8;
 
-/// The positions whose changed ticks in `changes` are newer than `since`
-/// (at tick `now`), in order: only the blocks its summary stamped after
-/// `since` are scanned (`change/stamps.rs`), each into a bit mask
-/// without a branch per tick.
-fn newer_positions(changes: &ChangeTicks, since: u32, now: u32) -> Vec<u32> {
+/// The positions below `len` whose changed ticks in `changes` are newer
+/// than `since` (at tick `now`) or, given `entities` (two dense arrays),
+/// whose entities differ between the two; in order. Only the blocks its
+/// summary stamped after `since` are scanned (`change/stamps.rs`; every
+/// write and every structural change stamps its block, see the hooks of
+/// `change/ticks.rs`), each into a bit mask without a branch per
+/// position.
+pub(super) fn newer_positions(
+    changes: &ChangeTicks,
+    (since, now): (u32, u32),
+    len: usize,
+    entities: Option<(&[Entity], &[Entity])>,
+) -> Vec<u32> {
     const { assert!(stamps::BLOCK <= 32, "a block's ticks fit a u32 mask") };
     // `ticks::newer` with its bound taken out of the loop.
     let bound = now.wrapping_sub(since).min(ticks::STALE_AGE);
@@ -223,16 +198,32 @@ fn newer_positions(changes: &ChangeTicks, since: u32, now: u32) -> Vec<u32> {
     let mut blocks = Vec::new();
     changes
         .stamps
-        .each_newer_block(ticks.len(), since, now, |block| blocks.push(block));
+        .each_newer_block(ticks.len(), since, now, |block| {
+            if block.start < len {
+                blocks.push(block.start..block.end.min(len));
+            }
+        });
     let mut positions = Vec::with_capacity(blocks.len() * stamps::BLOCK);
     for (n, block) in blocks.iter().enumerate() {
         if let Some(ahead) = blocks.get(n + PREFETCH_AHEAD) {
             prefetch(ticks.as_ptr().wrapping_add(ahead.start));
+            if let Some((a, b)) = entities {
+                // A block's 16 entities: 128 bytes, two cache lines.
+                for at in [ahead.start, ahead.start + stamps::BLOCK / 2] {
+                    prefetch(a.as_ptr().wrapping_add(at));
+                    prefetch(b.as_ptr().wrapping_add(at));
+                }
+            }
         }
         let first = block.start as u32;
         let mut newer = 0_u32;
         for (k, &tick) in ticks[block.clone()].iter().enumerate() {
             newer |= u32::from(now.wrapping_sub(tick) < bound) << k;
+        }
+        if let Some((a, b)) = entities {
+            for (k, (a, b)) in a[block.clone()].iter().zip(&b[block.clone()]).enumerate() {
+                newer |= u32::from(a != b) << k;
+            }
         }
         while newer != 0 {
             positions.push(first + newer.trailing_zeros());

@@ -128,6 +128,18 @@ type Frame = (
     ChangeTick,
 );
 
+/// What else a ring's restore must give back: the pools' entities in
+/// dense order with their values, and `Position`'s removal log (every
+/// entry a reader from the start would see, and how many it missed).
+type Layout = (Contents, Vec<Entity>, u64);
+
+fn layout(registry: &Registry) -> Layout {
+    let mut cursor = RemovedCursor::default();
+    let log = registry.removed::<Position>(&mut cursor);
+    let missed = log.missed();
+    (contents(registry), log.iter().collect(), missed)
+}
+
 fn check(registry: &Registry, model: &Model) -> Result<(), TestCaseError> {
     let live: Vec<Entity> = {
         let mut live: Vec<Entity> = registry.entities().iter().collect();
@@ -295,8 +307,8 @@ proptest! {
     /// A `StateRing` of 4 frames saved every round, with writes in place
     /// of every kind and structural changes in between, restored now and
     /// then to a random frame: every restore gives back the values,
-    /// entities, change ticks and change tick of that frame's save, and
-    /// the ring then holds the frames up to it.
+    /// entities, dense order, removal log, change ticks and change tick
+    /// of that frame's save, and the ring then holds the frames up to it.
     #[test]
     fn a_ring_restores_any_frame_it_holds(
         rounds in proptest::collection::vec(
@@ -309,9 +321,12 @@ proptest! {
     ) {
         const CAPACITY: usize = 4;
         let mut registry = registry();
+        // A short removal log, so that saves see it trimmed.
+        registry.set_removed_capacity::<Position>(8);
         let mut model = Model::new();
         let mut ring = ecs_engine::StateRing::new(CAPACITY);
         let mut frames: std::collections::VecDeque<Frame> = std::collections::VecDeque::new();
+        let mut layouts: std::collections::VecDeque<Layout> = std::collections::VecDeque::new();
         for (ops, restore) in &rounds {
             for op in ops {
                 apply(&mut registry, &mut model, op);
@@ -320,8 +335,10 @@ proptest! {
                 Some(back) if *back < frames.len() => {
                     registry.restore_frame(&mut ring, *back).unwrap();
                     frames.truncate(frames.len() - back);
+                    layouts.truncate(layouts.len() - back);
                     let (at_save, ticks, tick) = frames.back().unwrap();
                     check(&registry, at_save)?;
+                    prop_assert_eq!(&layout(&registry), layouts.back().unwrap());
                     prop_assert_eq!(&position_ticks(&registry), ticks);
                     prop_assert_eq!(registry.change_tick(), *tick);
                     model = at_save.clone();
@@ -336,8 +353,10 @@ proptest! {
                 None => {
                     registry.save_frame(&mut ring).unwrap();
                     frames.push_back((model.clone(), position_ticks(&registry), registry.change_tick()));
+                    layouts.push_back(layout(&registry));
                     if frames.len() > CAPACITY {
                         frames.pop_front();
+                        layouts.pop_front();
                     }
                 }
             }
