@@ -525,3 +525,62 @@ pub(crate) struct TickSlices<'a> {
     pub(crate) changed: &'a [u32],
     pub(crate) now: u32,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::num::NonZeroU32;
+
+    fn log(capacity: usize) -> RemovedLog {
+        RemovedLog {
+            entries: VecDeque::new(),
+            first: 0,
+            capacity,
+        }
+    }
+
+    fn push_n(log: &mut RemovedLog, from: u32, n: u32) {
+        for i in from..from + n {
+            log.push(Entity::new(i, NonZeroU32::MIN));
+        }
+    }
+
+    fn parts(log: &RemovedLog) -> (Vec<Entity>, u64) {
+        (log.entries.iter().copied().collect(), log.first)
+    }
+
+    #[test]
+    fn a_log_follows_its_later_self_and_unfollows_back() {
+        for capacity in 0..5 {
+            for before in 0..8 {
+                for after in 0..8 {
+                    let mut src = log(capacity);
+                    push_n(&mut src, 0, before);
+                    let mut copy = src.clone();
+                    let old = parts(&copy);
+                    push_n(&mut src, before, after);
+                    let undo = copy.follow(&src).expect("the same log later");
+                    assert_eq!(parts(&copy), parts(&src), "{capacity} {before} {after}");
+                    assert_eq!(undo.is_empty(), old == parts(&src));
+                    copy.unfollow(undo);
+                    assert_eq!(parts(&copy), old, "{capacity} {before} {after}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_log_does_not_follow_another_capacity_or_an_older_self() {
+        let mut older = log(4);
+        push_n(&mut older, 0, 6);
+        let mut newer = older.clone();
+        push_n(&mut newer, 6, 2);
+        let untouched = parts(&newer);
+        assert!(newer.follow(&older).is_none());
+        assert_eq!(parts(&newer), untouched);
+        let mut other = log(3);
+        push_n(&mut other, 0, 6);
+        assert!(newer.follow(&other).is_none());
+        assert_eq!(parts(&newer), untouched);
+    }
+}
