@@ -320,6 +320,11 @@ impl<T: Component> QueryData for &mut T {
     }
 
     #[inline]
+    fn block_marks(block: &Self::Block<'_>) -> bool {
+        !block.1.is_null()
+    }
+
+    #[inline]
     fn access(out: &mut dyn FnMut(ComponentAccess)) {
         out(ComponentAccess::of::<T>(Access::Write));
     }
@@ -390,6 +395,11 @@ impl<Q: QueryData> QueryData for Option<Q> {
     unsafe fn fetch_block<'a>(block: Self::Block<'a>, k: usize) -> Self::Item<'a> {
         // SAFETY: forwarded contract; a block holds every entity of its run.
         Some(unsafe { Q::fetch_block(block, k) })
+    }
+
+    #[inline]
+    fn block_marks(block: &Self::Block<'_>) -> bool {
+        Q::block_marks(block)
     }
 
     #[inline]
@@ -569,6 +579,11 @@ macro_rules! query_tuple {
             unsafe fn fetch_block<'a>(block: Self::Block<'a>, k: usize) -> Self::Item<'a> {
                 // SAFETY: forwarded contract; every term's block covers `k`.
                 unsafe { ($($name::fetch_block(block.$index, k),)+) }
+            }
+
+            #[inline]
+            fn block_marks(block: &Self::Block<'_>) -> bool {
+                $($name::block_marks(&block.$index))||+
             }
 
             #[inline]

@@ -116,6 +116,18 @@ pub trait QueryData: sealed::SealedQueryData {
     #[doc(hidden)]
     unsafe fn fetch_block<'a>(block: Self::Block<'a>, k: usize) -> Self::Item<'a>;
 
+    /// `true` when [`fetch_block`](Self::fetch_block) may store change
+    /// ticks for `block` (a write term of a tracked pool). Only a hint:
+    /// the walk keeps one copy of its loop for blocks where this is
+    /// `false`, in which the compiler sees every tick pointer null and
+    /// drops the per-entity check; `false` for a block that does store
+    /// ticks costs speed, never correctness.
+    #[doc(hidden)]
+    #[inline]
+    fn block_marks(_block: &Self::Block<'_>) -> bool {
+        false
+    }
+
     /// Reports every component type the query borrows, with its access
     /// (the scheduler derives a system's access from this).
     fn access(out: &mut dyn FnMut(ComponentAccess));
