@@ -1,22 +1,28 @@
 //! A summary of one tracked pool's changed ticks ([`BlockStamps`]): per
 //! block of [`BLOCK`] dense positions, the latest tick at which a changed
-//! tick in it may have been stored. A delta save (`SparseSet::copy_changed`)
-//! reads the summary first and scans the ticks of the blocks it names
-//! only, so its cost follows the blocks written, not the pool's length.
+//! tick in it may have been stored, or an entity may have been added,
+//! removed or moved. A delta save (`SparseSet::copy_changed`, and a
+//! ring's `SparseSet::save_delta`) reads the summary first and scans the
+//! blocks it names only, so its cost follows the blocks written, not the
+//! pool's length.
 //! Blocks are grouped by [`GROUP`], with a stamp per group as well, so
 //! the summary itself is read only where a group was written.
 //!
 //! Every store of a changed tick stamps its block with the current tick:
-//! the sparse set's hooks (`ticks.rs`), and the `&mut T` and `Mut<T>`
+//! the sparse set's hooks (`ticks.rs`, which also stamp the positions a
+//! structural change writes: a push, the hole a swap-remove fills, both
+//! sides of a swap; a clear drops every stamp, so blocks made again are
+//! stamped anew), and the `&mut T` and `Mut<T>`
 //! view terms (`query/terms.rs`, `query/tracked.rs`; a term's block walk
 //! stamps its whole range once, a lookup stamps one position). A stamp
 //! may name a block none of whose ticks is that new (a `Mut<T>` item
 //! never written, an entity a filter skipped): the scan then finds
 //! nothing there; it never misses a write.
 //!
-//! What the summary promises: a changed tick stored at tick `t` since the
-//! last time the pool's ticks changed unmarked (`UnmarkedWrites`) left its
-//! block stamped at `t` or later. Stamps can go back only with the ticks
+//! What the summary promises: a changed tick stored, or a position's
+//! entity changed, at tick `t` since the last time the pool's ticks
+//! changed unmarked (`UnmarkedWrites`) left its block stamped at `t` or
+//! later. Stamps can go back only with the ticks
 //! themselves (a restore, a clamp, an import), and each of those counts
 //! an unmarked write, after which no copy takes a delta from the pool
 //! until it is copied whole again. A restore, or a clock set back by

@@ -9,7 +9,8 @@
 //! inserts, removals), are copied, and what they replace moves into the
 //! undo; any other pool, or one written without marks (`Untracked`,
 //! `get_mut_untracked`), is copied whole and its old copy moves into the
-//! undo; such a tracked pool that nothing touched costs a compare. So
+//! undo; such a tracked pool that nothing touched costs a scan of its
+//! block summary. So
 //! the ring's memory is one whole state plus what changed per frame. A
 //! restore to a frame undoes the newer frames on the mirror, newest
 //! first, and then restores the registry from it, copying again only
@@ -39,7 +40,9 @@ use crate::storage::pools::Pools;
 /// entity changed (spawns, despawns, inserts, removals; a pool nobody
 /// touched costs nothing), so a ring of 8 frames of a world where 1% of
 /// the components change per tick holds about one state plus 8% of one;
-/// any other type's pool is held whole in every frame.
+/// any other type's pool, such a pool written without marks, or one
+/// where over a quarter of the positions changed, is held whole in that
+/// frame.
 ///
 /// # Examples
 ///

@@ -295,8 +295,11 @@ pub(crate) struct SavedPool {
     /// was then: while that pool keeps the stamp, both hold the same
     /// entities in the same order, and a save or restore between them
     /// copies the values only (the copy's own structure changes only
-    /// through such a save); while it also keeps its unmarked number,
-    /// only the values written since (by their ticks). Behind a lock: a
+    /// through a save or restore that records this anew, or through a
+    /// ring's undo, which puts back what the copy knew before); while it
+    /// also keeps its unmarked number, only the values written since (by
+    /// their ticks), or, in a ring's save, the positions whose entity
+    /// changed as well. Behind a lock: a
     /// restore reads the state through a shared borrow.
     pub(super) synced: Mutex<Option<PoolSync>>,
 }

@@ -233,9 +233,10 @@ impl Pools {
     /// Undoes what [`save_frame`](Self::save_frame) did to `mirror`, last
     /// first, and drops the copies it appended (`before` were there).
     /// A copy put back whole keeps what it knows of the registry pool at
-    /// its own save (so a restore from it copies only what changed since,
-    /// where the pool allows); the one it replaces becomes a spare of its
-    /// index.
+    /// its own save, and an undone delta puts back what the copy knew
+    /// before it (so a restore from it copies only what changed since,
+    /// where the pool allows); a copy replaced whole becomes a spare of
+    /// its index.
     pub(crate) fn undo_frame(
         mirror: &mut Vec<SavedPool>,
         undo: Vec<PoolUndo>,

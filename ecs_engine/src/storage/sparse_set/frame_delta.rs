@@ -14,12 +14,14 @@
 use super::SparseSet;
 use super::copy::{PREFETCH_AHEAD, newer_positions};
 use crate::Entity;
-use crate::change::ticks::LogUndo;
+use crate::change::ticks::{self, LogUndo};
 use crate::storage::prefetch::prefetch;
 
-/// A delta that would copy more than one position in this many is not
-/// taken: a whole copy (two slice copies per array) is faster than that
-/// many positions copied and kept one by one.
+/// A delta that would change more than one position in this many
+/// (counting the positions added or cut off) is not taken: a whole copy
+/// (a slice copy per array) is faster than that many positions copied
+/// and kept one by one, and a pool of fewer than this many entities is
+/// always copied whole.
 const WHOLE_FROM: usize = 4;
 
 /// What a [`SparseSet::save_delta`] overwrote in a copy, to undo it.
@@ -82,6 +84,8 @@ impl<T: Clone> SparseSet<T> {
     /// the same order. Returns `None`, changing nothing, when either set
     /// keeps no ticks, the removal logs do not follow on, or more than
     /// one position in [`WHOLE_FROM`] differs (a whole copy is cheaper).
+    /// Every value is cloned before the copy changes: a clone that panics
+    /// leaves it as it was.
     pub(crate) fn save_delta(
         &mut self,
         src: &Self,
@@ -96,15 +100,32 @@ impl<T: Clone> SparseSet<T> {
         };
         let len = self.dense.len();
         let common = len.min(src.dense.len());
-        let positions = newer_positions(
-            theirs,
-            (since, now),
-            common,
-            moved.then_some((&self.dense[..], &src.dense[..])),
-        );
-        if positions.len() > common / WHOLE_FROM {
+        let positions = if moved || ticks::newer(theirs.written.get(), since, now) {
+            newer_positions(
+                theirs,
+                (since, now),
+                common,
+                moved.then_some((&self.dense[..], &src.dense[..])),
+            )
+        } else {
+            Vec::new()
+        };
+        let differing = positions.len() + len.abs_diff(src.dense.len());
+        if differing > len.max(src.dense.len()) / WHOLE_FROM {
             return None;
         }
+        // Every clone first: one that panics leaves the copy as it was.
+        let fresh: Vec<T> = positions
+            .iter()
+            .enumerate()
+            .map(|(n, &index)| {
+                if let Some(&ahead) = positions.get(n + PREFETCH_AHEAD) {
+                    prefetch(src.data.as_ptr().wrapping_add(ahead as usize));
+                }
+                src.data[index as usize].clone()
+            })
+            .collect();
+        let grown = src.data[common..].to_vec();
         let log = own.removed.follow(&theirs.removed)?;
         let mut undo = DeltaUndo {
             len,
@@ -113,15 +134,14 @@ impl<T: Clone> SparseSet<T> {
             tail: Vec::new(),
             log,
         };
-        for (n, &index) in positions.iter().enumerate() {
+        for ((n, &index), value) in positions.iter().enumerate().zip(fresh) {
             if let Some(&ahead) = positions.get(n + PREFETCH_AHEAD) {
                 let ahead = ahead as usize;
                 prefetch(self.data.as_ptr().wrapping_add(ahead));
-                prefetch(src.data.as_ptr().wrapping_add(ahead));
                 prefetch(own.changed.as_ptr().wrapping_add(ahead));
             }
             let i = index as usize;
-            let value = std::mem::replace(&mut self.data[i], src.data[i].clone());
+            let value = std::mem::replace(&mut self.data[i], value);
             let changed = std::mem::replace(&mut own.changed[i], theirs.changed[i]);
             // Without `moved`, every entity (and its added tick) stayed.
             if !moved || (self.dense[i] == src.dense[i] && own.added[i] == theirs.added[i]) {
@@ -158,7 +178,7 @@ impl<T: Clone> SparseSet<T> {
                 .collect();
         } else {
             self.dense.extend_from_slice(&src.dense[common..]);
-            self.data.extend_from_slice(&src.data[common..]);
+            self.data.extend(grown);
             own.added.extend_from_slice(&theirs.added[common..]);
             own.changed.extend_from_slice(&theirs.changed[common..]);
         }
@@ -211,5 +231,100 @@ impl<T: Clone> SparseSet<T> {
             own.stamps.stamp(i, now);
         }
         own.removed.unfollow(undo.log);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::num::NonZeroU32;
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+
+    use super::*;
+    use crate::change::ticks::ChangeTicks;
+
+    /// A value whose clone panics for 99.
+    #[derive(Debug, PartialEq)]
+    struct Fragile(u32);
+
+    impl Clone for Fragile {
+        fn clone(&self) -> Self {
+            assert_ne!(self.0, 99, "a clone of 99");
+            Fragile(self.0)
+        }
+    }
+
+    fn e(index: u32) -> Entity {
+        Entity::new(index, NonZeroU32::MIN)
+    }
+
+    /// A tracked set of `n` entities at tick 1, and a saved copy of it.
+    fn set_and_copy(n: u32) -> (SparseSet<Fragile>, SparseSet<Fragile>) {
+        let mut set = SparseSet::new();
+        set.changes = Some(Box::new(ChangeTicks::new(0, 1)));
+        for i in 0..n {
+            set.insert(e(i), Fragile(i)).unwrap();
+        }
+        let copy = set.copy_state(false);
+        set.changes.as_mut().unwrap().now = 2;
+        (set, copy)
+    }
+
+    /// Entities, values, added and changed ticks, removal log and its
+    /// first number.
+    type Parts = (Vec<Entity>, Vec<u32>, Vec<u32>, Vec<u32>, Vec<Entity>, u64);
+
+    fn parts(set: &SparseSet<Fragile>) -> Parts {
+        let c = set.changes.as_deref().unwrap();
+        (
+            set.dense.clone(),
+            set.data.iter().map(|v| v.0).collect(),
+            c.added.clone(),
+            c.changed.clone(),
+            c.removed.entries.iter().copied().collect(),
+            c.removed.first,
+        )
+    }
+
+    #[test]
+    fn a_delta_after_removals_inserts_and_writes_undoes_to_the_copy() {
+        let (mut set, mut copy) = set_and_copy(40);
+        let before = parts(&copy);
+        set.remove(e(3)).unwrap();
+        set.remove(e(17)).unwrap();
+        set.insert(e(50), Fragile(50)).unwrap();
+        set.get_mut(e(20)).unwrap().0 = 200;
+        let undo = copy.save_delta(&set, 1, 2, true).expect("4 of 40 differ");
+        assert_eq!(parts(&copy), parts(&set));
+        assert!(!undo.is_empty(copy.len()));
+        copy.undo_delta(undo);
+        assert_eq!(parts(&copy), before);
+    }
+
+    #[test]
+    fn a_delta_over_a_quarter_of_the_positions_is_refused() {
+        let (mut set, mut copy) = set_and_copy(8);
+        let before = parts(&copy);
+        set.remove(e(0)).unwrap();
+        set.remove(e(1)).unwrap();
+        set.remove(e(2)).unwrap();
+        assert!(copy.save_delta(&set, 1, 2, true).is_none());
+        assert_eq!(parts(&copy), before);
+    }
+
+    #[test]
+    fn a_clone_that_panics_leaves_the_copy_as_it_was() {
+        for grow in [false, true] {
+            let (mut set, mut copy) = set_and_copy(40);
+            let before = parts(&copy);
+            set.remove(e(5)).unwrap();
+            if grow {
+                set.insert(e(60), Fragile(99)).unwrap();
+            } else {
+                set.get_mut(e(9)).unwrap().0 = 99;
+            }
+            let saved = catch_unwind(AssertUnwindSafe(|| copy.save_delta(&set, 1, 2, true)));
+            assert!(saved.is_err(), "the clone of 99 panics");
+            assert_eq!(parts(&copy), before, "grow: {grow}");
+        }
     }
 }

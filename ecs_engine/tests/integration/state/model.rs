@@ -15,6 +15,12 @@ enum Op {
     Write(u8, u8, WriteBy),
     /// Advances the change tick.
     Advance,
+    /// Reorders every pool (`sort_pools`).
+    SortPools,
+    /// Despawns every entity.
+    Clear,
+    /// Sets how many removals of `Position` the log keeps.
+    RemovalCapacity(u8),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -35,7 +41,8 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-/// [`op`] and writes in place of every kind, and advances of the clock.
+/// [`op`] and writes in place of every kind, advances of the clock, pool
+/// sorts, removal-log capacities and (rarely) a clear.
 fn write_op() -> impl Strategy<Value = Op> {
     let by = prop_oneof![
         Just(WriteBy::GetMut),
@@ -47,6 +54,11 @@ fn write_op() -> impl Strategy<Value = Op> {
         3 => op(),
         4 => (any::<u8>(), any::<u8>(), by).prop_map(|(e, v, by)| Op::Write(e, v, by)),
         2 => Just(Op::Advance),
+        1 => Just(Op::SortPools),
+        1 => prop_oneof![
+            10 => any::<u8>().prop_map(|n| Op::RemovalCapacity(n % 12)),
+            1 => Just(Op::Clear),
+        ],
     ]
 }
 
@@ -116,6 +128,12 @@ fn apply(registry: &mut Registry, model: &mut Model, op: &Op) -> Option<Entity> 
         Op::Advance => {
             registry.advance_change_tick();
         }
+        Op::SortPools => registry.sort_pools(),
+        Op::Clear => {
+            registry.clear();
+            model.clear();
+        }
+        Op::RemovalCapacity(n) => registry.set_removed_capacity::<Position>(usize::from(n)),
     }
     None
 }
