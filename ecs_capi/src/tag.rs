@@ -83,12 +83,19 @@ static ENGINES: AtomicU64 = AtomicU64::new(0);
 /// never a valid id), each handed out once: `None` once all are used
 /// (after 2^46 - 1 engines; at a million engines a second, two years).
 pub(crate) fn next_tag() -> Option<Tag> {
-    ENGINES
-        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
-            (used < MAX_TAG).then_some(used + 1)
-        })
-        .ok()
-        .map(|used| used + 1)
+    // A compare-exchange loop rather than `fetch_update`, which nightly
+    // deprecates (renamed `try_update`, not yet stable): a warning there
+    // would fail the Miri lane's build once stable follows.
+    let mut used = ENGINES.load(Ordering::Relaxed);
+    loop {
+        if used >= MAX_TAG {
+            return None;
+        }
+        match ENGINES.compare_exchange_weak(used, used + 1, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return Some(used + 1),
+            Err(now) => used = now,
+        }
+    }
 }
 
 #[cfg(test)]
