@@ -24,7 +24,7 @@ use super::state::{RegistryState, StateError};
 use crate::EntityAllocator;
 use crate::resources::SavedResources;
 use crate::storage::pool_copy::SavedPool;
-use crate::storage::pool_ring::PoolUndo;
+use crate::storage::pool_ring::FramePools;
 use crate::storage::pools::Pools;
 
 /// The last `capacity` frames of a registry, saved by
@@ -85,9 +85,7 @@ pub struct StateRing {
 
 /// What one save changed in the mirror, to undo it.
 struct FrameUndo {
-    pools: Vec<PoolUndo>,
-    /// Copies the mirror held before the save.
-    pool_count: usize,
+    pools: FramePools,
     /// The mirror's allocator before the save, when the save changed it.
     allocator: Option<EntityAllocator>,
     resources: SavedResources,
@@ -99,7 +97,7 @@ struct FrameUndo {
 impl std::fmt::Debug for FrameUndo {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FrameUndo")
-            .field("pools", &self.pools.len())
+            .field("pool_bytes", &self.pools.heap_bytes())
             .field("allocator", &self.allocator.is_some())
             .field("now", &self.now)
             .finish()
@@ -150,8 +148,7 @@ impl StateRing {
     pub fn undo_bytes(&self) -> usize {
         self.undo
             .iter()
-            .flat_map(|frame| &frame.pools)
-            .map(PoolUndo::heap_bytes)
+            .map(|frame| frame.pools.heap_bytes())
             .sum::<usize>()
             + self
                 .undo
@@ -174,6 +171,12 @@ impl Registry {
     ///
     /// [`StateError::NotClonable`] naming the first component pool that
     /// cannot be copied; the ring is unchanged then.
+    ///
+    /// # Panics
+    ///
+    /// When a component's or resource's `Clone` panics; the ring is
+    /// unchanged then too (the copies already brought up to date are
+    /// undone before the panic resumes).
     pub fn save_frame(&self, ring: &mut StateRing) -> Result<(), StateError> {
         if ring.frames == 0 {
             self.save_state_into(&mut ring.mirror)?;
@@ -181,12 +184,12 @@ impl Registry {
             return Ok(());
         }
         let mirror = &mut ring.mirror;
-        let mut pools = Vec::new();
+        // Resources first: a `Clone` that panics there changes nothing.
+        let resources = self.resources.save(&mirror.resources);
         let since = super::state::delta_since(mirror.now, self.change.now);
-        let pool_count = self.pools.save_frame(
+        let pools = self.pools.save_frame(
             &mut mirror.pools,
             (self.change.now, since),
-            &mut pools,
             &mut ring.spares,
         )?;
         let synced = mirror.allocator_synced.get_mut();
@@ -198,12 +201,8 @@ impl Registry {
         });
         let frame = FrameUndo {
             pools,
-            pool_count,
             allocator,
-            resources: {
-                let saved = self.resources.save(&mirror.resources);
-                std::mem::replace(&mut mirror.resources, saved)
-            },
+            resources: std::mem::replace(&mut mirror.resources, resources),
             has_hierarchy: std::mem::replace(&mut mirror.has_hierarchy, self.has_hierarchy),
             now: std::mem::replace(&mut mirror.now, self.change.now),
             last_check: std::mem::replace(&mut mirror.last_check, self.change.last_check),
@@ -211,7 +210,7 @@ impl Registry {
         ring.undo.push_back(frame);
         if ring.frames == ring.capacity {
             let dropped = ring.undo.pop_front().expect("a full ring has undos");
-            for (index, pool) in dropped.pools.into_iter().filter_map(PoolUndo::into_whole) {
+            for (index, pool) in dropped.pools.into_wholes() {
                 if let Some(spare) = ring.spares.get_mut(index)
                     && spare.len() < ring.capacity
                 {
@@ -252,16 +251,17 @@ impl Registry {
                 frames: ring.frames,
             });
         }
-        self.check_types(&ring.mirror)?;
+        // The types of the frame restored, not the newest: nothing may
+        // change before the check.
+        let mut infos: Vec<_> = ring.mirror.pools.iter().map(SavedPool::info).collect();
+        for frame in ring.undo.iter().rev().take(back) {
+            frame.pools.infos_before(&mut infos);
+        }
+        self.pools.check_infos(&infos)?;
         let mirror = &mut ring.mirror;
         for _ in 0..back {
             let frame = ring.undo.pop_back().expect("one undo per older frame");
-            Pools::undo_frame(
-                &mut mirror.pools,
-                frame.pools,
-                frame.pool_count,
-                &mut ring.spares,
-            );
+            Pools::undo_frame(&mut mirror.pools, frame.pools, &mut ring.spares);
             if let Some(allocator) = frame.allocator {
                 let newer = std::mem::replace(&mut mirror.allocator, allocator);
                 *mirror.allocator_synced.get_mut() = None;

@@ -267,6 +267,13 @@ impl Registry {
     /// # Errors
     ///
     /// As [`save_state`](Self::save_state); `state` is unchanged then.
+    ///
+    /// # Panics
+    ///
+    /// When a component's or resource's `Clone` panics; `state` is then
+    /// partly saved: save into it again before restoring from it. (A
+    /// ring's [`save_frame`](Self::save_frame) keeps its frames whole
+    /// instead.)
     pub fn save_state_into(&self, state: &mut RegistryState) -> Result<(), StateError> {
         let since = delta_since(state.now, self.change.now);
         self.pools
@@ -341,16 +348,4 @@ impl Registry {
 /// [`CHECK_INTERVAL`] advances), or in the future of `now`.
 pub(super) fn delta_since(saved: u32, now: u32) -> Option<u32> {
     (now.wrapping_sub(saved) < CHECK_INTERVAL).then(|| saved.wrapping_sub(1))
-}
-
-impl Registry {
-    /// Checks that `state` was saved from a registry whose component
-    /// types were registered in the same order as this one's.
-    ///
-    /// # Errors
-    ///
-    /// [`StateError::OtherTypes`] at the first position where they differ.
-    pub(super) fn check_types(&self, state: &RegistryState) -> Result<(), StateError> {
-        self.pools.check_types(&state.pools)
-    }
 }

@@ -481,16 +481,27 @@ impl Pools {
     ///
     /// [`StateError::OtherTypes`] naming the first position where not.
     pub(crate) fn check_types(&self, saved: &[SavedPool]) -> Result<(), StateError> {
+        let infos: Vec<&ComponentInfo> = saved.iter().map(SavedPool::info).collect();
+        self.check_infos(&infos)
+    }
+
+    /// [`check_types`](Self::check_types) of copies with the components
+    /// `infos`.
+    ///
+    /// # Errors
+    ///
+    /// As `check_types`.
+    pub(crate) fn check_infos(&self, infos: &[&ComponentInfo]) -> Result<(), StateError> {
         match self
             .slots
             .iter()
-            .zip(saved)
+            .zip(infos)
             .enumerate()
-            .find(|(_, (slot, copy))| slot.info != copy.info)
+            .find(|(_, (slot, info))| slot.info != ***info)
         {
-            Some((i, (slot, copy))) => Err(StateError::OtherTypes {
+            Some((i, (slot, info))) => Err(StateError::OtherTypes {
                 position: i,
-                saved: copy.info.name_cow(),
+                saved: info.name_cow(),
                 found: slot.info.name_cow(),
             }),
             None => Ok(()),

@@ -4,6 +4,7 @@
 //! and the undo ([`Pools::undo_frame`]).
 
 use std::any::Any;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
 use parking_lot::Mutex;
 use rayon::prelude::*;
@@ -11,7 +12,7 @@ use rayon::prelude::*;
 use super::pool_copy::{Apart, PoolCopy, PoolSync, SavedPool, typed};
 use super::pools::{ErasedPool, PoolSlot, Pools, typed_mut};
 use crate::storage::sparse_set::{CopySide, DeltaUndo};
-use crate::{Component, StateError};
+use crate::{Component, ComponentInfo, StateError};
 
 /// What a delta save into a ring's mirror did to one copy.
 pub(super) enum DeltaSaved {
@@ -150,7 +151,7 @@ pub(crate) enum PoolUndo {
 impl PoolUndo {
     /// The whole copy an undo holds, with its pool's index, for reuse
     /// once the undo is dropped.
-    pub(crate) fn into_whole(self) -> Option<(usize, SavedPool)> {
+    fn into_whole(self) -> Option<(usize, SavedPool)> {
         match self {
             PoolUndo::Whole { index, pool } => Some((index, pool)),
             PoolUndo::Delta { .. } => None,
@@ -158,7 +159,7 @@ impl PoolUndo {
     }
 
     /// Heap bytes the undo holds.
-    pub(crate) fn heap_bytes(&self) -> usize {
+    fn heap_bytes(&self) -> usize {
         match self {
             PoolUndo::Delta { bytes, .. } => *bytes,
             PoolUndo::Whole { pool, .. } => pool.pool.heap_bytes(),
@@ -166,34 +167,72 @@ impl PoolUndo {
     }
 }
 
+/// What one ring save did to the mirror's pool copies, to undo it: the
+/// steps in pool order, how many copies the mirror held after dropping
+/// those of pools the saving registry lacks (a ring shared by registries
+/// with more and fewer pools), and those dropped copies.
+#[derive(Default)]
+pub(crate) struct FramePools {
+    steps: Vec<PoolUndo>,
+    before: usize,
+    cut: Vec<SavedPool>,
+}
+
+impl FramePools {
+    /// The whole copies the undo holds, with their pools' indices, for
+    /// reuse once the undo is dropped.
+    pub(crate) fn into_wholes(self) -> impl Iterator<Item = (usize, SavedPool)> {
+        self.steps.into_iter().filter_map(PoolUndo::into_whole)
+    }
+
+    /// Heap bytes the undo holds (the copies it dropped not counted).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.steps.iter().map(PoolUndo::heap_bytes).sum()
+    }
+
+    /// Turns `infos`, the component of each copy in the mirror after this
+    /// save, into those of the mirror before it (what
+    /// [`Pools::undo_frame`] would leave), changing nothing else.
+    pub(crate) fn infos_before<'a>(&'a self, infos: &mut Vec<&'a ComponentInfo>) {
+        for step in self.steps.iter().rev() {
+            if let PoolUndo::Whole { index, pool } = step {
+                infos[*index] = &pool.info;
+            }
+        }
+        infos.truncate(self.before);
+        infos.extend(self.cut.iter().map(|copy| &copy.info));
+    }
+}
+
 impl Pools {
     /// Makes `mirror` (a copy of every pool, as [`save_into`](Self::save_into)
-    /// makes) equal to the pools again, pushing onto `undo` what it
-    /// replaces: the entries of the dense positions that differ (written
+    /// makes) equal to the pools again, and returns what undoes that: what
+    /// it replaces, the entries of the dense positions that differ (written
     /// after `since`, or holding another entity) where the ticks tell, the
     /// whole copy of a pool otherwise (made in
     /// the memory of a copy of that pool in `spares[index]`, from an undo
     /// the ring dropped, when there is one; `spares` grows to one list
-    /// per pool). Returns how many copies `mirror` held before (pools
-    /// registered since are appended).
+    /// per pool). Copies of pools registered since are appended; copies
+    /// of pools the registry lacks are dropped (kept by the undo).
     ///
     /// Called on a rayon pool's thread (outside [`crate::run_serial`]), it
     /// copies the pools in parallel on that pool; elsewhere one after
-    /// another. The outcome is the
-    /// same: undo steps are pushed in pool order.
+    /// another. The outcome is the same: undo steps are kept in pool
+    /// order. A `Clone` that panics leaves `mirror` as it was (the copies
+    /// already brought up to date are undone), and the panic resumes.
     ///
     /// # Errors
     ///
     /// [`StateError::NotClonable`] when a pool has no copy function;
-    /// `mirror` and `undo` are unchanged then.
+    /// `mirror` is unchanged then.
     pub(crate) fn save_frame(
         &self,
         mirror: &mut Vec<SavedPool>,
         (now, since): (u32, Option<u32>),
-        undo: &mut Vec<PoolUndo>,
         spares: &mut Vec<Vec<SavedPool>>,
-    ) -> Result<usize, StateError> {
+    ) -> Result<FramePools, StateError> {
         let copies = self.copies()?;
+        let cut: Vec<SavedPool> = mirror.drain(self.slots.len().min(mirror.len())..).collect();
         let before = mirror.len();
         spares.resize_with(self.slots.len(), Vec::new);
         let mut olds = mirror.iter_mut();
@@ -211,27 +250,42 @@ impl Pools {
                 spares,
             })
             .collect();
-        let saved: Vec<FrameSaved> =
+        // A task whose clone panics leaves its own copy as it was.
+        let run = |task: FrameTask<'_>| catch_unwind(AssertUnwindSafe(|| task.run(now, since)));
+        let saved: Vec<std::thread::Result<FrameSaved>> =
             if rayon::current_thread_index().is_some() && crate::walk_threads() > 1 {
-                tasks
-                    .into_par_iter()
-                    .map(|task| task.run(now, since))
-                    .collect()
+                tasks.into_par_iter().map(run).collect()
             } else {
-                tasks.into_iter().map(|task| task.run(now, since)).collect()
+                tasks.into_iter().map(run).collect()
             };
+        let mut frame = FramePools {
+            steps: Vec::new(),
+            before,
+            cut,
+        };
+        let mut fresh = Vec::new();
+        let mut panicked = None;
         for outcome in saved {
             match outcome {
-                FrameSaved::New(pool) => mirror.push(pool),
-                FrameSaved::Undo(step) => undo.push(step),
-                FrameSaved::Unchanged => {}
+                Ok(FrameSaved::New(pool)) => fresh.push(pool),
+                Ok(FrameSaved::Undo(step)) => frame.steps.push(step),
+                Ok(FrameSaved::Unchanged) => {}
+                Err(payload) => {
+                    panicked.get_or_insert(payload);
+                }
             }
         }
-        Ok(before)
+        if let Some(payload) = panicked {
+            Self::undo_frame(mirror, frame, spares);
+            resume_unwind(payload);
+        }
+        mirror.extend(fresh);
+        Ok(frame)
     }
 
     /// Undoes what [`save_frame`](Self::save_frame) did to `mirror`, last
-    /// first, and drops the copies it appended (`before` were there).
+    /// first: drops the copies it appended and puts back those it
+    /// dropped.
     /// A copy put back whole keeps what it knows of the registry pool at
     /// its own save, and an undone delta puts back what the copy knew
     /// before it (so a restore from it copies only what changed since,
@@ -239,11 +293,10 @@ impl Pools {
     /// its index.
     pub(crate) fn undo_frame(
         mirror: &mut Vec<SavedPool>,
-        undo: Vec<PoolUndo>,
-        before: usize,
+        undo: FramePools,
         spares: &mut [Vec<SavedPool>],
     ) {
-        for step in undo.into_iter().rev() {
+        for step in undo.steps.into_iter().rev() {
             match step {
                 PoolUndo::Delta {
                     index,
@@ -264,6 +317,7 @@ impl Pools {
                 }
             }
         }
-        mirror.truncate(before);
+        mirror.truncate(undo.before);
+        mirror.extend(undo.cut);
     }
 }

@@ -377,3 +377,4 @@ fn position_ticks(registry: &Registry) -> BTreeMap<Entity, (ChangeTick, ChangeTi
 
 mod delta;
 mod model;
+mod ring_edges;
