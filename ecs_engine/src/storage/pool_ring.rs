@@ -171,7 +171,6 @@ impl PoolUndo {
 /// steps in pool order, how many copies the mirror held after dropping
 /// those of pools the saving registry lacks (a ring shared by registries
 /// with more and fewer pools), and those dropped copies.
-#[derive(Default)]
 pub(crate) struct FramePools {
     steps: Vec<PoolUndo>,
     before: usize,
